@@ -1,0 +1,67 @@
+"""Training energy and its gradient (THEORY §1).
+
+.. math:: E_t(Γ, v) = \frac{1}{2P} Σ_μ (y_q^μ − ŷ^μ)² + \frac{λ}{2}(‖Γ‖_F² + |v|²),
+
+with ``ŷ = sᵀ Γ x_q + y2 v·x_q``. The training loss reported everywhere includes the
+weight-decay term.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _validate as check
+from .prompts import Prompts
+
+
+def _check(data, Gamma, lam, v):
+    if not isinstance(data, Prompts):
+        raise ValueError(f"data must be a linattn.Prompts; got {type(data).__name__}")
+    lam = check.nonnegative("lam", lam)
+    G = check.finite_array("Gamma", Gamma, shape=(data.D, data.D))
+    if v is not None:
+        data.require("full")
+        v = check.finite_array("v", v, shape=(data.D,))
+    return lam, G, v
+
+
+def train_energy(data: Prompts, Gamma, lam, v=None) -> float:
+    r"""Training energy ``E_t(Γ, v)`` including weight decay ``(λ/2)(‖Γ‖_F² + |v|²)``.
+
+    Parameters
+    ----------
+    data : Prompts
+    Gamma : array_like, shape (D, D)
+    lam : float
+        Weight decay ``λ >= 0``.
+    v : array_like, shape (D,), optional
+        ``None`` for the reduced model (``v = 0``).
+    """
+    lam, G, v = _check(data, Gamma, lam, v)
+    r = data.yq - data.predict(G, v)
+    reg = np.sum(G * G) + (0.0 if v is None else float(v @ v))
+    return 0.5 * float(np.mean(r * r)) + 0.5 * lam * float(reg)
+
+
+@dataclass(frozen=True)
+class Gradient:
+    """Gradient of ``E_t``: ``dGamma`` (D×D) and ``dv`` (D, or ``None`` for the reduced model)."""
+
+    dGamma: np.ndarray
+    dv: np.ndarray | None
+
+
+def train_gradient(data: Prompts, Gamma, lam, v=None) -> Gradient:
+    r"""Gradient of ``E_t``.
+
+    .. math:: ∂E_t/∂Γ = −\frac1P Σ_μ r_μ s_μ x_{q,μ}ᵀ + λΓ,\quad
+              ∂E_t/∂v = −\frac1P Σ_μ r_μ y2_μ x_{q,μ} + λ v,\quad r = y_q − ŷ.
+    """
+    lam, G, v = _check(data, Gamma, lam, v)
+    r = data.yq - data.predict(G, v)
+    dG = -(data.s * r[:, None]).T @ data.xq / data.P + lam * G
+    dv = None
+    if v is not None:
+        dv = -(data.xq * (r * data.y2)[:, None]).sum(axis=0) / data.P + lam * v
+    return Gradient(dGamma=dG, dv=dv)

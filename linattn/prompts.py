@@ -1,0 +1,120 @@
+"""Training prompts reduced to their sufficient statistics, and the features built from them.
+
+The data enter the linear-attention model only through ``(s, x_q, y_q, y2)`` per prompt
+(THEORY §1). Features: ``h = vec(s x_qᵀ)`` (row-major, ``D²`` entries); the full model appends
+``y2 x_q`` (``D`` entries). Parameter vectors are ``θ = [vec(Γ) row-major, v]``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _validate as check
+
+
+def _readonly(a):
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Prompts:
+    """Sufficient statistics of ``P`` training prompts.
+
+    Parameters
+    ----------
+    s : array_like, shape (P, D)
+        ``s = (1/N) Σ_i y_i x_i`` per prompt.
+    xq : array_like, shape (P, D)
+        Query tokens.
+    yq : array_like, shape (P,)
+        Query labels (the regression targets).
+    y2 : array_like, shape (P,), optional
+        ``y2 = (1/N) Σ_i y_i²``; needed only by the full model.
+
+    Arrays are copied to read-only float64 storage; shapes and finiteness are checked.
+    """
+
+    s: np.ndarray
+    xq: np.ndarray
+    yq: np.ndarray
+    y2: np.ndarray | None = None
+
+    def __post_init__(self):
+        s = check.finite_array("s", self.s, ndim=2)
+        P, D = s.shape
+        if P < 1 or D < 1:
+            raise ValueError(f"s must have at least one prompt and one dimension; got shape {s.shape}")
+        xq = check.finite_array("xq", self.xq, shape=(P, D))
+        yq = check.finite_array("yq", self.yq, shape=(P,))
+        object.__setattr__(self, "s", _readonly(s))
+        object.__setattr__(self, "xq", _readonly(xq))
+        object.__setattr__(self, "yq", _readonly(yq))
+        if self.y2 is not None:
+            y2 = check.finite_array("y2", self.y2, shape=(P,))
+            if np.any(y2 < 0):
+                raise ValueError("y2 must be non-negative (it is a mean of squared labels); "
+                                 f"got minimum {y2.min()!r}")
+            object.__setattr__(self, "y2", _readonly(y2))
+
+    @property
+    def P(self) -> int:
+        """Number of prompts."""
+        return self.s.shape[0]
+
+    @property
+    def D(self) -> int:
+        """Token dimension."""
+        return self.s.shape[1]
+
+    def require(self, model: str) -> str:
+        """Check that these prompts can serve ``model`` (the full model needs ``y2``)."""
+        check.model(model)
+        if model == "full" and self.y2 is None:
+            raise ValueError("model='full' needs y2 in the prompts; these Prompts have y2=None "
+                             "(accepted: model='reduced', or Prompts built with y2)")
+        return model
+
+    def features(self, model: str = "reduced") -> np.ndarray:
+        """Feature matrix ``F`` with rows ``h_μ`` (shape ``(P, M)``).
+
+        ``h = vec(s x_qᵀ)`` row-major, so that ``h·vec(Γ) = sᵀ Γ x_q``; the full model appends
+        ``y2 x_q`` so that ``h·θ = sᵀ Γ x_q + y2 v·x_q``.
+        """
+        self.require(model)
+        P, D = self.s.shape
+        F = (self.s[:, :, None] * self.xq[:, None, :]).reshape(P, D * D)
+        if model == "full":
+            F = np.concatenate([F, self.y2[:, None] * self.xq], axis=1)
+        return F
+
+    def gram(self, model: str = "reduced") -> np.ndarray:
+        r"""Gram matrix ``G_{μν} = h_μ·h_ν / P`` without forming features (THEORY §2).
+
+        Reduced: ``G = (S Sᵀ) ∘ (X_q X_qᵀ) / P``; full: ``G = (S Sᵀ + y2 y2ᵀ) ∘ (X_q X_qᵀ) / P``.
+        Cost ``O(P² D)`` instead of ``O(P² D²)``.
+        """
+        self.require(model)
+        SS = self.s @ self.s.T
+        if model == "full":
+            SS += np.outer(self.y2, self.y2)
+        SS *= self.xq @ self.xq.T
+        SS /= self.P
+        return SS
+
+    def predict(self, Gamma, v=None) -> np.ndarray:
+        """Linear-attention predictions ``ŷ = sᵀ Γ x_q (+ y2 v·x_q)`` for every prompt."""
+        G = check.finite_array("Gamma", Gamma, shape=(self.D, self.D))
+        yhat = np.einsum("pa,pa->p", self.s @ G, self.xq)
+        if v is not None:
+            vv = check.finite_array("v", v, shape=(self.D,))
+            self.require("full")
+            yhat = yhat + self.y2 * (self.xq @ vv)
+        return yhat
+
+    def take(self, index) -> "Prompts":
+        """A subset of the prompts (``index``: slice, integer array or boolean mask)."""
+        return Prompts(s=self.s[index], xq=self.xq[index], yq=self.yq[index],
+                       y2=None if self.y2 is None else self.y2[index])

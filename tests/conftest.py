@@ -1,0 +1,8 @@
+"""Shared fixtures."""
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(20261202)

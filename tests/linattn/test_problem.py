@@ -1,0 +1,94 @@
+"""Problem: validation, exact population quantities against Monte Carlo (test ladder rung 1)."""
+import numpy as np
+import pytest
+
+import linattn
+from linattn import Problem
+from helpers import assert_mean
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(D=0, N=10), "D"), (dict(D=-3, N=10), "D"), (dict(D=2.5, N=10), "D"),
+    (dict(D=5, N=0), "N"), (dict(D=5, N=10, noise=-0.1), "noise"),
+    (dict(D=5, N=10, noise=float("nan")), "noise"), (dict(D=5, N=10, noise=float("inf")), "noise"),
+])
+def test_bad_problem(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        Problem(**kwargs)
+
+
+def test_bad_arguments():
+    pb = Problem(4, 8)
+    with pytest.raises(ValueError, match="P"):
+        pb.sample(0)
+    with pytest.raises(ValueError, match="Gamma"):
+        pb.test_error(np.eye(3))
+    with pytest.raises(ValueError, match="Gamma"):
+        pb.test_error(np.full((4, 4), np.nan))
+    with pytest.raises(ValueError, match="v"):
+        pb.test_error(np.eye(4), v=np.ones(5))
+    with pytest.raises(ValueError, match="model"):
+        pb.n_params("big")
+
+
+def test_frozen_and_hashable():
+    pb = Problem(3, 7, 0.1)
+    with pytest.raises(Exception):
+        pb.D = 4
+    assert hash(pb) == hash(Problem(3, 7, 0.1))
+
+
+@pytest.mark.parametrize("D, N, noise", [(10, 100, 0.0), (5, 8, 0.5), (3, 2, 1.0)])
+def test_feature_variances_and_cross_terms(D, N, noise, rng):
+    """E[h hᵀ] = diag(c I, c_v I): diagonal against exact values, off-diagonal entries as z-scores."""
+    pb = Problem(D, N, noise)
+    F = pb.sample(200_000, rng).features("full")
+    M1 = D * D
+    assert_mean(np.mean(F[:, :M1] ** 2, axis=1), pb.feature_variance, label="c")
+    assert_mean(np.mean(F[:, M1:] ** 2, axis=1), pb.feature_variance_v, label="c_v")
+    # every off-diagonal second moment E[h_j h_k], j != k, must vanish; z-score each entry with
+    # its own standard error. Under the null the z are ~N(0,1); with up to ~1.2e4 pairs, max|z| < 5.5
+    # fails by chance with probability < 5e-4.
+    n = F.shape[0]
+    C = F.T @ F / n
+    S = np.sqrt(np.maximum((F**2).T @ (F**2) / n - C**2, 1e-300) / n)
+    z = C / S
+    np.fill_diagonal(z, 0.0)
+    assert np.max(np.abs(z)) < 5.5
+
+
+@pytest.mark.parametrize("D, N, noise", [(6, 20, 0.0), (4, 5, 0.7)])
+def test_test_error_formula_against_monte_carlo(D, N, noise, rng):
+    pb = Problem(D, N, noise)
+    Gamma = rng.standard_normal((D, D)) / D + np.eye(D) / (D * pb.feature_variance)
+    v = rng.standard_normal(D) / D
+    fresh = pb.sample(400_000, rng)
+    loss = 0.5 * (fresh.yq - fresh.predict(Gamma, v)) ** 2
+    assert_mean(loss, pb.test_error(Gamma, v), label="E_g(Γ, v)")
+    loss0 = 0.5 * (fresh.yq - fresh.predict(Gamma)) ** 2
+    assert_mean(loss0, pb.test_error(Gamma), label="E_g(Γ)")
+
+
+def test_test_error_with_token_level_prompts(rng):
+    """Same identity on prompts built from raw tokens (independent of the fast sampler)."""
+    pb = Problem(5, 12, 0.3)
+    Gamma = rng.standard_normal((5, 5)) / 5
+    v = rng.standard_normal(5) / 5
+    tok = linattn.sampling.sample_tokens(pb, 100_000, rng).prompts()
+    loss = 0.5 * (tok.yq - tok.predict(Gamma, v)) ** 2
+    assert_mean(loss, pb.test_error(Gamma, v), label="E_g tokens")
+
+
+def test_icl_solution(rng):
+    pb = Problem(8, 30, 0.4)
+    icl = pb.icl_solution()
+    c = pb.feature_variance
+    assert np.allclose(icl.Gamma, np.eye(8) / (8 * c))
+    assert icl.test_error == pytest.approx(0.5 * (1 + 0.16 - 1 / (8 * c)), rel=1e-14)
+    assert pb.test_error(icl.Gamma) == pytest.approx(icl.test_error, rel=1e-12)
+    # it is the minimiser: any perturbation increases the exact test error
+    for _ in range(5):
+        dG = 1e-3 * rng.standard_normal((8, 8))
+        assert pb.test_error(icl.Gamma + dG, 1e-3 * rng.standard_normal(8)) > icl.test_error
+    fresh = pb.sample(300_000, rng)
+    assert_mean(0.5 * (fresh.yq - fresh.predict(icl.Gamma)) ** 2, icl.test_error, label="E_g(ICL)")

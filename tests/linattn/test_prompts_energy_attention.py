@@ -1,0 +1,96 @@
+"""Prompts, features, energies and the real attention forward pass (rung 2 and error paths)."""
+import numpy as np
+import pytest
+
+import linattn
+from linattn import Problem, Prompts, attention, train_energy, train_gradient
+
+
+def test_prompts_validation():
+    s = np.ones((3, 2))
+    with pytest.raises(ValueError, match="xq"):
+        Prompts(s=s, xq=np.ones((3, 3)), yq=np.ones(3))
+    with pytest.raises(ValueError, match="yq"):
+        Prompts(s=s, xq=np.ones((3, 2)), yq=np.ones(4))
+    with pytest.raises(ValueError, match="s"):
+        Prompts(s=np.ones(3), xq=np.ones((3, 2)), yq=np.ones(3))
+    with pytest.raises(ValueError, match="xq"):
+        Prompts(s=s, xq=np.full((3, 2), np.inf), yq=np.ones(3))
+    with pytest.raises(ValueError, match="y2"):
+        Prompts(s=s, xq=s, yq=np.ones(3), y2=np.array([1.0, np.nan, 1.0]))
+    d = Prompts(s=s, xq=s, yq=np.ones(3))
+    with pytest.raises(ValueError, match="y2"):
+        d.features("full")
+    with pytest.raises(ValueError, match="model"):
+        d.features("huge")
+    with pytest.raises(ValueError, match="Gamma"):
+        train_energy(d, np.eye(3), 0.1)
+    with pytest.raises(ValueError, match="lam"):
+        train_energy(d, np.eye(2), -0.1)
+    assert not d.s.flags.writeable
+
+
+def test_features_gram_and_predictions(rng):
+    pb = Problem(4, 6, 0.3)
+    d = pb.sample(50, rng)
+    G = rng.standard_normal((4, 4))
+    v = rng.standard_normal(4)
+    for model in ("reduced", "full"):
+        F = d.features(model)
+        assert F.shape == (50, pb.n_params(model))
+        assert np.allclose(d.gram(model), F @ F.T / 50, rtol=1e-12, atol=1e-14)
+        theta = linattn.pack(G, v if model == "full" else None)
+        assert np.allclose(F @ theta, d.predict(G, v if model == "full" else None), rtol=1e-12)
+
+
+def test_gradient_against_finite_differences(rng):
+    pb = Problem(3, 5, 0.2)
+    d = pb.sample(40, rng)
+    G, v, lam = rng.standard_normal((3, 3)), rng.standard_normal(3), 0.3
+    g = train_gradient(d, G, lam, v)
+    h = 1e-6
+    for i, j in [(0, 0), (1, 2), (2, 1)]:
+        E = np.zeros((3, 3)); E[i, j] = h
+        fd = (train_energy(d, G + E, lam, v) - train_energy(d, G - E, lam, v)) / (2 * h)
+        assert fd == pytest.approx(g.dGamma[i, j], rel=1e-6, abs=1e-9)
+    e = np.zeros(3); e[1] = h
+    fd = (train_energy(d, G, lam, v + e) - train_energy(d, G, lam, v - e)) / (2 * h)
+    assert fd == pytest.approx(g.dv[1], rel=1e-6, abs=1e-9)
+
+
+def test_forward_pass_equals_reduced_prediction(rng):
+    pb = Problem(5, 9, 0.4)
+    tok = linattn.sampling.sample_tokens(pb, 30, rng)
+    Z = tok.embed()
+    assert Z.shape == (30, 6, 10)
+    W = rng.standard_normal((6, 6))
+    W11, W12, W21, W22 = attention.blocks(W)
+    d = tok.prompts()
+    expected = d.predict(W11, W21)
+    assert np.allclose(attention.predict(Z, W), expected, rtol=1e-11, atol=1e-12)
+    # W12 and W22 drop out of the prediction
+    W2 = W.copy(); W2[:5, 5] = 7.0; W2[5, 5] = -3.0
+    assert np.allclose(attention.predict(Z, W2), expected, rtol=1e-11, atol=1e-12)
+
+
+def test_prediction_gradient_from_forward_pass(rng):
+    pb = Problem(3, 4, 0.1)
+    Z = linattn.sampling.sample_tokens(pb, 5, rng).embed()
+    W = rng.standard_normal((4, 4))
+    grad = attention.prediction_gradient(Z)
+    h = 1e-6
+    for j, k in [(0, 0), (3, 1), (2, 3), (3, 3)]:
+        E = np.zeros((4, 4)); E[j, k] = h
+        fd = (attention.predict(Z, W + E) - attention.predict(Z, W - E)) / (2 * h)
+        assert np.allclose(fd, grad[:, j, k], rtol=1e-6, atol=1e-9)
+    assert np.all(grad[:, :, 3] == 0.0)  # W12 and W22 columns: exactly zero
+
+
+def test_pack_unpack_and_contrast_ratio(rng):
+    G, v = rng.standard_normal((3, 3)), rng.standard_normal(3)
+    th = linattn.pack(G, v)
+    G2, v2 = linattn.unpack(th, 3, "full")
+    assert np.array_equal(G, G2) and np.array_equal(v, v2)
+    assert linattn.contrast_ratio(np.eye(4) * 2.5) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="theta"):
+        linattn.unpack(th, 3, "reduced")

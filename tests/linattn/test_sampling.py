@@ -1,0 +1,67 @@
+"""The exact O(D) sampler against the naive sampler that builds X (test ladder rungs 1–2)."""
+import numpy as np
+import pytest
+from scipy import stats
+
+import linattn
+from linattn import Problem, invariants, sampling
+from helpers import assert_mean
+
+# Two-sample KS tests at level 1e-3: a correct sampler fails one by chance with probability 1e-3.
+ALPHA = 1e-3
+
+
+def _naive_with_tasks(pb, P, rng):
+    parts = [sampling.sample_tokens(pb, 500, rng) for _ in range(P // 500)]
+    data = [t.prompts() for t in parts]
+    return (linattn.Prompts(s=np.concatenate([d.s for d in data]), xq=np.concatenate([d.xq for d in data]),
+                            yq=np.concatenate([d.yq for d in data]), y2=np.concatenate([d.y2 for d in data])),
+            np.concatenate([t.w for t in parts]))
+
+
+@pytest.mark.parametrize("D, N, noise", [(10, 100, 0.0), (6, 9, 0.5), (1, 4, 0.3), (2, 3, 0.0)])
+def test_exact_sampler_matches_naive_in_distribution(D, N, noise, rng):
+    pb = Problem(D, N, noise)
+    fast, w_fast = sampling.sample_with_tasks(pb, 40_000, rng, batch_size=7_000)
+    slow, w_slow = _naive_with_tasks(pb, 20_000, rng)
+    for name, a, b in [
+        ("|s|²", np.sum(fast.s**2, 1), np.sum(slow.s**2, 1)),
+        ("s·w", np.sum(fast.s * w_fast, 1), np.sum(slow.s * w_slow, 1)),
+        ("y2", fast.y2, slow.y2),
+        ("s·x_q", np.sum(fast.s * fast.xq, 1), np.sum(slow.s * slow.xq, 1)),
+        ("y_q·(s·x_q)", fast.yq * np.sum(fast.s * fast.xq, 1), slow.yq * np.sum(slow.s * slow.xq, 1)),
+    ]:
+        p = stats.ks_2samp(a, b).pvalue
+        assert p > ALPHA, f"{name}: KS p-value {p:.2e}"
+    # moments against their exact values, for both samplers
+    for data in (fast, slow):
+        F = data.features("full")
+        assert_mean(np.mean(F[:, : D * D] ** 2, 1), pb.feature_variance, label="c")
+        assert_mean(np.mean(F[:, D * D:] ** 2, 1), pb.feature_variance_v, label="c_v")
+        assert_mean(data.y2, 1 + noise**2, label="E[y2]")
+        assert_mean(data.yq**2, 1 + noise**2, label="E[y_q²]")
+
+
+def test_reproducible_and_batched(rng):
+    pb = Problem(5, 7, 0.2)
+    a = pb.sample(1000, rng=3)
+    b = pb.sample(1000, rng=3, batch_size=1000)
+    assert np.array_equal(a.s, b.s) and np.array_equal(a.yq, b.yq)
+    c = pb.sample(1000, rng=3, batch_size=64)  # different batching, same law (not same numbers)
+    assert c.P == 1000 and c.s.shape == (1000, 5)
+
+
+def test_invariants_transport_map_matches_prompts(rng):
+    """The 8-variable transport of linattn.invariants has the law of invariants of sampled prompts."""
+    pb = Problem(7, 15, 0.4)
+    direct = invariants.from_prompts(pb, pb.sample(30_000, rng))
+    u = rng.uniform(size=(30_000, invariants.N_PRIMITIVES))
+    mapped = invariants.from_uniforms(pb, u)
+    for name in ("xi1", "xi2", "f", "y"):
+        p = stats.ks_2samp(getattr(direct, name), getattr(mapped, name)).pvalue
+        assert p > ALPHA, f"{name}: KS p-value {p:.2e}"
+    p = stats.ks_2samp(direct.f * direct.y, mapped.f * mapped.y).pvalue
+    assert p > ALPHA
+    assert_mean(mapped.xi1, 1.0, label="E xi1")
+    assert_mean(mapped.xi2, pb.feature_variance_v / pb.feature_variance, label="E xi2")
+    assert_mean(mapped.f * mapped.y, np.sqrt(pb.teacher_norm2), label="E f y = t")
