@@ -95,15 +95,22 @@ def finite_array(name, value, ndim=None, shape=None, allow_complex=False):
 def rng(value):
     """Return a ``numpy.random.Generator`` from ``None``, an int seed or a Generator.
 
-    ``None`` draws fresh entropy (not reproducible); an int or a Generator is reproducible.
-    The global numpy state is never used.
+    ``None`` draws fresh entropy (not reproducible); an int, a tuple of ints (a seed sequence,
+    e.g. ``(seed, dataset_index)``) or a Generator is reproducible. The global numpy state is
+    never used.
     """
     if isinstance(value, np.random.Generator):
         return value
     if value is None:
         return np.random.default_rng()
+    accepted = "None, a non-negative integer seed, a tuple of them, or a numpy.random.Generator"
+    if isinstance(value, (tuple, list)):
+        if not value or not all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+                                and v >= 0 for v in value):
+            _fail("rng", value, accepted)
+        return np.random.default_rng([int(v) for v in value])
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:
-        _fail("rng", value, "None, a non-negative integer seed or a numpy.random.Generator")
+        _fail("rng", value, accepted)
     return np.random.default_rng(int(value))
 
 

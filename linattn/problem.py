@@ -122,7 +122,7 @@ class Problem:
         return ICLSolution(Gamma=G, v=np.zeros(self.D), test_error=0.5 * self.icl_residual)
 
     # ------------------------------------------------------------------ sampling
-    def sample(self, P, rng=None, batch_size: int = 1 << 16):
+    def sample(self, P, rng=None, batch_size=None):
         """Draw ``P`` training prompts exactly, in ``O(P D)`` time (see :func:`linattn.sampling.sample`).
 
         Parameters
@@ -131,8 +131,8 @@ class Problem:
             Number of prompts (task diversity), ``P >= 1``.
         rng : None, int or numpy.random.Generator
             Source of randomness; an int seed makes the draw reproducible.
-        batch_size : int
-            Prompts drawn per batch (bounds the temporary memory).
+        batch_size : int, optional
+            Prompts drawn per batch (bounds the temporary memory; default cache-friendly).
 
         Returns
         -------

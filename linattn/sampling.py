@@ -42,7 +42,7 @@ def _batches(P, batch_size):
         yield start, min(P, start + batch_size)
 
 
-def sample(pb, P, rng=None, batch_size: int = 1 << 16) -> Prompts:
+def sample(pb, P, rng=None, batch_size: int | None = None) -> Prompts:
     """Draw ``P`` prompts exactly in ``O(P D)`` time (module docstring for the derivation).
 
     Parameters
@@ -51,41 +51,49 @@ def sample(pb, P, rng=None, batch_size: int = 1 << 16) -> Prompts:
     P : int
         Number of prompts, ``P >= 1``.
     rng : None, int or numpy.random.Generator
-    batch_size : int
-        Prompts per batch; temporaries stay ``O(batch_size · D)``.
+    batch_size : int, optional
+        Prompts per batch; temporaries stay ``O(batch_size · D)``. Default: about 2^17 numbers
+        per temporary (cache-friendly).
 
     Returns
     -------
     Prompts
         With ``y2`` filled (serves both models).
     """
-    return sample_with_tasks(pb, P, rng=rng, batch_size=batch_size)[0]
+    return _sample(pb, P, rng, batch_size, keep_tasks=False)[0]
 
 
-def sample_with_tasks(pb, P, rng=None, batch_size: int = 1 << 16):
+def sample_with_tasks(pb, P, rng=None, batch_size: int | None = None):
     """As :func:`sample`, also returning the tasks ``w`` (shape (P, D)) of the prompts."""
+    return _sample(pb, P, rng, batch_size, keep_tasks=True)
+
+
+def _sample(pb, P, rng, batch_size, keep_tasks):
     pb = _problem(pb)
     P = check.positive_int("P", P)
-    batch_size = check.positive_int("batch_size", batch_size)
+    batch_size = max(64, (1 << 17) // pb.D) if batch_size is None else check.positive_int("batch_size", batch_size)
     gen = check.rng(rng)
     D, N, sig = pb.D, pb.N, pb.noise
-    tasks = np.empty((P, D))
+    tasks = np.empty((P, D)) if keep_tasks else None
     s = np.empty((P, D))
     xq = np.empty((P, D))
     yq = np.empty(P)
     y2 = np.empty(P)
     for a, b in _batches(P, batch_size):
         n = b - a
-        w = tasks[a:b] = gen.standard_normal((n, D))
+        w = gen.standard_normal((n, D))
+        if keep_tasks:
+            tasks[a:b] = w
         wn = np.sqrt(np.einsum("pd,pd->p", w, w))
         what = w / wn[:, None]
         r = wn**2 / D
         K = gen.chisquare(N, size=n)
         zeta = gen.standard_normal((n, D))
         z1 = np.einsum("pd,pd->p", zeta, what)
-        zperp = zeta - z1[:, None] * what
         along = np.sqrt(r) * K + sig * np.sqrt(K) * z1
-        s[a:b] = (along[:, None] * what + np.sqrt((r + sig**2) * K)[:, None] * zperp) / N
+        perp = np.sqrt((r + sig**2) * K)
+        # N s = ŵ along + perp (ζ − ζ_1 ŵ) = ŵ (along − perp ζ_1) + perp ζ
+        s[a:b] = ((along - perp * z1) / N)[:, None] * what + (perp / N)[:, None] * zeta
         y2[a:b] = (r + sig**2) * K / N
         xq[a:b] = gen.standard_normal((n, D))
         yq[a:b] = np.einsum("pd,pd->p", w, xq[a:b]) / np.sqrt(D) + sig * gen.standard_normal(n)

@@ -1,0 +1,180 @@
+r"""Theoretical laws of the rescaled Hessian spectrum ``H/c``: Stieltjes transform, density, CDF, atom.
+
+``law="mp"`` is Marchenko–Pastur with ratio ``q = M/P`` (for the full model: MP with population
+covariance ``diag(I_{D²}, (c_v/c) I_D)``); ``law="finite"`` is the finite-D random-scale law of
+THEORY §3.1, whose per-prompt scale ``ξ`` has the exact law of one prompt at the given
+``(D, N, σ)`` (:mod:`spectra.law`). Both are solved by the one fixed-point implementation of
+:mod:`spectra.resolvent`; the density is ``Im m(x + i0)/π`` on the physical branch.
+
+Normalisation: densities are per parameter (all ``M`` eigenvalues), so the continuous part
+integrates to ``1 − zero_atom`` (the convention of the seed's Figure 1). ``α = P/D²`` for both models.
+
+References
+----------
+Marchenko & Pastur (1967); for tensor-product sample covariances Ambainis, Harrow & Hastings
+(2012) and Collins, Yao & Yuan (2022); elliptical (random-scale) laws: El Karoui (2009),
+Couillet & Liao, "Random Matrix Methods for Machine Learning" (2022), §2.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+import linattn
+from linattn import _validate as check
+from linattn.errors import ConvergenceError
+
+from .law import LAWS, prompt_law
+from .resolvent import block_resolvent
+
+
+def _args(alpha, pb, law, model):
+    alpha = check.positive("alpha", alpha)
+    if not isinstance(pb, linattn.Problem):
+        raise ValueError(f"pb must be a linattn.Problem; got {type(pb).__name__}")
+    check.choice("law", law, LAWS)
+    check.model(model)
+    return alpha, alpha * pb.D**2, prompt_law(pb, model, law)
+
+
+def zero_atom(alpha, model="reduced", pb=None) -> float:
+    """Mass of the exact zero eigenvalues, ``max(0, 1 − P/M)`` with ``P = α D²``.
+
+    The full model (``M = D² + D``) needs ``pb`` for ``D``.
+    """
+    alpha = check.positive("alpha", alpha)
+    check.model(model)
+    if model == "reduced":
+        return max(0.0, 1.0 - alpha)
+    if not isinstance(pb, linattn.Problem):
+        raise ValueError(f"pb must be a linattn.Problem when model='full' (M = D² + D depends on D); got {pb!r}")
+    D = pb.D
+    return max(0.0, 1.0 - alpha * D * D / (D * D + D))
+
+
+def stieltjes(z, alpha, pb, law="finite", model="reduced", derivative=False):
+    """Normalised Stieltjes transform ``m(z) = (1/M) E tr (H/c − z)^{-1}`` (atom included).
+
+    Parameters
+    ----------
+    z : complex or array_like
+        Real ``z`` means ``z + i0`` (physical branch); real ``z < 0`` is ``m(−λ')`` of ridge theory.
+    alpha : float
+        ``P / D²``.
+    pb : linattn.Problem
+    law : {"finite", "mp"}
+    model : {"reduced", "full"}
+    derivative : bool
+        Also return ``dm/dz``.
+    """
+    alpha, P, lw = _args(alpha, pb, law, model)
+    res = block_resolvent(z, P, lw)
+    return (res.m, res.dm) if derivative else res.m
+
+
+def density(x, alpha, pb, law="finite", model="reduced") -> np.ndarray:
+    """Continuous part of the spectral density of ``H/c`` at real ``x`` (``Im m(x + i0)/π``).
+
+    Zero for ``x < 0``; at ``x = 0`` it is ``inf`` exactly at ``P = M`` (where the density
+    diverges like ``x^{-1/2}``) and 0 otherwise (the zero eigenvalues are the separate atom).
+    """
+    alpha, P, lw = _args(alpha, pb, law, model)
+    xs = check.finite_array("x", x)
+    out = np.zeros(xs.shape)
+    pos = xs > 0
+    if np.any(pos):
+        out[pos] = np.maximum(block_resolvent(xs[pos].astype(complex), P, lw).m.imag / np.pi, 0.0)
+    if np.any(xs == 0) and abs(P - lw.M) <= 1e-9 * lw.M:
+        out[xs == 0] = np.inf
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class SpectralCDF:
+    """Tabulated CDF of a law: ``grid`` (x values), ``cumulative`` (continuous mass up to x),
+    ``atom``, and ``mass_error = |atom + continuous mass − 1|`` (the integration check)."""
+
+    grid: np.ndarray
+    cumulative: np.ndarray
+    atom: float
+    mass_error: float
+
+    def __call__(self, x):
+        x = np.asarray(x, dtype=float)
+        cont = np.interp(x, self.grid, self.cumulative, left=0.0, right=self.cumulative[-1])
+        return np.where(x < 0, 0.0, self.atom + cont)
+
+
+MASS_TOL = 2e-3
+
+
+def _integrate_on_sqrt_grid(x_max, n_grid, P, lw, at_threshold):
+    """Density on ``x = u²`` (u uniform on [0, √x_max]) and its cumulative integral in ``u``:
+    the ``x^{-1/2}`` divergence at ``P = M`` becomes bounded in ``u``; √-edges cost O(h^1.5)."""
+    u = np.linspace(0.0, np.sqrt(x_max), n_grid)
+    x = u * u
+    rho = np.zeros(n_grid)
+    rho[1:] = np.maximum(block_resolvent(x[1:].astype(complex), P, lw).m.imag / np.pi, 0.0)
+    g = rho * 2.0 * u
+    if at_threshold:  # ρ(u²)·2u has a finite limit at u = 0: extrapolate
+        g[0] = 2 * g[1] - g[2]
+    cum = np.concatenate([[0.0], np.cumsum(0.5 * (g[1:] + g[:-1]) * np.diff(u))])
+    return x, cum
+
+
+@functools.lru_cache(maxsize=64)
+def _tabulate(alpha, pb, law, model, n_grid):
+    P = alpha * pb.D**2
+    lw = prompt_law(pb, model, law)
+    q = lw.M / P
+    at_threshold = abs(P - lw.M) <= 1e-9 * lw.M
+    atom = zero_atom(alpha, model, pb)
+    # stage 1: a coarse pass up to a bound beyond the largest eigenvalue the law allows
+    x_max = 1.5 * float(np.max(lw.xi)) * (1.0 + np.sqrt(q)) ** 2 + 1.0
+    x, cum = _integrate_on_sqrt_grid(x_max, max(64, n_grid // 4), P, lw, at_threshold)
+    # stage 2: the fine grid ends where the coarse pass has all but 1e-7 of the mass
+    x_hi = x[min(len(x) - 1, np.searchsorted(cum, cum[-1] - 1e-7) + 1)]
+    x, cum = _integrate_on_sqrt_grid(1.05 * x_hi, n_grid, P, lw, at_threshold)
+    err = abs(atom + cum[-1] - 1.0)
+    if err > MASS_TOL:
+        raise ConvergenceError(
+            f"spectral CDF: the tabulated density holds mass {cum[-1]:.5f} + atom {atom:.5f}, off by {err:.2e} "
+            f"> {MASS_TOL} (alpha={alpha}, law={law!r}, model={model!r}, x_max={x[-1]:.3g}); increase n_grid")
+    for a in (x, cum):
+        a.setflags(write=False)
+    return SpectralCDF(grid=x, cumulative=cum, atom=atom, mass_error=err)
+
+
+def spectral_cdf(alpha, pb, law="finite", model="reduced", n_grid: int = 3001) -> SpectralCDF:
+    """Tabulate the CDF of ``H/c`` (cached). Raises ``ConvergenceError`` if mass is lost (> 2e-3)."""
+    alpha, P, lw = _args(alpha, pb, law, model)
+    n_grid = check.positive_int("n_grid", n_grid, minimum=16)
+    return _tabulate(alpha, pb, law, model, n_grid)
+
+
+def cdf(x, alpha, pb, law="finite", model="reduced", n_grid: int = 3001) -> np.ndarray:
+    """Cumulative distribution of the eigenvalues of ``H/c`` at ``x`` (atom included).
+
+    The density is integrated on a grid uniform in ``√x`` (``n_grid`` points up to beyond the
+    largest eigenvalue the law allows); the total mass is checked to ``2e-3``.
+    """
+    xs = check.finite_array("x", x)
+    return spectral_cdf(alpha, pb, law, model, n_grid)(xs)
+
+
+def kolmogorov_distance(eigenvalues, alpha, pb, law="finite", model="reduced", zero_tol=1e-9) -> float:
+    """Kolmogorov distance between the nonzero eigenvalues and the law's continuous part.
+
+    Both are normalised to the nonzero part: ``F_law(x) = (cdf(x) − atom)/(1 − atom)``;
+    eigenvalues ``<= zero_tol · max`` count as the exact zeros.
+    """
+    ev = np.sort(check.finite_array("eigenvalues", eigenvalues, ndim=1))
+    nz = ev[ev > zero_tol * max(ev[-1], 1e-300)]
+    tab = spectral_cdf(alpha, pb, law, model)
+    F = (tab(nz) - tab.atom) / (1.0 - tab.atom)
+    n = nz.size
+    emp_hi = np.arange(1, n + 1) / n
+    emp_lo = np.arange(0, n) / n
+    return float(max(np.max(np.abs(emp_hi - F)), np.max(np.abs(F - emp_lo))))

@@ -1,0 +1,87 @@
+r"""Exact eigenvalues of the empirical Hessian ``H = (1/P) Σ_μ h_μ h_μᵀ``.
+
+Two exact paths (THEORY §2):
+
+* ``P < M`` — the nonzero spectrum of ``H`` equals that of the ``P × P`` Gram matrix
+  ``G = F Fᵀ / P``, built without features as a Hadamard product
+  ``(S Sᵀ [+ y2 y2ᵀ]) ∘ (X_q X_qᵀ) / P`` in ``O(P² D)``; the other ``M − P`` eigenvalues are
+  exactly zero and are returned as zeros.
+* ``P >= M`` — ``H`` itself, accumulated as a symmetric rank-k update (BLAS ``syrk``) over
+  batches of feature rows, so the ``P × M`` feature matrix is never held at once.
+
+The naive reference (``method="naive"``) forms ``F``, then ``Fᵀ F / P``; it exists for tests
+and benchmarks.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+from scipy.linalg import blas
+
+import linattn
+from linattn import _validate as check
+
+METHODS = ("auto", "gram", "dense", "naive")
+
+
+def _check(data, pb, model):
+    if not isinstance(data, linattn.Prompts):
+        raise ValueError(f"data must be a linattn.Prompts; got {type(data).__name__}")
+    if not isinstance(pb, linattn.Problem):
+        raise ValueError(f"pb must be a linattn.Problem; got {type(pb).__name__}")
+    if data.D != pb.D:
+        raise ValueError(f"data.D must equal pb.D = {pb.D}; got {data.D}")
+    data.require(model)
+
+
+def hessian_dense(data, model="reduced", batch_size: int = 4096) -> np.ndarray:
+    """``H = Fᵀ F / P`` (upper triangle valid, Fortran order) by batched ``dsyrk``."""
+    data.require(model)
+    P, D = data.P, data.D
+    M = D * D + (D if model == "full" else 0)
+    H = np.zeros((M, M), order="F")
+    for a in range(0, P, batch_size):
+        Fb = data.take(slice(a, min(P, a + batch_size))).features(model)
+        # Fbᵀ is Fortran-contiguous: dsyrk(trans=0) adds Fbᵀ Fb to the upper triangle in place
+        H = blas.dsyrk(1.0 / P, Fb.T, beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
+    return H
+
+
+def hessian_eigenvalues(data, pb, rescale=True, model="reduced", method="auto") -> np.ndarray:
+    """All ``M`` eigenvalues of the Hessian ``H`` (or ``H/c``), ascending, exact zeros included.
+
+    Parameters
+    ----------
+    data : linattn.Prompts
+    pb : linattn.Problem
+        Supplies ``c`` for the rescaling (``c`` of the ``Γ`` block, also for the full model).
+    rescale : bool
+        Divide by ``c`` (mean eigenvalue → 1 for the reduced model).
+    model : {"reduced", "full"}
+    method : {"auto", "gram", "dense", "naive"}
+        ``auto`` picks ``gram`` for ``P < M`` and ``dense`` otherwise.
+
+    Returns
+    -------
+    ndarray (M,)
+        ``max(0, M − P)`` entries are exactly 0.0 on the Gram path.
+    """
+    check.model(model)
+    _check(data, pb, model)
+    check.choice("method", method, METHODS)
+    P, M = data.P, pb.n_params(model)
+    if method == "auto":
+        method = "gram" if P < M else "dense"
+    if method == "gram":
+        G = data.gram(model)
+        nz = sla.eigvalsh(G, overwrite_a=True, check_finite=False, driver="evd")
+        k = max(0, M - P)
+        ev = np.concatenate([np.zeros(k), nz[max(0, P - M):]]) if P <= M else nz[P - M:]
+        ev = np.sort(ev)
+    elif method == "dense":
+        H = hessian_dense(data, model)
+        ev = sla.eigvalsh(H, lower=False, overwrite_a=True, check_finite=False, driver="evd")
+    else:
+        F = data.features(model)
+        ev = np.linalg.eigvalsh(F.T @ F / P)
+    return ev / pb.feature_variance if rescale else ev

@@ -1,0 +1,69 @@
+r"""Marchenko–Pastur law in closed form (ratio ``q = 1/α``, unit population variance).
+
+Edges ``x_± = (1 ± √q)²``, density ``√((x₊ − x)(x − x₋)) / (2π q x)`` on ``[x₋, x₊]``, atom
+``max(0, 1 − 1/q)`` at zero, Stieltjes transform
+``m(z) = [1 − q − z + √((z − x₋)(z − x₊))] / (2 q z)`` (branch with ``m ~ −1/z`` at infinity).
+These closed forms are the reference against which the general fixed-point solver
+(:mod:`spectra.resolvent`, which reproduces MP for ``ξ ≡ 1``) is tested.
+
+References: V. A. Marchenko and L. A. Pastur, Math. USSR-Sbornik 1, 457 (1967).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def edges(q):
+    """Support edges ``((1 − √q)², (1 + √q)²)``."""
+    return (1 - np.sqrt(q)) ** 2, (1 + np.sqrt(q)) ** 2
+
+
+def atom(q):
+    """Mass at zero ``max(0, 1 − 1/q)``."""
+    return max(0.0, 1.0 - 1.0 / q)
+
+
+def density(x, q):
+    """Continuous part of the density (normalised by all eigenvalues)."""
+    x = np.asarray(x, dtype=float)
+    lo, hi = edges(q)
+    out = np.zeros_like(x)
+    inside = (x > lo) & (x < hi) & (x > 0)
+    out[inside] = np.sqrt((hi - x[inside]) * (x[inside] - lo)) / (2 * np.pi * q * x[inside])
+    return out
+
+
+def stieltjes(z, q):
+    """``m(z) = ∫ ρ(x) dx / (x − z)`` including the atom, for ``Im z > 0`` or real ``z`` off the support."""
+    z = np.asarray(z, dtype=complex)
+    if np.any(z.imag < 0):  # conjugate symmetry m(z̄) = conj m(z)
+        lower = z.imag < 0
+        out = stieltjes(np.where(lower, np.conj(z), z), q)
+        return np.where(lower, np.conj(out), out)
+    lo, hi = edges(q)
+    sq = np.sqrt(z - lo) * np.sqrt(z - hi)  # product of principal roots: branch cut on [lo, hi]
+    m = (1 - q - z + sq) / (2 * q * z)
+    # pick the root with m ~ -1/z at infinity and Im m >= 0 for Im z > 0
+    alt = (1 - q - z - sq) / (2 * q * z)
+    use_alt = (np.imag(m) < 0) | ((np.imag(z) == 0) & (np.abs(m * z + 1) > np.abs(alt * z + 1)) & (np.real(z) > hi))
+    return np.where(use_alt, alt, m)
+
+
+def cdf(x, q):
+    """Cumulative distribution including the atom (closed form)."""
+    x = np.asarray(x, dtype=float)
+    lo, hi = edges(q)
+    a0 = atom(q)
+    xc = np.clip(x, lo, hi)
+    # ∫ R/x dx = R + m asin((x − m)/h) − √(x₋x₊) asin((m x − x₋x₊)/(h x)),  R = √((x₊ − x)(x − x₋))
+    r = np.sqrt(np.maximum((hi - xc) * (xc - lo), 0.0))
+    m = 0.5 * (lo + hi)
+    h = 0.5 * (hi - lo)
+    ab = lo * hi
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t3 = -np.sqrt(ab) * np.arcsin(np.clip((m * xc - ab) / (h * xc), -1, 1)) if lo > 0 else 0.0 * xc
+    F = (r + m * np.arcsin(np.clip((xc - m) / h, -1, 1)) + t3) / (2 * np.pi * q)
+    F0 = (np.sqrt(ab) - m) * 0.5 * np.pi / (2 * np.pi * q)
+    cont = F - F0
+    out = np.where(x < 0, 0.0, a0 + np.where(x <= lo, 0.0, np.where(x >= hi, 1.0 - a0, cont)))
+    return out

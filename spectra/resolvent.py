@@ -1,0 +1,312 @@
+r"""Block resolvent of the random-scale law, and the spectral transforms of the data vector.
+
+This module holds the one implementation of the Stieltjes-transform fixed point used by the
+whole library (densities, CDFs, the replica saddle point, the averaged learning curves).
+
+Deterministic equivalent (THEORY §3.1, extended to parameter blocks)
+--------------------------------------------------------------------
+In ``H/c`` units, with the features of block ``i`` (dimension ``D_i``) having per-prompt scale
+``ξ_i`` and ``q_i = D_i / P``, the resolvent ``(H/c − z)^{-1}`` is equivalent to
+``diag(r_1 I_{D_1}, …)`` with
+
+.. math:: r_i(z) = \frac{1}{−z + E[ξ_i ω]},\qquad ω = \frac{1}{1 + Σ_j q_j ξ_j r_j(z)},
+
+and the normalised Stieltjes transform is ``m(z) = Σ_i D_i r_i(z) / M``. For one block this is
+``m = 1/(−z + E[ξ/(1 + q ξ m)])`` (THEORY §3.1); ``ξ ≡ 1`` gives Marchenko–Pastur. The block
+structure is exact in expectation for the full model: the ensemble is invariant under
+``(s, w) → −(s, w)``, which flips the ``Γ`` features and not the ``v`` features, so the
+off-diagonal block of ``E[(H − z)^{-1}]`` vanishes; within a block it is a multiple of the
+identity by the ``O(D) × O(D)`` invariance ``s → O_1 s``, ``x_q → O_2 x_q``.
+
+Transforms of the data vector (replica issue, ``docs/replica.md``)
+------------------------------------------------------------------
+With ``b = (1/P) Σ_μ y_μ h_μ/√c`` and ``θ̂_0 = vec(I)/√D``, the cavity/replica theory gives, at
+``λ' = −z``,
+
+.. math:: ρ(z) = E[θ̂_0ᵀ (H/c − z)^{-1} b] = \frac{E[f y ω]}{−z + E[f² ω]},\qquad
+          T(z) = E[bᵀ (H/c − z)^{-1} b] = E[y² (1 − ω)] + ρ(z) E[f y ω],
+
+whose imaginary parts on the real axis are the densities of the spectral measures ``μ_0b`` and
+``μ_bb`` that drive the learning curves (:mod:`dynamics.averaged`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize
+
+from linattn import _validate as check
+from linattn.errors import ConvergenceError
+
+from . import _kernels
+from .law import PromptLaw
+
+TOL = 1e-11
+MAXIT = 100
+
+
+@dataclass(frozen=True, eq=False)
+class Resolvent:
+    """Block resolvent ``r_i(z)`` at many points.
+
+    Attributes
+    ----------
+    z : ndarray (n,) complex
+    r, dr : ndarray (n, B) complex
+        ``r_i(z)`` and ``dr_i/dz``.
+    m, dm : ndarray (n,) complex
+        Normalised Stieltjes transform ``m(z) = Σ_i D_i r_i / M`` and its derivative.
+    omega : ndarray (n, K) complex
+        ``ω_k(z) = 1/(1 + Σ_j q_j ξ_jk r_j)`` at every node.
+    converged : bool
+    iterations : ndarray (n,) int
+        Newton iterations (summed over the homotopy levels).
+    residual : ndarray (n,)
+        ``max_i |r_i(−z + E[ξ_i ω]) − 1|``.
+    """
+
+    z: np.ndarray
+    r: np.ndarray
+    dr: np.ndarray
+    m: np.ndarray
+    dm: np.ndarray
+    omega: np.ndarray
+    converged: bool
+    iterations: np.ndarray
+    residual: np.ndarray
+
+
+def _check_law(law):
+    if not isinstance(law, PromptLaw):
+        raise ValueError(f"law must be a spectra.PromptLaw (see spectra.prompt_law); got {type(law).__name__}")
+    return law
+
+
+def block_resolvent(z, P, law: PromptLaw, tol: float = TOL, maxit: int = MAXIT) -> Resolvent:
+    """Solve the block fixed point at every ``z`` (module docstring).
+
+    Parameters
+    ----------
+    z : complex or array_like of complex
+        Points; ``Im z >= 0`` is solved by continuation from the upper half plane (the physical
+        branch), ``Im z < 0`` by conjugate symmetry ``r(z̄) = conj r(z)``. Real ``z`` means the
+        limit ``z + i0``.
+    P : float
+        Number of prompts (``P > 0``; ``q_i = D_i/P``).
+    law : PromptLaw
+    tol : float
+        Residual tolerance of Newton's method.
+    maxit : int
+        Newton iterations per homotopy level.
+
+    Raises
+    ------
+    ConvergenceError
+        If a point does not converge or ends on the wrong branch.
+    """
+    _check_law(law)
+    P = check.positive("P", P)
+    zz = check.finite_array("z", z, allow_complex=True)
+    shape = zz.shape
+    zz = zz.ravel()
+    lower = zz.imag < 0
+    x = np.ascontiguousarray(zz.real)
+    eta = np.ascontiguousarray(np.abs(zz.imag))
+    n, B = zz.size, law.n_blocks
+    r = np.empty((n, B), np.complex128)
+    dr = np.empty((n, B), np.complex128)
+    status = np.empty(n, np.int64)
+    residual = np.empty(n)
+    iterations = np.empty(n, np.int64)
+    q = law.q(P)
+    _kernels.resolvent_many(x, eta, law.weights, np.ascontiguousarray(law.xi), q, float(tol), int(maxit),
+                            r, dr, status, residual, iterations)
+    bad = np.flatnonzero(status != _kernels.STATUS_OK)
+    if bad.size:
+        j = bad[0]
+        why = "did not converge" if status[j] == _kernels.STATUS_NO_CONVERGENCE else "left the physical branch"
+        raise ConvergenceError(
+            f"block resolvent {why} at z = {zz[j]!r} (P = {P}, law = {law.law!r}, model = {law.model!r}): "
+            f"residual {residual[j]:.3g} > tol {tol:.1g} after {iterations[j]} Newton iterations "
+            f"({bad.size} of {n} points failed)")
+    r[lower] = np.conj(r[lower])
+    dr[lower] = np.conj(dr[lower])
+    dims = np.asarray(law.block_dims, float)
+    m = r @ dims / law.M
+    dm = dr @ dims / law.M
+    omega = 1.0 / (1.0 + (r * q) @ law.xi.T)
+    return Resolvent(z=zz.reshape(shape), r=r, dr=dr, m=m.reshape(shape), dm=dm.reshape(shape), omega=omega,
+                     converged=True, iterations=iterations, residual=residual)
+
+
+@dataclass(frozen=True, eq=False)
+class DataTransforms:
+    """Transforms of the data vector at many ``z`` (module docstring).
+
+    ``rho(z) = E[θ̂_0ᵀ(H/c − z)^{-1} b]`` and ``T(z) = E[bᵀ(H/c − z)^{-1} b]``; ``resolvent`` holds
+    the block resolvent they were computed from.
+    """
+
+    z: np.ndarray
+    rho: np.ndarray
+    T: np.ndarray
+    resolvent: Resolvent
+
+
+def data_transforms(z, P, law: PromptLaw) -> DataTransforms:
+    """``ρ(z)`` and ``T(z)`` of the data vector ``b`` (module docstring, ``docs/replica.md``)."""
+    res = block_resolvent(z, P, law)
+    zz = np.asarray(res.z).ravel()
+    om = res.omega
+    Efy = om @ (law.weights * law.fy)
+    Ef2 = om @ (law.weights * law.f2)
+    rho = Efy / (-zz + Ef2)
+    T = (1.0 - om) @ (law.weights * law.y2) + rho * Efy
+    shape = np.shape(res.z)
+    return DataTransforms(z=res.z, rho=rho.reshape(shape), T=T.reshape(shape), resolvent=res)
+
+
+# ----------------------------------------------------------------------------- real axis, z = −λ' <= 0
+@dataclass(frozen=True, eq=False)
+class RidgeResolvent:
+    r"""Solution of the fixed point at ``z = −λ'`` in a parametrisation regular at ``λ' = 0``.
+
+    With ``ν_i = 1/(q_i r_i)`` the fixed point reads ``q_i ν_i = λ' + E[ξ_i/(1 + Σ_j ξ_j/ν_j)]``.
+    Writing ``ν_i = ε a_i`` it becomes
+
+    .. math:: q_i a_i = L + E[ξ_i \tilde ω],\qquad \tilde ω = 1/(ε + Σ_j ξ_j / a_j),
+
+    with ``(ε, L) = (1, λ')`` when ``P >= M`` (regular down to ``λ' = 0``) and ``(ε, L) = (λ', 1)``
+    when ``P < M`` (then ``ν → 0`` as ``λ' → 0`` but ``a`` stays finite: the min-norm limit).
+    The physical weights are ``ω = ε ω̃`` and ``r_i = 1/(q_i ε a_i)``.
+
+    Attributes
+    ----------
+    lam : float
+        ``λ'`` (in ``H/c`` units).
+    a : ndarray (B,)
+    eps, L : float
+    omega_t : ndarray (K,)
+        ``ω̃`` at every node.
+    converged : bool
+    iterations : int
+    residual : float
+    """
+
+    lam: float
+    q: np.ndarray
+    a: np.ndarray
+    eps: float
+    L: float
+    omega_t: np.ndarray
+    converged: bool
+    iterations: int
+    residual: float
+
+    @property
+    def r(self) -> np.ndarray:
+        """``r_i(−λ')``; infinite when ``ε = 0`` (``λ' = 0`` with fewer prompts than parameters)."""
+        with np.errstate(divide="ignore"):
+            return 1.0 / (self.q * self.eps * self.a)
+
+
+def _ridge_equations(a, q, eps, L, law):
+    om = 1.0 / (eps + law.xi @ (1.0 / a))
+    F = q * a - L - (law.weights * om) @ law.xi
+    return F, om
+
+
+def ridge_resolvent(P, lam, law: PromptLaw, tol: float = 1e-13, maxit: int = 200) -> RidgeResolvent:
+    """Solve the fixed point at ``z = −λ'`` (``λ' >= 0``), including the min-norm limit ``λ' = 0``.
+
+    One block: ``brentq`` on a proven bracket (the function is increasing, or convex with one
+    positive root). Two blocks: Newton's method in ``log a`` with backtracking, started from the
+    complex-plane solution (continuation from ``λ' > 0`` when ``λ' = 0`` and ``P < M``).
+
+    Raises
+    ------
+    ValueError
+        For ``λ' = 0`` at ``P = M`` (the min-norm solution has infinite norm there).
+    ConvergenceError
+        If the residual stays above ``tol`` (relative).
+    """
+    _check_law(law)
+    P = check.positive("P", P)
+    lam = check.nonnegative("lam", lam)
+    M = law.M
+    q = law.q(P)
+    interp = P < M
+    if lam == 0.0 and abs(P - M) <= 1e-9 * M:
+        raise ValueError(f"lam must be > 0 when P = M = {M}: the min-norm (lam = 0) solution diverges at the "
+                         "interpolation threshold; got lam = 0")
+    eps, L = (lam, 1.0) if interp else (1.0, lam)
+    w, xi = law.weights, law.xi
+    it = 0
+    if law.n_blocks == 1:
+        x = xi[:, 0]
+        qq = q[0]
+
+        def g(a):
+            return qq * a - L - w @ (x * a / (eps * a + x))
+
+        if interp:
+            lo, hi = 0.0, 1.0 / (qq - 1.0) * (1.0 + 1e-12) + 1e-300
+            hi = max(hi, (L + 1.0) / qq)
+            while g(hi) <= 0:
+                hi *= 2.0
+        else:
+            hi = (L + w @ x) / qq * (1 + 1e-12)
+            lo = 0.0
+            if L == 0.0:  # g(0) = 0 and g'(0) = q − 1 < 0: find a point with g < 0
+                lo = 0.5 * (1.0 - qq) / (w @ (1.0 / x))
+                for _ in range(200):
+                    if g(lo) < 0:
+                        break
+                    lo *= 0.5
+                else:
+                    raise ConvergenceError(f"ridge resolvent: no sign change found below the root (P={P}, lam={lam})")
+        a0, info = optimize.brentq(g, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, full_output=True,
+                                   maxiter=maxit)
+        a = np.array([a0])
+        it = info.iterations
+    else:
+        a = _two_block_start(P, lam, law, interp)
+        la = np.log(a)
+        F, _ = _ridge_equations(a, q, eps, L, law)
+        res = np.max(np.abs(F) / (q * a))
+        while res > tol and it < maxit:
+            it += 1
+            a = np.exp(la)
+            F, om = _ridge_equations(a, q, eps, L, law)
+            # J_ij = dF_i/d(log a_j) = q_i a_i δ_ij − E[ξ_i ω̃² ξ_j] / a_j
+            J = np.diag(q * a) - (xi * (w * om**2)[:, None]).T @ (xi / a)
+            step = np.linalg.solve(J, F)
+            t = 1.0
+            for _ in range(40):
+                trial = la - t * step
+                Ft, _ = _ridge_equations(np.exp(trial), q, eps, L, law)
+                rt = np.max(np.abs(Ft) / (q * np.exp(trial)))
+                if rt < res:
+                    la, res = trial, rt
+                    break
+                t *= 0.5
+            else:
+                break
+        a = np.exp(la)
+    F, om = _ridge_equations(a, q, eps, L, law)
+    residual = float(np.max(np.abs(F) / (q * a)))
+    if not residual <= max(tol, 1e-10):
+        raise ConvergenceError(f"ridge resolvent did not converge (P={P}, lam={lam}, law={law.law!r}, "
+                               f"model={law.model!r}): relative residual {residual:.3g} after {it} iterations")
+    return RidgeResolvent(lam=lam, q=q, a=a, eps=eps, L=L, omega_t=om, converged=True, iterations=int(it),
+                          residual=residual)
+
+
+def _two_block_start(P, lam, law, interp):
+    """Initial guess for the two-block Newton iteration from the complex-plane solver."""
+    q = law.q(P)
+    lam_s = lam if lam > 0 else (1e-6 if interp else 0.0)
+    res = block_resolvent(np.array([complex(-lam_s, 0.0)]), P, law)
+    nu = 1.0 / (q * res.r[0].real)
+    return nu / lam_s if interp else nu
