@@ -46,6 +46,15 @@ TOL = 1e-11
 MAXIT = 100
 
 
+def cmatmul(a, b):
+    """``a @ b`` for complex ``a`` (…, K) and real ``b`` (K,) or (K, m), as one real product on
+    the interleaved storage of ``a`` (numpy's mixed complex-real product is ~100x slower here)."""
+    a = np.ascontiguousarray(a, dtype=np.complex128)
+    pairs = np.moveaxis(a.view(np.float64).reshape(a.shape + (2,)), -1, -2)  # (…, 2, K): re, im rows
+    x = pairs @ b
+    return x[..., 0] + 1j * x[..., 1] if b.ndim == 1 else x[..., 0, :] + 1j * x[..., 1, :]
+
+
 @dataclass(frozen=True, eq=False)
 class Resolvent:
     """Block resolvent ``r_i(z)`` at many points.
@@ -133,9 +142,9 @@ def block_resolvent(z, P, law: PromptLaw, tol: float = TOL, maxit: int = MAXIT) 
     r[lower] = np.conj(r[lower])
     dr[lower] = np.conj(dr[lower])
     dims = np.asarray(law.block_dims, float)
-    m = r @ dims / law.M
-    dm = dr @ dims / law.M
-    omega = 1.0 / (1.0 + (r * q) @ law.xi.T)
+    m = cmatmul(r, dims) / law.M
+    dm = cmatmul(dr, dims) / law.M
+    omega = 1.0 / (1.0 + cmatmul(r * q, law.xi.T))
     return Resolvent(z=zz.reshape(shape), r=r, dr=dr, m=m.reshape(shape), dm=dm.reshape(shape), omega=omega,
                      converged=True, iterations=iterations, residual=residual)
 
@@ -154,17 +163,74 @@ class DataTransforms:
     resolvent: Resolvent
 
 
+def teacher_overlap(L, omega, law: PromptLaw):
+    r"""``ρ = E[f y ω] / (L + E[f² ω])`` — overlap of the ridge solution with the ICL direction.
+
+    ``L = λ' = −z`` with the physical weights ``ω``; in the scaled parametrisation of
+    :class:`RidgeResolvent` the same formula holds with ``(L, ω̃)`` (``ε`` cancels).
+    ``omega`` has the node axis last.
+    """
+    w = law.weights
+    return cmatmul(omega, w * law.fy) / (L + cmatmul(omega, w * law.f2))
+
+
+def block_overlaps(nu1, nu2, om1, om2, rho1, rho2, law: PromptLaw, P):
+    r"""Block overlaps ``S_i = θ_1ᵀ P_i^⊥ θ_2`` of two ridge solutions on the same data.
+
+    ``θ_a = (H/c − z_a)^{-1} b``; ``P_i^⊥`` projects on block ``i`` orthogonally to the ICL
+    direction. The cavity/replica theory of two coupled systems (``docs/replica.md`` §4) gives
+    the linear equations
+
+    .. math:: q_i ν_{1i} ν_{2i} S_i = E\big[ξ_i \big((y − fρ_1)(y − fρ_2) + Σ_j ξ_j S_j\big) ω_1 ω_2\big],
+
+    with ``ν_{ai} = 1/(q_i r_i(z_a))``. At ``z_1 = z_2 = −λ'`` this is the replica saddle-point
+    equation of the norms ``σ_i²``; it holds unchanged in the scaled variables ``(a, ω̃)``.
+
+    All pairs: ``nu1`` (n1, B), ``om1`` (n1, K), ``rho1`` (n1,) and likewise for system 2;
+    returns ``S`` of shape (n1, n2, B). The node sums are ``ω_1 diag(X) ω_2ᵀ`` products.
+    """
+    w, xi, q = law.weights, law.xi, law.q(P)
+    B = law.n_blocks
+    om1 = np.ascontiguousarray(np.atleast_2d(om1), dtype=np.complex128)
+    om2T = np.ascontiguousarray(np.atleast_2d(om2).T, dtype=np.complex128)
+    rho1, rho2 = np.atleast_1d(rho1), np.atleast_1d(rho2)
+    wx = w[:, None] * xi
+
+    def node_sum(x):  # E[x ω1 ω2] for every pair: (n1, n2)
+        return om1 @ np.ascontiguousarray(x[:, None] * om2T)
+
+    Y2 = np.stack([node_sum(law.y2 * wx[:, i]) for i in range(B)], -1)
+    FY = np.stack([node_sum(law.fy * wx[:, i]) for i in range(B)], -1)
+    F2 = np.stack([node_sum(law.f2 * wx[:, i]) for i in range(B)], -1)
+    r1, r2 = rho1[:, None, None], rho2[None, :, None]
+    rhs = Y2 - (r1 + r2) * FY + r1 * r2 * F2                      # E[ξ_i Y12 ω1 ω2]
+    G = np.stack([np.stack([node_sum(wx[:, i] * xi[:, j]) for j in range(B)], -1) for i in range(B)], -2)
+    A = -G
+    idx = np.arange(B)
+    A[..., idx, idx] += q * np.atleast_2d(nu1)[:, None, :] * np.atleast_2d(nu2)[None, :, :]
+    return np.linalg.solve(A, rhs[..., None])[..., 0]
+
+
 def data_transforms(z, P, law: PromptLaw) -> DataTransforms:
     """``ρ(z)`` and ``T(z)`` of the data vector ``b`` (module docstring, ``docs/replica.md``)."""
     res = block_resolvent(z, P, law)
     zz = np.asarray(res.z).ravel()
     om = res.omega
-    Efy = om @ (law.weights * law.fy)
-    Ef2 = om @ (law.weights * law.f2)
-    rho = Efy / (-zz + Ef2)
-    T = (1.0 - om) @ (law.weights * law.y2) + rho * Efy
+    rho = teacher_overlap(-zz, om, law)
+    T = cmatmul(1.0 - om, law.weights * law.y2) + rho * cmatmul(om, law.weights * law.fy)
     shape = np.shape(res.z)
     return DataTransforms(z=res.z, rho=rho.reshape(shape), T=T.reshape(shape), resolvent=res)
+
+
+def pair_overlaps(z1, z2, P, law: PromptLaw):
+    """``E[θ(z_1)·θ(z_2)]`` split as ``(ρ_1 ρ_2, S)`` with ``S`` the block overlaps (n, B), for
+    ``θ(z) = (H/c − z)^{-1} b``; ``z1``, ``z2`` arrays of equal shape (n,), paired elementwise."""
+    d1, d2 = data_transforms(z1, P, law), data_transforms(z2, P, law)
+    q = law.q(P)
+    nu1, nu2 = 1.0 / (q * d1.resolvent.r), 1.0 / (q * d2.resolvent.r)
+    S = block_overlaps(nu1, nu2, d1.resolvent.omega, d2.resolvent.omega, np.ravel(d1.rho), np.ravel(d2.rho), law, P)
+    n = np.arange(S.shape[0])
+    return np.ravel(d1.rho) * np.ravel(d2.rho), S[n, n]
 
 
 # ----------------------------------------------------------------------------- real axis, z = −λ' <= 0

@@ -1,0 +1,132 @@
+"""Exact gradient flow / descent per dataset (rungs 1, 2, 5)."""
+import numpy as np
+import pytest
+
+import dynamics
+import linattn
+from helpers import assert_mean
+from linattn import attention, sampling
+from validation.attention_gd import attention_gradient_descent
+
+
+@pytest.mark.parametrize("model", ["reduced", "full"])
+@pytest.mark.parametrize("P", [9, 60])   # Gram path (P < M) and dense path
+def test_closed_form_matches_explicit_descent(model, P, rng):
+    pb = linattn.Problem(4, 6, 0.3)
+    data = pb.sample(P, rng)
+    M, lam = pb.n_params(model), 0.03
+    F = data.features(model)
+    A = F.T @ F / P + lam * np.eye(M)
+    b = F.T @ data.yq / P
+    lr = 1.5 / np.linalg.eigvalsh(A).max()
+    th0 = 0.4 * rng.standard_normal(M)
+    steps = np.array([0, 1, 7, 100, 1000])
+    cv = dynamics.gradient_descent(data, pb, lam, steps, lr, init=th0, model=model, return_params=True)
+    th, ref = th0.copy(), {}
+    for n in range(1001):
+        if n in steps:
+            ref[n] = th.copy()
+        th = th - lr * (A @ th - b)
+    for i, n in enumerate(steps):
+        G, v = linattn.unpack(ref[n], 4, model)
+        assert np.max(np.abs(cv.params[i] - ref[n])) < 1e-11
+        assert cv.train[i] == pytest.approx(linattn.train_energy(data, G, lam, v), abs=1e-12)
+        assert cv.test[i] == pytest.approx(pb.test_error(G, v), abs=1e-12)
+
+
+def test_attention_network_follows_closed_form(rng):
+    """Gradient descent on all of W through the forward pass = closed form (full model)."""
+    pb = linattn.Problem(5, 12, 0.2)
+    tok = sampling.sample_tokens(pb, 40, rng)
+    Z, data = tok.embed(), tok.prompts()
+    lam = 0.02
+    es = dynamics.eigensystem(data, pb, "full")
+    lr = 1.0 / (es.lambda_max + lam)
+    W0 = 0.3 * rng.standard_normal((6, 6))
+    run = attention_gradient_descent(Z, data.yq, lam, 1000, lr, W0=W0, record=[0, 10, 100, 1000])
+    th0 = linattn.pack(W0[:5, :5], W0[5, :5])
+    cv = dynamics.gradient_descent(es, pb, lam, run.steps, lr, init=th0, model="full", return_params=True)
+    for i, n in enumerate(run.steps):
+        W11, W12, W21, W22 = attention.blocks(run.W[i])
+        assert np.max(np.abs(linattn.pack(W11, W21) - cv.params[i])) <= 1e-9
+        # W12 and W22: zero loss gradient, only weight decay
+        assert np.allclose(W12, (1 - lr * lam) ** n * W0[:5, 5], rtol=1e-12, atol=1e-15)
+        assert W22 == pytest.approx((1 - lr * lam) ** n * W0[5, 5], rel=1e-12)
+    assert run.loss_gradient_W12_W22 == 0.0
+
+
+def test_flow_is_the_small_step_limit_of_descent(rng):
+    """|E^GD(n = T/η) − E^flow(T)| = O(η): halving η halves the gap."""
+    pb = linattn.Problem(5, 20)
+    es = dynamics.eigensystem(pb.sample(30, rng), pb, "full")
+    lam, T = 0.01, 20.0
+    flow = dynamics.gradient_flow(es, pb, lam, [T], model="full")
+    gaps = []
+    for eta in (0.2, 0.1, 0.05, 0.025):
+        gd = dynamics.gradient_descent(es, pb, lam, [int(round(T / eta))], eta, model="full")
+        gaps.append(abs(gd.test[0] - flow.test[0]))
+    ratios = np.array(gaps[:-1]) / np.array(gaps[1:])
+    assert np.all(np.abs(ratios - 2.0) < 0.15), ratios
+
+
+@pytest.mark.parametrize("model, P, lam", [("reduced", 8, 0.05), ("reduced", 8, 0.0), ("full", 40, 0.02),
+                                           ("full", 8, 0.0)])
+def test_random_init_mean_and_sd_against_monte_carlo(model, P, lam, rng):
+    """Exact mean and s.d. over θ0 ~ N(0, σ0² I) against 2000 sampled initialisations."""
+    pb = linattn.Problem(4, 6, 0.3)
+    es = dynamics.eigensystem(pb.sample(P, rng), pb, model)
+    t, s0, n = np.array([0.0, 0.7, 5.0, 60.0]), 0.6, 2000
+    exact = dynamics.gradient_flow(es, pb, lam, t, init=s0, model=model)
+    samples = np.array([[dynamics.gradient_flow(es, pb, lam, t, init=th, model=model).train,
+                         dynamics.gradient_flow(es, pb, lam, t, init=th, model=model).test]
+                        for th in s0 * rng.standard_normal((n, es.M))])
+    for k in range(t.size):
+        assert_mean(samples[:, 0, k], exact.train[k], k=3.5, label=f"train mean t={t[k]}")
+        assert_mean(samples[:, 1, k], exact.test[k], k=3.5, label=f"test mean t={t[k]}")
+        # the sample s.d. of n Gaussian-quadratic-form draws has relative s.e. ≈ √((κ−1)/(4n)),
+        # κ the kurtosis (≤ 15 for chi-square-like forms): 4 standard errors ≈ 0.17 at n = 2000
+        for j, sd in ((0, exact.train_sd[k]), (1, exact.test_sd[k])):
+            x = samples[:, j, k]
+            kurt = np.mean((x - x.mean()) ** 4) / x.var() ** 2
+            tol = 4 * np.sqrt(max(kurt - 1, 0.1) / (4 * n))
+            assert x.std(ddof=1) == pytest.approx(sd, rel=tol)
+
+
+def test_long_time_limit_and_min_norm(rng):
+    pb = linattn.Problem(4, 6, 0.2)
+    data = pb.sample(10, rng)  # P < M = 16
+    es = dynamics.eigensystem(data, pb)
+    lim = dynamics.long_time_limit(es, pb, 0.0)
+    F = data.features()
+    assert np.allclose(lim.theta, np.linalg.pinv(F) @ data.yq, atol=1e-10)  # min-norm interpolant
+    assert lim.train == 0.0 and lim.gap == np.inf
+    th0 = rng.standard_normal(16)
+    lim0 = dynamics.long_time_limit(es, pb, 0.0, init=th0)
+    null = th0 - np.linalg.pinv(F) @ (F @ th0)
+    assert np.allclose(lim0.theta, lim.theta + null, atol=1e-10)   # the null-space part stays
+    ridge = dynamics.long_time_limit(es, pb, 0.1)
+    assert np.allclose(ridge.theta, np.linalg.solve(F.T @ F / 10 + 0.1 * np.eye(16), F.T @ data.yq / 10))
+    G, _ = linattn.unpack(ridge.theta, 4)
+    assert ridge.contrast == pytest.approx(linattn.contrast_ratio(G))
+
+
+def test_bad_input(rng):
+    pb = linattn.Problem(3, 4)
+    data = pb.sample(5, rng)
+    with pytest.raises(ValueError, match="times"):
+        dynamics.gradient_flow(data, pb, 0.1, [-1.0, 2.0])
+    with pytest.raises(ValueError, match="lam"):
+        dynamics.gradient_flow(data, pb, -0.1, [1.0])
+    with pytest.raises(ValueError, match="gamma"):
+        dynamics.gradient_flow(data, pb, 0.1, [1.0], gamma=0.0)
+    with pytest.raises(ValueError, match="init"):
+        dynamics.gradient_flow(data, pb, 0.1, [1.0], init=np.ones(5))
+    with pytest.raises(ValueError, match="init"):
+        dynamics.gradient_flow(data, pb, 0.1, [1.0], init=-1.0)
+    es = dynamics.eigensystem(data, pb)
+    with pytest.raises(ValueError, match="lr"):
+        dynamics.gradient_descent(es, pb, 0.1, [10], lr=2.0 / (es.lambda_max + 0.1))
+    with pytest.raises(ValueError, match="steps"):
+        dynamics.gradient_descent(es, pb, 0.1, [-1], lr=0.1)
+    with pytest.raises(ValueError, match="model"):
+        dynamics.gradient_flow(es, pb, 0.1, [1.0], model="full")
