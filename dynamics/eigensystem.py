@@ -22,10 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
 
 import linattn
 from linattn import _validate as check
+from spectra import hessian_dense
 
 #: eigenvalues of H below this fraction of the largest are treated as exact zeros (null space)
 NULL_TOL = 1e-12
@@ -162,8 +162,7 @@ def eigensystem(data, pb, model="reduced") -> Eigensystem:
     y = data.yq
     y2bar = float(y @ y / P)
     if P < M:
-        Kg = data.gram(model)
-        g, U = sla.eigh(Kg, check_finite=False, driver="evd")
+        g, U = np.linalg.eigh(data.gram(model))
         keep = g > NULL_TOL * max(g[-1], 1e-300)
         g, U = g[keep], U[:, keep]
         Us = U / np.sqrt(P * g)
@@ -176,8 +175,7 @@ def eigensystem(data, pb, model="reduced") -> Eigensystem:
             V2 = (data.y2[:, None] * data.xq).T @ Us  # (D, k)
         V, Uout = None, Us
     else:
-        H = np.asarray(_dense_hessian(data, model))
-        g, V = sla.eigh(H, check_finite=False, driver="evd")
+        g, V = np.linalg.eigh(hessian_dense(data, model))
         keep = g > NULL_TOL * max(g[-1], 1e-300)
         g, V = g[keep], V[:, keep]
         bvec = _apply_features_T(data, y / P, model)
@@ -201,9 +199,3 @@ def eigensystem(data, pb, model="reduced") -> Eigensystem:
     return Eigensystem(problem=pb, data=data, model=model, P=P, M=M, k=k, g=g, b=b, u=u, e=e, e_perp=e_perp,
                        W=W, W2=W2, y2bar=y2bar, _U=Uout, _V=V)
 
-
-def _dense_hessian(data, model):
-    from spectra import hessian_dense
-
-    H = hessian_dense(data, model)
-    return np.triu(H) + np.triu(H, 1).T

@@ -6,8 +6,9 @@ Two exact paths (THEORY §2):
   ``G = F Fᵀ / P``, built without features as a Hadamard product
   ``(S Sᵀ [+ y2 y2ᵀ]) ∘ (X_q X_qᵀ) / P`` in ``O(P² D)``; the other ``M − P`` eigenvalues are
   exactly zero and are returned as zeros.
-* ``P >= M`` — ``H`` itself, accumulated as a symmetric rank-k update (BLAS ``syrk``) over
-  batches of feature rows, so the ``P × M`` feature matrix is never held at once.
+* ``P >= M`` — ``H = Fᵀ F / P`` itself (numpy evaluates ``Fᵀ F`` as a symmetric rank-k update,
+  BLAS ``syrk``), with the feature rows processed in batches of at most ``max_bytes`` so that
+  memory stays bounded for large ``P``; then ``eigvalsh``.
 
 The naive reference (``method="naive"``) forms ``F``, then ``Fᵀ F / P``; it exists for tests
 and benchmarks.
@@ -15,8 +16,6 @@ and benchmarks.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as sla
-from scipy.linalg import blas
 
 import linattn
 from linattn import _validate as check
@@ -34,16 +33,21 @@ def _check(data, pb, model):
     data.require(model)
 
 
-def hessian_dense(data, model="reduced", batch_size: int = 4096) -> np.ndarray:
-    """``H = Fᵀ F / P`` (upper triangle valid, Fortran order) by batched ``dsyrk``."""
+def hessian_dense(data, model="reduced", max_bytes: int = 1 << 31) -> np.ndarray:
+    """``H = Fᵀ F / P`` (symmetric, ``M × M``), feature rows in batches of at most ``max_bytes``."""
     data.require(model)
     P, D = data.P, data.D
     M = D * D + (D if model == "full" else 0)
-    H = np.zeros((M, M), order="F")
-    for a in range(0, P, batch_size):
-        Fb = data.take(slice(a, min(P, a + batch_size))).features(model)
-        # Fbᵀ is Fortran-contiguous: dsyrk(trans=0) adds Fbᵀ Fb to the upper triangle in place
-        H = blas.dsyrk(1.0 / P, Fb.T, beta=1.0, c=H, trans=0, lower=0, overwrite_c=1)
+    rows = max(1, int(max_bytes) // (8 * M))
+    if rows >= P:
+        F = data.features(model)
+        H = F.T @ F
+    else:
+        H = np.zeros((M, M))
+        for a in range(0, P, rows):
+            Fb = data.take(slice(a, min(P, a + rows))).features(model)
+            H += Fb.T @ Fb
+    H /= P
     return H
 
 
@@ -73,14 +77,12 @@ def hessian_eigenvalues(data, pb, rescale=True, model="reduced", method="auto") 
     if method == "auto":
         method = "gram" if P < M else "dense"
     if method == "gram":
-        G = data.gram(model)
-        nz = sla.eigvalsh(G, overwrite_a=True, check_finite=False, driver="evd")
+        nz = np.linalg.eigvalsh(data.gram(model))
         k = max(0, M - P)
         ev = np.concatenate([np.zeros(k), nz[max(0, P - M):]]) if P <= M else nz[P - M:]
         ev = np.sort(ev)
     elif method == "dense":
-        H = hessian_dense(data, model)
-        ev = sla.eigvalsh(H, lower=False, overwrite_a=True, check_finite=False, driver="evd")
+        ev = np.linalg.eigvalsh(hessian_dense(data, model))
     else:
         F = data.features(model)
         ev = np.linalg.eigvalsh(F.T @ F / P)

@@ -49,6 +49,8 @@ MAXIT = 100
 def cmatmul(a, b):
     """``a @ b`` for complex ``a`` (…, K) and real ``b`` (K,) or (K, m), as one real product on
     the interleaved storage of ``a`` (numpy's mixed complex-real product is ~100x slower here)."""
+    if not np.iscomplexobj(a):
+        return a @ b
     a = np.ascontiguousarray(a, dtype=np.complex128)
     pairs = np.moveaxis(a.view(np.float64).reshape(a.shape + (2,)), -1, -2)  # (…, 2, K): re, im rows
     x = pairs @ b
@@ -191,8 +193,9 @@ def block_overlaps(nu1, nu2, om1, om2, rho1, rho2, law: PromptLaw, P):
     """
     w, xi, q = law.weights, law.xi, law.q(P)
     B = law.n_blocks
-    om1 = np.ascontiguousarray(np.atleast_2d(om1), dtype=np.complex128)
-    om2T = np.ascontiguousarray(np.atleast_2d(om2).T, dtype=np.complex128)
+    dtype = np.complex128 if np.iscomplexobj(om1) or np.iscomplexobj(om2) else np.float64
+    om1 = np.ascontiguousarray(np.atleast_2d(om1), dtype=dtype)
+    om2T = np.ascontiguousarray(np.atleast_2d(om2).T, dtype=dtype)
     rho1, rho2 = np.atleast_1d(rho1), np.atleast_1d(rho2)
     wx = w[:, None] * xi
 

@@ -1,0 +1,226 @@
+r"""Replica-symmetric theory of the dataset-averaged stationary errors (derivation: ``docs/replica.md``).
+
+Order parameters (``H/c`` units, ``θ̃ = √c θ``, blocks ``i``: ``Γ`` and, for the full model, ``v``):
+the overlap ``ρ = θ̃·θ̂_0`` with the ICL direction ``θ̂_0 = vec(I)/√D``, the block norms
+``σ_i²`` of the mean solution orthogonal to it, and the block susceptibilities
+``Δ_i = D_i r_i/β`` (``r_i`` the normalised block trace of ``(H/c + λ')^{-1}``). The replica-
+symmetric free energy (``docs/replica.md`` §2, :func:`rs_functional`) is extremal at
+
+.. math::
+   r_i = \frac{1}{λ' + E[ξ_i ω]},\quad ω = \frac{1}{1 + Σ_j q_j ξ_j r_j},\quad
+   ρ = \frac{E[f y ω]}{λ' + E[f² ω]},\quad
+   \frac{σ_i²}{r_i²} = q_i E\big[ξ_i\big((y − fρ)² + Σ_j ξ_j σ_j²\big) ω²\big],
+
+with expectations over the exact finite-D law of one prompt (:func:`spectra.prompt_law`), which
+carries the correlation between a prompt's scale ``ξ`` and its label moments. The errors are
+
+.. math::
+   ⟨E_t⟩ = ½ E[y (y − fρ) ω] + \frac{M}{2β},\qquad
+   ⟨E_g⟩ = ½\big[1 + σ² − 2tρ + ρ² + Σ_i κ_i σ_i²\big] + \frac{1}{2β} Σ_i κ_i D_i r_i,
+
+``t = 1/√(D c)``, ``κ = (1, c_v/c)``, and the free energy is
+``F = E_t^* − (M/2β) log(2π/β) + (M/2β)[log c + V]`` with the Shannon transform
+``V = Σ_i (D_i/M)(−log r_i + λ' r_i − 1) + (P/M) E log(1 + Σ_j q_j ξ_j r_j)``.
+
+Special cases (tested): ``law="mp"`` (or ``channel="decoupled"``) reproduces the random-matrix
+formulas of THEORY §3.2. ``β = ∞`` drops the thermal terms; ``λ = 0`` with ``P < M`` is the
+min-norm limit, solved in the scaled variables of :class:`spectra.RidgeResolvent`.
+
+References: seed paper ``003`` (data-dependent free energy, Sec. IV); replica method for ridge
+regression with structured data: Loureiro et al., NeurIPS 2021; elliptical data: El Karoui (2018).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import linattn
+from linattn import _validate as check
+from spectra import prompt_law, ridge_resolvent
+from spectra.resolvent import block_overlaps, teacher_overlap
+
+
+@dataclass(frozen=True)
+class OrderParameters:
+    """Saddle point: ``rho``, ``sigma2`` (per block), ``r`` (per block, ``inf`` in the min-norm
+    limit), and the scaled resolvent variables ``a``, ``eps``, ``L`` (see :class:`spectra.RidgeResolvent`)."""
+
+    rho: float
+    sigma2: np.ndarray
+    r: np.ndarray
+    a: np.ndarray
+    eps: float
+    L: float
+
+
+@dataclass(frozen=True, eq=False)
+class StationaryTheory:
+    """Dataset-averaged stationary errors of the Gibbs measure (replica-symmetric theory).
+
+    Attributes
+    ----------
+    train, test : float
+        ``⟨E_t⟩``, ``⟨E_g⟩`` (weight decay included in ``E_t``).
+    train_ridge, test_ridge : float
+        Zero-temperature parts ``E_t(θ*)``, ``E_g(θ*)``.
+    free_energy : float
+        ``F`` (equal to ``train_ridge`` at ``β = ∞``).
+    gap : float
+        ``(⟨E_g⟩ − ⟨E_t⟩)/⟨E_t⟩`` (``inf`` if ``⟨E_t⟩ = 0``: min-norm interpolation).
+    order : OrderParameters
+    converged : bool
+    iterations : int
+    residual : float
+        Largest relative residual of the saddle-point equations.
+    """
+
+    problem: linattn.Problem
+    P: float
+    beta: float
+    lam: float
+    model: str
+    law: str
+    train: float
+    test: float
+    train_ridge: float
+    test_ridge: float
+    free_energy: float
+    gap: float
+    order: OrderParameters
+    converged: bool
+    iterations: int
+    residual: float
+
+
+def _validate(pb, P, beta, lam, model, law, channel):
+    if not isinstance(pb, linattn.Problem):
+        raise ValueError(f"pb must be a linattn.Problem; got {type(pb).__name__}")
+    P = check.real("P", P, low=1.0)
+    beta = check.positive("beta", beta, allow_inf=True)
+    lam = check.nonnegative("lam", lam)
+    check.model(model)
+    lw = prompt_law(pb, model, law, channel)
+    M = lw.M
+    if lam == 0 and P < M and np.isfinite(beta):
+        raise ValueError(f"lam must be > 0 at finite beta when P < M = {M} (the Gibbs measure is not "
+                         f"normalisable in the null space of H); got lam = 0 with P = {P}")
+    return P, beta, lam, lw
+
+
+def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correlated") -> StationaryTheory:
+    """Replica-symmetric stationary errors (module docstring).
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    P : float
+        Number of prompts (``P >= 1``; non-integer values interpolate the theory).
+    beta : float
+        Inverse temperature ``β > 0``; ``numpy.inf`` for zero temperature.
+    lam : float
+        Weight decay ``λ >= 0`` (``λ = 0``: min-norm limit; needs ``β = ∞`` when ``P < M``).
+    model : {"reduced", "full"}
+    law : {"finite", "mp"}
+        Prompt law: exact finite-D law, or Marchenko–Pastur with decoupled labels.
+    channel : {"correlated", "decoupled"}
+        With ``law="finite"``: keep (default) or drop the scale–label correlations.
+
+    Raises
+    ------
+    ValueError
+        Bad input; ``λ = 0`` with ``P = M`` (divergent min-norm solution) or with ``P < M`` at finite ``β``.
+    linattn.ConvergenceError
+        If the saddle-point equations do not converge.
+    """
+    P, beta, lam, lw = _validate(pb, P, beta, lam, model, law, channel)
+    c = pb.feature_variance
+    lp = lam / c
+    rr = ridge_resolvent(P, lp, lw)
+    om = rr.omega_t
+    rho = float(teacher_overlap(rr.L, om, lw))
+    S = block_overlaps(rr.a[None], rr.a[None], om[None], om[None], np.array([rho]), np.array([rho]), lw, P)[0, 0]
+    sigma2 = np.real(S)
+    w = lw.weights
+    kappa = np.array([1.0, pb.feature_variance_v / c])[: lw.n_blocks]
+    t = np.sqrt(pb.teacher_norm2)
+    et = 0.5 * rr.eps * float(w @ ((lw.y2 - rho * lw.fy) * om))
+    eg = 0.5 * (1.0 + pb.noise**2 - 2 * t * rho + rho**2 + float(kappa @ sigma2))
+    r = rr.r
+    dims = np.asarray(lw.block_dims, float)
+    # residual of the σ equations (the r and ρ equations are solved to rr.residual / exactly)
+    Y = lw.y2 - 2 * rho * lw.fy + rho**2 * lw.f2
+    rhs = ((w * om**2) * (Y + lw.xi @ sigma2)) @ lw.xi
+    lhs = lw.q(P) * rr.a**2 * sigma2
+    res_sigma = float(np.max(np.abs(lhs - rhs) / np.maximum(np.abs(lhs), 1e-300)))
+    if np.isinf(beta):
+        train, test, F = et, eg, et
+    else:
+        M = lw.M
+        train = et + M / (2 * beta)
+        test = eg + float(kappa @ (dims * r)) / (2 * beta)
+        V = float(dims @ (-np.log(r) + lp * r - 1.0)) / M + (P / M) * float(w @ -np.log(rr.eps * om))
+        F = et - M / (2 * beta) * np.log(2 * np.pi / beta) + M / (2 * beta) * (np.log(c) + V)
+    gap = np.inf if train == 0 else (test - train) / train
+    order = OrderParameters(rho=rho, sigma2=sigma2, r=r, a=rr.a, eps=rr.eps, L=rr.L)
+    return StationaryTheory(problem=pb, P=P, beta=beta, lam=lam, model=model, law=law, train=float(train),
+                            test=float(test), train_ridge=float(et), test_ridge=float(eg), free_energy=float(F),
+                            gap=float(gap), order=order, converged=True, iterations=rr.iterations,
+                            residual=max(rr.residual, res_sigma))
+
+
+@dataclass(frozen=True, eq=False)
+class StationaryCurve:
+    """Theory along a list of ``P`` values (arrays), with the worst solver residual."""
+
+    P: np.ndarray
+    train: np.ndarray
+    test: np.ndarray
+    gap: np.ndarray
+    free_energy: np.ndarray
+    converged: bool
+    max_residual: float
+
+
+def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", channel="correlated") -> StationaryCurve:
+    """:func:`stationary` at every ``P`` of ``P_values`` (a theory curve)."""
+    Ps = np.atleast_1d(check.finite_array("P_values", P_values))
+    pts = [stationary(pb, P, beta, lam, model, law, channel) for P in Ps]
+    return StationaryCurve(P=Ps, train=np.array([p.train for p in pts]), test=np.array([p.test for p in pts]),
+                           gap=np.array([p.gap for p in pts]), free_energy=np.array([p.free_energy for p in pts]),
+                           converged=all(p.converged for p in pts), max_residual=max(p.residual for p in pts))
+
+
+def rs_functional(pb, P, beta, lam, rho, q, Delta, model="reduced", law="finite", channel="correlated") -> float:
+    r"""The replica-symmetric functional ``Φ(ρ, q_i, Δ_i)`` whose extremum gives ``−βF``
+    (``docs/replica.md`` §2), in ``θ̃ = √c θ`` units with total (not per-coordinate) overlaps:
+
+    .. math::
+       Φ = Σ_i \frac{D_i}{2}\Big[\log Δ_i + \frac{q_i − ρ² δ_{i1}}{Δ_i}\Big] − \frac{βλ'}{2} Σ_i (q_i + Δ_i)
+           + P\, E\Big[−½ \log(1 + \tfrac{β}{P} Σ_i ξ_i Δ_i)
+           − \frac{β}{2P}\,\frac{(y − fρ)² + Σ_i ξ_i (q_i − ρ² δ_{i1})}{1 + \tfrac{β}{P} Σ_i ξ_i Δ_i}\Big],
+
+    and ``−βF = Φ + Σ_i (D_i/2)(\log 2π + 1 − \log D_i) − (M/2) \log c`` at the extremum.
+    ``q_i`` is the squared norm of block ``i`` of the mean solution (``q_1 = ρ² + σ_1²``) and
+    ``Δ_i`` its thermal spread. Finite ``β`` only.
+    """
+    P, beta, lam, lw = _validate(pb, P, beta, lam, model, law, channel)
+    if not np.isfinite(beta):
+        raise ValueError("beta must be finite for the replica functional; got inf")
+    q = np.atleast_1d(np.asarray(q, float))
+    Delta = np.atleast_1d(np.asarray(Delta, float))
+    dims = np.asarray(lw.block_dims, float)
+    lp = lam / pb.feature_variance
+    shift = np.zeros(lw.n_blocks)
+    shift[0] = rho**2
+    ent = float(dims @ (0.5 * (np.log(Delta) + (q - shift) / Delta))) - 0.5 * beta * lp * float(np.sum(q + Delta))
+    Beff = (beta / P) * (lw.xi @ Delta)
+    Y = lw.y2 - 2 * rho * lw.fy + rho**2 * lw.f2
+    energ = P * float(lw.weights @ (-0.5 * np.log1p(Beff) - 0.5 * (beta / P) * (Y + lw.xi @ (q - shift)) / (1 + Beff)))
+    return ent + energ
+
+
+def rs_constant(pb, model="reduced") -> float:
+    """``Σ_i (D_i/2)(log 2π + 1 − log D_i) − (M/2) log c``: ``−βF = Φ_extremum + rs_constant``."""
+    dims = np.array([pb.D**2] + ([pb.D] if model == "full" else []), float)
+    return float(np.sum(0.5 * dims * (np.log(2 * np.pi) + 1 - np.log(dims)))) - 0.5 * dims.sum() * np.log(pb.feature_variance)

@@ -1,0 +1,79 @@
+"""Exact Gibbs averages and free energy (rung 1: identities against finite differences and Monte Carlo)."""
+import numpy as np
+import pytest
+
+import dynamics
+import linattn
+import replica
+from helpers import assert_mean
+
+
+@pytest.mark.parametrize("model, P", [("reduced", 10), ("reduced", 40), ("full", 12), ("full", 60)])
+def test_free_energy_derivatives(model, P, rng):
+    pb = linattn.Problem(4, 7, 0.3)
+    es = dynamics.eigensystem(pb.sample(P, rng), pb, model)
+    beta, lam = 50.0, 0.07
+    g = replica.gibbs(es, pb, beta, lam, model)
+    h = 1e-4
+    bf = lambda b: b * replica.gibbs(es, pb, b, lam, model).free_energy
+    assert (bf(beta * (1 + h)) - bf(beta * (1 - h))) / (2 * beta * h) == pytest.approx(float(g.train), rel=1e-7)
+    F = lambda l: replica.gibbs(es, pb, beta, l, model).free_energy
+    assert (F(lam * (1 + h)) - F(lam * (1 - h))) / (2 * lam * h) == pytest.approx(float(g.dF_dlam), rel=1e-6)
+    # a grid of (beta, lam) from the same eigensystem equals separate calls
+    grid = replica.gibbs(es, pb, np.array([[10.0], [1e3]]), np.array([0.01, 0.1, 1.0]), model)
+    assert grid.train.shape == (2, 3)
+    single = replica.gibbs(es, pb, 1e3, 0.1, model)
+    assert grid.test[1, 1] == pytest.approx(float(single.test), rel=1e-14)
+
+
+@pytest.mark.parametrize("model", ["reduced", "full"])
+def test_gibbs_averages_against_sampling(model, rng):
+    """Sample θ ~ N(θ*, A⁻¹/β) (the Gibbs law) and average E_t, E_g computed from the prompts."""
+    pb = linattn.Problem(3, 5, 0.2)
+    data = pb.sample(15, rng)
+    beta, lam = 30.0, 0.05
+    F = data.features(model)
+    M = F.shape[1]
+    A = F.T @ F / data.P + lam * np.eye(M)
+    theta_star = np.linalg.solve(A, F.T @ data.yq / data.P)
+    L = np.linalg.cholesky(np.linalg.inv(A) / beta)
+    thetas = theta_star + rng.standard_normal((40_000, M)) @ L.T
+    et, eg = [], []
+    for th in thetas:
+        G, v = linattn.unpack(th, 3, model)
+        et.append(linattn.train_energy(data, G, lam, v))
+        eg.append(pb.test_error(G, v))
+    g = replica.gibbs(data, pb, beta, lam, model)
+    assert_mean(et, float(g.train), label="<E_t>")
+    assert_mean(eg, float(g.test), label="<E_g>")
+
+
+def test_limits(rng):
+    pb = linattn.Problem(4, 6, 0.1)
+    data = pb.sample(9, rng)       # P < M = 16
+    es = dynamics.eigensystem(data, pb)
+    F = data.features()
+    zero_t = replica.gibbs(es, pb, np.inf, 0.0)
+    G, _ = linattn.unpack(np.linalg.pinv(F) @ data.yq, 4)
+    assert float(zero_t.train) == 0.0                       # min-norm interpolation, exactly
+    assert float(zero_t.test) == pytest.approx(pb.test_error(G), rel=1e-10)
+    near = replica.gibbs(es, pb, np.inf, 1e-9)
+    assert float(near.test) == pytest.approx(float(zero_t.test), rel=1e-6)
+    hot = replica.gibbs(es, pb, 1e12, 0.3)
+    cold = replica.gibbs(es, pb, np.inf, 0.3)
+    assert float(hot.train) == pytest.approx(float(cold.train), rel=1e-9)
+    assert float(hot.test) == pytest.approx(float(cold.test), rel=1e-9)
+    with pytest.raises(ValueError, match="lam"):
+        replica.gibbs(es, pb, 100.0, 0.0)                   # not normalisable for P < M
+
+
+def test_bad_input(rng):
+    pb = linattn.Problem(3, 4)
+    data = pb.sample(20, rng)
+    for beta in (0.0, -1.0, np.nan):
+        with pytest.raises(ValueError, match="beta"):
+            replica.gibbs(data, pb, beta, 0.1)
+    with pytest.raises(ValueError, match="lam"):
+        replica.gibbs(data, pb, 1.0, -0.1)
+    with pytest.raises(ValueError, match="model"):
+        replica.gibbs(data, pb, 1.0, 0.1, model="giant")
