@@ -4,7 +4,11 @@ For each ``P``, ``n_datasets`` independent training sets are drawn; each is solv
 (:mod:`dynamics.flow`) at the end of training — the long-time limit of gradient flow by
 default, or a finite flow time ``t`` (seed Fig. 6 trains for a fixed number of steps, which at
 ``λ = 0`` and ``P < M`` leaves a small nonzero training error). Reported: mean and s.d. over
-training sets of ``ΔEr = (E_g − E_t)/E_t`` and ``C = tr Γ/(‖Γ‖_F √D)``, and of ``E_t``, ``E_g``.
+training sets of ``ΔEr = (E_g − E_t)/E_t`` and ``C = tr Γ/(‖Γ‖_F √D)``, and of ``E_t``, ``E_g``;
+and, because ``ΔEr`` spans many orders of magnitude when the model interpolates (``λ = 0``,
+``P < M``: ``E_t → 0``), the median and the 16 % / 84 % quantiles of ``ΔEr``. ``ΔEr`` is ``inf``
+when ``E_t`` is exactly zero or so small that the ratio overflows; a mean or s.d. over a set
+containing ``inf`` is reported as ``inf``.
 """
 from __future__ import annotations
 
@@ -28,6 +32,9 @@ class Sweep:
     P: np.ndarray
     gap_mean: np.ndarray
     gap_sd: np.ndarray
+    gap_median: np.ndarray
+    gap_q16: np.ndarray
+    gap_q84: np.ndarray
     contrast_mean: np.ndarray
     contrast_sd: np.ndarray
     train_mean: np.ndarray
@@ -82,11 +89,18 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, see
                 cv = gradient_flow(es, pb, lam, [time], model=model, return_params=True)
                 G, _ = linattn.unpack(cv.params[0], pb.D, model)
                 tr[i, j], te[i, j] = cv.train[0], cv.test[0]
-                gap[i, j] = np.inf if tr[i, j] == 0 else (te[i, j] - tr[i, j]) / tr[i, j]
+                with np.errstate(over="ignore", divide="ignore"):
+                    gap[i, j] = np.inf if tr[i, j] == 0 else (te[i, j] - tr[i, j]) / tr[i, j]
                 con[i, j] = linattn.contrast_ratio(G)
             bar.update()
     bar.close()
-    return Sweep(P=Ps, gap_mean=gap.mean(1), gap_sd=gap.std(1, ddof=1) if n_datasets > 1 else np.zeros(Ps.size),
+    finite = np.all(np.isfinite(gap), axis=1)
+    safe = np.where(finite[:, None], gap, 0.0)
+    scale = np.maximum(np.max(np.abs(safe), axis=1, keepdims=True), 1e-300)  # avoids overflow of x²
+    gmean = np.where(finite, (safe / scale).mean(1) * scale[:, 0], np.inf)
+    gsd = np.where(finite, ((safe / scale).std(1, ddof=1) if n_datasets > 1 else 0.0) * scale[:, 0], np.inf)
+    q16, q50, q84 = np.quantile(gap, [0.16, 0.5, 0.84], axis=1, method="inverted_cdf")
+    return Sweep(P=Ps, gap_mean=gmean, gap_sd=gsd, gap_median=q50, gap_q16=q16, gap_q84=q84,
                  contrast_mean=con.mean(1), contrast_sd=con.std(1, ddof=1) if n_datasets > 1 else np.zeros(Ps.size),
                  train_mean=tr.mean(1), test_mean=te.mean(1), gap_all=gap, contrast_all=con, train_all=tr,
                  test_all=te, lam=lam, model=model, time=time)

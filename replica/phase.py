@@ -63,7 +63,9 @@ def exact_boundary(P, train_mean, test_mean, level=5.0):
     """``P*`` from dataset-averaged exact errors on a ``P`` grid: last downward crossing of the
     ratio of averages (log-linear interpolation); ``None`` if there is none."""
     P = np.asarray(P, float)
-    g = (np.asarray(test_mean) - np.asarray(train_mean)) / np.asarray(train_mean)
+    tr = np.asarray(train_mean, float)
+    with np.errstate(divide="ignore", over="ignore"):
+        g = np.where(tr > 0, (np.asarray(test_mean) - tr) / np.where(tr > 0, tr, 1.0), np.inf)
     down = np.flatnonzero((g[:-1] >= level) & (g[1:] < level))
     if down.size == 0 or np.any(g[down[-1] + 1:] >= level):
         return None

@@ -1,0 +1,141 @@
+"""The Langevin sampler against its stationary law (rung 4), its exact discrete-time properties,
+the random-number generator, the autocorrelation estimator, and bad input (rung 5)."""
+import numpy as np
+import pytest
+from scipy import stats
+
+import linattn
+from validation import _kernels
+from validation.langevin import chain, langevin
+from validation.stats import integrated_time, mean_and_se
+
+PB = linattn.Problem(10, 100)
+
+
+ZX, ZF = _kernels.ZIG_X, _kernels.ZIG_F
+
+
+def test_ziggurat_tables():
+    """256 strips of equal area v under exp(−x²/2): x·(f(x_{i+1}) − f(x_i)) = v for every layer."""
+    v = ZX[1] * ZF[1] + np.sqrt(np.pi / 2) * __import__("scipy.special").special.erfc(ZX[1] / np.sqrt(2))
+    areas = ZX[1:-1] * (ZF[2:] - ZF[1:-1])
+    assert np.allclose(areas, v, rtol=1e-10)
+    assert ZX[-1] == 0 and ZF[-1] == 1.0 and ZX[0] * ZF[1] == pytest.approx(v)
+
+
+@pytest.mark.parametrize("sampler", ["ziggurat", "polar"])
+def test_rng_is_standard_normal_and_reproducible(sampler):
+    def fill(state, out):
+        if sampler == "ziggurat":
+            _kernels.fill_normal(state, out, ZX, ZF)
+        else:
+            _kernels.fill_normal_polar(state, out)
+
+    state = np.empty(4, np.uint64)
+    _kernels.seed_state(7, 3, state)
+    x = np.empty(400_001)
+    fill(state, x)
+    assert stats.kstest(x, "norm").pvalue > 1e-3
+    assert abs(x.mean()) < 4 / np.sqrt(x.size)
+    assert abs(x.var() - 1) < 4 * np.sqrt(2 / x.size)
+    tail = np.mean(np.abs(x) > 3.6541528853610088)   # the ziggurat's tail branch, P = 2.6e-4
+    assert abs(tail - 2 * stats.norm.sf(3.6541528853610088)) < 4 * np.sqrt(2.6e-4 / x.size)
+    _kernels.seed_state(7, 3, state)
+    y = np.empty(10)
+    fill(state, y)
+    assert np.array_equal(x[:10], y)
+    _kernels.seed_state(7, 4, state)
+    fill(state, y)
+    assert not np.array_equal(x[:10], y)
+
+
+def test_integrated_time_of_an_ar1_process():
+    """τ = (1 + φ)/(1 − φ) for AR(1); 64 chains of 4000 steps estimate it within 10 %."""
+    rng = np.random.default_rng(1)
+    phi = 0.8
+    x = np.zeros((64, 4000))
+    e = rng.standard_normal(x.shape)
+    for t in range(1, 4000):
+        x[:, t] = phi * x[:, t - 1] + e[:, t]
+    assert integrated_time(x[:, 500:]) == pytest.approx((1 + phi) / (1 - phi), rel=0.1)
+    iid = rng.standard_normal((8, 500))
+    assert integrated_time(iid) == pytest.approx(1.0, abs=0.2)
+    m, se, tau = mean_and_se(iid)
+    assert se == pytest.approx(iid.std(ddof=1) / np.sqrt(iid.size), rel=0.25)
+
+
+def test_reproducible_and_independent_of_grouping():
+    data = PB.sample(30, rng=1)
+    kw = dict(n_equilibrate=2000, n_samples=5, stride=100, seed=9)
+    a = langevin(data, PB, 1e3, 0.01, n_chains=10, **kw)
+    b = langevin(data, PB, 1e3, 0.01, n_chains=10, **kw)
+    c = langevin(data, PB, 1e3, 0.01, n_chains=3, **kw)   # the first 3 chains are the same chains
+    assert np.array_equal(a.train, b.train)
+    assert np.array_equal(a.test[:3], c.test)
+
+
+@pytest.mark.parametrize("model", ["reduced", "full"])
+@pytest.mark.parametrize("P", [10, 100, 1000])
+def test_stationary_means_match_exact_gibbs(model, P):
+    """Acceptance (validation issue): with the seed's protocol (10⁵ equilibration steps, 20 samples
+    5000 steps apart) and the automatic dt, the sample means of 16 chains agree with the exact
+    Gibbs averages. Tolerance: 4 exact standard errors of the discrete chain's sample mean plus the
+    exact O(dt) bias (which dt=None keeps below ¼ s.e.); the estimated (IAT) s.e. must agree with
+    the exact one to within its own uncertainty (factor 0.6–1.6 for 320 samples)."""
+    data = PB.sample(P, rng=(2, P))
+    r = langevin(data, PB, 1e3, 0.01, n_chains=16, model=model, seed=P)
+    for mean, se_iat, se, exact, bias in ((r.mean_train, r.se_train, r.se_train_exact, r.exact_train, r.bias_train),
+                                          (r.mean_test, r.se_test, r.se_test_exact, r.exact_test, r.bias_test)):
+        assert abs(bias) <= 0.25 * se * np.sqrt(16)         # dt=None criterion (per-chain s.e.)
+        assert abs(mean - exact) <= 4 * se + abs(bias), (mean, exact, se)
+        assert 0.6 < se_iat / se < 1.6
+    assert abs(r.equilibration_bias) < 1e-3 * r.se_train_exact
+
+
+def test_eigen_and_parameter_bases_are_the_same_chain():
+    """Both bases simulate the same Markov chain: equal means within 4 s.e. at a coarse step,
+    and both match the exact discrete-chain mean (which is biased away from Gibbs at this dt)."""
+    pb = linattn.Problem(4, 10, 0.2)
+    data = pb.sample(30, rng=5)
+    ch = chain(data, pb, 200.0, 0.05, 1.0, "full")
+    dt = 1.5 / ch.lambda_max
+    kw = dict(dt=dt, n_equilibrate=3000, n_samples=50, stride=200, n_chains=32, model="full")
+    e = langevin(data, pb, 200.0, 0.05, basis="eigen", seed=1, **kw)
+    p = langevin(data, pb, 200.0, 0.05, basis="parameter", seed=2, **kw)
+    disc_t, disc_g = ch.means(dt)
+    for r in (e, p):
+        assert abs(r.mean_train - disc_t) <= 4 * r.se_train_exact
+        assert abs(r.mean_test - disc_g) <= 4 * r.se_test_exact
+    assert abs(e.bias_train) > 8 * e.se_train_exact        # the O(dt) bias is resolved here
+    assert abs(e.mean_train - p.mean_train) <= 4 * np.hypot(e.se_train_exact, p.se_train_exact)
+
+
+def test_exact_chain_bias_is_first_order_in_dt():
+    data = PB.sample(100, rng=3)
+    ch = chain(data, PB, 1e3, 0.01, 1.0, "full")
+    dts = np.array([0.2, 0.1, 0.05]) / ch.lambda_max
+    b = np.array([ch.bias(dt)[0] for dt in dts])
+    assert np.allclose(b[:-1] / b[1:], 2.0, rtol=0.06)
+
+
+def test_bad_input():
+    data = PB.sample(20, rng=4)
+    with pytest.raises(ValueError, match="beta"):
+        langevin(data, PB, 0.0, 0.01)
+    with pytest.raises(ValueError, match="beta"):
+        langevin(data, PB, np.inf, 0.01)
+    with pytest.raises(ValueError, match="gamma"):
+        langevin(data, PB, 1e3, 0.01, gamma=-1.0)
+    with pytest.raises(ValueError, match="n_chains"):
+        langevin(data, PB, 1e3, 0.01, n_chains=0)
+    with pytest.raises(ValueError, match="n_equilibrate"):
+        langevin(data, PB, 1e3, 0.01, n_equilibrate=-5)
+    with pytest.raises(ValueError, match="stride"):
+        langevin(data, PB, 1e3, 0.01, stride=0)
+    with pytest.raises(ValueError, match="lam"):
+        langevin(data, PB, 1e3, 0.0)               # P < M: not normalisable
+    ch = chain(data, PB, 1e3, 0.01, 1.0, "reduced")
+    with pytest.raises(ValueError, match="dt"):
+        langevin(data, PB, 1e3, 0.01, dt=2.0 / ch.lambda_max)
+    with pytest.raises(ValueError, match="dt"):
+        langevin(data, PB, 1e3, 0.01, dt=-0.1)

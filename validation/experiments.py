@@ -1,0 +1,87 @@
+"""Theory-vs-simulation experiments: stationary errors against task diversity ``P``.
+
+For one problem, :func:`stationary_sweep` computes
+* the replica-symmetric theory on a fine grid of ``P`` (:func:`replica.stationary`),
+* dataset-averaged exact Gibbs averages (:func:`replica.gibbs`) at a coarser grid,
+* Langevin simulations (:func:`validation.langevin`) on a few datasets per ``P`` — the markers of
+  the seed's Figs. 2–3 — and
+* the memorization → generalization boundary ``P*`` (``ΔEr = 5``) from each of the three.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm import tqdm
+
+import replica
+
+from .langevin import langevin
+
+
+@dataclass(frozen=True, eq=False)
+class StationarySweep:
+    D: int
+    N: int
+    model: str
+    beta: float
+    lam: float
+    P_theory: np.ndarray
+    theory_train: np.ndarray
+    theory_test: np.ndarray
+    P_exact: np.ndarray
+    exact_train: np.ndarray
+    exact_train_se: np.ndarray
+    exact_test: np.ndarray
+    exact_test_se: np.ndarray
+    P_sim: np.ndarray
+    sim_train: np.ndarray
+    sim_train_se: np.ndarray
+    sim_test: np.ndarray
+    sim_test_se: np.ndarray
+    sim_dt: np.ndarray
+    P_star_theory: float | None
+    P_star_exact: float | None
+    P_star_sim: float | None
+
+    def as_dict(self, prefix=""):
+        out = {}
+        for k, v in self.__dict__.items():
+            out[prefix + k] = np.nan if v is None else v  # npz storage of "no crossing" (documented)
+        return out
+
+
+def stationary_sweep(pb, model="full", beta=1e3, lam=0.01, P_theory=None, P_exact=None, n_exact=100,
+                     P_sim=None, n_sim=4, langevin_kw=None, seed=0, progress=False) -> StationarySweep:
+    """Theory, exact dataset averages and Langevin markers against ``P`` (module docstring).
+
+    ``langevin_kw`` is passed to :func:`validation.langevin` (protocol, chains); each simulated
+    point averages the per-dataset sample means of ``n_sim`` datasets, its error bar being the
+    standard error over datasets (which includes the thermal sampling error).
+    """
+    P_theory = np.geomspace(1, 1e4, 100) if P_theory is None else np.asarray(P_theory, float)
+    P_exact = np.unique(np.round(np.geomspace(1, 1e4, 13)).astype(int)) if P_exact is None else np.asarray(P_exact)
+    P_sim = np.array([10, 30, 100, 300, 1000, 3000]) if P_sim is None else np.asarray(P_sim)
+    lkw = dict(n_chains=1)
+    lkw.update(langevin_kw or {})
+    M = pb.n_params(model)
+    theory_P = np.array([P for P in P_theory if not (lam == 0 and abs(P - M) < 1e-9)])
+    cur = replica.stationary_curve(pb, theory_P, beta, lam, model)
+    ex = np.array([replica.dataset_average(pb, int(P), beta, lam, n_exact, model, seed=seed) for P in
+                   tqdm(P_exact, desc=f"exact Gibbs D={pb.D} N={pb.N}", disable=not progress, leave=False)])
+    sim = np.empty((len(P_sim), 5))
+    for i, P in enumerate(tqdm(P_sim, desc=f"Langevin D={pb.D} N={pb.N}", disable=not progress, leave=False)):
+        runs = [langevin(pb.sample(int(P), rng=(seed + 1, int(P), j)), pb, beta, lam, model=model,
+                         seed=seed * 7919 + j, **lkw) for j in range(n_sim)]
+        tr = np.array([r.train.mean() for r in runs])
+        te = np.array([r.test.mean() for r in runs])
+        sim[i] = (tr.mean(), tr.std(ddof=1) / np.sqrt(n_sim), te.mean(), te.std(ddof=1) / np.sqrt(n_sim),
+                  np.mean([r.dt for r in runs]))
+    return StationarySweep(
+        D=pb.D, N=pb.N, model=model, beta=beta, lam=lam, P_theory=cur.P, theory_train=cur.train,
+        theory_test=cur.test, P_exact=P_exact, exact_train=ex[:, 0], exact_train_se=ex[:, 1], exact_test=ex[:, 2],
+        exact_test_se=ex[:, 3], P_sim=P_sim, sim_train=sim[:, 0], sim_train_se=sim[:, 1], sim_test=sim[:, 2],
+        sim_test_se=sim[:, 3], sim_dt=sim[:, 4],
+        P_star_theory=replica.phase_boundary(pb, beta, lam, model=model),
+        P_star_exact=replica.exact_boundary(P_exact, ex[:, 0], ex[:, 2]),
+        P_star_sim=replica.exact_boundary(P_sim, sim[:, 0], sim[:, 2]))
