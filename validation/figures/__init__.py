@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 #: modules that define figures, in the order ``figures all`` runs them
-MODULES = ("fig1", "fig2_3", "fig4", "fig5_6")
+MODULES = ("fig1", "fig2_3", "fig4", "fig5_6", "phase")
 
 _REGISTRY: dict[str, "Figure"] = {}
 

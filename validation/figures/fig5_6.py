@@ -52,7 +52,8 @@ def plot(data, settings, label, title, dotted_D2=False, robust=False):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    inset = ax.inset_axes([0.58, 0.5, 0.38, 0.35])
+    # fig. 6 curves leave through the top left: put the inset bottom left and the legend top right
+    inset = ax.inset_axes([0.1, 0.1, 0.36, 0.32] if robust else [0.58, 0.5, 0.38, 0.35])
     cmap = plt.get_cmap("Reds")
     for i, (D, N) in enumerate(settings):
         key = f"D{D}_N{N}"
@@ -81,7 +82,7 @@ def plot(data, settings, label, title, dotted_D2=False, robust=False):
     inset.set_xscale("log")
     inset.set_title("contrast ratio C", fontsize=7)
     inset.tick_params(labelsize=6)
-    ax.legend(loc="lower left", fontsize=7)
+    ax.legend(loc="upper right" if robust else "lower left", fontsize=7)
     ax.set_title(title)
     fig.tight_layout()
     return fig

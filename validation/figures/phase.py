@@ -1,0 +1,93 @@
+"""Memorization → generalization diagram over ``(P, N)`` and ``(P, D)`` (replica issue, item 3).
+
+Colour: the replica theory's ``log10 ΔEr`` with ``ΔEr = (⟨E_g⟩ − ⟨E_t⟩)/⟨E_t⟩`` (ratio of
+dataset-averaged errors), full model, ``λ = 0.01``, long-time limit of gradient flow (``β = ∞``);
+white line: the boundary ``ΔEr = 5`` (``replica.phase_boundary``). Markers: the same boundary
+from exact dataset averages (``dynamics.gap_sweep``, ratio of the mean errors, interpolated on a
+``P`` grid): (a) ``D = 10``, ``N ∈ {10, 20, 50, 100, 200}``; (b) ``N = 100``,
+``D ∈ {5, 10, 15, 20}``. Quick mode: 20 training sets per exact point (full: 100). In the saved
+data, an exact boundary that does not cross within its ``P`` grid is stored as ``nan``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import dynamics
+import linattn
+import replica
+
+from . import register, save, style
+
+LAM = 0.01
+
+
+def theory_map(pairs, P_grid):
+    out = np.empty((len(pairs), P_grid.size))
+    for i, (D, N) in enumerate(pairs):
+        out[i] = replica.stationary_curve(linattn.Problem(D, N), P_grid, np.inf, LAM, "full").gap
+    return out
+
+
+def exact_boundaries(pairs, n_datasets, progress):
+    res = []
+    for D, N in pairs:
+        pb = linattn.Problem(D, N)
+        guess = replica.phase_boundary(pb, np.inf, LAM, model="full")
+        grid = np.unique(np.round(np.geomspace(guess / 2.5, guess * 2.5, 11)).astype(int))
+        sw = dynamics.gap_sweep(pb, grid, LAM, n_datasets, "full", seed=D * 100 + N, progress=progress)
+        res.append((guess, replica.exact_boundary(sw.P, sw.train_mean, sw.test_mean)))
+    return np.array([(g, np.nan if e is None else e) for g, e in res])
+
+
+def compute(quick=True, progress=True):
+    n = 20 if quick else 100
+    P_grid = np.geomspace(1, 1e4, 70)
+    N_map = np.unique(np.round(np.geomspace(5, 400, 24)).astype(int))
+    D_map = np.arange(3, 31)
+    data = {"P_grid": P_grid, "N_map": N_map, "D_map": D_map,
+            "gap_PN": theory_map([(10, N) for N in N_map], P_grid),
+            "gap_PD": theory_map([(D, 100) for D in D_map], P_grid)}
+    data["N_exact"] = np.array([10, 20, 50, 100, 200])
+    data["D_exact"] = np.array([5, 10, 15, 20])
+    data["Pstar_N"] = exact_boundaries([(10, N) for N in data["N_exact"]], n, progress)
+    data["Pstar_D"] = exact_boundaries([(D, 100) for D in data["D_exact"]], n, progress)
+    data["Pstar_theory_N"] = np.array([replica.phase_boundary(linattn.Problem(10, N), np.inf, LAM, model="full")
+                                       for N in N_map], float)
+    data["Pstar_theory_D"] = np.array([replica.phase_boundary(linattn.Problem(D, 100), np.inf, LAM, model="full")
+                                       for D in D_map], float)
+    return data
+
+
+def plot(d):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, key, ys, yl, ex, pst, ptheory in (
+            (axes[0], "gap_PN", d["N_map"], "context length N (D = 10)", d["N_exact"], d["Pstar_N"], d["Pstar_theory_N"]),
+            (axes[1], "gap_PD", d["D_map"], "token dimension D (N = 100)", d["D_exact"], d["Pstar_D"], d["Pstar_theory_D"])):
+        z = np.log10(np.maximum(d[key], 1e-3))
+        im = ax.pcolormesh(d["P_grid"], ys, z, shading="auto", cmap="magma", vmin=-1.5, vmax=4)
+        ax.plot(ptheory, ys, color="w", lw=1.5, label="theory: ΔEr = 5")
+        ax.plot(pst[:, 1], ex, "o", mfc="#2ecc71", mec="k", ms=6, label="exact dataset averages")
+        ax.set_xscale("log")
+        if key == "gap_PN":
+            ax.set_yscale("log")
+        ax.set_xlabel("task diversity P")
+        ax.set_ylabel(yl)
+        ax.text(0.04, 0.92, "memorization", transform=ax.transAxes, color="w", fontsize=8)
+        ax.text(0.70, 0.06, "in-context\ngeneralization", transform=ax.transAxes, color="k", fontsize=8)
+        fig.colorbar(im, ax=ax, label=r"$\log_{10}\Delta E_r$ (theory)")
+        ax.legend(loc="upper right", fontsize=7)
+    fig.suptitle(rf"full model, $\lambda$ = {LAM}, long-time limit ($\beta = \infty$)")
+    fig.tight_layout()
+    return fig
+
+
+@register("phase", "Memorization → generalization diagram over (P, N) and (P, D): theory and exact P*")
+def make(out_dir, quick=True, progress=True):
+    d = compute(quick, progress)
+    with style():
+        fig = plot(d)
+    rows = [dict(N=int(N), P_star_theory=float(t), P_star_exact=float(e)) for N, (t, e) in zip(d["N_exact"], d["Pstar_N"])]
+    rows += [dict(D=int(D), P_star_theory=float(t), P_star_exact=float(e)) for D, (t, e) in zip(d["D_exact"], d["Pstar_D"])]
+    return save(fig, out_dir, "phase", d, {"rows": rows, "mode": "quick" if quick else "full"})
