@@ -106,13 +106,12 @@ def curves(es: Eigensystem, lam, decay, decay_null, init=None, return_params=Fal
     et_star = es.train_at_ridge(lam)
     if theta0 is not None:
         c0 = es.project(theta0)
-        Ctheta0_V = es.project(_metric(es, theta0))
-        n_norm2 = max(float(theta0 @ theta0 - c0 @ c0), 0.0) if es.k < es.M else 0.0
-        u_n = float(theta0[: pb.D**2] @ np.eye(pb.D).ravel() / pb.D - u @ c0)
-        Cn_V = Ctheta0_V - W @ c0
-        nCn = float(theta0 @ _metric(es, theta0) - 2 * c0 @ Ctheta0_V + c0 @ W @ c0) if es.k < es.M else 0.0
-        if es.k == es.M:
-            n_norm2, u_n, Cn_V, nCn = 0.0, 0.0, np.zeros(es.k), 0.0
+        n0 = theta0 - es.lift(c0) if es.k < es.M else np.zeros(es.M)   # null-space part of θ0
+        n_norm2 = float(n0 @ n0)
+        u_n = float(n0[: pb.D**2] @ np.eye(pb.D).ravel()) / pb.D
+        Cn0 = _metric(es, n0)
+        Cn_V = es.project(Cn0)
+        nCn = float(n0 @ Cn0)
     else:
         c0 = np.zeros(es.k)
         n_norm2, u_n, Cn_V, nCn = 0.0, 0.0, np.zeros(es.k), 0.0
@@ -143,13 +142,14 @@ def curves(es: Eigensystem, lam, decay, decay_null, init=None, return_params=Fal
         train = train + 0.5 * s2 * (d2 @ gl + dn2 * lam * null)
         tr_AB2 = d2**2 @ gl**2 + dn2**2 * lam**2 * null
         train_var = 0.5 * s2**2 * tr_AB2 + s2 * np.sum(d2 * (gl * a - b) ** 2, axis=1)
+        # both variances are sums of squares; the maximum only removes round-off of order 1e-16
         train_sd = np.sqrt(np.maximum(train_var, 0.0))
         test_sd = np.sqrt(np.maximum(test_var, 0.0))
     params = None
     if return_params:
         params = es.lift(a)
-        if theta0 is not None and es.k < es.M:
-            params = params + dn[:, None] * (theta0 - es.lift(c0))[None, :]
+        if theta0 is not None:
+            params = params + dn[:, None] * n0[None, :]
     return LearningCurves(times=np.asarray(times) if times is not None else np.arange(len(train)),
                           train=train, test=test, train_sd=train_sd, test_sd=test_sd, params=params,
                           lam=float(lam), model=es.model)

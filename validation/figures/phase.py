@@ -2,7 +2,7 @@
 
 Colour: the replica theory's ``log10 ΔEr`` with ``ΔEr = (⟨E_g⟩ − ⟨E_t⟩)/⟨E_t⟩`` (ratio of
 dataset-averaged errors), full model, ``λ = 0.01``, long-time limit of gradient flow (``β = ∞``);
-white line: the boundary ``ΔEr = 5`` (``replica.phase_boundary``). Markers: the same boundary
+green line: the boundary ``ΔEr = 5`` (``replica.phase_boundary``). Markers: the same boundary
 from exact dataset averages (``dynamics.gap_sweep``, ratio of the mean errors, interpolated on a
 ``P`` grid): (a) ``D = 10``, ``N ∈ {10, 20, 50, 100, 200}``; (b) ``N = 100``,
 ``D ∈ {5, 10, 15, 20}``. Quick mode: 20 training sets per exact point (full: 100). In the saved
@@ -67,17 +67,17 @@ def plot(d):
             (axes[1], "gap_PD", d["D_map"], "token dimension D (N = 100)", d["D_exact"], d["Pstar_D"], d["Pstar_theory_D"])):
         z = np.log10(np.maximum(d[key], 1e-3))
         im = ax.pcolormesh(d["P_grid"], ys, z, shading="auto", cmap="magma", vmin=-1.5, vmax=4)
-        ax.plot(ptheory, ys, color="w", lw=1.5, label="theory: ΔEr = 5")
-        ax.plot(pst[:, 1], ex, "o", mfc="#2ecc71", mec="k", ms=6, label="exact dataset averages")
+        ax.plot(ptheory, ys, color="#2ecc71", lw=1.5, label="theory: ΔEr = 5")
+        ax.plot(pst[:, 1], ex, "o", mfc="w", mec="k", ms=6, label="exact dataset averages")
         ax.set_xscale("log")
         if key == "gap_PN":
             ax.set_yscale("log")
         ax.set_xlabel("task diversity P")
         ax.set_ylabel(yl)
         ax.text(0.04, 0.92, "memorization", transform=ax.transAxes, color="w", fontsize=8)
-        ax.text(0.70, 0.06, "in-context\ngeneralization", transform=ax.transAxes, color="k", fontsize=8)
+        ax.text(0.70, 0.06, "in-context\ngeneralization", transform=ax.transAxes, color="w", fontsize=8)
         fig.colorbar(im, ax=ax, label=r"$\log_{10}\Delta E_r$ (theory)")
-        ax.legend(loc="upper right", fontsize=7)
+        ax.legend(loc="lower left", fontsize=7, frameon=True, framealpha=0.85)
     fig.suptitle(rf"full model, $\lambda$ = {LAM}, long-time limit ($\beta = \infty$)")
     fig.tight_layout()
     return fig
