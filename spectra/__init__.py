@@ -6,7 +6,7 @@ Public names
 hessian_eigenvalues, hessian_dense            exact spectra (Gram/Hadamard path for P < M)
 slq_spectrum, hessian_matvec                  matrix-free stochastic Lanczos quadrature
 density, cdf, spectral_cdf, stieltjes,        laws: law in {"finite", "mp"}, model in {"reduced", "full"}
-zero_atom, kolmogorov_distance
+zero_atom, support_edges, kolmogorov_distance
 prompt_law, PromptLaw                         the finite-D law of one prompt's invariants
 block_resolvent, data_transforms,             the one fixed-point implementation (complex z; z = −λ')
 ridge_resolvent
@@ -14,7 +14,7 @@ mp                                            Marchenko–Pastur closed forms (r
 """
 from . import mp
 from .density import (SpectralCDF, cdf, density, kolmogorov_distance, spectral_cdf, stieltjes,
-                      zero_atom)
+                      support_edges, zero_atom)
 from .eigenvalues import hessian_dense, hessian_eigenvalues
 from .law import LAWS, PromptLaw, prompt_law
 from .matrix_free import SpectralEstimate, hessian_matvec, slq_spectrum
@@ -23,7 +23,7 @@ from .resolvent import (DataTransforms, Resolvent, RidgeResolvent, block_resolve
 
 __all__ = [
     "hessian_eigenvalues", "hessian_dense", "slq_spectrum", "hessian_matvec", "SpectralEstimate",
-    "density", "cdf", "spectral_cdf", "SpectralCDF", "stieltjes", "zero_atom", "kolmogorov_distance",
+    "density", "cdf", "spectral_cdf", "support_edges", "SpectralCDF", "stieltjes", "zero_atom", "kolmogorov_distance",
     "prompt_law", "PromptLaw", "LAWS", "block_resolvent", "data_transforms", "ridge_resolvent",
     "Resolvent", "DataTransforms", "RidgeResolvent", "mp",
 ]

@@ -98,8 +98,22 @@ class SpectralCDF:
 
     grid: np.ndarray
     cumulative: np.ndarray
+    density: np.ndarray
     atom: float
     mass_error: float
+
+    def edges(self, rel_tol=1e-5):
+        """Support of the continuous part: list of ``(lower, upper)`` intervals where the tabulated
+        density exceeds ``rel_tol`` times its maximum, each end located to the grid spacing. (Inside
+        gaps the fixed-point solution carries round-off of ~1e-7 of the maximum density, hence the
+        default threshold; next to a square-root edge the density is ~1e-2 of its maximum one grid
+        step inside the support.)"""
+        pos = self.density > rel_tol * np.max(self.density[np.isfinite(self.density)])
+        change = np.flatnonzero(np.diff(pos.astype(int)))
+        starts = list(change[pos[change + 1]] + 1) + ([0] if pos[0] else [])
+        ends = list(change[pos[change]]) + ([pos.size - 1] if pos[-1] else [])
+        return [(float(self.grid[max(a - 1, 0)]), float(self.grid[min(b + 1, pos.size - 1)]))
+                for a, b in zip(sorted(starts), sorted(ends))]
 
     def __call__(self, x):
         x = np.asarray(x, dtype=float)
@@ -121,7 +135,7 @@ def _integrate_on_sqrt_grid(x_max, n_grid, P, lw, at_threshold):
     if at_threshold:  # ρ(u²)·2u has a finite limit at u = 0: extrapolate
         g[0] = 2 * g[1] - g[2]
     cum = np.concatenate([[0.0], np.cumsum(0.5 * (g[1:] + g[:-1]) * np.diff(u))])
-    return x, cum
+    return x, cum, rho
 
 
 @functools.lru_cache(maxsize=64)
@@ -133,18 +147,18 @@ def _tabulate(alpha, pb, law, model, n_grid):
     atom = zero_atom(alpha, model, pb)
     # stage 1: a coarse pass up to a bound beyond the largest eigenvalue the law allows
     x_max = 1.5 * float(np.max(lw.xi)) * (1.0 + np.sqrt(q)) ** 2 + 1.0
-    x, cum = _integrate_on_sqrt_grid(x_max, max(64, n_grid // 4), P, lw, at_threshold)
+    x, cum, _ = _integrate_on_sqrt_grid(x_max, max(64, n_grid // 4), P, lw, at_threshold)
     # stage 2: the fine grid ends where the coarse pass has all but 1e-7 of the mass
     x_hi = x[min(len(x) - 1, np.searchsorted(cum, cum[-1] - 1e-7) + 1)]
-    x, cum = _integrate_on_sqrt_grid(1.05 * x_hi, n_grid, P, lw, at_threshold)
+    x, cum, rho = _integrate_on_sqrt_grid(1.05 * x_hi, n_grid, P, lw, at_threshold)
     err = abs(atom + cum[-1] - 1.0)
     if err > MASS_TOL:
         raise ConvergenceError(
             f"spectral CDF: the tabulated density holds mass {cum[-1]:.5f} + atom {atom:.5f}, off by {err:.2e} "
             f"> {MASS_TOL} (alpha={alpha}, law={law!r}, model={model!r}, x_max={x[-1]:.3g}); increase n_grid")
-    for a in (x, cum):
+    for a in (x, cum, rho):
         a.setflags(write=False)
-    return SpectralCDF(grid=x, cumulative=cum, atom=atom, mass_error=err)
+    return SpectralCDF(grid=x, cumulative=cum, density=rho, atom=atom, mass_error=err)
 
 
 def spectral_cdf(alpha, pb, law="finite", model="reduced", n_grid: int = 3001) -> SpectralCDF:
@@ -152,6 +166,13 @@ def spectral_cdf(alpha, pb, law="finite", model="reduced", n_grid: int = 3001) -
     alpha, P, lw = _args(alpha, pb, law, model)
     n_grid = check.positive_int("n_grid", n_grid, minimum=16)
     return _tabulate(alpha, pb, law, model, n_grid)
+
+
+def support_edges(alpha, pb, law="finite", model="reduced", n_grid: int = 3001):
+    """Edges of the continuous spectrum, ``[(lower, upper), …]`` (one interval per connected
+    component, e.g. the ``v``-block cluster of the full model), to the resolution of the
+    tabulation grid. For the reduced MP law they are ``(1 ± √q)²`` (:func:`spectra.mp.edges`)."""
+    return spectral_cdf(alpha, pb, law, model, n_grid).edges()
 
 
 def cdf(x, alpha, pb, law="finite", model="reduced", n_grid: int = 3001) -> np.ndarray:

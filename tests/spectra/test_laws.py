@@ -23,6 +23,21 @@ def test_fixed_point_reproduces_marchenko_pastur(alpha):
     xc = np.linspace(-0.5, hi + 1, 57)
     assert np.max(np.abs(spectra.cdf(xc, alpha, pb, law="mp") - mp.cdf(xc, q))) < 5e-5  # grid integration
     assert spectra.zero_atom(alpha) == pytest.approx(mp.atom(q))
+    (lo_t, hi_t), = spectra.support_edges(alpha, pb, law="mp")
+    tab = spectra.spectral_cdf(alpha, pb, law="mp")
+    h = np.max(np.diff(tab.grid))                       # the edges are located to the grid spacing
+    assert abs(lo_t - lo) <= 2 * h and abs(hi_t - hi) <= 2 * h
+
+
+def test_full_model_has_a_separate_v_cluster():
+    """With c_v/c ≈ 11 (D = 10, N = 100) and P >> D the v-block eigenvalues form their own
+    component of the MP law: two support intervals, the upper one holding D/M of the mass."""
+    pb = linattn.Problem(10, 100)
+    parts = spectra.support_edges(20.0, pb, law="mp", model="full")
+    assert len(parts) == 2
+    tab = spectra.spectral_cdf(20.0, pb, law="mp", model="full")
+    split = 0.5 * (parts[0][1] + parts[1][0])
+    assert 1 - tab(split) == pytest.approx(10 / 110, abs=2e-3)
 
 
 @pytest.mark.parametrize("model", ["reduced", "full"])
