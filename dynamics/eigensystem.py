@@ -99,6 +99,11 @@ class Eigensystem:
         return float(self.g[-1]) if self.k else 0.0
 
     # ------------------------------------------------------------------ bases
+    @property
+    def basis(self) -> np.ndarray | None:
+        """Eigenvectors ``V`` (M × k) when held explicitly (dense path, ``P >= M``), else ``None``."""
+        return self._V
+
     def project(self, theta) -> np.ndarray:
         """``Vᵀ θ`` for ``θ`` of shape (M,) or (n, M)."""
         theta = np.asarray(theta, dtype=float)

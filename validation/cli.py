@@ -30,7 +30,7 @@ def _info(args):
 
 
 def _figures(args):
-    from . import figures
+    from . import plots as figures
 
     if args.list:
         for name, fig in figures.registry().items():

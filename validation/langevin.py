@@ -111,8 +111,11 @@ class Chain:
 def chain(data, pb, beta, lam, gamma=1.0, model="reduced") -> Chain:
     """Eigendecomposition of ``A`` and the exact data of the Langevin chain for one dataset."""
     es = dynamics.eigensystem(data, pb, model)
-    H = hessian_dense(data, model)
-    a, V = np.linalg.eigh(H + lam * np.eye(H.shape[0]))
+    if es.k == es.M:       # dense path: the eigensystem already holds the full basis (A = H + λI)
+        a, V = es.g + lam, es.basis
+    else:                  # Gram path: the null space of H is needed too
+        H = hessian_dense(data, model)
+        a, V = np.linalg.eigh(H + lam * np.eye(H.shape[0]))
     M = a.size
     bvec = data.features(model).T @ data.yq / data.P
     uvec = np.zeros(M)

@@ -6,7 +6,8 @@ import sys
 import numpy as np
 import pytest
 
-from validation import cli, figures
+from validation import cli
+from validation import plots as figures
 
 
 def test_help_and_info(capsys):
