@@ -140,6 +140,16 @@ def fill_normal_polar(state, out):
         i += 2
 
 
+@njit(cache=True, inline="always")
+def _record(step, n_equilibrate, stride, x, out, j):
+    """Store ``x`` as sample ``j`` if ``step`` is a sampling step (``n_equilibrate + j·stride``);
+    return the index of the next sample."""
+    if step >= n_equilibrate and (step - n_equilibrate) % stride == 0:
+        out[j, :] = x
+        return j + 1
+    return j
+
+
 @njit(cache=True, parallel=True)
 def langevin_eigen(decay, drift, noise, eta0, n_equilibrate, n_samples, stride, seed, chain_ids, samples, xs, fs):
     """Euler–Maruyama Langevin in the eigenbasis of ``A``: per mode ``k``
@@ -158,13 +168,10 @@ def langevin_eigen(decay, drift, noise, eta0, n_equilibrate, n_samples, stride, 
         eta = eta0[c].copy()
         total = n_equilibrate + (n_samples - 1) * stride
         j = 0
-        for step in range(total + 1):
-            if step >= n_equilibrate and (step - n_equilibrate) % stride == 0:
-                for k in range(M):
-                    samples[c, j, k] = eta[k]
-                j += 1
-                if j == n_samples:
-                    break
+        for stp in range(total + 1):
+            j = _record(stp, n_equilibrate, stride, eta, samples[c], j)
+            if j == n_samples:
+                break
             for k in range(M):
                 eta[k] = decay[k] * eta[k] + drift[k] + noise * next_normal(state, xs, fs)
 
@@ -181,12 +188,9 @@ def langevin_dense(A, b, step, noise, theta0, n_equilibrate, n_samples, stride, 
         total = n_equilibrate + (n_samples - 1) * stride
         j = 0
         for stp in range(total + 1):
-            if stp >= n_equilibrate and (stp - n_equilibrate) % stride == 0:
-                for k in range(M):
-                    samples[c, j, k] = th[k]
-                j += 1
-                if j == n_samples:
-                    break
+            j = _record(stp, n_equilibrate, stride, th, samples[c], j)
+            if j == n_samples:
+                break
             grad = A @ th - b   # BLAS dgemv
             for k in range(M):
                 th[k] += -step * grad[k] + noise * next_normal(state, xs, fs)
