@@ -4,14 +4,12 @@ Exact per-dataset solutions (gradient flow, gradient descent, mean ± s.d. over 
 initialisations), long-time limits (ΔEr, contrast ratio), and dataset-averaged learning curves
 from the spectral laws.
 
-Public names: eigensystem, Eigensystem, gradient_flow, gradient_descent, LearningCurves,
+Public names: gradient_flow, gradient_descent, LearningCurves,
 long_time_limit, LongTimeLimit, averaged_curves, AveragedCurves, sweep, Sweep.
 """
-from .eigensystem import Eigensystem, eigensystem
 from .averaged import AveragedCurves, averaged_curves
 from .flow import LearningCurves, LongTimeLimit, gradient_descent, gradient_flow, long_time_limit
-from .sweeps import Sweep, crossing, gap_sweep
+from .sweeps import Sweep, gap_sweep
 
-__all__ = ["Eigensystem", "eigensystem", "gradient_flow", "gradient_descent", "LearningCurves",
-           "long_time_limit", "LongTimeLimit", "averaged_curves", "AveragedCurves", "gap_sweep", "Sweep",
-           "crossing"]
+__all__ = ["gradient_flow", "gradient_descent", "LearningCurves",
+           "long_time_limit", "LongTimeLimit", "averaged_curves", "AveragedCurves", "gap_sweep", "Sweep"]

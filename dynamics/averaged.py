@@ -24,7 +24,12 @@ A Gaussian initialisation ``θ_0 ~ N(0, σ_0² I)`` adds ``(c σ_0²/2) Σ_i κ_
 ``∫ e^{−2(x+λ')τ} dρ_i`` (per-block spectral measures) to the mean errors.
 
 ``law="mp"`` uses Marchenko–Pastur with decoupled labels (THEORY §3.2/§3.3 baseline);
-``law="finite"`` the finite-D prompt law with the scale–label correlations.
+``law="finite"`` the finite-D prompt law with the scale–label correlations (``channel="decoupled"``
+drops them: the second baseline).
+
+Very short times: for ``0 < τ < 10^{-10}`` the poles ``s_k/τ`` approach overflow, and the curve is
+the chord between ``τ = 0`` (exact) and ``τ = 10^{-10}``; its error, ``O(τ · 10^{-10} E'')`` plus
+the contour's uniform ``10^{-14}``, is below ``10^{-13}`` absolute.
 """
 from __future__ import annotations
 
@@ -34,19 +39,40 @@ from dataclasses import dataclass
 import numpy as np
 
 import linattn
-from linattn import _validate as check
-from spectra import block_resolvent, data_transforms, prompt_law
-from spectra.resolvent import block_overlaps
+from linattn import check
+from spectra import block_overlaps, block_resolvent, data_transforms, prompt_law
 
 # parabolic contour for e^{-y} (tuned for a uniform error < 1e-14 on [0, inf); tests/dynamics)
 CONTOUR_NODES = 31
 CONTOUR_MU = 4.54
 CONTOUR_H = 0.18
+#: rescaled time below which the curve is the chord from τ = 0 (module docstring)
+TAU_CHORD = 1e-10
+
+
+def exp_contour(n=CONTOUR_NODES, mu=CONTOUR_MU, h=CONTOUR_H):
+    """Nodes ``s_k`` and weights ``w_k`` with ``e^{−y} ≈ Σ_k w_k/(s_k + y)`` for ``y >= 0``.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes (odd).
+    mu, h : float
+        Parabola scale and step (``> 0``).
+
+    Returns
+    -------
+    s, w : ndarray (n,) complex
+    """
+    n = check.positive_int("n", n)
+    mu, h = check.positive("mu", mu), check.positive("h", h)
+    if n % 2 == 0:
+        check.fail("n", n, "an odd integer")
+    return _exp_contour(n, mu, h)
 
 
 @functools.lru_cache(maxsize=4)
-def exp_contour(n=CONTOUR_NODES, mu=CONTOUR_MU, h=CONTOUR_H):
-    """Nodes ``s_k`` and weights ``w_k`` with ``e^{−y} ≈ Σ_k w_k/(s_k + y)`` for ``y >= 0``."""
+def _exp_contour(n, mu, h):
     K = (n - 1) // 2
     u = h * np.arange(-K, K + 1)
     s = mu * (1 + 1j * u) ** 2
@@ -55,7 +81,20 @@ def exp_contour(n=CONTOUR_NODES, mu=CONTOUR_MU, h=CONTOUR_H):
 
 
 def filter_poles(tau, lam):
-    """``(c_j, a_j)`` with ``φ_τ(x) = Σ_j c_j/(x + a_j)`` (module docstring); ``τ > 0``."""
+    """``(c_j, a_j)`` with ``φ_τ(x) = Σ_j c_j/(x + a_j)`` (module docstring).
+
+    Parameters
+    ----------
+    tau : float
+        Rescaled time ``τ > 0``.
+    lam : float
+        ``λ' >= 0``.
+
+    Returns
+    -------
+    c, a : ndarray complex
+    """
+    tau, lam = check.positive("tau", tau), check.nonnegative("lam", lam)
     s, w = exp_contour()
     a = np.concatenate([[lam + 0j], lam + s / tau])
     c = np.concatenate([[1.0 - np.sum(w / s)], w / s])
@@ -77,7 +116,8 @@ class AveragedCurves:
     model: str
 
 
-def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", model="reduced") -> AveragedCurves:
+def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", channel="correlated",
+                    model="reduced") -> AveragedCurves:
     """Theory of the dataset-averaged gradient-flow curves (module docstring).
 
     Parameters
@@ -93,36 +133,50 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", model
     init : None or float
         ``None`` (``θ_0 = 0``) or the s.d. ``σ_0`` of a Gaussian initialisation (mean errors).
     law : {"finite", "mp"}
+    channel : {"correlated", "decoupled"}
+        With ``law="finite"``: keep (default) or drop the scale–label correlations (the baseline
+        of THEORY §3.3).
     model : {"reduced", "full"}
+
+    Returns
+    -------
+    AveragedCurves
     """
-    if not isinstance(pb, linattn.Problem):
-        raise ValueError(f"pb must be a linattn.Problem; got {type(pb).__name__}")
+    check.problem(pb)
     P = check.positive("P", P)
     lam = check.nonnegative("lam", lam)
     gamma = check.positive("gamma", gamma)
     sigma0 = 0.0 if init is None else check.nonnegative("init", init)
     t = np.atleast_1d(check.finite_array("times", times))
-    if np.any(t < 0):
-        raise ValueError(f"times must be >= 0; got minimum {t.min()!r}")
-    lw = prompt_law(pb, model, law)
+    if t.ndim != 1 or np.any(t < 0):
+        check.fail("times", f"<array with shape {t.shape}, minimum {t.min()!r}>", "a 1-d array of times >= 0")
+    lw = prompt_law(pb, model, law, channel)
     c = pb.feature_variance
     lp = lam / c
-    tau = gamma * c * t
-    kappa = np.array([1.0, pb.feature_variance_v / c])[: lw.n_blocks]
-    tt = np.sqrt(pb.teacher_norm2)
-    y2bar = 1.0 + pb.noise**2
+
+    def point(tau):
+        """(E_t, E_g) at rescaled time τ >= TAU_CHORD (or τ = 0)."""
+        if tau == 0.0:
+            tr, te = 0.5 * (1.0 + pb.noise**2), pb.test_error_from_moments(0.0, 0.0)
+        else:
+            tr = 0.5 * (1.0 + pb.noise**2 - _filtered(2 * tau, lp, P, lw).real)
+            overlap, norm = _moments(tau, lp, P, lw, pb)
+            te = pb.test_error_from_moments(overlap, norm)
+        if sigma0 > 0:
+            init_tr, init_te = _init_terms(tau, lp, P, lw)
+            tr, te = tr + 0.5 * c * sigma0**2 * init_tr, te + 0.5 * c * sigma0**2 * init_te
+        return tr, te
+
     train = np.empty(t.size)
     test = np.empty(t.size)
-    for i, ti in enumerate(tau):
-        if ti == 0.0:
-            train[i], test[i] = 0.5 * y2bar, 0.5 * (1.0 + pb.noise**2)
+    chord = None
+    for i, tau in enumerate(gamma * c * t):
+        if 0.0 < tau < TAU_CHORD:    # the chord from τ = 0 (module docstring)
+            if chord is None:
+                chord = np.array(point(0.0)), np.array(point(TAU_CHORD))
+            train[i], test[i] = chord[0] + (tau / TAU_CHORD) * (chord[1] - chord[0])
         else:
-            train[i] = 0.5 * (y2bar - _filtered(2 * ti, lp, P, lw).real)
-            test[i] = 0.5 * (1.0 + pb.noise**2 + _quadratic(ti, lp, P, lw, tt, kappa).real)
-        if sigma0 > 0 and lw.n_blocks:
-            tr_, te_ = _init_terms(ti, lp, P, lw, kappa)
-            train[i] += 0.5 * c * sigma0**2 * tr_
-            test[i] += 0.5 * c * sigma0**2 * te_
+            train[i], test[i] = point(tau)
     return AveragedCurves(times=t, train=train, test=test, P=P, lam=lam, law=law, model=model)
 
 
@@ -132,20 +186,28 @@ def _filtered(tau, lp, P, lw):
     return np.sum(cj * data_transforms(-aj, P, lw).T)
 
 
-def _quadratic(tau, lp, P, lw, tt, kappa):
-    """``−2t⟨θ̂_0, φ_τ b⟩ + ⟨φ_τ b, K φ_τ b⟩`` from ``ρ`` and the two-system block overlaps."""
+def _moments(tau, lp, P, lw, pb):
+    """The two moments of ``θ(τ)`` the test error depends on (:meth:`linattn.Problem.test_error_from_moments`):
+    ``overlap = t⟨θ̂_0, φ_τ b⟩`` and ``norm = ⟨φ_τ b, K φ_τ b⟩``, from ``ρ`` and the two-system
+    block overlaps."""
     cj, aj = filter_poles(tau, lp)
-    dt = data_transforms(-aj, P, lw)
-    res = dt.resolvent
-    nu = 1.0 / (lw.q(P) * res.r)
-    S = block_overlaps(nu, nu, res.omega, res.omega, dt.rho, dt.rho, lw, P)   # all pairs (n, n, B)
-    pair = np.outer(dt.rho, dt.rho) + S @ kappa
-    return -2 * tt * np.sum(cj * dt.rho) + cj @ pair @ cj
+    tr = data_transforms(-aj, P, lw)
+    res = tr.resolvent
+    nu = 1.0 / (lw.ratios(P) * res.r)
+    S = block_overlaps(nu, nu, res.omega, res.omega, tr.rho, tr.rho, lw, P)   # all pairs (n, n, B)
+    pair = np.outer(tr.rho, tr.rho) + S @ _metric(pb, lw)
+    return np.sqrt(pb.teacher_norm2) * np.sum(cj * tr.rho).real, (cj @ pair @ cj).real
 
 
-def _init_terms(tau, lp, P, lw, kappa):
+def _metric(pb, lw):
+    """Test-error weights of the blocks in ``H/c`` units: ``(1, c_v/c)``."""
+    return np.array([1.0, pb.feature_variance_v / pb.feature_variance])[: lw.n_blocks]
+
+
+def _init_terms(tau, lp, P, lw):
     """``Σ_i D_i ∫(x+λ') e^{−2(x+λ')τ} dρ_i`` (train) and ``Σ_i κ_i D_i ∫ e^{−2(x+λ')τ} dρ_i`` (test)."""
     dims = np.asarray(lw.block_dims, float)
+    kappa = _metric(lw.problem, lw)
     if tau == 0.0:
         mean_x = np.array([lw.weights @ lw.xi[:, i] for i in range(lw.n_blocks)])  # E[x] per block = E ξ_i
         return float(dims @ (mean_x + lp)), float((kappa * dims).sum())

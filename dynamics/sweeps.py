@@ -18,9 +18,9 @@ import numpy as np
 from tqdm import tqdm
 
 import linattn
-from linattn import _validate as check
+from linattn import check
 
-from .eigensystem import eigensystem
+from spectra import eigensystem
 from .flow import gradient_flow, long_time_limit
 
 
@@ -65,17 +65,23 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, see
         Training set ``i`` at ``P`` uses ``rng = (seed, P, i)``.
     progress : bool
         Show a progress bar.
+
+    Returns
+    -------
+    Sweep
     """
-    if not isinstance(pb, linattn.Problem):
-        raise ValueError(f"pb must be a linattn.Problem; got {type(pb).__name__}")
-    Ps = np.array([check.positive_int("P_values", int(p)) if float(p).is_integer() else
-                   check.positive_int("P_values", p) for p in np.atleast_1d(P_values)])
+    check.problem(pb)
+    Ps = check.finite_array("P_values", np.atleast_1d(P_values), ndim=1)
+    if np.any(Ps < 1) or np.any(Ps != np.round(Ps)):
+        check.fail("P_values", P_values, "a 1-d array of integers >= 1")
+    Ps = Ps.astype(np.int64)
     lam = check.nonnegative("lam", lam)
     n_datasets = check.positive_int("n_datasets", n_datasets)
     check.model(model)
     if time is not None:
         time = check.nonnegative("time", time)
     seed = check.seed_int("seed", seed)
+    progress = check.boolean("progress", progress)
     shape = (Ps.size, n_datasets)
     gap, con, tr, te = (np.empty(shape) for _ in range(4))
     bar = tqdm(total=Ps.size * n_datasets, desc=f"sweep {model} D={pb.D} N={pb.N}", disable=not progress, leave=False)
@@ -89,8 +95,7 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, see
                 cv = gradient_flow(es, pb, lam, [time], model=model, return_params=True)
                 G, _ = linattn.unpack(cv.params[0], pb.D, model)
                 tr[i, j], te[i, j] = cv.train[0], cv.test[0]
-                with np.errstate(over="ignore", divide="ignore"):
-                    gap[i, j] = np.inf if tr[i, j] == 0 else (te[i, j] - tr[i, j]) / tr[i, j]
+                gap[i, j] = linattn.relative_gap(tr[i, j], te[i, j])
                 con[i, j] = linattn.contrast_ratio(G)
             bar.update()
     bar.close()
@@ -104,21 +109,3 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, see
                  contrast_mean=con.mean(1), contrast_sd=con.std(1, ddof=1) if n_datasets > 1 else np.zeros(Ps.size),
                  train_mean=tr.mean(1), test_mean=te.mean(1), gap_all=gap, contrast_all=con, train_all=tr,
                  test_all=te, lam=lam, model=model, time=time)
-
-
-def crossing(P, values, level=5.0):
-    """First ``P`` (log-linear interpolation) where ``values`` falls below ``level``; ``None`` if
-    it never does within the range (the caller decides how to report it)."""
-    P = np.asarray(P, float)
-    v = np.asarray(values, float)
-    below = np.flatnonzero(v < level)
-    if below.size == 0:
-        return None
-    k = below[0]
-    if k == 0:
-        return float(P[0])
-    x0, x1 = np.log(P[k - 1]), np.log(P[k])
-    y0, y1 = v[k - 1], v[k]
-    if not np.isfinite(y0):
-        return float(P[k])
-    return float(np.exp(x0 + (level - y0) * (x1 - x0) / (y1 - y0)))

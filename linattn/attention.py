@@ -14,12 +14,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _validate as check
+from . import check
 
 
 def embed(X, y, xq) -> np.ndarray:
-    """Embedded prompts ``Z`` of shape ``(P, D+1, N+1)`` from tokens ``X`` (P, N, D), labels
-    ``y`` (P, N) and queries ``xq`` (P, D)."""
+    """Embedded prompts ``Z`` (columns ``[x_i; y_i]``, last column ``[x_q; 0]``).
+
+    Parameters
+    ----------
+    X : array_like (P, N, D)
+        Tokens.
+    y : array_like (P, N)
+        Labels.
+    xq : array_like (P, D)
+        Queries.
+
+    Returns
+    -------
+    ndarray (P, D+1, N+1)
+    """
     X = check.finite_array("X", X, ndim=3)
     P, N, D = X.shape
     y = check.finite_array("y", y, shape=(P, N))
@@ -31,26 +44,53 @@ def embed(X, y, xq) -> np.ndarray:
     return Z
 
 
-def _check_ZW(Z, W):
+def _check_Z(Z):
     Z = check.finite_array("Z", Z)
     if Z.ndim == 2:
         Z = Z[None]
-    if Z.ndim != 3:
-        raise ValueError(f"Z must have shape (D+1, N+1) or (P, D+1, N+1); got {Z.shape}")
+    if Z.ndim != 3 or Z.shape[1] < 2 or Z.shape[2] < 2:
+        check.fail("Z", f"<array with shape {Z.shape}>", "an array of shape (D+1, N+1) or (P, D+1, N+1), D, N >= 1")
+    return Z
+
+
+def _check_ZW(Z, W):
+    Z = _check_Z(Z)
     d1 = Z.shape[1]
     W = check.finite_array("W", W, shape=(d1, d1))
     return Z, W
 
 
 def forward(Z, W) -> np.ndarray:
-    """The layer output ``f(Z) = Z Zᵀ W Z / N`` for every prompt (shape of ``Z``)."""
+    """The layer output ``f(Z) = Z Zᵀ W Z / N`` for every prompt.
+
+    Parameters
+    ----------
+    Z : array_like (P, D+1, N+1) or (D+1, N+1)
+        Embedded prompts.
+    W : array_like (D+1, D+1)
+        Merged key-query matrix.
+
+    Returns
+    -------
+    ndarray (P, D+1, N+1)
+    """
     Z, W = _check_ZW(Z, W)
     N = Z.shape[2] - 1
     return np.einsum("pij,pkj,kl,plm->pim", Z, Z, W, Z, optimize=True) / N
 
 
 def predict(Z, W) -> np.ndarray:
-    """Predictions ``ŷ = f(Z)[D+1, N+1]`` (last row, last column), shape (P,)."""
+    """Predictions ``ŷ = f(Z)[D+1, N+1]`` (last row, last column).
+
+    Parameters
+    ----------
+    Z : array_like (P, D+1, N+1) or (D+1, N+1)
+    W : array_like (D+1, D+1)
+
+    Returns
+    -------
+    ndarray (P,)
+    """
     return forward(Z, W)[:, -1, -1]
 
 
@@ -60,28 +100,37 @@ def prediction_gradient(Z) -> np.ndarray:
     ``ŷ = Σ_{jk} (Z Zᵀ/N)_{D+1, j} W_{jk} Z_{k, N+1}``, hence
     ``∂ŷ/∂W_{jk} = (Z Zᵀ/N)_{D+1, j} Z_{k, N+1}``. The columns belonging to ``W12`` and ``W22``
     (``k = D+1``) vanish because ``Z_{D+1, N+1} = 0``.
+
+    Parameters
+    ----------
+    Z : array_like (P, D+1, N+1) or (D+1, N+1)
+
+    Returns
+    -------
+    ndarray (P, D+1, D+1)
     """
-    Z = check.finite_array("Z", Z)
-    if Z.ndim == 2:
-        Z = Z[None]
+    Z = _check_Z(Z)
     N = Z.shape[2] - 1
     row = np.einsum("pj,pkj->pk", Z[:, -1, :], Z) / N  # (Z Zᵀ/N)[D+1, :]
     return row[:, :, None] * Z[:, None, :, -1]
 
 
-def assemble(Gamma, v=None) -> np.ndarray:
-    """The attention matrix ``W`` with ``W11 = Γ``, ``W21 = vᵀ`` and ``W12 = W22 = 0``."""
-    G = check.finite_array("Gamma", Gamma, ndim=2)
-    D = G.shape[0]
-    W = np.zeros((D + 1, D + 1))
-    W[:D, :D] = G
-    if v is not None:
-        W[D, :D] = check.finite_array("v", v, shape=(D,))
-    return W
-
-
 def blocks(W):
-    """Split ``W`` into ``(W11, W12, W21, W22)``."""
+    """Split ``W`` into ``(W11, W12, W21, W22)``.
+
+    Parameters
+    ----------
+    W : array_like (D+1, D+1)
+
+    Returns
+    -------
+    W11 : ndarray (D, D)
+    W12 : ndarray (D,)
+    W21 : ndarray (D,)
+    W22 : float
+    """
     W = check.finite_array("W", W, ndim=2)
+    if W.shape[0] != W.shape[1] or W.shape[0] < 2:
+        check.fail("W", f"<array with shape {W.shape}>", "a square matrix of size D+1 >= 2")
     D = W.shape[0] - 1
     return W[:D, :D], W[:D, D], W[D, :D], W[D, D]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _validate as check
+from . import check
 from .prompts import Prompts
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from . import _validate as check
+from . import check
 
 N_PRIMITIVES = 8
 
@@ -55,12 +55,22 @@ def _chi2_ppf(dof, u):
 
 
 def from_uniforms(pb, u) -> Invariants:
-    """Map uniforms ``u`` of shape (n, 8) in (0, 1) to invariants (exact transport)."""
-    u = np.asarray(u, dtype=float)
-    if u.ndim != 2 or u.shape[1] != N_PRIMITIVES:
-        raise ValueError(f"u must have shape (n, {N_PRIMITIVES}); got {u.shape}")
+    """Map uniforms to invariants by the exact transport of the module docstring.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    u : array_like (n, 8)
+        Points of the open unit cube (one primitive variable per column).
+
+    Returns
+    -------
+    Invariants
+    """
+    check.problem(pb)
+    u = check.finite_array("u", u, shape=(None, N_PRIMITIVES))
     if np.any((u <= 0) | (u >= 1)):
-        raise ValueError("u must lie in the open interval (0, 1)")
+        check.fail("u", f"<array from {u.min()!r} to {u.max()!r}>", "an array in the open interval (0, 1)")
     D, N, sig = pb.D, pb.N, pb.noise
     r = _chi2_ppf(D, u[:, 0]) / D
     K = _chi2_ppf(N, u[:, 1])
@@ -70,22 +80,6 @@ def from_uniforms(pb, u) -> Invariants:
     g2 = special.ndtri(u[:, 5]) if D >= 2 else np.zeros(len(u))
     R = _chi2_ppf(D - 2, u[:, 6])
     eps = special.ndtri(u[:, 7])
-    return _assemble(pb, r, K, z1, Z, g1, g2, R, eps)
-
-
-def sample(pb, n, rng=None) -> Invariants:
-    """Draw ``n`` independent prompts' invariants with pseudo-random numbers."""
-    n = check.positive_int("n", n)
-    gen = check.rng(rng)
-    D, N = pb.D, pb.N
-    r = gen.chisquare(D, n) / D
-    K = gen.chisquare(N, n)
-    z1 = gen.standard_normal(n)
-    Z = gen.chisquare(D - 1, n) if D >= 2 else np.zeros(n)
-    g1 = gen.standard_normal(n)
-    g2 = gen.standard_normal(n) if D >= 2 else np.zeros(n)
-    R = gen.chisquare(D - 2, n) if D >= 3 else np.zeros(n)
-    eps = gen.standard_normal(n)
     return _assemble(pb, r, K, z1, Z, g1, g2, R, eps)
 
 
@@ -107,7 +101,19 @@ def _assemble(pb, r, K, z1, Z, g1, g2, R, eps) -> Invariants:
 
 
 def from_prompts(pb, data) -> Invariants:
-    """Invariants computed directly from prompts (for tests against the transport map)."""
+    """Invariants computed directly from prompts (for tests against the transport map).
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    data : linattn.Prompts
+        ``xi2`` is NaN for prompts without ``y2`` (reduced-model prompts).
+
+    Returns
+    -------
+    Invariants
+    """
+    check.problem_data(data, pb, "reduced")
     c = pb.feature_variance
     D = pb.D
     s2 = np.einsum("pd,pd->p", data.s, data.s)

@@ -3,11 +3,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _validate as check
+from . import check
 
 
 def pack(Gamma, v=None) -> np.ndarray:
-    """``θ = [vec(Γ), v]`` (row-major ``vec``); ``v=None`` gives the reduced-model vector."""
+    """``θ = [vec(Γ), v]`` (row-major ``vec``); ``v=None`` gives the reduced-model vector.
+
+    Parameters
+    ----------
+    Gamma : array_like (D, D)
+    v : array_like (D,), optional
+
+    Returns
+    -------
+    ndarray (M,)
+    """
     G = check.finite_array("Gamma", Gamma, ndim=2)
     if G.shape[0] != G.shape[1]:
         raise ValueError(f"Gamma must be square; got shape {G.shape}")
@@ -20,10 +30,22 @@ def pack(Gamma, v=None) -> np.ndarray:
 def unpack(theta, D, model="reduced"):
     """Split ``θ`` into ``(Γ, v)``; ``v`` is ``None`` for the reduced model.
 
-    ``theta`` may carry leading batch axes: shape ``(..., M)``.
+    Parameters
+    ----------
+    theta : array_like, shape (..., M)
+        Parameter vectors (leading batch axes allowed), ``M = D²`` or ``D² + D``.
+    D : int
+        Token dimension.
+    model : {"reduced", "full"}
+
+    Returns
+    -------
+    Gamma : ndarray (..., D, D)
+    v : ndarray (..., D) or None
     """
     check.model(model)
-    theta = np.asarray(theta, dtype=float)
+    D = check.positive_int("D", D)
+    theta = check.finite_array("theta", theta)
     M = D * D + (D if model == "full" else 0)
     if theta.shape[-1] != M:
         raise ValueError(f"theta must have last axis of length M={M} for D={D}, model={model!r}; "
@@ -37,11 +59,23 @@ def contrast_ratio(Gamma) -> np.ndarray:
     r"""Contrast ratio ``C = tr Γ / (‖Γ‖_F √D)``: cosine similarity of ``Γ`` with the identity.
 
     ``C = 1`` at ``Γ_ICL``; ``Gamma`` may have leading batch axes ``(..., D, D)``.
+
+    Parameters
+    ----------
+    Gamma : array_like (..., D, D)
+        Square matrices, none of them zero.
+
+    Returns
+    -------
+    float or ndarray (...)
     """
-    G = np.asarray(Gamma, dtype=float)
+    G = check.finite_array("Gamma", Gamma)
+    if G.ndim < 2 or G.shape[-1] != G.shape[-2] or G.shape[-1] == 0:
+        check.fail("Gamma", f"<array with shape {G.shape}>", "an array of square matrices (..., D, D)")
     D = G.shape[-1]
     tr = np.trace(G, axis1=-2, axis2=-1)
     fro = np.sqrt(np.sum(G * G, axis=(-2, -1)))
     if np.any(fro == 0):
-        raise ValueError("contrast ratio is undefined for Gamma = 0 (accepted: a nonzero matrix)")
-    return tr / (fro * np.sqrt(D))
+        raise ValueError("Gamma must be a nonzero matrix (the contrast ratio is undefined at Gamma = 0)")
+    out = tr / (fro * np.sqrt(D))
+    return float(out) if np.ndim(out) == 0 else out

@@ -15,7 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _validate as check
+from . import check
+
+
+#: largest accepted label-noise s.d. (see :class:`Problem`)
+MAX_NOISE = 1e6
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,8 @@ class Problem:
     N : int
         Context length (``N >= 1``).
     noise : float
-        Label-noise standard deviation ``σ >= 0``.
+        Label-noise standard deviation ``0 <= σ <= 1e6``. (Beyond ``σ² ≈ 10^{15}`` the unit signal
+        variance is lost in ``1 + σ²`` at double precision; ``10^6`` leaves three digits of margin.)
 
     Examples
     --------
@@ -64,7 +69,7 @@ class Problem:
     def __post_init__(self):
         object.__setattr__(self, "D", check.positive_int("D", self.D))
         object.__setattr__(self, "N", check.positive_int("N", self.N))
-        object.__setattr__(self, "noise", check.nonnegative("noise", self.noise))
+        object.__setattr__(self, "noise", check.real("noise", self.noise, low=0.0, high=MAX_NOISE))
 
     # ------------------------------------------------------------------ population moments
     @property
@@ -93,11 +98,44 @@ class Problem:
         return 1.0 + self.noise**2 - self.teacher_norm2
 
     def n_params(self, model: str = "reduced") -> int:
-        """``M``: ``D²`` for the reduced model, ``D² + D`` for the full model."""
+        """``M``: ``D²`` for the reduced model, ``D² + D`` for the full model.
+
+        Parameters
+        ----------
+        model : {"reduced", "full"}
+
+        Returns
+        -------
+        int
+        """
         check.model(model)
         return self.D**2 + (self.D if model == "full" else 0)
 
     # ------------------------------------------------------------------ exact errors
+    def test_error_from_moments(self, overlap, norm):
+        r"""The exact test error as a function of the two moments of the parameters it depends on.
+
+        .. math:: E_g = ½ [1 + σ² − 2\,\mathrm{overlap} + \mathrm{norm}],\qquad
+                  \mathrm{overlap} = u·θ = \operatorname{tr} Γ / D,\quad
+                  \mathrm{norm} = θᵀ C θ = c ‖Γ‖_F² + c_v |v|²
+
+        (THEORY §2). This is the one place where the formula is written: the exact per-parameter
+        error (:meth:`test_error`), the per-dataset engines (eigen coordinates) and the replica
+        theory (order parameters ``overlap = tρ``, ``norm = ρ² + Σ_i κ_i σ_i²``) all call it.
+
+        Parameters
+        ----------
+        overlap : float or ndarray
+            ``u·θ`` with ``u = [vec(I)/D, 0]``.
+        norm : float or ndarray
+            ``θᵀ C θ``, ``C = diag(c I_{D²}, c_v I_D)``.
+
+        Returns
+        -------
+        float or ndarray
+        """
+        return 0.5 * (1.0 + self.noise**2 - 2.0 * np.asarray(overlap) + np.asarray(norm))
+
     def test_error(self, Gamma, v=None) -> float:
         r"""Exact generalization error of the parameters (THEORY §2).
 
@@ -108,16 +146,26 @@ class Problem:
         Gamma : array_like, shape (D, D)
         v : array_like, shape (D,), optional
             ``None`` means ``v = 0`` (reduced model).
+
+        Returns
+        -------
+        float
         """
         G = check.finite_array("Gamma", Gamma, shape=(self.D, self.D))
-        value = 1.0 + self.noise**2 - 2.0 * np.trace(G) / self.D + self.feature_variance * np.sum(G * G)
+        norm = self.feature_variance * np.sum(G * G)
         if v is not None:
             vv = check.finite_array("v", v, shape=(self.D,))
-            value += self.feature_variance_v * float(vv @ vv)
-        return 0.5 * float(value)
+            norm += self.feature_variance_v * float(vv @ vv)
+        return float(self.test_error_from_moments(np.trace(G) / self.D, norm))
 
     def icl_solution(self) -> ICLSolution:
-        """The in-context-learning solution ``Γ_ICL = I/(D c)``, ``v = 0`` and its test error."""
+        """The in-context-learning solution ``Γ_ICL = I/(D c)``, ``v = 0`` and its test error.
+
+        Returns
+        -------
+        ICLSolution
+        """
+        check.memory(8.0 * (self.D**2 + self.D), f"Gamma_ICL (D = {self.D})", "D")
         G = np.eye(self.D) / (self.D * self.feature_variance)
         return ICLSolution(Gamma=G, v=np.zeros(self.D), test_error=0.5 * self.icl_residual)
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _validate as check
+from . import check
 
 
 def _readonly(a):
@@ -85,6 +85,7 @@ class Prompts:
         """
         self.require(model)
         P, D = self.s.shape
+        check.memory(16.0 * P * (D * D + D), f"the {P} x {D * D} feature matrix", "P or D")
         F = (self.s[:, :, None] * self.xq[:, None, :]).reshape(P, D * D)
         if model == "full":
             F = np.concatenate([F, self.y2[:, None] * self.xq], axis=1)
@@ -97,6 +98,7 @@ class Prompts:
         Cost ``O(P² D)`` instead of ``O(P² D²)``.
         """
         self.require(model)
+        check.memory(24.0 * self.P**2, f"the {self.P} x {self.P} Gram matrix", "P")
         SS = self.s @ self.s.T
         if model == "full":
             SS += np.outer(self.y2, self.y2)

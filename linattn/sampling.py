@@ -25,16 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _validate as check
+from . import check
 from .prompts import Prompts
-
-
-def _problem(pb):
-    from .problem import Problem
-
-    if not isinstance(pb, Problem):
-        raise ValueError(f"pb must be a linattn.Problem; got {type(pb).__name__}")
-    return pb
 
 
 def _batches(P, batch_size):
@@ -69,11 +61,12 @@ def sample_with_tasks(pb, P, rng=None, batch_size: int | None = None):
 
 
 def _sample(pb, P, rng, batch_size, keep_tasks):
-    pb = _problem(pb)
+    pb = check.problem(pb)
     P = check.positive_int("P", P)
     batch_size = max(64, (1 << 17) // pb.D) if batch_size is None else check.positive_int("batch_size", batch_size)
     gen = check.rng(rng)
     D, N, sig = pb.D, pb.N, pb.noise
+    check.memory(8.0 * P * (3 * D + 2), f"{P} prompts of dimension D = {D}", "P")
     tasks = np.empty((P, D)) if keep_tasks else None
     s = np.empty((P, D))
     xq = np.empty((P, D))
@@ -126,10 +119,11 @@ class Tokens:
 
 def sample_tokens(pb, P, rng=None) -> Tokens:
     """Draw ``P`` prompts token by token (the definition of the data; ``O(P N D)`` memory)."""
-    pb = _problem(pb)
+    pb = check.problem(pb)
     P = check.positive_int("P", P)
     gen = check.rng(rng)
     D, N, sig = pb.D, pb.N, pb.noise
+    check.memory(8.0 * P * (2 * N * D + N + 3 * D), f"the tokens of {P} prompts (N = {N}, D = {D})", "P")
     w = gen.standard_normal((P, D))
     X = gen.standard_normal((P, N, D))
     y = np.einsum("pnd,pd->pn", X, w) / np.sqrt(D) + sig * gen.standard_normal((P, N))
@@ -143,7 +137,7 @@ def sample_naive(pb, P, rng=None, batch_size: int = 256) -> Prompts:
 
     Used by tests (agreement in distribution with :func:`sample`) and by the sampler benchmark.
     """
-    pb = _problem(pb)
+    pb = check.problem(pb)
     P = check.positive_int("P", P)
     batch_size = check.positive_int("batch_size", batch_size)
     gen = check.rng(rng)

@@ -11,7 +11,7 @@ mean ``θ*`` (the ridge solution) and covariance ``A⁻¹/β``, ``A = H + λI``.
    ∂_λ F = ½⟨|θ|²⟩ = ½|θ^*|² + \frac{1}{2β}\operatorname{tr} A^{-1},
 
 with ``C = diag(c, c_v)`` the test-error metric. Everything is evaluated from one
-eigendecomposition per dataset (:class:`dynamics.Eigensystem`), for any number of ``(β, λ)``.
+eigendecomposition per dataset (:class:`spectra.Eigensystem`), for any number of ``(β, λ)``.
 
 Limits: ``β = ∞`` (zero temperature) gives the ridge (``λ > 0``) or min-norm (``λ = 0``)
 solution with no thermal terms; ``λ = 0`` at finite ``β`` requires ``P >= M`` (otherwise
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 import linattn
-from dynamics import Eigensystem, eigensystem
-from linattn import _validate as check
+from spectra import as_eigensystem
+from linattn import check
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,7 +64,7 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
 
     Parameters
     ----------
-    data : linattn.Prompts or dynamics.Eigensystem
+    data : linattn.Prompts or spectra.Eigensystem
         An eigensystem is reused as is (one decomposition for every ``β``, ``λ``).
     pb : linattn.Problem
     beta : float or array_like
@@ -72,36 +72,29 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
     lam : float or array_like
         Weight decay ``λ >= 0``.
     model : {"reduced", "full"}
+
+    Returns
+    -------
+    GibbsAverages
+        Arrays of the broadcast shape of ``beta`` and ``lam``.
     """
-    if isinstance(data, Eigensystem):
-        check.model(model)
-        if data.model != model:
-            raise ValueError(f"model must match the eigensystem's model {data.model!r}; got {model!r}")
-        es = data
-    else:
-        es = eigensystem(data, pb, model)
-    b_arr = np.asarray(beta, dtype=float)
-    l_arr = np.asarray(lam, dtype=float)
-    if b_arr.size == 0 or np.any(np.isnan(b_arr)) or np.any(b_arr <= 0):
-        raise ValueError(f"beta must be > 0 (inf allowed); got {beta!r}")
-    if l_arr.size == 0 or not np.all(np.isfinite(l_arr)) or np.any(l_arr < 0):
-        raise ValueError(f"lam must be a finite number >= 0; got {lam!r}")
+    es = as_eigensystem(data, pb, model)
+    b_arr = check.real_array("beta", beta, low=0.0, low_open=True, allow_inf=True)
+    l_arr = check.real_array("lam", lam, low=0.0)
     B, L = np.broadcast_arrays(b_arr, l_arr)
-    null = es.M - es.k
+    null = es.null_dim
     if null and np.any((L == 0) & np.isfinite(B)):
         raise ValueError(f"lam must be > 0 at finite beta when P < M (P={es.P}, M={es.M}): H has a "
                          f"{null}-dimensional null space and the Gibbs measure is not normalisable; got lam = 0")
-    pbm = es.problem
-    kappa = 1.0 + pbm.noise**2
     out = {k: np.empty(B.shape) for k in ("train", "test", "F", "tr_r", "te_r", "dFb", "dFl", "n2")}
     Wd = np.diag(es.W)
     trW = Wd.sum()
     for idx in np.ndindex(B.shape):
         beta_i, lam_i = float(B[idx]), float(L[idx])
         gl = es.g + lam_i
-        a = es.b / gl
+        a = es.ridge_coefficients(lam_i)
         et = es.train_at_ridge(lam_i)
-        eg = 0.5 * (kappa - 2 * a @ es.u + a @ es.W @ a)
+        eg = float(es.test_error(a))
         norm2 = float(a @ a)
         if np.isinf(beta_i):
             train, test, F, dFb, n2 = et, eg, et, 0.0, norm2
@@ -111,11 +104,14 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
                 tr_inv = float(np.sum(1.0 / gl)) + (null / lam_i if null else 0.0)
                 tr_Cinv = float(np.sum(Wd / gl)) + ((es.trC - trW) / lam_i if null else 0.0)
             M = es.M
-            F = et - M / (2 * beta_i) * np.log(2 * np.pi / beta_i) + logdet / (2 * beta_i)
-            train = et + M / (2 * beta_i)
-            test = eg + tr_Cinv / (2 * beta_i)
-            dFb = (train - F) / beta_i
-            n2 = norm2 + tr_inv / beta_i
+            with np.errstate(over="ignore", invalid="ignore"):
+                F = et - M / (2 * beta_i) * np.log(2 * np.pi / beta_i) + logdet / (2 * beta_i)
+                train = et + M / (2 * beta_i)
+                test = eg + tr_Cinv / (2 * beta_i)
+                dFb = (train - F) / beta_i
+                n2 = norm2 + tr_inv / beta_i
+            if not np.all(np.isfinite([F, train, test, dFb, n2])):
+                check.fail("beta", beta_i, f"large enough for finite thermal terms M/(2 beta) (M = {M}, lam = {lam_i})")
         for key, val in zip(("train", "test", "F", "tr_r", "te_r", "dFb", "dFl", "n2"),
                             (train, test, F, et, eg, dFb, 0.5 * n2, n2)):
             out[key][idx] = val
@@ -124,18 +120,61 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
                          dF_dlam=out["dFl"], mean_norm2=out["n2"])
 
 
-def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", seed=0):
-    """Mean and standard error over ``n_datasets`` training sets of ``⟨E_t⟩`` and ``⟨E_g⟩``.
+def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", seed=0) -> "DatasetAverage":
+    """``⟨E_t⟩`` and ``⟨E_g⟩`` of ``n_datasets`` independent training sets, with means and s.e.
 
-    Returns ``(train_mean, train_se, test_mean, test_se)``; dataset ``i`` uses ``rng=(seed, P, i)``.
+    Parameters
+    ----------
+    pb : linattn.Problem
+    P : int
+        Prompts per dataset.
+    beta : float
+        ``β > 0`` (``inf``: zero temperature).
+    lam : float
+        ``λ >= 0``.
+    n_datasets : int
+        Datasets averaged (``>= 2``); dataset ``i`` uses ``rng=(seed, P, i)``.
+    model : {"reduced", "full"}
+    seed : int
+
+    Returns
+    -------
+    DatasetAverage
     """
-    if not isinstance(pb, linattn.Problem):
-        raise ValueError(f"pb must be a linattn.Problem; got {type(pb).__name__}")
+    check.problem(pb)
     P = check.positive_int("P", P)
+    beta = check.positive("beta", beta, allow_inf=True)
+    lam = check.nonnegative("lam", lam)
+    check.model(model)
+    seed = check.seed_int("seed", seed)
     n_datasets = check.positive_int("n_datasets", n_datasets, minimum=2)
     tr, te = np.empty(n_datasets), np.empty(n_datasets)
     for i in range(n_datasets):
         g = gibbs(pb.sample(P, rng=(seed, P, i)), pb, beta, lam, model)
         tr[i], te[i] = float(g.train), float(g.test)
-    n = np.sqrt(n_datasets)
-    return tr.mean(), tr.std(ddof=1) / n, te.mean(), te.std(ddof=1) / n
+    return DatasetAverage(train=tr, test=te)
+
+
+@dataclass(frozen=True, eq=False)
+class DatasetAverage:
+    """Exact Gibbs averages of independent datasets (``train``, ``test``: one value per dataset),
+    their means and standard errors."""
+
+    train: np.ndarray
+    test: np.ndarray
+
+    @property
+    def train_mean(self) -> float:
+        return float(self.train.mean())
+
+    @property
+    def test_mean(self) -> float:
+        return float(self.test.mean())
+
+    @property
+    def train_se(self) -> float:
+        return float(self.train.std(ddof=1) / np.sqrt(self.train.size))
+
+    @property
+    def test_se(self) -> float:
+        return float(self.test.std(ddof=1) / np.sqrt(self.test.size))

@@ -36,9 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 
 import linattn
-from linattn import _validate as check
-from spectra import prompt_law, ridge_resolvent
-from spectra.resolvent import block_overlaps, teacher_overlap
+from linattn import check
+from spectra import block_overlaps, prompt_law, ridge_resolvent, teacher_overlap
 
 
 @dataclass(frozen=True)
@@ -94,8 +93,7 @@ class StationaryTheory:
 
 
 def _validate(pb, P, beta, lam, model, law, channel):
-    if not isinstance(pb, linattn.Problem):
-        raise ValueError(f"pb must be a linattn.Problem; got {type(pb).__name__}")
+    check.problem(pb)
     P = check.real("P", P, low=1.0)
     beta = check.positive("beta", beta, allow_inf=True)
     lam = check.nonnegative("lam", lam)
@@ -126,6 +124,10 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
     channel : {"correlated", "decoupled"}
         With ``law="finite"``: keep (default) or drop the scale–label correlations.
 
+    Returns
+    -------
+    StationaryTheory
+
     Raises
     ------
     ValueError
@@ -143,15 +145,14 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
     sigma2 = np.real(S)
     w = lw.weights
     kappa = np.array([1.0, pb.feature_variance_v / c])[: lw.n_blocks]
-    t = np.sqrt(pb.teacher_norm2)
     et = 0.5 * rr.eps * float(w @ ((lw.y2 - rho * lw.fy) * om))
-    eg = 0.5 * (1.0 + pb.noise**2 - 2 * t * rho + rho**2 + float(kappa @ sigma2))
+    eg = float(pb.test_error_from_moments(np.sqrt(pb.teacher_norm2) * rho, rho**2 + float(kappa @ sigma2)))
     r = rr.r
     dims = np.asarray(lw.block_dims, float)
     # residual of the σ equations (the r and ρ equations are solved to rr.residual / exactly)
     Y = lw.y2 - 2 * rho * lw.fy + rho**2 * lw.f2
     rhs = ((w * om**2) * (Y + lw.xi @ sigma2)) @ lw.xi
-    lhs = lw.q(P) * rr.a**2 * sigma2
+    lhs = lw.ratios(P) * rr.a**2 * sigma2
     res_sigma = float(np.max(np.abs(lhs - rhs) / np.maximum(np.abs(lhs), 1e-300)))
     if np.isinf(beta):
         train, test, F = et, eg, et
@@ -161,7 +162,7 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
         test = eg + float(kappa @ (dims * r)) / (2 * beta)
         V = float(dims @ (-np.log(r) + lp * r - 1.0)) / M + (P / M) * float(w @ -np.log(rr.eps * om))
         F = et - M / (2 * beta) * np.log(2 * np.pi / beta) + M / (2 * beta) * (np.log(c) + V)
-    gap = np.inf if train == 0 else (test - train) / train
+    gap = linattn.relative_gap(train, test)
     order = OrderParameters(rho=rho, sigma2=sigma2, r=r, a=rr.a, eps=rr.eps, L=rr.L)
     return StationaryTheory(problem=pb, P=P, beta=beta, lam=lam, model=model, law=law, train=float(train),
                             test=float(test), train_ridge=float(et), test_ridge=float(eg), free_energy=float(F),
@@ -183,32 +184,50 @@ class StationaryCurve:
 
 
 def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", channel="correlated") -> StationaryCurve:
-    """:func:`stationary` at every ``P`` of ``P_values`` (a theory curve)."""
-    Ps = np.atleast_1d(check.finite_array("P_values", P_values))
+    """:func:`stationary` at every ``P`` of ``P_values`` (a theory curve).
+
+    Parameters
+    ----------
+    pb, beta, lam, model, law, channel
+        As in :func:`stationary`.
+    P_values : array_like (n,)
+        Numbers of prompts (``>= 1``).
+
+    Returns
+    -------
+    StationaryCurve
+    """
+    Ps = check.finite_array("P_values", np.atleast_1d(P_values), ndim=1)
     pts = [stationary(pb, P, beta, lam, model, law, channel) for P in Ps]
     return StationaryCurve(P=Ps, train=np.array([p.train for p in pts]), test=np.array([p.test for p in pts]),
                            gap=np.array([p.gap for p in pts]), free_energy=np.array([p.free_energy for p in pts]),
                            converged=all(p.converged for p in pts), max_residual=max(p.residual for p in pts))
 
 
-def rs_functional(pb, P, beta, lam, rho, q, Delta, model="reduced", law="finite", channel="correlated") -> float:
-    r"""The replica-symmetric functional ``Φ(ρ, q_i, Δ_i)`` whose extremum gives ``−βF``
+def rs_functional(pb, P, beta, lam, rho, norm2, Delta, model="reduced", law="finite", channel="correlated") -> float:
+    r"""The replica-symmetric functional ``Φ(ρ, Q_i, Δ_i)`` whose extremum gives ``−βF``
     (``docs/replica.md`` §2), in ``θ̃ = √c θ`` units with total (not per-coordinate) overlaps:
 
     .. math::
-       Φ = Σ_i \frac{D_i}{2}\Big[\log Δ_i + \frac{q_i − ρ² δ_{i1}}{Δ_i}\Big] − \frac{βλ'}{2} Σ_i (q_i + Δ_i)
+       Φ = Σ_i \frac{D_i}{2}\Big[\log Δ_i + \frac{Q_i − ρ² δ_{i1}}{Δ_i}\Big] − \frac{βλ'}{2} Σ_i (Q_i + Δ_i)
            + P\, E\Big[−½ \log(1 + \tfrac{β}{P} Σ_i ξ_i Δ_i)
-           − \frac{β}{2P}\,\frac{(y − fρ)² + Σ_i ξ_i (q_i − ρ² δ_{i1})}{1 + \tfrac{β}{P} Σ_i ξ_i Δ_i}\Big],
+           − \frac{β}{2P}\,\frac{(y − fρ)² + Σ_i ξ_i (Q_i − ρ² δ_{i1})}{1 + \tfrac{β}{P} Σ_i ξ_i Δ_i}\Big],
 
     and ``−βF = Φ + Σ_i (D_i/2)(\log 2π + 1 − \log D_i) − (M/2) \log c`` at the extremum.
-    ``q_i`` is the squared norm of block ``i`` of the mean solution (``q_1 = ρ² + σ_1²``) and
+    ``Q_i`` is the squared norm of block ``i`` of the mean solution (``q_1 = ρ² + σ_1²``) and
     ``Δ_i`` its thermal spread. Finite ``β`` only.
     """
     P, beta, lam, lw = _validate(pb, P, beta, lam, model, law, channel)
     if not np.isfinite(beta):
-        raise ValueError("beta must be finite for the replica functional; got inf")
-    q = np.atleast_1d(np.asarray(q, float))
-    Delta = np.atleast_1d(np.asarray(Delta, float))
+        check.fail("beta", beta, "a finite number > 0 (the functional is defined at finite temperature)")
+    rho = check.real("rho", rho)
+    norm2 = check.finite_array("norm2", np.atleast_1d(norm2), shape=(lw.n_blocks,))
+    Delta = check.finite_array("Delta", np.atleast_1d(Delta), shape=(lw.n_blocks,))
+    if np.any(Delta <= 0):
+        check.fail("Delta", Delta.tolist(), "thermal spreads > 0, one per block")
+    if np.any(norm2 < 0) or norm2[0] < rho**2:
+        check.fail("norm2", norm2.tolist(), "block norms >= 0 with norm2[0] >= rho**2")
+    q = norm2
     dims = np.asarray(lw.block_dims, float)
     lp = lam / pb.feature_variance
     shift = np.zeros(lw.n_blocks)
@@ -221,6 +240,18 @@ def rs_functional(pb, P, beta, lam, rho, q, Delta, model="reduced", law="finite"
 
 
 def rs_constant(pb, model="reduced") -> float:
-    """``Σ_i (D_i/2)(log 2π + 1 − log D_i) − (M/2) log c``: ``−βF = Φ_extremum + rs_constant``."""
+    """``Σ_i (D_i/2)(log 2π + 1 − log D_i) − (M/2) log c``: ``−βF = Φ_extremum + rs_constant``.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    model : {"reduced", "full"}
+
+    Returns
+    -------
+    float
+    """
+    check.problem(pb)
+    check.model(model)
     dims = np.array([pb.D**2] + ([pb.D] if model == "full" else []), float)
     return float(np.sum(0.5 * dims * (np.log(2 * np.pi) + 1 - np.log(dims)))) - 0.5 * dims.sum() * np.log(pb.feature_variance)

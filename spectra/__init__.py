@@ -9,21 +9,25 @@ density, cdf, spectral_cdf, stieltjes,        laws: law in {"finite", "mp"}, mod
 zero_atom, support_edges, kolmogorov_distance
 prompt_law, PromptLaw                         the finite-D law of one prompt's invariants
 block_resolvent, data_transforms,             the one fixed-point implementation (complex z; z = −λ')
-ridge_resolvent
+ridge_resolvent, teacher_overlap,
+block_overlaps, pair_overlaps
+eigensystem, Eigensystem                      the exact per-dataset engine of dynamics, replica, validation
 mp                                            Marchenko–Pastur closed forms (reference)
 """
 from . import mp
 from .density import (SpectralCDF, cdf, density, kolmogorov_distance, spectral_cdf, stieltjes,
                       support_edges, zero_atom)
+from .eigensystem import Eigensystem, as_eigensystem, eigensystem
 from .eigenvalues import hessian_dense, hessian_eigenvalues
 from .law import LAWS, PromptLaw, prompt_law
 from .matrix_free import SpectralEstimate, hessian_matvec, slq_spectrum
-from .resolvent import (DataTransforms, Resolvent, RidgeResolvent, block_resolvent, data_transforms,
-                        ridge_resolvent)
+from .resolvent import (DataTransforms, Resolvent, RidgeResolvent, block_overlaps, block_resolvent, data_transforms,
+                        pair_overlaps, ridge_resolvent, teacher_overlap)
 
 __all__ = [
     "hessian_eigenvalues", "hessian_dense", "slq_spectrum", "hessian_matvec", "SpectralEstimate",
     "density", "cdf", "spectral_cdf", "support_edges", "SpectralCDF", "stieltjes", "zero_atom", "kolmogorov_distance",
     "prompt_law", "PromptLaw", "LAWS", "block_resolvent", "data_transforms", "ridge_resolvent",
-    "Resolvent", "DataTransforms", "RidgeResolvent", "mp",
+    "Resolvent", "DataTransforms", "RidgeResolvent", "teacher_overlap", "block_overlaps", "pair_overlaps",
+    "eigensystem", "as_eigensystem", "Eigensystem", "mp",
 ]

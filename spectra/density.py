@@ -23,20 +23,36 @@ from dataclasses import dataclass
 import numpy as np
 
 import linattn
-from linattn import _validate as check
+from linattn import check
 from linattn.errors import ConvergenceError
 
 from .law import LAWS, prompt_law
 from .resolvent import block_resolvent
 
 
+#: relative resolution of ``Im m`` on the real axis: the fixed point is solved to a relative
+#: residual of 1e-11, so an imaginary part below 1e-9 |m| is not resolved from zero (it is the
+#: round-off of the real part, which near an atom's pole ``−atom/x`` is huge). Such points lie
+#: outside the support and get density 0.
+IM_RESOLUTION = 1e-9
+
+#: smallest positive eigenvalue of ``H/c`` (mean 1) the fixed point resolves: below, the real-axis
+#: limit is taken at ``Im z ≈ 1e-12``, which is not small against ``x``.
+X_MIN = 1e-10
+
+
 def _args(alpha, pb, law, model):
     alpha = check.positive("alpha", alpha)
-    if not isinstance(pb, linattn.Problem):
-        raise ValueError(f"pb must be a linattn.Problem; got {type(pb).__name__}")
+    check.problem(pb)
     check.choice("law", law, LAWS)
     check.model(model)
     return alpha, alpha * pb.D**2, prompt_law(pb, model, law)
+
+
+def _continuous_density(x, P, lw):
+    """``Im m(x + i0)/π`` at real ``x > 0``, zero where ``Im m`` is below the solver's resolution."""
+    m = block_resolvent(x.astype(complex), P, lw).m
+    return np.where(m.imag > IM_RESOLUTION * np.abs(m), m.imag / np.pi, 0.0)
 
 
 def zero_atom(alpha, model="reduced", pb=None) -> float:
@@ -70,22 +86,49 @@ def stieltjes(z, alpha, pb, law="finite", model="reduced", derivative=False):
         Also return ``dm/dz``.
     """
     alpha, P, lw = _args(alpha, pb, law, model)
-    res = block_resolvent(z, P, lw)
+    derivative = check.boolean("derivative", derivative)
+    zz = check.finite_array("z", z, allow_complex=True)
+    if P < lw.M and np.any(zz == 0):
+        check.fail("z", z, f"a point other than 0 when P < M = {lw.M} (z = 0 is the pole of the zero atom)")
+    res = block_resolvent(zz, P, lw)
     return (res.m, res.dm) if derivative else res.m
 
 
 def density(x, alpha, pb, law="finite", model="reduced") -> np.ndarray:
     """Continuous part of the spectral density of ``H/c`` at real ``x`` (``Im m(x + i0)/π``).
 
-    Zero for ``x < 0``; at ``x = 0`` it is ``inf`` exactly at ``P = M`` (where the density
+    Zero for ``x < 0`` and outside the support (where ``Im m`` is below the solver's resolution,
+    :data:`IM_RESOLUTION`); at ``x = 0`` it is ``inf`` exactly at ``P = M`` (where the density
     diverges like ``x^{-1/2}``) and 0 otherwise (the zero eigenvalues are the separate atom).
+
+    Parameters
+    ----------
+    x : array_like
+        Real points.
+    alpha : float
+        ``P / D² > 0``.
+    pb : linattn.Problem
+    law : {"finite", "mp"}
+    model : {"reduced", "full"}
+
+    Returns
+    -------
+    ndarray (shape of ``x``)
+        Per-parameter density (it integrates to ``1 − zero_atom``).
     """
     alpha, P, lw = _args(alpha, pb, law, model)
     xs = check.finite_array("x", x)
     out = np.zeros(xs.shape)
     pos = xs > 0
+    tiny = pos & (xs < X_MIN)
+    pos = pos & ~tiny
     if np.any(pos):
-        out[pos] = np.maximum(block_resolvent(xs[pos].astype(complex), P, lw).m.imag / np.pi, 0.0)
+        out[pos] = _continuous_density(xs[pos], P, lw)
+    if np.any(tiny):   # zero if X_MIN lies below the support; otherwise not resolvable
+        if _continuous_density(np.array([X_MIN]), P, lw)[0] > 0:
+            check.fail("x", float(xs[tiny].min()), f"0 or >= {X_MIN} here (alpha = {alpha} is so close to "
+                       "P = M that the spectrum reaches below the resolution of the fixed point)")
+        out[tiny] = 0.0
     if np.any(xs == 0) and abs(P - lw.M) <= 1e-9 * lw.M:
         out[xs == 0] = np.inf
     return out
@@ -122,6 +165,8 @@ class SpectralCDF:
 
 
 MASS_TOL = 2e-3
+#: grid doublings tried before a mass loss is reported
+MAX_REFINE = 3
 
 
 def _integrate_on_sqrt_grid(x_max, n_grid, P, lw, at_threshold):
@@ -130,7 +175,7 @@ def _integrate_on_sqrt_grid(x_max, n_grid, P, lw, at_threshold):
     u = np.linspace(0.0, np.sqrt(x_max), n_grid)
     x = u * u
     rho = np.zeros(n_grid)
-    rho[1:] = np.maximum(block_resolvent(x[1:].astype(complex), P, lw).m.imag / np.pi, 0.0)
+    rho[1:] = _continuous_density(x[1:], P, lw)
     g = rho * 2.0 * u
     if at_threshold:  # ρ(u²)·2u has a finite limit at u = 0: extrapolate
         g[0] = 2 * g[1] - g[2]
@@ -150,19 +195,46 @@ def _tabulate(alpha, pb, law, model, n_grid):
     x, cum, _ = _integrate_on_sqrt_grid(x_max, max(64, n_grid // 4), P, lw, at_threshold)
     # stage 2: the fine grid ends where the coarse pass has all but 1e-7 of the mass
     x_hi = x[min(len(x) - 1, np.searchsorted(cum, cum[-1] - 1e-7) + 1)]
-    x, cum, rho = _integrate_on_sqrt_grid(1.05 * x_hi, n_grid, P, lw, at_threshold)
-    err = abs(atom + cum[-1] - 1.0)
-    if err > MASS_TOL:
+    # stage 3: refine (double the grid, at most MAX_REFINE times) until the mass is accounted for;
+    # small D (heavy-tailed prompt scales) needs it
+    for _ in range(MAX_REFINE + 1):
+        x, cum, rho = _integrate_on_sqrt_grid(1.05 * x_hi, n_grid, P, lw, at_threshold)
+        err = abs(atom + cum[-1] - 1.0)
+        if err <= MASS_TOL:
+            break
+        n_grid = 2 * n_grid - 1
+    else:
         raise ConvergenceError(
             f"spectral CDF: the tabulated density holds mass {cum[-1]:.5f} + atom {atom:.5f}, off by {err:.2e} "
-            f"> {MASS_TOL} (alpha={alpha}, law={law!r}, model={model!r}, x_max={x[-1]:.3g}); increase n_grid")
+            f"> {MASS_TOL} (alpha={alpha}, law={law!r}, model={model!r}, x_max={x[-1]:.3g}) after refining to "
+            f"{n_grid} grid points")
     for a in (x, cum, rho):
         a.setflags(write=False)
     return SpectralCDF(grid=x, cumulative=cum, density=rho, atom=atom, mass_error=err)
 
 
 def spectral_cdf(alpha, pb, law="finite", model="reduced", n_grid: int = 3001) -> SpectralCDF:
-    """Tabulate the CDF of ``H/c`` (cached). Raises ``ConvergenceError`` if mass is lost (> 2e-3)."""
+    """Tabulate the CDF of ``H/c`` (cached).
+
+    Parameters
+    ----------
+    alpha : float
+        ``P / D² > 0``.
+    pb : linattn.Problem
+    law : {"finite", "mp"}
+    model : {"reduced", "full"}
+    n_grid : int
+        Initial grid points (doubled up to three times until the mass is accounted for).
+
+    Returns
+    -------
+    SpectralCDF
+
+    Raises
+    ------
+    linattn.ConvergenceError
+        If more than ``2e-3`` of the mass is still missing after refining.
+    """
     alpha, P, lw = _args(alpha, pb, law, model)
     n_grid = check.positive_int("n_grid", n_grid, minimum=16)
     return _tabulate(alpha, pb, law, model, n_grid)
@@ -192,7 +264,10 @@ def kolmogorov_distance(eigenvalues, alpha, pb, law="finite", model="reduced", z
     eigenvalues ``<= zero_tol · max`` count as the exact zeros.
     """
     ev = np.sort(check.finite_array("eigenvalues", eigenvalues, ndim=1))
-    nz = ev[ev > zero_tol * max(ev[-1], 1e-300)]
+    zero_tol = check.tolerance("zero_tol", zero_tol)
+    if ev.size == 0 or ev[-1] <= 0:
+        check.fail("eigenvalues", "<no positive eigenvalue>", "an array with at least one positive eigenvalue")
+    nz = ev[ev > zero_tol * ev[-1]]
     tab = spectral_cdf(alpha, pb, law, model)
     F = (tab(nz) - tab.atom) / (1.0 - tab.atom)
     n = nz.size

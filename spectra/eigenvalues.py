@@ -18,27 +18,32 @@ from __future__ import annotations
 import numpy as np
 
 import linattn
-from linattn import _validate as check
+from linattn import check
 
 METHODS = ("auto", "gram", "dense", "naive")
 
 
-def _check(data, pb, model):
-    if not isinstance(data, linattn.Prompts):
-        raise ValueError(f"data must be a linattn.Prompts; got {type(data).__name__}")
-    if not isinstance(pb, linattn.Problem):
-        raise ValueError(f"pb must be a linattn.Problem; got {type(pb).__name__}")
-    if data.D != pb.D:
-        raise ValueError(f"data.D must equal pb.D = {pb.D}; got {data.D}")
-    data.require(model)
-
-
 def hessian_dense(data, model="reduced", max_bytes: int = 1 << 31) -> np.ndarray:
-    """``H = Fᵀ F / P`` (symmetric, ``M × M``), feature rows in batches of at most ``max_bytes``."""
-    data.require(model)
+    """``H = Fᵀ F / P`` (symmetric, ``M × M``), feature rows in batches of at most ``max_bytes``.
+
+    Parameters
+    ----------
+    data : linattn.Prompts
+    model : {"reduced", "full"}
+    max_bytes : int
+        Largest feature batch in bytes (at least one row is processed at a time).
+
+    Returns
+    -------
+    ndarray (M, M)
+    """
+    check.prompts(data)
+    data.require(check.model(model))
+    max_bytes = check.positive_int("max_bytes", max_bytes)
     P, D = data.P, data.D
     M = D * D + (D if model == "full" else 0)
-    rows = max(1, int(max_bytes) // (8 * M))
+    rows = max(1, max_bytes // (8 * M))
+    check.memory(8.0 * (M * M + 2 * min(rows, P) * M), f"the dense {M} x {M} Hessian", "D")
     if rows >= P:
         F = data.features(model)
         H = F.T @ F
@@ -70,12 +75,15 @@ def hessian_eigenvalues(data, pb, rescale=True, model="reduced", method="auto") 
     ndarray (M,)
         ``max(0, M − P)`` entries are exactly 0.0 on the Gram path.
     """
-    check.model(model)
-    _check(data, pb, model)
+    check.problem_data(data, pb, model)
+    rescale = check.boolean("rescale", rescale)
     check.choice("method", method, METHODS)
     P, M = data.P, pb.n_params(model)
     if method == "auto":
         method = "gram" if P < M else "dense"
+    n = P if method == "gram" else M
+    check.memory(8.0 * 3 * n * n + (8.0 * P * M if method == "naive" else 0.0),
+                 f"the {n} x {n} eigenvalue problem", "P or D")
     if method == "gram":
         nz = np.linalg.eigvalsh(data.gram(model))
         k = max(0, M - P)

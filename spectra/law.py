@@ -43,7 +43,7 @@ import numpy as np
 from scipy.stats import qmc
 
 import linattn
-from linattn import _validate as check
+from linattn import check
 from linattn import invariants
 
 LAWS = ("finite", "mp")
@@ -69,6 +69,9 @@ class PromptLaw:
         Dimensions of the parameter blocks: ``(D²,)`` or ``(D², D)``.
     n_points : int
         Quasi-Monte-Carlo points behind the nodes (0 for ``law="mp"``).
+    moment_errors : dict
+        Relative error of the raw quasi-Monte-Carlo estimates of the five imposed moments before
+        the correction of step 3 (empty for ``law="mp"``): the measured quadrature error.
     """
 
     problem: linattn.Problem
@@ -82,22 +85,31 @@ class PromptLaw:
     y2: np.ndarray
     block_dims: tuple
     n_points: int
+    moment_errors: dict
 
     @property
     def M(self) -> int:
+        """Number of parameters ``Σ_i D_i``."""
         return int(sum(self.block_dims))
 
     @property
     def n_blocks(self) -> int:
+        """Number of parameter blocks (1 reduced, 2 full)."""
         return len(self.block_dims)
 
-    def q(self, P) -> np.ndarray:
-        """``q_i = D_i / P`` per block."""
-        return np.asarray(self.block_dims, dtype=float) / float(P)
+    def ratios(self, P) -> np.ndarray:
+        """Aspect ratios ``q_i = D_i / P`` per block (the ``q = 1/α`` of Marchenko–Pastur).
 
-    def expect(self, values) -> np.ndarray:
-        """``E[values]`` over the nodes (``values`` has the node axis last)."""
-        return np.asarray(values) @ self.weights
+        Parameters
+        ----------
+        P : float
+            Number of prompts ``> 0``.
+
+        Returns
+        -------
+        ndarray (B,)
+        """
+        return np.asarray(self.block_dims, dtype=float) / check.positive("P", P)
 
 
 def _bin_means(order, arrays, sizes):
@@ -132,11 +144,17 @@ def _finite_nodes(pb, model, n_nodes, log2_points, seed):
         xi = np.stack([xi1, xi2], axis=1)
     # exact first moments (multiplicative corrections of the quadrature's O(1e-5) error)
     c = pb.feature_variance
-    xi = xi / (w @ xi) * np.array([1.0, pb.feature_variance_v / c])[: xi.shape[1]]
-    F2 = F2 / (w @ F2)
-    FY = FY / (w @ FY) * np.sqrt(pb.teacher_norm2)
-    Y2 = Y2 / (w @ Y2) * (1.0 + pb.noise**2)
-    return w, xi, F2, FY, Y2, u.shape[0]
+    exact_xi = np.array([1.0, pb.feature_variance_v / c])[: xi.shape[1]]
+    exact = {"xi1": 1.0, "f2": 1.0, "fy": np.sqrt(pb.teacher_norm2), "y2": 1.0 + pb.noise**2}
+    raw = {"xi1": w @ xi[:, 0], "f2": w @ F2, "fy": w @ FY, "y2": w @ Y2}
+    if xi.shape[1] == 2:
+        exact["xi2"], raw["xi2"] = exact_xi[1], w @ xi[:, 1]
+    errors = {k: float(raw[k] / exact[k] - 1.0) for k in exact}
+    xi = xi / (w @ xi) * exact_xi
+    F2 = F2 / raw["f2"]
+    FY = FY / raw["fy"] * exact["fy"]
+    Y2 = Y2 / raw["y2"] * exact["y2"]
+    return w, xi, F2, FY, Y2, u.shape[0], errors
 
 
 def prompt_law(pb, model="reduced", law="finite", channel="correlated",
@@ -162,13 +180,13 @@ def prompt_law(pb, model="reduced", law="finite", channel="correlated",
     PromptLaw
         Cached: equal arguments return the same object.
     """
-    if not isinstance(pb, linattn.Problem):
-        raise ValueError(f"pb must be a linattn.Problem; got {type(pb).__name__}")
+    check.problem(pb)
     check.model(model)
     check.choice("law", law, LAWS)
     check.choice("channel", channel, CHANNELS)
     n_nodes = check.positive_int("n_nodes", n_nodes)
-    log2_points = check.positive_int("log2_points", log2_points)
+    log2_points = check.positive_int("log2_points", log2_points, maximum=40)
+    check.memory(8.0 * 30 * 2**log2_points, f"the quasi-Monte-Carlo design of 2^{log2_points} points", "log2_points")
     if 2**log2_points < n_nodes:
         raise ValueError(f"log2_points must give at least n_nodes={n_nodes} points; got {log2_points}")
     seed = check.seed_int("seed", seed)
@@ -186,12 +204,13 @@ def _cached_law(pb, model, law, channel, n_nodes, log2_points, seed):
         F2, FY, Y2 = np.ones(1), np.full(1, np.sqrt(t2)), np.full(1, t2 + s2)
         npts = 0
         channel = "decoupled"
+        errors = {}
     else:
-        w, xi, F2, FY, Y2, npts = _finite_nodes(pb, model, n_nodes, log2_points, seed)
+        w, xi, F2, FY, Y2, npts, errors = _finite_nodes(pb, model, n_nodes, log2_points, seed)
         if channel == "decoupled":
             x1 = xi[:, 0]
             F2, FY, Y2 = x1.copy(), np.sqrt(t2) * x1, t2 * x1 + s2
     for a in (w, xi, F2, FY, Y2):
         a.setflags(write=False)
     return PromptLaw(problem=pb, model=model, law=law, channel=channel, weights=w, xi=xi,
-                     f2=F2, fy=FY, y2=Y2, block_dims=dims, n_points=npts)
+                     f2=F2, fy=FY, y2=Y2, block_dims=dims, n_points=npts, moment_errors=errors)

@@ -21,13 +21,26 @@ import numpy as np
 import scipy.linalg as sla
 
 import linattn
-from linattn import _validate as check
+from linattn import check
 
 
 def hessian_matvec(data, theta, model="reduced") -> np.ndarray:
-    """``H θ`` in ``O(P D²)`` without forming features (module docstring)."""
-    data.require(model)
+    """``H θ`` in ``O(P D²)`` without forming features (module docstring).
+
+    Parameters
+    ----------
+    data : linattn.Prompts
+    theta : array_like (M,)
+    model : {"reduced", "full"}
+
+    Returns
+    -------
+    ndarray (M,)
+    """
+    check.prompts(data)
+    data.require(check.model(model))
     D, P = data.D, data.P
+    theta = check.finite_array("theta", theta, shape=(D * D + (D if model == "full" else 0),))
     Theta = theta[: D * D].reshape(D, D)
     a = np.einsum("pd,pd->p", data.s @ Theta, data.xq)
     if model == "full":
@@ -53,13 +66,47 @@ class SpectralEstimate:
     steps: int
     matvecs: int
 
+    def __post_init__(self):
+        nodes = check.finite_array("nodes", self.nodes, ndim=1)
+        weights = check.finite_array("weights", self.weights, shape=nodes.shape)
+        if nodes.size == 0 or np.any(weights < 0) or abs(weights.sum() - 1.0) > 1e-9:
+            check.fail("weights", f"<{weights.size} weights summing to {weights.sum()!r}>",
+                       "non-negative weights summing to 1, one per node")
+        object.__setattr__(self, "nodes", nodes)
+        object.__setattr__(self, "weights", weights)
+
     def atom(self, zero_tol=1e-8):
-        """Estimated mass at zero: the weight of nodes below ``zero_tol · max(nodes)``."""
+        """Estimated mass at zero: the weight of nodes below ``zero_tol · max(nodes)``.
+
+        Parameters
+        ----------
+        zero_tol : float
+            Relative threshold in ``(0, 1)``.
+
+        Returns
+        -------
+        float
+        """
+        zero_tol = check.tolerance("zero_tol", zero_tol)
         return float(self.weights[self.nodes <= zero_tol * self.nodes.max()].sum())
 
     def cdf(self, x, nonzero=False, zero_tol=1e-8):
-        """Step-function CDF; ``nonzero=True`` drops the zero atom and renormalises."""
-        x = np.asarray(x, dtype=float)
+        """Step-function CDF; ``nonzero=True`` drops the zero atom and renormalises.
+
+        Parameters
+        ----------
+        x : array_like
+        nonzero : bool
+        zero_tol : float
+            Relative threshold in ``(0, 1)`` below which a node counts as zero.
+
+        Returns
+        -------
+        ndarray (shape of ``x``)
+        """
+        x = check.finite_array("x", x)
+        nonzero = check.boolean("nonzero", nonzero)
+        zero_tol = check.tolerance("zero_tol", zero_tol)
         nodes, weights = self.nodes, self.weights
         if nonzero:
             keep = nodes > zero_tol * nodes.max()
@@ -70,14 +117,45 @@ class SpectralEstimate:
         return np.where(idx > 0, cum[np.maximum(idx - 1, 0)], 0.0)
 
     def density(self, x, width):
-        x = np.asarray(x, dtype=float)[..., None]
+        """Gaussian-broadened density ``Σ_j w_j N(x; node_j, width²)``.
+
+        Parameters
+        ----------
+        x : array_like
+        width : float
+            Broadening ``> 0``.
+
+        Returns
+        -------
+        ndarray (shape of ``x``)
+        """
+        x = check.finite_array("x", x)[..., None]
+        width = check.positive("width", width)
         g = np.exp(-0.5 * ((x - self.nodes) / width) ** 2) / (np.sqrt(2 * np.pi) * width)
         return g @ self.weights
 
 
 def kolmogorov_distance(estimate: SpectralEstimate, eigenvalues, zero_tol=1e-8) -> float:
-    """Kolmogorov distance between the nonzero parts of an SLQ estimate and exact eigenvalues."""
-    ev = np.sort(np.asarray(eigenvalues, dtype=float))
+    """Kolmogorov distance between the nonzero parts of an SLQ estimate and exact eigenvalues.
+
+    Parameters
+    ----------
+    estimate : SpectralEstimate
+    eigenvalues : array_like (n,)
+        With at least one nonzero eigenvalue.
+    zero_tol : float
+        Relative threshold in ``(0, 1)`` below which an eigenvalue or node counts as zero.
+
+    Returns
+    -------
+    float
+    """
+    if not isinstance(estimate, SpectralEstimate):
+        raise ValueError(f"estimate must be a spectra.SpectralEstimate; got {type(estimate).__name__}")
+    zero_tol = check.tolerance("zero_tol", zero_tol)
+    ev = np.sort(check.finite_array("eigenvalues", eigenvalues, ndim=1))
+    if ev.size == 0 or ev[-1] <= 0:
+        check.fail("eigenvalues", "<no positive eigenvalue>", "an array with at least one positive eigenvalue")
     ev = ev[ev > zero_tol * ev[-1]]
     pts = np.concatenate([ev, estimate.nodes])
     exact_hi = np.searchsorted(ev, pts, side="right") / ev.size
@@ -88,7 +166,28 @@ def kolmogorov_distance(estimate: SpectralEstimate, eigenvalues, zero_tol=1e-8) 
 
 
 def lanczos_quadrature(matvec, M, steps, rng) -> tuple[np.ndarray, np.ndarray]:
-    """Gauss quadrature (nodes, weights) of the spectral measure of one random unit probe."""
+    """Gauss quadrature (nodes, weights) of the spectral measure of one random unit probe.
+
+    Parameters
+    ----------
+    matvec : callable
+        ``v ↦ A v`` for a symmetric ``M × M`` operator ``A``.
+    M : int
+        Dimension.
+    steps : int
+        Lanczos steps, ``1 <= steps <= M``.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    nodes, weights : ndarray
+    """
+    if not callable(matvec):
+        raise ValueError(f"matvec must be callable; got {type(matvec).__name__}")
+    M = check.positive_int("M", M)
+    steps = check.positive_int("steps", steps, maximum=M)
+    rng = check.rng(rng)
+    check.memory(8.0 * steps * M, f"{steps} Lanczos vectors of length {M}", "steps")
     V = np.empty((steps, M))
     alpha = np.zeros(steps)
     beta = np.zeros(steps)
@@ -96,7 +195,7 @@ def lanczos_quadrature(matvec, M, steps, rng) -> tuple[np.ndarray, np.ndarray]:
     V[0] = u / np.linalg.norm(u)
     k = steps
     for j in range(steps):
-        w = matvec(V[j])
+        w = np.array(matvec(V[j]), dtype=float)
         alpha[j] = V[j] @ w
         w -= V[: j + 1].T @ (V[: j + 1] @ w)  # full re-orthogonalisation (twice is enough)
         w -= V[: j + 1].T @ (V[: j + 1] @ w)
@@ -128,10 +227,8 @@ def slq_spectrum(data, pb, steps=80, n_probes=4, rescale=True, model="reduced", 
     model : {"reduced", "full"}
     rng : None, int or Generator
     """
-    if not isinstance(data, linattn.Prompts):
-        raise ValueError(f"data must be a linattn.Prompts; got {type(data).__name__}")
-    check.model(model)
-    data.require(model)
+    check.problem_data(data, pb, model)
+    rescale = check.boolean("rescale", rescale)
     steps = check.positive_int("steps", steps, minimum=2)
     n_probes = check.positive_int("n_probes", n_probes)
     gen = check.rng(rng)

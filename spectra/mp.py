@@ -12,20 +12,56 @@ from __future__ import annotations
 
 import numpy as np
 
+from linattn import check
+
 
 def edges(q):
-    """Support edges ``((1 − √q)², (1 + √q)²)``."""
+    """Support edges ``((1 − √q)², (1 + √q)²)``.
+
+    Parameters
+    ----------
+    q : float
+        Ratio ``M/P > 0``.
+
+    Returns
+    -------
+    (float, float)
+    """
+    q = check.positive("q", q)
     return (1 - np.sqrt(q)) ** 2, (1 + np.sqrt(q)) ** 2
 
 
 def atom(q):
-    """Mass at zero ``max(0, 1 − 1/q)``."""
+    """Mass at zero ``max(0, 1 − 1/q)``.
+
+    Parameters
+    ----------
+    q : float
+        Ratio ``M/P > 0``.
+
+    Returns
+    -------
+    float
+    """
+    q = check.positive("q", q)
     return max(0.0, 1.0 - 1.0 / q)
 
 
 def density(x, q):
-    """Continuous part of the density (normalised by all eigenvalues)."""
-    x = np.asarray(x, dtype=float)
+    """Continuous part of the density (normalised by all eigenvalues).
+
+    Parameters
+    ----------
+    x : array_like
+    q : float
+        Ratio ``M/P > 0``.
+
+    Returns
+    -------
+    ndarray (shape of ``x``)
+    """
+    x = check.finite_array("x", x)
+    q = check.positive("q", q)
     lo, hi = edges(q)
     out = np.zeros_like(x)
     inside = (x > lo) & (x < hi) & (x > 0)
@@ -34,8 +70,20 @@ def density(x, q):
 
 
 def stieltjes(z, q):
-    """``m(z) = ∫ ρ(x) dx / (x − z)`` including the atom, for ``Im z > 0`` or real ``z`` off the support."""
-    z = np.asarray(z, dtype=complex)
+    """``m(z) = ∫ ρ(x) dx / (x − z)`` including the atom, for ``Im z > 0`` or real ``z`` off the support.
+
+    Parameters
+    ----------
+    z : complex or array_like
+    q : float
+        Ratio ``M/P > 0``.
+
+    Returns
+    -------
+    ndarray (shape of ``z``), complex
+    """
+    z = check.finite_array("z", z, allow_complex=True)
+    q = check.positive("q", q)
     if np.any(z.imag < 0):  # conjugate symmetry m(z̄) = conj m(z)
         lower = z.imag < 0
         out = stieltjes(np.where(lower, np.conj(z), z), q)
@@ -50,8 +98,20 @@ def stieltjes(z, q):
 
 
 def cdf(x, q):
-    """Cumulative distribution including the atom (closed form)."""
-    x = np.asarray(x, dtype=float)
+    """Cumulative distribution including the atom (closed form).
+
+    Parameters
+    ----------
+    x : array_like
+    q : float
+        Ratio ``M/P > 0``.
+
+    Returns
+    -------
+    ndarray (shape of ``x``)
+    """
+    x = check.finite_array("x", x)
+    q = check.positive("q", q)
     lo, hi = edges(q)
     a0 = atom(q)
     xc = np.clip(x, lo, hi)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from linattn import _validate as check
+from linattn import check
 from linattn.errors import ConvergenceError
 
 from . import _kernels
@@ -118,6 +118,8 @@ def block_resolvent(z, P, law: PromptLaw, tol: float = TOL, maxit: int = MAXIT) 
     """
     _check_law(law)
     P = check.positive("P", P)
+    tol = check.tolerance("tol", tol)
+    maxit = check.positive_int("maxit", maxit)
     zz = check.finite_array("z", z, allow_complex=True)
     shape = zz.shape
     zz = zz.ravel()
@@ -130,7 +132,7 @@ def block_resolvent(z, P, law: PromptLaw, tol: float = TOL, maxit: int = MAXIT) 
     status = np.empty(n, np.int64)
     residual = np.empty(n)
     iterations = np.empty(n, np.int64)
-    q = law.q(P)
+    q = law.ratios(P)
     _kernels.resolvent_many(x, eta, law.weights, np.ascontiguousarray(law.xi), q, float(tol), int(maxit),
                             r, dr, status, residual, iterations)
     bad = np.flatnonzero(status != _kernels.STATUS_OK)
@@ -171,7 +173,28 @@ def teacher_overlap(L, omega, law: PromptLaw):
     ``L = λ' = −z`` with the physical weights ``ω``; in the scaled parametrisation of
     :class:`RidgeResolvent` the same formula holds with ``(L, ω̃)`` (``ε`` cancels).
     ``omega`` has the node axis last.
+
+    Parameters
+    ----------
+    L : float
+        ``λ' >= 0`` (or the scaled ``L`` of :class:`RidgeResolvent`).
+    omega : array_like (..., K)
+        Node weights ``ω`` (complex allowed).
+    law : PromptLaw
+
+    Returns
+    -------
+    ndarray (...)
     """
+    _check_law(law)
+    L = check.finite_array("L", L, allow_complex=True)
+    if np.any(L.real < 0) and not np.any(L.imag):
+        check.fail("L", L, "a number >= 0 (or complex)")
+    omega = check.finite_array("omega", omega, allow_complex=True)
+    if not np.any(L.imag) and not np.any(omega.imag):   # real axis: stay real
+        L, omega = L.real, omega.real
+    if omega.shape[-1:] != law.weights.shape:
+        check.fail("omega", f"<array with shape {omega.shape}>", f"an array whose last axis has {law.weights.size} nodes")
     w = law.weights
     return cmatmul(omega, w * law.fy) / (L + cmatmul(omega, w * law.f2))
 
@@ -190,13 +213,37 @@ def block_overlaps(nu1, nu2, om1, om2, rho1, rho2, law: PromptLaw, P):
 
     All pairs: ``nu1`` (n1, B), ``om1`` (n1, K), ``rho1`` (n1,) and likewise for system 2;
     returns ``S`` of shape (n1, n2, B). The node sums are ``ω_1 diag(X) ω_2ᵀ`` products.
+
+    Parameters
+    ----------
+    nu1, nu2 : array_like (n1, B), (n2, B)
+    om1, om2 : array_like (n1, K), (n2, K)
+    rho1, rho2 : array_like (n1,), (n2,)
+    law : PromptLaw
+    P : float
+        Number of prompts ``> 0``.
+
+    Returns
+    -------
+    ndarray (n1, n2, B)
     """
-    w, xi, q = law.weights, law.xi, law.q(P)
+    _check_law(law)
+    P = check.positive("P", P)
+    B, K = law.n_blocks, law.weights.size
+    nu1 = check.finite_array("nu1", np.atleast_2d(nu1), shape=(None, B), allow_complex=True)
+    nu2 = check.finite_array("nu2", np.atleast_2d(nu2), shape=(None, B), allow_complex=True)
+    om1 = check.finite_array("om1", np.atleast_2d(om1), shape=(nu1.shape[0], K), allow_complex=True)
+    om2 = check.finite_array("om2", np.atleast_2d(om2), shape=(nu2.shape[0], K), allow_complex=True)
+    rho1 = check.finite_array("rho1", np.atleast_1d(rho1), shape=(nu1.shape[0],), allow_complex=True)
+    rho2 = check.finite_array("rho2", np.atleast_1d(rho2), shape=(nu2.shape[0],), allow_complex=True)
+    w, xi, q = law.weights, law.xi, law.ratios(P)
     B = law.n_blocks
-    dtype = np.complex128 if np.iscomplexobj(om1) or np.iscomplexobj(om2) else np.float64
-    om1 = np.ascontiguousarray(np.atleast_2d(om1), dtype=dtype)
-    om2T = np.ascontiguousarray(np.atleast_2d(om2).T, dtype=dtype)
-    rho1, rho2 = np.atleast_1d(rho1), np.atleast_1d(rho2)
+    cplx = any(np.any(a.imag != 0) for a in (nu1, nu2, om1, om2, rho1, rho2))
+    dtype = np.complex128 if cplx else np.float64
+    if not cplx:
+        nu1, nu2, rho1, rho2 = nu1.real, nu2.real, rho1.real, rho2.real
+    om1 = np.ascontiguousarray(om1 if cplx else om1.real, dtype=dtype)
+    om2T = np.ascontiguousarray((om2 if cplx else om2.real).T, dtype=dtype)
     wx = w[:, None] * xi
 
     def node_sum(x):  # E[x ω1 ω2] for every pair: (n1, n2)
@@ -210,7 +257,7 @@ def block_overlaps(nu1, nu2, om1, om2, rho1, rho2, law: PromptLaw, P):
     G = np.stack([np.stack([node_sum(wx[:, i] * xi[:, j]) for j in range(B)], -1) for i in range(B)], -2)
     A = -G
     idx = np.arange(B)
-    A[..., idx, idx] += q * np.atleast_2d(nu1)[:, None, :] * np.atleast_2d(nu2)[None, :, :]
+    A[..., idx, idx] += q * nu1[:, None, :] * nu2[None, :, :]
     return np.linalg.solve(A, rhs[..., None])[..., 0]
 
 
@@ -229,7 +276,7 @@ def pair_overlaps(z1, z2, P, law: PromptLaw):
     """``E[θ(z_1)·θ(z_2)]`` split as ``(ρ_1 ρ_2, S)`` with ``S`` the block overlaps (n, B), for
     ``θ(z) = (H/c − z)^{-1} b``; ``z1``, ``z2`` arrays of equal shape (n,), paired elementwise."""
     d1, d2 = data_transforms(z1, P, law), data_transforms(z2, P, law)
-    q = law.q(P)
+    q = law.ratios(P)
     nu1, nu2 = 1.0 / (q * d1.resolvent.r), 1.0 / (q * d2.resolvent.r)
     S = block_overlaps(nu1, nu2, d1.resolvent.omega, d2.resolvent.omega, np.ravel(d1.rho), np.ravel(d2.rho), law, P)
     n = np.arange(S.shape[0])
@@ -303,8 +350,10 @@ def ridge_resolvent(P, lam, law: PromptLaw, tol: float = 1e-13, maxit: int = 200
     _check_law(law)
     P = check.positive("P", P)
     lam = check.nonnegative("lam", lam)
+    tol = check.tolerance("tol", tol)
+    maxit = check.positive_int("maxit", maxit)
     M = law.M
-    q = law.q(P)
+    q = law.ratios(P)
     interp = P < M
     if lam == 0.0 and abs(P - M) <= 1e-9 * M:
         raise ValueError(f"lam must be > 0 when P = M = {M}: the min-norm (lam = 0) solution diverges at the "
@@ -374,7 +423,7 @@ def ridge_resolvent(P, lam, law: PromptLaw, tol: float = 1e-13, maxit: int = 200
 
 def _two_block_start(P, lam, law, interp):
     """Initial guess for the two-block Newton iteration from the complex-plane solver."""
-    q = law.q(P)
+    q = law.ratios(P)
     lam_s = lam if lam > 0 else (1e-6 if interp else 0.0)
     res = block_resolvent(np.array([complex(-lam_s, 0.0)]), P, law)
     nu = 1.0 / (q * res.r[0].real)

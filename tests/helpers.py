@@ -17,3 +17,110 @@ def assert_mean(samples, expected, k=4.0, label=""):
         f"> {k} standard errors ({k*se:.3g})")
 
 
+
+
+# ----------------------------------------------------------------------------- bad-input sweep
+# Each package's tests/<package>/test_bad_input.py holds a table of its public functions: a valid
+# call and the kind of each argument. The sweep replaces one argument at a time by each bad value
+# of its kind and expects a ValueError whose message names the argument. A new public function
+# joins the sweep by adding a row; test_every_public_name_is_swept checks that none is missing.
+import dataclasses  # noqa: E402
+from typing import Callable  # noqa: E402
+
+
+def _array_bads(valid):
+    arr = np.asarray(valid, dtype=float)
+    out = [("nan", np.where(np.arange(arr.size).reshape(arr.shape) == 0, np.nan, arr) if arr.size else None),
+           ("inf", np.where(np.arange(arr.size).reshape(arr.shape) == 0, np.inf, arr) if arr.size else None),
+           ("complex", arr + 1j),
+           ("bool", np.ones(arr.shape, dtype=bool)),
+           ("strings", np.full(arr.shape, "a"))]
+    return [(k, v) for k, v in out if v is not None]
+
+
+BAD = {
+    "posint": [("zero", 0), ("negative", -3), ("fraction", 2.5), ("bool", True), ("nan", np.nan), ("string", "4")],
+    "nonnegint": [("negative", -1), ("fraction", 2.5), ("bool", True), ("string", "4")],
+    "positive": [("zero", 0.0), ("negative", -1.0), ("nan", np.nan), ("inf", np.inf), ("bool", True),
+                 ("string", "1"), ("complex", 1j)],
+    "positive_inf": [("zero", 0.0), ("negative", -1.0), ("nan", np.nan), ("bool", True), ("string", "1")],
+    "nonneg": [("negative", -1e-3), ("nan", np.nan), ("inf", np.inf), ("bool", True), ("string", "1")],
+    "real": [("nan", np.nan), ("bool", True), ("string", "x"), ("complex", 1j)],
+    "model": [("unknown", "xl"), ("none", None), ("number", 1)],
+    "choice": [("unknown", "nope"), ("none", None), ("list", ["a"])],
+    "bool": [("string", "no"), ("int", 1), ("none", None)],
+    "problem": [("none", None), ("string", "pb")],
+    "prompts": [("none", None), ("array", np.zeros(3))],
+    "rng": [("negative", -1), ("fraction", 1.5), ("string", "seed"), ("bool", True)],
+    "seed": [("negative", -1), ("fraction", 1.5), ("bool", True), ("string", "s")],
+    "tol": [("zero", 0.0), ("negative", -1e-3), ("nan", np.nan), ("one", 1.0), ("bool", True)],
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One public callable: its name (as users spell it), the function, a valid call, and the
+    kinds of the arguments to sweep (kind ``"array"`` derives its bad values from the valid one;
+    ``"array_shape"`` also tries an array with one axis too many; ``"array_complex"`` accepts
+    complex values)."""
+
+    name: str
+    func: Callable
+    kwargs: dict
+    kinds: dict
+
+
+def sweep_cases(rows):
+    """``(id, row, argument, bad value)`` for every row, swept argument and bad value."""
+    cases = []
+    for row in rows:
+        for arg, kind in row.kinds.items():
+            if kind in ("array", "array_shape", "array_complex"):
+                bads = _array_bads(row.kwargs[arg])
+                if kind == "array_complex":      # complex values are legitimate input here
+                    bads = [(k, v) for k, v in bads if k != "complex"]
+                if kind == "array_shape":
+                    bads.append(("extra_axis", np.asarray(row.kwargs[arg], float)[None, ...]))
+            else:
+                bads = BAD[kind]
+            for label, value in bads:
+                cases.append((f"{row.name}-{arg}-{label}", row, arg, value))
+    return cases
+
+
+def check_case(row, arg, value):
+    """The call with ``arg`` replaced by ``value`` raises ValueError naming ``arg``."""
+    import warnings
+
+    import pytest
+
+    kwargs = dict(row.kwargs)
+    kwargs[arg] = value
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # a warning instead of an error is a silent coercion
+        with pytest.raises(ValueError) as info:
+            row.func(**kwargs)
+    assert arg.split(".")[-1] in str(info.value), f"message does not name {arg!r}: {info.value}"
+
+
+def public_callables(module, skip=()):
+    """Names of the public functions and classes of a package (its ``__all__``) and of the public
+    functions of its public submodules listed in ``__all__`` (as ``sub.name``); methods of public
+    classes are not listed (the tables name the ones with arguments)."""
+    import inspect
+    import types
+
+    out = []
+    top = {id(getattr(module, n)) for n in getattr(module, "__all__", [])}
+    for name in getattr(module, "__all__", []):
+        if name in skip:
+            continue
+        obj = getattr(module, name)
+        if isinstance(obj, types.ModuleType):
+            for sub in getattr(obj, "__all__", [n for n in dir(obj) if not n.startswith("_")]):
+                f = getattr(obj, sub)
+                if inspect.isfunction(f) and f.__module__ == obj.__name__ and id(f) not in top:
+                    out.append(f"{name}.{sub}")
+        elif callable(obj) and not isinstance(obj, (str, tuple)):
+            out.append(name)
+    return out

@@ -1,13 +1,20 @@
 """validation — simulations that check the theory, figure regeneration, and the command line.
 
 Public names: :func:`langevin` (numba Langevin sampler of the Gibbs measure), :class:`LangevinResult`,
+:func:`chain` (the exact description of the discrete chain), :func:`choose_dt`,
 :func:`attention_gradient_descent` (gradient descent on the whole attention matrix through the
-forward pass), :func:`stationary_sweep` (theory vs exact vs Langevin against ``P``), and the
-modules :mod:`validation.plots` (the figure registry), :mod:`validation.report`, :mod:`validation.cli`.
+forward pass), :func:`descent_from_random_inits` (explicit gradient descent from sampled
+initialisations), :func:`stationary_sweep` (theory vs exact vs Langevin against ``P``),
+:func:`boundary_from_means`, the statistics :func:`mean_and_se`, :func:`integrated_time`,
+:func:`autocorrelation`, and the modules :mod:`validation.plots` (the figure registry),
+:mod:`validation.report`, :mod:`validation.cli`.
 """
 from .attention_gd import AttentionRun, attention_gradient_descent
-from .experiments import StationarySweep, stationary_sweep
-from .langevin import LangevinResult, chain, langevin
+from .experiments import StationarySweep, boundary_from_means, stationary_sweep
+from .gradient_descent import DescentRun, descent_from_random_inits
+from .langevin import Chain, LangevinResult, chain, choose_dt, langevin
+from .stats import MeanEstimate, autocorrelation, integrated_time, mean_and_se
 
-__all__ = ["langevin", "LangevinResult", "chain", "attention_gradient_descent", "AttentionRun",
-           "stationary_sweep", "StationarySweep"]
+__all__ = ["langevin", "LangevinResult", "chain", "Chain", "choose_dt", "attention_gradient_descent",
+           "AttentionRun", "descent_from_random_inits", "DescentRun", "stationary_sweep", "StationarySweep",
+           "boundary_from_means", "mean_and_se", "MeanEstimate", "integrated_time", "autocorrelation"]

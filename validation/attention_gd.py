@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linattn import _validate as check
+from linattn import check
 from linattn import attention
 
 

@@ -18,14 +18,14 @@ def _info(args):
     import linattn
 
     pb = linattn.Problem(D=args.D, N=args.N, noise=args.noise)
-    icl = pb.icl_solution()
+    # scalars only: no D x D array is built, so any D is answered instantly
     print(f"Problem(D={pb.D}, N={pb.N}, noise={pb.noise})")
     print(f"  feature variance c            = {pb.feature_variance:.10g}")
     print(f"  v-feature variance c_v        = {pb.feature_variance_v:.10g}")
     print(f"  parameters M (reduced, full)  = {pb.n_params('reduced')}, {pb.n_params('full')}")
-    print(f"  ICL solution Gamma = I/(D c)  = {icl.Gamma[0, 0]:.10g} * I,  v = 0")
-    print(f"  test error E_g(Gamma_ICL)     = {icl.test_error:.10g}")
-    print(f"  test error of Gamma = 0       = {pb.test_error(np.zeros((pb.D, pb.D))):.10g}")
+    print(f"  ICL solution Gamma = I/(D c)  = {pb.teacher_norm2:.10g} * I,  v = 0")
+    print(f"  test error E_g(Gamma_ICL)     = {pb.test_error_from_moments(pb.teacher_norm2, pb.teacher_norm2):.10g}")
+    print(f"  test error of Gamma = 0       = {pb.test_error_from_moments(0.0, 0.0):.10g}")
     return 0
 
 
@@ -39,7 +39,7 @@ def _figures(args):
     if not figures.names():
         print("no figures are registered yet")
         return 0
-    paths = figures.make(args.names or ["all"], args.out, quick=not args.full, progress=not args.no_progress)
+    paths = figures.make(args.names or ["all"], args.out, mode=_mode(args), progress=not args.no_progress)
     for p in paths:
         print(p)
     return 0
@@ -48,12 +48,29 @@ def _figures(args):
 def _validate(args):
     from . import report
 
-    path, ok = report.run(args.out, quick=not args.full, progress=not args.no_progress)
+    path, ok = report.run(args.out, mode=_mode(args), progress=not args.no_progress)
     print(path)
     return 0 if ok else 1
 
 
+def _mode(args):
+    return "full" if args.full else "smoke" if args.smoke else "quick"
+
+
+def _modes(q):
+    mode = q.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="quick settings (default)")
+    mode.add_argument("--full", action="store_true", help="the seed papers' full protocol")
+    mode.add_argument("--smoke", action="store_true", help="tiny settings that only exercise the code (for tests)")
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``linattn`` command.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
     p = argparse.ArgumentParser(
         prog="linattn",
         description="Theory of in-context learning in single-layer linear attention trained on finite "
@@ -68,18 +85,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     q = sub.add_parser("figures", help="regenerate the seed figures")
     q.add_argument("names", nargs="*", help="figure names (see --list) or 'all'")
-    mode = q.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="quick settings (default)")
-    mode.add_argument("--full", action="store_true", help="the seed papers' full protocol")
+    _modes(q)
     q.add_argument("--out", default="figures", help="output folder (default: figures)")
     q.add_argument("--list", action="store_true", help="list the registered figures")
     q.add_argument("--no-progress", action="store_true", help="no progress bars")
     q.set_defaults(func=_figures)
 
     q = sub.add_parser("validate", help="theory-vs-simulation report")
-    mode = q.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="quick settings (default)")
-    mode.add_argument("--full", action="store_true", help="full protocol")
+    _modes(q)
     q.add_argument("--out", default="figures", help="output folder (default: figures)")
     q.add_argument("--no-progress", action="store_true", help="no progress bars")
     q.set_defaults(func=_validate)
@@ -87,12 +100,34 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run the command line; every error is one line on stderr and a non-zero exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 1 when a validation comparison fails, 2 on bad input, 3 on a solver that did
+        not converge, 4 on an operating-system error, 5 when memory runs out.
+    """
+    from linattn.errors import ConvergenceError
+
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except ValueError as err:
-        print(f"linattn: error: {err}", file=sys.stderr)
-        return 2
+        code, message = 2, str(err)
+    except ConvergenceError as err:
+        code, message = 3, str(err)
+    except OSError as err:
+        code, message = 4, str(err)
+    except MemoryError:
+        code, message = 5, "out of memory (reduce the sizes or set LINATTN_MEMORY_LIMIT)"
+    print(f"linattn: error: {' '.join(message.split())}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

@@ -3,96 +3,140 @@ r"""Langevin simulation of training: Euler–Maruyama on the training energy.
 .. math:: θ ← θ − γ\,dt\,∇E_t(θ) + \sqrt{2γ\,dt/β}\;ξ,\qquad ∇E_t = Aθ − b,
 
 (THEORY §2), whose continuous-time stationary law is the Gibbs measure ``∝ exp(−βE_t)``.
-The chain is run in the eigenbasis of ``A`` (``θ = V η``): since ``Vᵀξ`` is again a vector of
+The chain is run in the eigenbasis of ``A`` (``θ = V η``, the complete basis of the dataset's
+:func:`spectra.eigensystem` with ``null_space=True``): since ``Vᵀξ`` is again a vector of
 independent standard normals, this is the *same* Markov chain as in the parameter basis, at
 ``O(M)`` instead of ``O(M²)`` per step; ``basis="parameter"`` runs the dense-gradient version
 (used to check the equivalence). Chains run in parallel (numba ``prange``), each with its own
 explicit random-number state seeded by ``(seed, chain)``.
 
-Exact properties of the discrete chain (for the choice of ``dt`` and for tests). Mode ``k`` is an
-AR(1) process with ``φ_k = 1 − γ dt a_k`` (``a_k`` eigenvalues of ``A``) and stationary variance
-``v_k = 1/(β a_k (1 − γ dt a_k/2))`` instead of the Gibbs value ``1/(β a_k)``. Hence the
-stationary means carry the exact ``O(dt)`` bias
+Exact properties of the discrete chain (:class:`Chain`). Mode ``k`` is an AR(1) process with
+``φ_k = 1 − γ dt a_k`` (``a_k`` eigenvalues of ``A``) and stationary variance
+``v_k = 1/(β a_k (1 − γ dt a_k/2))`` instead of the Gibbs value ``1/(β a_k)``. Hence
 
-.. math:: ⟨E_t⟩_{dt} − ⟨E_t⟩ = ½ Σ_k a_k v_k − \frac{M}{2β},\qquad
-          ⟨E_g⟩_{dt} − ⟨E_g⟩ = ½ Σ_k W_{kk} (v_k − 1/(β a_k))
+* the stationary means carry the exact ``O(dt)`` bias
+  ``⟨E_t⟩_{dt} − ⟨E_t⟩ = ½ Σ_k a_k (v_k − 1/(βa_k))``, ``⟨E_g⟩_{dt} − ⟨E_g⟩ = ½ Σ_k W_{kk} (v_k − 1/(βa_k))``
+  (``W = Vᵀ C V``);
+* after ``n`` steps from ``η_0`` the mean is ``m_n = η* + φ^n(η_0 − η*)`` and the variance
+  ``v_k(1 − φ_k^{2n})``: the exact transient bias of both errors at the first sample;
+* the autocovariances are sums of ``φ^{lag}`` terms, so the standard error of a protocol's sample
+  mean over ``n_chains`` chains is known exactly.
 
-(``W = Vᵀ C V``), the autocovariances are sums of ``φ^{lag}`` terms, and the standard error of a
-protocol's sample mean is known exactly. ``dt=None`` picks the largest step (halving from
-``γ dt λ_max = 1``) whose bias is below a quarter of that standard error for both errors.
-Stability requires ``γ dt λ_max(A) < 2``.
+Protocol checks (nothing silent): ``dt=None`` picks the largest step ``2^{-j}/(γ λ_max)`` whose
+discretisation bias is below a quarter of the exact standard error of the *reported* mean (all
+chains); a protocol whose transient bias at the first sample exceeds a quarter of that standard
+error has not equilibrated: :func:`langevin` refuses it (``ValueError`` naming ``n_equilibrate``
+and the number of steps it would need) or, with ``on_unequilibrated="warn"``, warns and marks the
+result ``equilibrated=False``. Stability requires ``γ dt λ_max(A) < 2``.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from tqdm import tqdm
 
-import dynamics
 import linattn
 import replica
-from linattn import _validate as check
-from spectra import hessian_dense
+from linattn import check
+from spectra import Eigensystem, eigensystem
 
 from . import _kernels
-from .stats import mean_and_se
+from .stats import MeanEstimate, mean_and_se
 
+#: the discretisation and transient biases are kept below this fraction of the exact s.e.
 BIAS_FRACTION = 0.25
+#: chains per kernel call (progress granularity); results do not depend on it
+CHAIN_GROUP = 8
 
 
 @dataclass(frozen=True, eq=False)
 class Chain:
-    """The exact description of the discrete Langevin chain of one dataset (module docstring)."""
+    """The exact description of the discrete Langevin chain of one dataset (module docstring).
 
-    a: np.ndarray          # eigenvalues of A
-    V: np.ndarray          # eigenvectors of A (columns)
-    b: np.ndarray          # Vᵀ b
-    u: np.ndarray          # Vᵀ u
-    W: np.ndarray          # Vᵀ C V
-    train_star: float      # E_t(θ*)
-    test_star: float       # E_g(θ*)
-    gibbs_train: float     # ⟨E_t⟩ of the Gibbs measure (continuous time)
-    gibbs_test: float      # ⟨E_g⟩
+    Attributes
+    ----------
+    es : spectra.Eigensystem
+        Complete eigensystem (null space held), so that ``a = g + λ`` are all eigenvalues of ``A``.
+    lam, beta, gamma : float
+    gibbs_train, gibbs_test : float
+        ``⟨E_t⟩``, ``⟨E_g⟩`` of the Gibbs measure (continuous time, :func:`replica.gibbs`).
+    train_star, test_star : float
+        ``E_t(θ*)``, ``E_g(θ*)``.
+    """
+
+    es: Eigensystem
+    lam: float
     beta: float
     gamma: float
-    M: int
+    gibbs_train: float
+    gibbs_test: float
+    train_star: float
+    test_star: float
 
     @property
-    def lambda_max(self):
+    def a(self) -> np.ndarray:
+        """Eigenvalues of ``A = H + λI`` (ascending)."""
+        return self.es.g + self.lam
+
+    @property
+    def V(self) -> np.ndarray:
+        """Eigenvectors of ``A`` (columns, ``M × M``)."""
+        return self.es.basis
+
+    @property
+    def eta_star(self) -> np.ndarray:
+        """Ridge solution in eigen coordinates, ``b_k/a_k``."""
+        return self.es.b / self.a
+
+    @property
+    def lambda_max(self) -> float:
+        """Largest eigenvalue of ``A``."""
         return float(self.a[-1])
 
+    @property
+    def M(self) -> int:
+        """Number of parameters."""
+        return self.es.M
+
     def variances(self, dt):
+        """Stationary variances ``v_k = 1/(β a_k (1 − γ dt a_k/2))`` of the discrete chain."""
         h = self.gamma * dt * self.a
         return 1.0 / (self.beta * self.a * (1.0 - 0.5 * h))
 
     def bias(self, dt):
         """Exact stationary bias ``(⟨E_t⟩_dt − ⟨E_t⟩, ⟨E_g⟩_dt − ⟨E_g⟩)``."""
-        v = self.variances(dt)
-        g = 1.0 / (self.beta * self.a)
-        return 0.5 * float(self.a @ (v - g)), 0.5 * float(np.diag(self.W) @ (v - g))
+        excess = self.variances(dt) - 1.0 / (self.beta * self.a)
+        return 0.5 * float(self.a @ excess), 0.5 * float(np.diag(self.es.W) @ excess)
 
     def means(self, dt):
-        """Exact stationary means of the discrete chain."""
-        v = self.variances(dt)
-        return (self.train_star + 0.5 * float(self.a @ v), self.test_star + 0.5 * float(np.diag(self.W) @ v))
+        """Exact stationary means ``(⟨E_t⟩_dt, ⟨E_g⟩_dt)`` of the discrete chain."""
+        bt, bg = self.bias(dt)
+        return self.gibbs_train + bt, self.gibbs_test + bg
+
+    def errors(self, eta):
+        """``E_t`` and ``E_g`` of parameter vectors given in eigen coordinates (``(..., M)``)."""
+        dev = eta - self.eta_star
+        train = self.train_star + 0.5 * np.einsum("...k,k->...", dev**2, self.a)
+        return train, self.es.test_error(eta)
 
     def autocovariance(self, dt, lags):
-        """Exact autocovariances of ``E_t`` and ``E_g`` at the given lags (in steps)."""
+        """Exact stationary autocovariances of ``E_t`` and ``E_g`` at the given lags (in steps)."""
         v = self.variances(dt)
         phi = 1.0 - self.gamma * dt * self.a
         lags = np.asarray(lags, dtype=float)
         pw = phi[None, :] ** lags[:, None]                       # (L, M)
         ct = 0.5 * (pw**2) @ (self.a**2 * v**2)
-        lin = self.W @ (self.b / self.a) - self.u                # gradient of E_g at θ*, eigen coords
+        lin = self.es.W @ self.eta_star - self.es.u              # gradient of E_g at θ*, eigen coords
         cg = pw @ (lin**2 * v)
-        W2v = (self.W**2) * np.outer(v, v)
+        W2v = (self.es.W**2) * np.outer(v, v)
         cg = cg + 0.5 * np.einsum("lk,kj,lj->l", pw, W2v, pw)
         return ct, cg
 
     def standard_errors(self, dt, n_samples, stride, n_chains=1):
         """Exact s.e. of the mean of ``n_samples`` stationary samples ``stride`` steps apart, per
-        chain, averaged over ``n_chains`` independent chains."""
+        chain, averaged over ``n_chains`` independent chains: ``(se_train, se_test)``."""
         d = np.arange(n_samples)
         ct, cg = self.autocovariance(dt, d * stride)
         wts = np.where(d == 0, n_samples, 2.0 * (n_samples - d))
@@ -100,37 +144,83 @@ class Chain:
         var_g = float(wts @ cg) / (n_samples**2 * n_chains)
         return np.sqrt(var_t), np.sqrt(var_g)
 
-    def equilibration_bias(self, dt, n_steps, eta0):
-        """``E[E_t](n) − ⟨E_t⟩_dt`` after ``n`` steps from the deterministic start ``η0``."""
+    def transient(self, dt, n_steps, eta0):
+        """Exact ``(E[E_t] − ⟨E_t⟩_dt, E[E_g] − ⟨E_g⟩_dt)`` after ``n_steps`` from ``η_0``."""
         v = self.variances(dt)
-        phi2n = (1.0 - self.gamma * dt * self.a) ** (2 * n_steps)
-        dev = eta0 - self.b / self.a
-        return 0.5 * float(self.a @ (phi2n * (dev**2 - v)))
+        phi_n = (1.0 - self.gamma * dt * self.a) ** n_steps
+        delta = phi_n * (eta0 - self.eta_star)                  # mean offset
+        dvar = -(phi_n**2) * v                                   # variance deficit
+        bt = 0.5 * float(self.a @ (delta**2 + dvar))
+        W = self.es.W
+        bg = float((W @ self.eta_star - self.es.u) @ delta) + 0.5 * float(delta @ W @ delta + np.diag(W) @ dvar)
+        return bt, bg
+
+    def steps_to_equilibrate(self, dt, eta0, target_train, target_test, start=1):
+        """Smallest power-of-two multiple of ``start`` steps after which both transient biases are
+        below their targets (at most ``2^60``)."""
+        n = max(int(start), 1)
+        for _ in range(60):
+            bt, bg = self.transient(dt, n, eta0)
+            if abs(bt) <= target_train and abs(bg) <= target_test:
+                return n
+            n *= 2
+        return n
 
 
 def chain(data, pb, beta, lam, gamma=1.0, model="reduced") -> Chain:
-    """Eigendecomposition of ``A`` and the exact data of the Langevin chain for one dataset."""
-    es = dynamics.eigensystem(data, pb, model)
-    if es.k == es.M:       # dense path: the eigensystem already holds the full basis (A = H + λI)
-        a, V = es.g + lam, es.basis
-    else:                  # Gram path: the null space of H is needed too
-        H = hessian_dense(data, model)
-        a, V = np.linalg.eigh(H + lam * np.eye(H.shape[0]))
-    M = a.size
-    bvec = data.features(model).T @ data.yq / data.P
-    uvec = np.zeros(M)
-    uvec[: pb.D**2] = np.eye(pb.D).ravel() / pb.D
-    Cdiag = np.full(M, pb.feature_variance)
-    Cdiag[pb.D**2:] = pb.feature_variance_v
-    W = V.T @ (Cdiag[:, None] * V)
+    """The exact description of the Langevin chain of one dataset.
+
+    Parameters
+    ----------
+    data : linattn.Prompts
+    pb : linattn.Problem
+    beta : float
+        Finite inverse temperature ``β > 0``.
+    lam : float
+        ``λ > 0`` (``λ = 0`` only when ``P >= M``, where ``A = H`` is positive definite).
+    gamma : float
+        Mobility ``γ > 0``.
+    model : {"reduced", "full"}
+
+    Returns
+    -------
+    Chain
+    """
+    check.problem_data(data, pb, model)
+    beta = check.positive("beta", beta)
+    lam = check.nonnegative("lam", lam)
+    gamma = check.positive("gamma", gamma)
+    M = pb.n_params(model)
+    if lam == 0 and data.P < M:
+        raise ValueError(f"lam must be > 0 when P < M (P={data.P}, M={M}): the Gibbs measure is not "
+                         "normalisable and Langevin dynamics does not equilibrate; got lam = 0")
+    es = eigensystem(data, pb, model, null_space=True)
+    if lam == 0 and np.any(es.g <= 0):
+        raise ValueError("lam must be > 0 for this dataset: H is singular (P >= M but rank-deficient); got lam = 0")
     g = replica.gibbs(es, pb, beta, lam, model)
-    return Chain(a=a, V=V, b=V.T @ bvec, u=V.T @ uvec, W=W, train_star=float(g.train_ridge),
-                 test_star=float(g.test_ridge), gibbs_train=float(g.train), gibbs_test=float(g.test),
-                 beta=beta, gamma=gamma, M=M)
+    return Chain(es=es, lam=lam, beta=beta, gamma=gamma, gibbs_train=float(g.train), gibbs_test=float(g.test),
+                 train_star=float(g.train_ridge), test_star=float(g.test_ridge))
 
 
 def choose_dt(ch: Chain, n_samples, stride, n_chains=1) -> float:
-    """Largest ``dt = 2^{-j}/(γ λ_max)`` with exact |bias| <= ¼ of the exact s.e. (both errors)."""
+    """Largest ``dt = 2^{-j}/(γ λ_max)`` whose exact discretisation bias is at most ¼ of the exact
+    s.e. of the mean over all ``n_chains`` chains, for both errors.
+
+    Parameters
+    ----------
+    ch : Chain
+    n_samples, stride, n_chains : int
+        The sampling protocol.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    linattn.ConvergenceError
+        If no step in 60 halvings qualifies.
+    """
     dt = 1.0 / (ch.gamma * ch.lambda_max)
     for _ in range(60):
         bt, bg = ch.bias(dt)
@@ -138,18 +228,27 @@ def choose_dt(ch: Chain, n_samples, stride, n_chains=1) -> float:
         if abs(bt) <= BIAS_FRACTION * st and abs(bg) <= BIAS_FRACTION * sg:
             return dt
         dt *= 0.5
-    raise linattn.ConvergenceError("choose_dt: no step found with discretisation bias below the sampling error")
+    raise linattn.ConvergenceError("choose_dt: no step found with discretisation bias below the sampling error "
+                                   f"after 60 halvings (dt = {dt:.3g})")
 
 
 @dataclass(frozen=True, eq=False)
 class LangevinResult:
     """Samples of ``E_t`` and ``E_g`` (shape (n_chains, n_samples)) and the exact reference values.
 
-    ``exact_train``/``exact_test``: continuous-time Gibbs averages (:func:`replica.gibbs`);
-    ``bias_*``: exact discretisation bias of the chain's stationary means; ``se_*_exact``: exact
-    s.e. of the overall sample mean for this protocol; ``equilibration_bias``: exact residual
-    bias of ``E_t`` at the first sample. ``mean_*`` / ``se_*``: the sample estimates, the s.e.
-    from the integrated autocorrelation time (:mod:`validation.stats`).
+    Attributes
+    ----------
+    train, test : ndarray (n_chains, n_samples)
+    exact_train, exact_test : float
+        Continuous-time Gibbs averages (:func:`replica.gibbs`).
+    bias_train, bias_test : float
+        Exact discretisation bias of the chain's stationary means.
+    se_train_exact, se_test_exact : float
+        Exact s.e. of the overall sample mean for this protocol (all chains).
+    transient_train, transient_test : float
+        Exact residual (transient) bias at the first sample.
+    equilibrated : bool
+        Both transient biases are below ``BIAS_FRACTION`` times the exact s.e.
     """
 
     train: np.ndarray
@@ -168,27 +267,96 @@ class LangevinResult:
     bias_test: float
     se_train_exact: float
     se_test_exact: float
-    equilibration_bias: float
+    transient_train: float
+    transient_test: float
+    equilibrated: bool
 
     @property
-    def mean_train(self):
-        return mean_and_se(self.train)[0]
+    def train_estimate(self) -> MeanEstimate:
+        """Sample mean of ``E_t`` with its s.e. from the integrated autocorrelation time."""
+        return mean_and_se(self.train)
 
     @property
-    def mean_test(self):
-        return mean_and_se(self.test)[0]
+    def test_estimate(self) -> MeanEstimate:
+        """Sample mean of ``E_g`` with its s.e. from the integrated autocorrelation time."""
+        return mean_and_se(self.test)
 
     @property
-    def se_train(self):
-        return mean_and_se(self.train)[1]
+    def mean_train(self) -> float:
+        return float(self.train.mean())
 
     @property
-    def se_test(self):
-        return mean_and_se(self.test)[1]
+    def mean_test(self) -> float:
+        return float(self.test.mean())
+
+    @property
+    def se_train(self) -> float:
+        """Estimated (IAT) s.e. of the mean of ``E_t``; see ``train_estimate.reliable``."""
+        return self.train_estimate.se
+
+    @property
+    def se_test(self) -> float:
+        """Estimated (IAT) s.e. of the mean of ``E_g``; see ``test_estimate.reliable``."""
+        return self.test_estimate.se
+
+
+def _protocol_step(ch, dt, n_samples, stride, n_chains):
+    """``dt`` checked against the stability bound, or chosen (``None``)."""
+    if dt is None:
+        return choose_dt(ch, n_samples, stride, n_chains)
+    dt = check.positive("dt", dt)
+    bound = 2.0 / (ch.gamma * ch.lambda_max)
+    if dt >= bound:
+        check.fail("dt", dt, f"< 2/(gamma*lambda_max(A)) = {bound:.6g} for a stable Euler-Maruyama step")
+    return dt
+
+
+def _check_equilibration(ch, dt, n_equilibrate, eta0, se, on_unequilibrated):
+    """Exact transient biases at the first sample, and the refusal/warning when they are too large."""
+    bt, bg = ch.transient(dt, n_equilibrate, eta0)
+    target = BIAS_FRACTION * np.asarray(se)
+    ok = abs(bt) <= target[0] and abs(bg) <= target[1]
+    if not ok:
+        need = ch.steps_to_equilibrate(dt, eta0, target[0], target[1], start=max(n_equilibrate, 1))
+        slowest = 1.0 / (ch.gamma * dt * ch.a[0])
+        msg = (f"n_equilibrate = {n_equilibrate} steps do not equilibrate this chain: the exact transient bias at "
+               f"the first sample is {bt:.3g} (train) and {bg:.3g} (test), more than {BIAS_FRACTION} x the exact "
+               f"s.e. of the mean ({se[0]:.3g}, {se[1]:.3g}); the slowest mode relaxes in {slowest:.3g} steps "
+               f"(dt = {dt:.3g}, smallest eigenvalue of A = {ch.a[0]:.3g}); about {need} steps would do")
+        if on_unequilibrated == "raise":
+            raise ValueError(msg)
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+    return bt, bg, ok
+
+
+def _run_chains(ch, dt, eta0, n_equilibrate, n_samples, stride, n_chains, seed, basis, progress):
+    """Samples in eigen coordinates, shape (n_chains, n_samples, M)."""
+    gamma = ch.gamma
+    noise = np.sqrt(2.0 * gamma * dt / ch.beta)
+    samples = np.empty((n_chains, n_samples, ch.M))
+    bar = tqdm(total=n_chains, desc="langevin chains", disable=not progress, leave=False)
+    for start in range(0, n_chains, CHAIN_GROUP):
+        stop = min(n_chains, start + CHAIN_GROUP)
+        out = np.empty((stop - start, n_samples, ch.M))
+        ids = np.arange(start, stop)
+        if basis == "eigen":
+            _kernels.langevin_eigen(1.0 - gamma * dt * ch.a, gamma * dt * ch.es.b, noise,
+                                    np.tile(eta0, (stop - start, 1)), n_equilibrate, n_samples, stride,
+                                    seed, ids, out, _kernels.ZIG_X, _kernels.ZIG_F)
+            samples[start:stop] = out
+        else:
+            A = ch.V @ (ch.a[:, None] * ch.V.T)
+            _kernels.langevin_dense(A, ch.V @ ch.es.b, gamma * dt, noise, np.tile(ch.V @ eta0, (stop - start, 1)),
+                                    n_equilibrate, n_samples, stride, seed, ids, out, _kernels.ZIG_X, _kernels.ZIG_F)
+            samples[start:stop] = out @ ch.V        # to eigen coordinates
+        bar.update(stop - start)
+    bar.close()
+    return samples
 
 
 def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_samples=20, stride=5000,
-             n_chains=1, seed=0, model="reduced", basis="eigen", init=None, progress=False) -> LangevinResult:
+             n_chains=1, seed=0, model="reduced", basis="eigen", init=None, progress=False,
+             on_unequilibrated="raise") -> LangevinResult:
     """Simulate Langevin training and sample the train and test errors (module docstring).
 
     Parameters
@@ -202,13 +370,13 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
     gamma : float
         Mobility ``γ > 0``.
     dt : float, optional
-        Time step; ``None`` chooses one (bias below the sampling error). Must satisfy
-        ``γ dt λ_max(A) < 2``.
+        Time step; ``None`` chooses one (bias below a quarter of the s.e. of the reported mean).
+        Must satisfy ``γ dt λ_max(A) < 2``.
     n_equilibrate, n_samples, stride : int
         Protocol: equilibrate, then take ``n_samples`` samples ``stride`` steps apart
         (defaults: the seed's 10⁵, 20, 5000).
     n_chains : int
-        Independent chains (run in parallel).
+        Independent chains (run in parallel); ``n_chains × n_samples >= 2``.
     seed : int
     model : {"reduced", "full"}
     basis : {"eigen", "parameter"}
@@ -217,66 +385,39 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
         Initial parameters ``θ0`` (zeros by default).
     progress : bool
         Progress bar over groups of chains.
+    on_unequilibrated : {"raise", "warn"}
+        What to do when the exact transient bias at the first sample exceeds a quarter of the
+        exact s.e. (module docstring): refuse with ``ValueError``, or warn and return a result
+        marked ``equilibrated=False``.
+
+    Returns
+    -------
+    LangevinResult
     """
-    if not isinstance(data, linattn.Prompts):
-        raise ValueError(f"data must be a linattn.Prompts; got {type(data).__name__}")
-    if not isinstance(pb, linattn.Problem):
-        raise ValueError(f"pb must be a linattn.Problem; got {type(pb).__name__}")
-    beta = check.positive("beta", beta)
-    lam = check.nonnegative("lam", lam)
-    gamma = check.positive("gamma", gamma)
+    check.problem_data(data, pb, model)
     n_equilibrate = check.nonneg_int("n_equilibrate", n_equilibrate)
     n_samples = check.positive_int("n_samples", n_samples)
     stride = check.positive_int("stride", stride)
     n_chains = check.positive_int("n_chains", n_chains)
+    if n_samples * n_chains < 2:
+        check.fail("n_samples", n_samples, "such that n_samples * n_chains >= 2 (a standard error needs two samples)")
     seed = check.seed_int("seed", seed)
-    check.model(model)
     check.choice("basis", basis, ("eigen", "parameter"))
-    data.require(model)
+    check.choice("on_unequilibrated", on_unequilibrated, ("raise", "warn"))
+    progress = check.boolean("progress", progress)
     M = pb.n_params(model)
-    if lam == 0 and data.P < M:
-        raise ValueError(f"lam must be > 0 when P < M (P={data.P}, M={M}): the Gibbs measure is not "
-                         "normalisable and Langevin dynamics does not equilibrate; got lam = 0")
+    check.memory(8.0 * (3 * n_chains * n_samples * M + 4 * M * M), f"{n_chains} chains x {n_samples} samples x "
+                 f"{M} parameters", "n_chains or n_samples")
     ch = chain(data, pb, beta, lam, gamma, model)
-    if dt is None:
-        dt = choose_dt(ch, n_samples, stride)
-    else:
-        dt = check.positive("dt", dt)
-        bound = 2.0 / (gamma * ch.lambda_max)
-        if dt >= bound:
-            raise ValueError(f"dt must be < 2/(gamma*lambda_max(A)) = {bound:.6g} for a stable Euler-Maruyama "
-                             f"step; got {dt!r}")
+    dt = _protocol_step(ch, dt, n_samples, stride, n_chains)
     theta0 = np.zeros(M) if init is None else check.finite_array("init", init, shape=(M,))
     eta0 = ch.V.T @ theta0
-    noise = np.sqrt(2.0 * gamma * dt / beta)
-    samples = np.empty((n_chains, n_samples, M))
-    group = 8  # chains per kernel call (progress granularity); results do not depend on it
-    bar = tqdm(total=n_chains, desc="langevin chains", disable=not progress, leave=False)
-    for start in range(0, n_chains, group):
-        stop = min(n_chains, start + group)
-        out = np.empty((stop - start, n_samples, M))
-        if basis == "eigen":
-            _kernels.langevin_eigen(1.0 - gamma * dt * ch.a, gamma * dt * ch.b, noise,
-                                    np.tile(eta0, (stop - start, 1)), n_equilibrate, n_samples, stride,
-                                    seed, np.arange(start, stop), out, _kernels.ZIG_X, _kernels.ZIG_F)
-            samples[start:stop] = out
-        else:
-            Afull = ch.V @ (ch.a[:, None] * ch.V.T)
-            bfull = ch.V @ ch.b
-            _kernels.langevin_dense(Afull, bfull, gamma * dt, noise, np.tile(theta0, (stop - start, 1)),
-                                    n_equilibrate, n_samples, stride, seed, np.arange(start, stop), out,
-                                    _kernels.ZIG_X, _kernels.ZIG_F)
-            samples[start:stop] = out @ ch.V        # to eigen coordinates
-        bar.update(stop - start)
-    bar.close()
-    dev = samples - (ch.b / ch.a)
-    train = ch.train_star + 0.5 * np.einsum("csk,k->cs", dev**2, ch.a)
-    kappa = 1.0 + pb.noise**2
-    test = 0.5 * (kappa - 2 * samples @ ch.u + np.einsum("csk,kl,csl->cs", samples, ch.W, samples))
-    bt, bg = ch.bias(dt)
     st, sg = ch.standard_errors(dt, n_samples, stride, n_chains)
-    return LangevinResult(train=train, test=test, dt=float(dt), gamma=gamma, beta=beta, lam=lam, model=model,
+    tr_bias, te_bias, ok = _check_equilibration(ch, dt, n_equilibrate, eta0, (st, sg), on_unequilibrated)
+    samples = _run_chains(ch, dt, eta0, n_equilibrate, n_samples, stride, n_chains, seed, basis, progress)
+    train, test = ch.errors(samples)
+    bt, bg = ch.bias(dt)
+    return LangevinResult(train=train, test=test, dt=float(dt), gamma=ch.gamma, beta=ch.beta, lam=ch.lam, model=model,
                           basis=basis, n_equilibrate=n_equilibrate, stride=stride, exact_train=ch.gibbs_train,
                           exact_test=ch.gibbs_test, bias_train=bt, bias_test=bg, se_train_exact=st,
-                          se_test_exact=sg, equilibration_bias=ch.equilibration_bias(dt, n_equilibrate, eta0))
-
+                          se_test_exact=sg, transient_train=tr_bias, transient_test=te_bias, equilibrated=ok)

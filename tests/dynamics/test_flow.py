@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import dynamics
+import spectra
 import linattn
 from helpers import assert_mean
 from linattn import attention, sampling
@@ -40,7 +41,7 @@ def test_attention_network_follows_closed_form(rng):
     tok = sampling.sample_tokens(pb, 40, rng)
     Z, data = tok.embed(), tok.prompts()
     lam = 0.02
-    es = dynamics.eigensystem(data, pb, "full")
+    es = spectra.eigensystem(data, pb, "full")
     lr = 1.0 / (es.lambda_max + lam)
     W0 = 0.3 * rng.standard_normal((6, 6))
     run = attention_gradient_descent(Z, data.yq, lam, 1000, lr, W0=W0, record=[0, 10, 100, 1000])
@@ -58,7 +59,7 @@ def test_attention_network_follows_closed_form(rng):
 def test_flow_is_the_small_step_limit_of_descent(rng):
     """|E^GD(n = T/η) − E^flow(T)| = O(η): halving η halves the gap."""
     pb = linattn.Problem(5, 20)
-    es = dynamics.eigensystem(pb.sample(30, rng), pb, "full")
+    es = spectra.eigensystem(pb.sample(30, rng), pb, "full")
     lam, T = 0.01, 20.0
     flow = dynamics.gradient_flow(es, pb, lam, [T], model="full")
     gaps = []
@@ -74,7 +75,7 @@ def test_flow_is_the_small_step_limit_of_descent(rng):
 def test_random_init_mean_and_sd_against_monte_carlo(model, P, lam, rng):
     """Exact mean and s.d. over θ0 ~ N(0, σ0² I) against 2000 sampled initialisations."""
     pb = linattn.Problem(4, 6, 0.3)
-    es = dynamics.eigensystem(pb.sample(P, rng), pb, model)
+    es = spectra.eigensystem(pb.sample(P, rng), pb, model)
     t, s0, n = np.array([0.0, 0.7, 5.0, 60.0]), 0.6, 2000
     exact = dynamics.gradient_flow(es, pb, lam, t, init=s0, model=model)
     samples = np.array([[dynamics.gradient_flow(es, pb, lam, t, init=th, model=model).train,
@@ -95,7 +96,7 @@ def test_random_init_mean_and_sd_against_monte_carlo(model, P, lam, rng):
 def test_long_time_limit_and_min_norm(rng):
     pb = linattn.Problem(4, 6, 0.2)
     data = pb.sample(10, rng)  # P < M = 16
-    es = dynamics.eigensystem(data, pb)
+    es = spectra.eigensystem(data, pb)
     lim = dynamics.long_time_limit(es, pb, 0.0)
     F = data.features()
     assert np.allclose(lim.theta, np.linalg.pinv(F) @ data.yq, atol=1e-10)  # min-norm interpolant
@@ -123,7 +124,7 @@ def test_bad_input(rng):
         dynamics.gradient_flow(data, pb, 0.1, [1.0], init=np.ones(5))
     with pytest.raises(ValueError, match="init"):
         dynamics.gradient_flow(data, pb, 0.1, [1.0], init=-1.0)
-    es = dynamics.eigensystem(data, pb)
+    es = spectra.eigensystem(data, pb)
     with pytest.raises(ValueError, match="lr"):
         dynamics.gradient_descent(es, pb, 0.1, [10], lr=2.0 / (es.lambda_max + 0.1))
     with pytest.raises(ValueError, match="steps"):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-import dynamics
+import spectra
 import linattn
 import replica
 from helpers import assert_mean
@@ -11,7 +11,7 @@ from helpers import assert_mean
 @pytest.mark.parametrize("model, P", [("reduced", 10), ("reduced", 40), ("full", 12), ("full", 60)])
 def test_free_energy_derivatives(model, P, rng):
     pb = linattn.Problem(4, 7, 0.3)
-    es = dynamics.eigensystem(pb.sample(P, rng), pb, model)
+    es = spectra.eigensystem(pb.sample(P, rng), pb, model)
     beta, lam = 50.0, 0.07
     g = replica.gibbs(es, pb, beta, lam, model)
     h = 1e-4
@@ -51,7 +51,7 @@ def test_gibbs_averages_against_sampling(model, rng):
 def test_limits(rng):
     pb = linattn.Problem(4, 6, 0.1)
     data = pb.sample(9, rng)       # P < M = 16
-    es = dynamics.eigensystem(data, pb)
+    es = spectra.eigensystem(data, pb)
     F = data.features()
     zero_t = replica.gibbs(es, pb, np.inf, 0.0)
     G, _ = linattn.unpack(np.linalg.pinv(F) @ data.yq, 4)

@@ -7,6 +7,7 @@ from scipy.optimize import approx_fprime
 import linattn
 import replica
 import spectra
+from validation import boundary_from_means
 from linattn.errors import ConvergenceError  # noqa: F401  (documented failure mode)
 
 N_DATASETS = 100
@@ -135,7 +136,7 @@ def test_phase_boundary():
     pb = linattn.Problem(10, 100)
     grid = np.geomspace(40, 300, 9)
     means = [replica.dataset_average(pb, int(P), np.inf, 0.01, 60, "full", seed=2) for P in grid]
-    P_exact = replica.exact_boundary(grid, [m[0] for m in means], [m[2] for m in means])
+    P_exact = boundary_from_means(grid, [m.train_mean for m in means], [m.test_mean for m in means])
     assert P_exact == pytest.approx(Ps[1], rel=0.15)   # grid spacing 27 % and sampling noise
 
 

@@ -1,4 +1,6 @@
-"""The command line and the figure registry (smoke tests of what `make run` calls)."""
+"""The command line, the figure registry and the report (smoke tests of what `make run` calls):
+every registered figure and `linattn validate` run end to end at tiny ("smoke") settings."""
+import json
 import os
 import subprocess
 import sys
@@ -24,19 +26,66 @@ def test_help_and_info(capsys):
 def test_console_script_is_installed():
     exe = os.path.join(os.path.dirname(sys.executable), "linattn")
     res = subprocess.run([exe, "figures", "--list"], capture_output=True, text=True, check=True)
-    for name in ("fig1", "fig2", "fig3", "fig4", "fig5", "fig6"):
+    for name in ("fig1", "fig2", "fig3", "fig4", "fig5", "fig6", "phase"):
         assert name in res.stdout
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["info", "--D", "10", "--N", "5", "--noise", "1e200"], "noise must be"),
+    (["info", "--D", "1000000", "--N", "5", "--noise", "nan"], "noise must be"),
+    (["figures", "fig4", "--out", "/proc/x"], "writable folder"),
+    (["figures", "fig4", "--out", ""], "folder path"),
+    (["validate", "--out", "/proc/x"], "writable folder"),
+    (["figures", "fig99", "--out", "OUT"], "figure names"),
+])
+def test_cli_errors_are_one_line(argv, words, tmp_path):
+    """Every error: one line on stderr, non-zero exit, no traceback (before any computing)."""
+    argv = [str(tmp_path) if a == "OUT" else a for a in argv]
+    res = subprocess.run([sys.executable, "-m", "validation.cli", *argv], capture_output=True, text=True)
+    assert res.returncode != 0
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("linattn: error:") and words in lines[0], res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_out_may_not_be_an_existing_file(tmp_path):
+    path = tmp_path / "file"
+    path.write_text("x")
+    assert cli.main(["figures", "fig4", "--out", str(path), "--no-progress"]) == 2
 
 
 def test_unknown_figure_is_rejected(tmp_path):
     with pytest.raises(ValueError, match="figure names"):
         figures.make(["fig99"], str(tmp_path))
+    with pytest.raises(ValueError, match="mode"):
+        figures.make(["fig4"], str(tmp_path), mode="tiny")
 
 
-def test_fig4_writes_image_pdf_and_data(tmp_path):
-    paths = figures.make(["fig4"], str(tmp_path), quick=True, progress=False)
+@pytest.mark.parametrize("name", figures.names())
+def test_every_figure_builder_runs(name, tmp_path):
+    """Smoke test: each registered figure writes its PNG, PDF and data at tiny settings."""
+    paths = figures.make([name], str(tmp_path), mode="smoke", progress=False)
     assert {os.path.splitext(p)[1] for p in paths} == {".png", ".pdf", ".npz"}
     assert all(os.path.getsize(p) > 1000 for p in paths)
+    for p in paths:
+        if p.endswith(".npz"):
+            with np.load(p) as d:
+                assert d["meta_mode"] == "smoke"
+
+
+def test_fig4_data(tmp_path):
+    figures.make(["fig4"], str(tmp_path), mode="smoke", progress=False)
     d = np.load(os.path.join(tmp_path, "fig4.npz"))
     t, test = d["times_P10"], d["test_P10"]
     assert t.shape == test.shape and np.all(np.isfinite(test))
+
+
+def test_validate_runs_and_writes_the_report(tmp_path):
+    """`linattn validate --smoke`: every section runs and the report and its JSON are written
+    (smoke settings are too small for the comparisons to mean anything; exit 0 or 1)."""
+    code = cli.main(["validate", "--smoke", "--out", str(tmp_path), "--no-progress"])
+    assert code in (0, 1)
+    text = (tmp_path / "validation_report.md").read_text()
+    rows = json.loads((tmp_path / "validation_report.json").read_text())
+    assert {r["section"] for r in rows} == {"spectra", "dynamics", "replica", "langevin", "transition"}
+    assert f"of {len(rows)} comparisons pass" in text

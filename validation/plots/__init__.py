@@ -3,6 +3,10 @@ data behind it (``.npz``) into an output folder.
 
 A figure module registers itself with :func:`register`; :func:`names` lists them in order and
 :func:`make` runs them. Modules are imported lazily (figures can be heavy to import).
+
+Modes: ``"full"`` (the seed papers' protocol), ``"quick"`` (what ``make run`` regenerates) and
+``"smoke"`` (tiny settings that exercise every code path of a figure in seconds; the pictures say
+nothing and are for tests only).
 """
 from __future__ import annotations
 
@@ -16,18 +20,23 @@ import numpy as np
 #: modules that define figures, in the order ``figures all`` runs them
 MODULES = ("fig1", "fig2_3", "fig4", "fig5_6", "phase")
 
+#: settings of the figures and of the report
+MODES = ("smoke", "quick", "full")
+
 _REGISTRY: dict[str, "Figure"] = {}
 
 
 @dataclass(frozen=True)
 class Figure:
+    """A registered figure: ``func(out_dir, mode, progress)`` returns the paths it wrote."""
+
     name: str
     title: str
-    func: Callable  # func(out_dir: str, quick: bool, progress: bool) -> list of written paths
+    func: Callable
 
 
 def register(name: str, title: str):
-    """Decorator registering ``func(out_dir, quick, progress)`` as figure ``name``."""
+    """Decorator registering ``func(out_dir, mode, progress)`` as figure ``name``."""
 
     def deco(func):
         _REGISTRY[name] = Figure(name, title, func)
@@ -46,31 +55,76 @@ def _load_all():
 
 
 def registry() -> dict[str, Figure]:
+    """All registered figures by name."""
     _load_all()
     return dict(sorted(_REGISTRY.items()))
 
 
 def names() -> list[str]:
+    """Names of the registered figures."""
     return list(registry())
 
 
-def make(selected, out_dir: str, quick: bool = True, progress: bool = True) -> list[str]:
-    """Run the figures in ``selected`` (names, or ``["all"]``); return the paths written."""
+def make(selected, out_dir: str, mode: str = "quick", progress: bool = True) -> list[str]:
+    """Run the figures in ``selected`` (names, or ``["all"]``); return the paths written.
+
+    Parameters
+    ----------
+    selected : list of str
+        Figure names, or ``["all"]``.
+    out_dir : str
+        Output folder (created if needed; must be writable).
+    mode : {"smoke", "quick", "full"}
+    progress : bool
+
+    Returns
+    -------
+    list of str
+    """
+    from linattn import check
+
+    check.choice("mode", mode, MODES)
+    progress = check.boolean("progress", progress)
     reg = registry()
     if list(selected) == ["all"] or not selected:
         selected = list(reg)
     unknown = [s for s in selected if s not in reg]
     if unknown:
         raise ValueError(f"figure names must be among {list(reg) + ['all']}; got {unknown}")
-    os.makedirs(out_dir, exist_ok=True)
+    writable_folder(out_dir)
     written = []
     for name in selected:
-        written += reg[name].func(out_dir, quick, progress)
+        written += reg[name].func(out_dir, mode, progress)
     return written
 
 
+def writable_folder(path: str) -> str:
+    """Create ``path`` if needed and check that files can be written there (before any work).
+
+    Raises ``ValueError`` naming ``out`` otherwise.
+    """
+    if not isinstance(path, str) or not path.strip():
+        raise ValueError(f"out must be a folder path; got {path!r}")
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"out must be a folder, but {path!r} is an existing file")
+    try:
+        os.makedirs(path, exist_ok=True)
+        probe = os.path.join(path, ".linattn-write-test")
+        with open(probe, "w") as fh:
+            fh.write("")
+        os.remove(probe)
+    except OSError as err:
+        raise ValueError(f"out must be a writable folder; {path!r}: {err.strerror or err}") from None
+    return path
+
+
 def style():
-    """Context manager applying the package's matplotlib style (Agg backend)."""
+    """Context manager applying the package's matplotlib style (Agg backend).
+
+    Returns
+    -------
+    contextmanager
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -80,7 +134,20 @@ def style():
 
 
 def save(fig, out_dir: str, name: str, data: dict, meta: dict | None = None) -> list[str]:
-    """Write ``name.png``, ``name.pdf`` and the data ``name.npz`` (with ``meta`` as strings)."""
+    """Write ``name.png``, ``name.pdf`` and the data ``name.npz`` (with ``meta`` as strings).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    out_dir, name : str
+    data : dict of array_like
+    meta : dict, optional
+
+    Returns
+    -------
+    list of str
+        The three paths.
+    """
     import matplotlib.pyplot as plt
 
     os.makedirs(out_dir, exist_ok=True)

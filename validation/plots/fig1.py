@@ -21,6 +21,11 @@ ALPHAS = (0.5, 1.0, 2.0)
 N_DATASETS = 3
 
 
+#: sizes (D = N) and datasets per panel in each mode
+SETTINGS = {"smoke": dict(sizes=[6, 4], n_datasets=1), "quick": dict(sizes=[100, 20], n_datasets=N_DATASETS),
+            "full": dict(sizes=[100, 20], n_datasets=N_DATASETS)}
+
+
 def compute(sizes, n_datasets=N_DATASETS, progress=True, seed=0, quick=False):
     """Exact spectra and both laws for every (size, α); returns a dict of arrays and summaries."""
     data, rows = {}, []
@@ -89,11 +94,11 @@ def plot(data, rows, sizes):
 
 
 @register("fig1", "Rescaled-Hessian eigenvalue histograms with the MP and finite-size laws")
-def make(out_dir, quick=True, progress=True):
-    sizes = [100, 20]
-    data, rows = compute(sizes, progress=progress, quick=quick)
+def make(out_dir, mode="quick", progress=True):
+    s = SETTINGS[mode]
+    data, rows = compute(s["sizes"], s["n_datasets"], progress=progress, quick=mode != "full")
     with style():
-        fig = plot(data, rows, sizes)
-    meta = {"rows": rows, "mode": "quick" if quick else "full",
+        fig = plot(data, rows, s["sizes"])
+    meta = {"rows": rows, "mode": mode,
             "note": "histograms exclude exact zeros, normalised by all M eigenvalues"}
     return save(fig, out_dir, "fig1", data, meta)

@@ -20,9 +20,19 @@ from . import register, save, style
 BETA, LAM = 1e3, 0.01
 
 
-def sweeps(problems, quick=True, progress=True):
-    kw = dict(n_exact=20, n_sim=3, langevin_kw=dict(n_chains=1)) if quick else \
-        dict(n_exact=100, n_sim=10, langevin_kw=dict(n_chains=4))
+#: datasets per exact marker, datasets and chains per Langevin marker, and the P grids, per mode
+SETTINGS = {
+    "smoke": dict(n_exact=2, n_sim=2, langevin_kw=dict(n_chains=1), P_theory=np.geomspace(1, 1e3, 6),
+                  P_exact=[10, 100], P_sim=[10, 300]),
+    "quick": dict(n_exact=20, n_sim=3, langevin_kw=dict(n_chains=1)),
+    "full": dict(n_exact=100, n_sim=10, langevin_kw=dict(n_chains=4)),
+}
+
+
+def sweeps(problems, mode="quick", progress=True):
+    kw = SETTINGS[mode]
+    if mode == "smoke":
+        problems = problems[:2]
     return [stationary_sweep(linattn.Problem(D, N), "full", BETA, LAM, seed=D * 1000 + N, progress=progress, **kw)
             for D, N in problems]
 
@@ -59,23 +69,23 @@ def plot(results, label):
     return fig
 
 
-def _make(name, problems, label, out_dir, quick, progress):
-    results = sweeps(problems, quick, progress)
+def _make(name, problems, label, out_dir, mode, progress):
+    results = sweeps(problems, mode, progress)
     with style():
         fig = plot(results, label)
     data = {}
     for r in results:
         data.update(r.as_dict(prefix=f"D{r.D}_N{r.N}_"))
-    meta = {"mode": "quick" if quick else "full", "beta": BETA, "lam": LAM, "model": "full",
+    meta = {"mode": mode, "beta": BETA, "lam": LAM, "model": "full",
             "P_star": {f"D{r.D}_N{r.N}": (r.P_star_theory, r.P_star_exact, r.P_star_sim) for r in results}}
     return save(fig, out_dir, name, data, meta)
 
 
 @register("fig2", "Stationary train/test loss vs P for several N at D = 10 (theory, exact, Langevin)")
-def make_fig2(out_dir, quick=True, progress=True):
-    return _make("fig2", [(10, N) for N in (10, 20, 50, 100)], "N", out_dir, quick, progress)
+def make_fig2(out_dir, mode="quick", progress=True):
+    return _make("fig2", [(10, N) for N in (10, 20, 50, 100)], "N", out_dir, mode, progress)
 
 
 @register("fig3", "Stationary train/test loss vs P for several D at N = 100 (theory, exact, Langevin)")
-def make_fig3(out_dir, quick=True, progress=True):
-    return _make("fig3", [(D, 100) for D in (5, 10, 15, 20)], "D", out_dir, quick, progress)
+def make_fig3(out_dir, mode="quick", progress=True):
+    return _make("fig3", [(D, 100) for D in (5, 10, 15, 20)], "D", out_dir, mode, progress)

@@ -15,44 +15,34 @@ import numpy as np
 import dynamics
 import linattn
 import replica
+import spectra
 
+from ..gradient_descent import descent_from_random_inits
 from . import register, save, style
 
 D, N, LAM, SIGMA0 = 10, 100, 0.01, 0.1
 
 
-def simulate_gd(es, data, pb, lam, lr, record_steps, n_init, rng):
-    """Explicit gradient descent θ ← θ − η(Aθ − b) on ``n_init`` sampled initialisations."""
-    F = data.features(es.model)
-    A = F.T @ F / data.P + lam * np.eye(es.M)
-    b = F.T @ data.yq / data.P
-    theta = SIGMA0 * rng.standard_normal((es.M, n_init))
-    rec = set(int(s) for s in record_steps)
-    out = {}
-    for n in range(int(max(record_steps)) + 1):
-        if n in rec:
-            tr, te = [], []
-            for th in theta.T:
-                G, v = linattn.unpack(th, pb.D, es.model)
-                tr.append(linattn.train_energy(data, G, lam, v))
-                te.append(pb.test_error(G, v))
-            out[n] = (np.mean(tr), np.std(tr, ddof=1), np.mean(te), np.std(te, ddof=1))
-        theta -= lr * (A @ theta - b[:, None])
-    return np.array([out[int(s)] for s in record_steps])
+#: sampled initialisations behind each gradient-descent marker, and marker times, per mode
+SETTINGS = {"smoke": dict(n_init=2, n_marks=3, t_max=20.0), "quick": dict(n_init=8, n_marks=14, t_max=2e3),
+            "full": dict(n_init=40, n_marks=14, t_max=2e3)}
 
 
-def compute(quick=True, seed=0):
+def compute(mode="quick", seed=0):
+    s = SETTINGS[mode]
     pb = linattn.Problem(D, N)
     times = np.geomspace(1e-2, 1e4, 200)
     data_out, rows = {}, []
     for P in (10, 100):
         data = pb.sample(P, rng=(seed, P))
-        es = dynamics.eigensystem(data, pb, "full")
+        es = spectra.eigensystem(data, pb, "full")
         cur = dynamics.gradient_flow(es, pb, LAM, times, init=SIGMA0, model="full")
         lr = 0.5 / (es.lambda_max + LAM)
-        t_marks = np.geomspace(max(lr, 1e-2), 2e3, 14)
+        t_marks = np.geomspace(max(lr, 1e-2), s["t_max"], s["n_marks"])
         steps = np.unique(np.round(t_marks / lr).astype(int))
-        sim = simulate_gd(es, data, pb, LAM, lr, steps, 8 if quick else 40, np.random.default_rng((seed, P, 1)))
+        run = descent_from_random_inits(data, pb, LAM, lr, steps, SIGMA0, s["n_init"], rng=(seed, P, 1),
+                                                   model="full")
+        sim = np.stack([run.train_mean, run.train_sd, run.test_mean, run.test_sd], axis=1)
         asym = replica.stationary(pb, P, np.inf, LAM, "full")
         key = f"P{P}"
         data_out.update({f"times_{key}": times, f"train_{key}": cur.train, f"train_sd_{key}": cur.train_sd,
@@ -94,8 +84,8 @@ def plot(d):
 
 
 @register("fig4", "Gradient-flow train/test curves, P = 10 and 100, exact solution vs gradient descent")
-def make(out_dir, quick=True, progress=True):
-    d, rows = compute(quick)
+def make(out_dir, mode="quick", progress=True):
+    d, rows = compute(mode)
     with style():
         fig = plot(d)
-    return save(fig, out_dir, "fig4", d, {"rows": rows, "mode": "quick" if quick else "full"})
+    return save(fig, out_dir, "fig4", d, {"rows": rows, "mode": mode})

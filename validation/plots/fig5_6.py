@@ -21,10 +21,16 @@ import dynamics
 import linattn
 import replica
 
+from ..experiments import boundary_from_means
 from . import register, save, style
 
 NS = (10, 20, 50, 100)
 DS = (5, 10, 15, 20)
+#: P-grid points and training sets per P, per figure and mode
+SETTINGS = {"fig5": {"smoke": dict(n_P=4, n_datasets=2), "quick": dict(n_P=14, n_datasets=20),
+                     "full": dict(n_P=20, n_datasets=100)},
+            "fig6": {"smoke": dict(n_P=4, n_datasets=2), "quick": dict(n_P=14, n_datasets=15),
+                     "full": dict(n_P=20, n_datasets=50)}}
 
 
 def compute(settings, model, lam, n_datasets, P_grid, time=None, theory=True, progress=True):
@@ -37,8 +43,8 @@ def compute(settings, model, lam, n_datasets, P_grid, time=None, theory=True, pr
                      f"gap_median_{key}": sw.gap_median, f"gap_q16_{key}": sw.gap_q16, f"gap_q84_{key}": sw.gap_q84,
                      f"contrast_mean_{key}": sw.contrast_mean, f"contrast_sd_{key}": sw.contrast_sd,
                      f"train_mean_{key}": sw.train_mean, f"test_mean_{key}": sw.test_mean})
-        row = dict(D=D, N=N, P_star_exact_mean_of_ratios=dynamics.crossing(sw.P, sw.gap_mean),
-                   P_star_exact_ratio_of_means=replica.exact_boundary(sw.P, sw.train_mean, sw.test_mean))
+        row = dict(D=D, N=N, P_star_exact_mean_of_ratios=linattn.transition_point(sw.P, sw.gap_mean),
+                   P_star_exact_ratio_of_means=boundary_from_means(sw.P, sw.train_mean, sw.test_mean))
         if theory:
             Pt = np.geomspace(P_grid[0], P_grid[-1], 120)
             cur = replica.stationary_curve(pb, Pt, np.inf, lam, model)
@@ -88,9 +94,11 @@ def plot(data, settings, label, title, dotted_D2=False, robust=False):
     return fig
 
 
-def _make(name, panels, model, lam, n_datasets, P_grid, time, out_dir, quick, progress, dotted):
+def _make(name, panels, model, lam, n_datasets, P_grid, time, out_dir, mode, progress, dotted):
     paths, meta_rows, all_data = [], {}, {}
     for tag, settings, label in panels:
+        if mode == "smoke":
+            settings = settings[:2]
         data, rows = compute(settings, model, lam, n_datasets, P_grid, time=time, theory=(lam > 0), progress=progress)
         all_data.update({f"{tag}_{k}": v for k, v in data.items()})
         meta_rows[tag] = rows
@@ -98,19 +106,21 @@ def _make(name, panels, model, lam, n_datasets, P_grid, time, out_dir, quick, pr
         with style():
             fig = plot(data, settings, label, f"({tag}) {model} model, λ = {lam:g}{extra}", dotted_D2=dotted,
                        robust=time is not None)
-            paths += save(fig, out_dir, f"{name}{tag}", data, {"rows": rows, "mode": "quick" if quick else "full"})
+            paths += save(fig, out_dir, f"{name}{tag}", data, {"rows": rows, "mode": mode})
     return paths
 
 
 @register("fig5", "ΔEr and contrast ratio vs P (full model, λ = 0.01, long-time limit), several N and D")
-def make_fig5(out_dir, quick=True, progress=True):
-    P_grid = np.unique(np.round(np.geomspace(1, 1e4, 14 if quick else 20)).astype(int))
+def make_fig5(out_dir, mode="quick", progress=True):
+    s = SETTINGS["fig5"][mode]
+    P_grid = np.unique(np.round(np.geomspace(1, 1e4, s["n_P"])).astype(int))
     panels = [("a", [(10, N) for N in NS], "N"), ("b", [(D, 100) for D in DS], "D")]
-    return _make("fig5", panels, "full", 0.01, 20 if quick else 100, P_grid, None, out_dir, quick, progress, False)
+    return _make("fig5", panels, "full", 0.01, s["n_datasets"], P_grid, None, out_dir, mode, progress, False)
 
 
 @register("fig6", "ΔEr and contrast ratio vs P (reduced model, λ = 0, finite training time)")
-def make_fig6(out_dir, quick=True, progress=True):
-    P_grid = np.unique(np.round(np.geomspace(1, 1e4, 14 if quick else 20)).astype(int))
+def make_fig6(out_dir, mode="quick", progress=True):
+    s = SETTINGS["fig6"][mode]
+    P_grid = np.unique(np.round(np.geomspace(1, 1e4, s["n_P"])).astype(int))
     panels = [("a", [(10, N) for N in NS], "N"), ("b", [(D, 100) for D in DS], "D")]
-    return _make("fig6", panels, "reduced", 0.0, 15 if quick else 50, P_grid, 1e3, out_dir, quick, progress, True)
+    return _make("fig6", panels, "reduced", 0.0, s["n_datasets"], P_grid, 1e3, out_dir, mode, progress, True)

@@ -16,9 +16,18 @@ import dynamics
 import linattn
 import replica
 
+from ..experiments import boundary_from_means
 from . import register, save, style
 
 LAM = 0.01
+
+
+#: theory-map resolution, exact boundary points and training sets per exact point, per mode
+SETTINGS = {"smoke": dict(n_P=8, n_map=3, N_exact=[20, 100], D_exact=[5, 10], n_datasets=2, n_grid=3),
+            "quick": dict(n_P=70, n_map=24, N_exact=[10, 20, 50, 100, 200], D_exact=[5, 10, 15, 20],
+                          n_datasets=20, n_grid=11),
+            "full": dict(n_P=70, n_map=24, N_exact=[10, 20, 50, 100, 200], D_exact=[5, 10, 15, 20],
+                         n_datasets=100, n_grid=11)}
 
 
 def theory_map(pairs, P_grid):
@@ -28,34 +37,45 @@ def theory_map(pairs, P_grid):
     return out
 
 
-def exact_boundaries(pairs, n_datasets, progress):
+def exact_boundaries(pairs, n_datasets, n_grid, progress):
+    """Per pair: the theory's ``P*`` and the exact one on a grid around it (``nan`` where either
+    has no crossing; the exact grid is only built around an existing theory value)."""
     res = []
     for D, N in pairs:
         pb = linattn.Problem(D, N)
         guess = replica.phase_boundary(pb, np.inf, LAM, model="full")
-        grid = np.unique(np.round(np.geomspace(guess / 2.5, guess * 2.5, 11)).astype(int))
+        if guess is None:
+            res.append((np.nan, np.nan))
+            continue
+        grid = np.unique(np.round(np.geomspace(max(guess / 2.5, 1.0), guess * 2.5, n_grid)).astype(int))
         sw = dynamics.gap_sweep(pb, grid, LAM, n_datasets, "full", seed=D * 100 + N, progress=progress)
-        res.append((guess, replica.exact_boundary(sw.P, sw.train_mean, sw.test_mean)))
-    return np.array([(g, np.nan if e is None else e) for g, e in res])
+        exact = boundary_from_means(sw.P, sw.train_mean, sw.test_mean)
+        res.append((guess, np.nan if exact is None else exact))
+    return np.array(res, dtype=float).reshape(len(pairs), 2)
 
 
-def compute(quick=True, progress=True):
-    n = 20 if quick else 100
-    P_grid = np.geomspace(1, 1e4, 70)
-    N_map = np.unique(np.round(np.geomspace(5, 400, 24)).astype(int))
-    D_map = np.arange(3, 31)
+def compute(mode="quick", progress=True):
+    s = SETTINGS[mode]
+    n = s["n_datasets"]
+    P_grid = np.geomspace(1, 1e4, s["n_P"])
+    N_map = np.unique(np.round(np.geomspace(5, 400, s["n_map"])).astype(int))
+    D_map = np.unique(np.round(np.linspace(3, 30, min(28, s["n_map"] + 4))).astype(int))
     data = {"P_grid": P_grid, "N_map": N_map, "D_map": D_map,
             "gap_PN": theory_map([(10, N) for N in N_map], P_grid),
             "gap_PD": theory_map([(D, 100) for D in D_map], P_grid)}
-    data["N_exact"] = np.array([10, 20, 50, 100, 200])
-    data["D_exact"] = np.array([5, 10, 15, 20])
-    data["Pstar_N"] = exact_boundaries([(10, N) for N in data["N_exact"]], n, progress)
-    data["Pstar_D"] = exact_boundaries([(D, 100) for D in data["D_exact"]], n, progress)
-    data["Pstar_theory_N"] = np.array([replica.phase_boundary(linattn.Problem(10, N), np.inf, LAM, model="full")
-                                       for N in N_map], float)
-    data["Pstar_theory_D"] = np.array([replica.phase_boundary(linattn.Problem(D, 100), np.inf, LAM, model="full")
-                                       for D in D_map], float)
+    data["N_exact"] = np.array(s["N_exact"])
+    data["D_exact"] = np.array(s["D_exact"])
+    data["Pstar_N"] = exact_boundaries([(10, N) for N in data["N_exact"]], n, s["n_grid"], progress)
+    data["Pstar_D"] = exact_boundaries([(D, 100) for D in data["D_exact"]], n, s["n_grid"], progress)
+    data["Pstar_theory_N"] = _theory_boundaries([(10, N) for N in N_map])
+    data["Pstar_theory_D"] = _theory_boundaries([(D, 100) for D in D_map])
     return data
+
+
+def _theory_boundaries(pairs):
+    """The theory's ``P*`` per pair (``nan`` where ``ΔEr`` does not cross 5 in the scanned range)."""
+    out = [replica.phase_boundary(linattn.Problem(D, N), np.inf, LAM, model="full") for D, N in pairs]
+    return np.array([np.nan if p is None else p for p in out], float)
 
 
 def plot(d):
@@ -84,10 +104,10 @@ def plot(d):
 
 
 @register("phase", "Memorization → generalization diagram over (P, N) and (P, D): theory and exact P*")
-def make(out_dir, quick=True, progress=True):
-    d = compute(quick, progress)
+def make(out_dir, mode="quick", progress=True):
+    d = compute(mode, progress)
     with style():
         fig = plot(d)
     rows = [dict(N=int(N), P_star_theory=float(t), P_star_exact=float(e)) for N, (t, e) in zip(d["N_exact"], d["Pstar_N"])]
     rows += [dict(D=int(D), P_star_theory=float(t), P_star_exact=float(e)) for D, (t, e) in zip(d["D_exact"], d["Pstar_D"])]
-    return save(fig, out_dir, "phase", d, {"rows": rows, "mode": "quick" if quick else "full"})
+    return save(fig, out_dir, "phase", d, {"rows": rows, "mode": mode})

@@ -1,0 +1,278 @@
+"""Argument checks shared by every public function of the library (public: ``linattn.check``).
+
+Every check raises ``ValueError`` naming the argument, the value received and the accepted
+range (DESIGN.md, "Bad input"). Nothing is clipped or coerced silently: booleans are not
+numbers, complex values are not real, and work that cannot fit in memory is refused before it
+starts (:func:`memory`).
+"""
+from __future__ import annotations
+
+import numbers
+import os
+
+import numpy as np
+
+MODELS = ("reduced", "full")
+
+
+def fail(name, value, accepted):
+    """Raise ``ValueError("{name} must be {accepted}; got {value!r}")``."""
+    raise ValueError(f"{name} must be {accepted}; got {value!r}")
+
+
+def _is_bool(value):
+    return isinstance(value, (bool, np.bool_))
+
+
+def positive_int(name, value, minimum=1, maximum=None):
+    """Return ``value`` as ``int`` if it is an integer (or an integral float) in ``[minimum, maximum]``.
+
+    Parameters
+    ----------
+    name : str
+        Argument name for the message.
+    value : object
+        The value to check; ``bool`` is refused.
+    minimum, maximum : int, optional
+        Accepted range (``maximum=None``: unbounded).
+
+    Returns
+    -------
+    int
+    """
+    accepted = f"an integer >= {minimum}" + ("" if maximum is None else f" and <= {maximum}")
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        fail(name, value, accepted)
+    if not isinstance(value, numbers.Integral):
+        if not (np.isfinite(value) and float(value).is_integer()):
+            fail(name, value, accepted)
+        value = int(value)
+    if value < minimum or (maximum is not None and value > maximum):
+        fail(name, value, accepted)
+    return int(value)
+
+
+def nonneg_int(name, value, maximum=None):
+    """:func:`positive_int` with ``minimum = 0``."""
+    return positive_int(name, value, minimum=0, maximum=maximum)
+
+
+def real(name, value, low=None, high=None, low_open=False, high_open=False, allow_inf=False):
+    """Return ``value`` as ``float`` if it is a real number in the stated interval.
+
+    Parameters
+    ----------
+    name : str
+    value : object
+        ``bool`` and complex values are refused; NaN always, ``±inf`` unless ``allow_inf``.
+    low, high : float, optional
+        Interval ends (``None``: unbounded).
+    low_open, high_open : bool
+        Whether the ends are excluded.
+    allow_inf : bool
+
+    Returns
+    -------
+    float
+    """
+    lo = "-inf" if low is None else repr(low)
+    hi = "inf" if high is None else repr(high)
+    accepted = (f"a real number in {'(' if low_open or low is None else '['}{lo}, {hi}"
+                f"{')' if high_open or high is None else ']'}")
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        fail(name, value, accepted)
+    v = float(value)
+    if np.isnan(v) or (np.isinf(v) and not allow_inf):
+        fail(name, value, accepted)
+    if low is not None and (v < low or (low_open and v == low)):
+        fail(name, value, accepted)
+    if high is not None and (v > high or (high_open and v == high)):
+        fail(name, value, accepted)
+    return v
+
+
+def positive(name, value, allow_inf=False):
+    """A real number ``> 0`` (:func:`real`)."""
+    return real(name, value, low=0.0, low_open=True, allow_inf=allow_inf)
+
+
+def nonnegative(name, value, allow_inf=False):
+    """A real number ``>= 0`` (:func:`real`)."""
+    return real(name, value, low=0.0, allow_inf=allow_inf)
+
+
+def tolerance(name, value):
+    """A solver tolerance: a real number in ``(0, 1)``."""
+    return real(name, value, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def boolean(name, value):
+    """Return ``value`` if it is ``True`` or ``False`` (no truthiness: ``"no"`` is refused)."""
+    if not _is_bool(value):
+        fail(name, value, "True or False")
+    return bool(value)
+
+
+def model(value):
+    """``value`` if it is one of ``("reduced", "full")``."""
+    return choice("model", value, MODELS)
+
+
+def choice(name, value, options):
+    """``value`` if it equals one of ``options`` (strings compared as strings only)."""
+    if not isinstance(value, (str, type(None), numbers.Number)) or value not in tuple(options):
+        fail(name, value, f"one of {tuple(options)}")
+    return value
+
+
+def finite_array(name, value, ndim=None, shape=None, allow_complex=False):
+    """Return ``value`` as a float64 (or complex128) array after type, shape and finiteness checks.
+
+    Parameters
+    ----------
+    name : str
+    value : array_like
+        Boolean arrays are refused, and so are complex ones unless ``allow_complex``.
+    ndim : int, optional
+    shape : tuple, optional
+        May contain ``None`` for free axes.
+    allow_complex : bool
+
+    Returns
+    -------
+    ndarray
+    """
+    try:
+        raw = np.asarray(value)
+    except Exception:  # ragged or exotic input
+        fail(name, f"<{type(value).__name__}>", "an array of real numbers")
+    if raw.dtype.kind == "b" or raw.dtype.kind not in "iufc":
+        fail(name, value if raw.ndim == 0 else f"<array of dtype {raw.dtype}>",
+             "an array of " + ("real or complex" if allow_complex else "real") + " numbers")
+    if raw.dtype.kind == "c" and not allow_complex:
+        fail(name, value if raw.ndim == 0 else "<complex array>", "an array of real numbers (not complex)")
+    arr = raw.astype(np.complex128 if allow_complex else np.float64)
+    if ndim is not None and arr.ndim != ndim:
+        fail(name, f"<array with shape {arr.shape}>", f"an array with {ndim} dimension(s)")
+    if shape is not None:
+        ok = arr.ndim == len(shape) and all(s is None or s == a for s, a in zip(shape, arr.shape))
+        if not ok:
+            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+            fail(name, f"<array with shape {arr.shape}>", f"an array of shape {want}")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        fail(name, f"<array with {bad} non-finite entries>", "an array of finite numbers")
+    return arr
+
+
+def real_array(name, value, low=None, low_open=False, allow_inf=False):
+    """A non-empty real array (no NaN; ``+inf`` only if ``allow_inf``) with every entry ``>= low``
+    (``> low`` if ``low_open``).
+
+    Returns
+    -------
+    ndarray (float64)
+    """
+    raw = np.asarray(value) if not isinstance(value, (str, bytes)) else np.asarray([value])
+    finite = np.where(raw == np.inf, 0.0, raw) if allow_inf and raw.dtype.kind in "iuf" else raw
+    finite_array(name, finite)
+    arr = raw.astype(np.float64)
+    bound = "" if low is None else f" {'>' if low_open else '>='} {low}"
+    accepted = f"a real number{bound} or a non-empty array of them" + (" (inf allowed)" if allow_inf else "")
+    if arr.size == 0 or (low is not None and np.any(arr < low if not low_open else arr <= low)):
+        fail(name, value, accepted)
+    return arr
+
+
+def rng(value):
+    """Return a ``numpy.random.Generator`` from ``None``, an int seed or a Generator.
+
+    ``None`` draws fresh entropy (not reproducible); an int, a tuple of ints (a seed sequence,
+    e.g. ``(seed, dataset_index)``) or a Generator is reproducible. The global numpy state is
+    never used.
+    """
+    if isinstance(value, np.random.Generator):
+        return value
+    if value is None:
+        return np.random.default_rng()
+    accepted = "None, a non-negative integer seed, a tuple of them, or a numpy.random.Generator"
+    if isinstance(value, (tuple, list)):
+        if not value or not all(isinstance(v, numbers.Integral) and not _is_bool(v) and v >= 0 for v in value):
+            fail("rng", value, accepted)
+        return np.random.default_rng([int(v) for v in value])
+    if _is_bool(value) or not isinstance(value, numbers.Integral) or value < 0:
+        fail("rng", value, accepted)
+    return np.random.default_rng(int(value))
+
+
+def seed_int(name, value):
+    """A non-negative integer seed below 2^63 (for numba kernels, which take explicit integer seeds)."""
+    if _is_bool(value) or not isinstance(value, numbers.Integral) or not 0 <= value < 2**63:
+        fail(name, value, "a non-negative integer below 2**63")
+    return int(value)
+
+
+# ----------------------------------------------------------------------------- library objects
+def problem(pb, name="pb"):
+    """``pb`` if it is a :class:`linattn.Problem`."""
+    from .problem import Problem
+
+    if not isinstance(pb, Problem):
+        raise ValueError(f"{name} must be a linattn.Problem; got {type(pb).__name__}")
+    return pb
+
+
+def prompts(data, name="data"):
+    """``data`` if it is a :class:`linattn.Prompts`."""
+    from .prompts import Prompts
+
+    if not isinstance(data, Prompts):
+        raise ValueError(f"{name} must be a linattn.Prompts; got {type(data).__name__}")
+    return data
+
+
+def problem_data(data, pb, model_name="reduced"):
+    """Check that ``data`` (Prompts) and ``pb`` (Problem) belong together and can serve the model.
+
+    Raises ``ValueError`` if the types are wrong, ``data.D != pb.D``, ``model`` is unknown, or the
+    full model is asked of prompts without ``y2``. Returns the model name.
+    """
+    prompts(data)
+    problem(pb)
+    model(model_name)
+    if data.D != pb.D:
+        raise ValueError(f"data.D must equal pb.D = {pb.D}; got {data.D}")
+    data.require(model_name)
+    return model_name
+
+
+# ----------------------------------------------------------------------------- memory guards
+def memory_limit() -> int:
+    """Bytes that one allocation plan may use: ``LINATTN_MEMORY_LIMIT`` (bytes) if set, else 80 %
+    of the physical memory of this machine."""
+    env = os.environ.get("LINATTN_MEMORY_LIMIT")
+    if env:
+        return int(float(env))
+    try:
+        return int(0.8 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 16 << 30
+
+
+def memory(n_bytes, what, arguments):
+    """Refuse work whose arrays would need more than :func:`memory_limit` bytes.
+
+    Parameters
+    ----------
+    n_bytes : float
+        Estimated peak memory of the work.
+    what : str
+        What would be allocated (for the message).
+    arguments : str
+        The arguments that set the size (named in the message).
+    """
+    limit = memory_limit()
+    if n_bytes > limit:
+        raise ValueError(f"{arguments} too large: {what} would need {n_bytes / 2**30:.3g} GiB, more than the "
+                         f"memory limit of {limit / 2**30:.3g} GiB (80 % of this machine's memory; set "
+                         "LINATTN_MEMORY_LIMIT in bytes to change it)")

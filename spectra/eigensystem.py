@@ -1,0 +1,369 @@
+r"""Per-dataset eigensystem of the training energy, computed once and reused.
+
+``E_t(θ) = ½ Ȳ² − b·θ + ½ θᵀ A θ`` with ``A = H + λ I``, ``H = Fᵀ F / P``, ``b = Fᵀ y / P``
+(THEORY §2). Every exact result of :mod:`dynamics` and :mod:`replica` (gradient flow,
+gradient descent, ridge and min-norm solutions, Gibbs averages for any ``β`` and ``λ``) is a
+function of the eigenvalues ``g_k`` of ``H`` on its range and of a few projections on its
+eigenvectors ``v_k``; this class holds them.
+
+Gram path (``P < M``). With the Gram matrix ``K = F Fᵀ / P = U diag(g) Uᵀ`` the range
+eigenvectors are ``v_k = Fᵀ U_k / √(P g_k)``; every projection is computed from ``U`` and the
+prompts in ``O(P² D + P³)`` without forming an ``M``-dimensional basis:
+``b_k = √(g_k/P) (Uᵀ y)_k``, ``v_kᵀ u = (Uᵀ F u)_k / √(P g_k)``, and for the full model the
+``v``-block rows ``V_2 = (y2 x_q)ᵀ U / √(P g)``. Dense path (``P >= M``): ``eigh`` of ``H``.
+
+Test-error metric ``C = diag(c I_{D²}, c_v I_D)``: ``W = Vᵀ C V = c I + (c_v − c) V_2ᵀ V_2``.
+The label energy per mode ``e_k = b_k²/g_k`` (``= (Uᵀy)_k²/P`` on the Gram path) and the
+least-squares residual ``e_⊥ = Ȳ² − Σ_k e_k`` (exactly 0 when ``P < M``) give the stable form
+``E_t(θ*_λ) = ½ [e_⊥ + Σ_k e_k λ/(g_k + λ)]`` with no cancellation at small ``λ``.
+
+With ``null_space=True`` the dense path keeps the null space of ``H`` as explicit modes with
+``g_k = 0`` (and ``b_k = 0``): the complete eigenbasis of ``A = H + λI`` that the Langevin
+simulator runs in. Every formula below holds unchanged (a null mode is a mode with ``g = 0``).
+
+This is the exact engine of :mod:`dynamics`, :mod:`replica` and :mod:`validation`; it lives in
+:mod:`spectra` so that all three import it downwards.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import linattn
+from linattn import check
+
+from .eigenvalues import hessian_dense
+
+#: eigenvalues of H below this fraction of the largest are treated as exact zeros (null space)
+NULL_TOL = 1e-12
+
+
+@dataclass(frozen=True, eq=False)
+class Eigensystem:
+    """Eigen-data of one dataset (module docstring). Build with :func:`eigensystem`.
+
+    Attributes
+    ----------
+    problem : linattn.Problem
+    data : linattn.Prompts
+    model : str
+    P, M, k : int
+        Prompts, parameters, number of modes held: ``dim range(H)``, or ``M`` when the null
+        space is held explicitly (``null_space=True``).
+    g : ndarray (k,)
+        Eigenvalues of ``H`` (not rescaled) of the modes held, ascending (exact zeros for null modes).
+    b, u : ndarray (k,)
+        ``Vᵀ b`` and ``Vᵀ u`` with ``u = [vec(I)/D, 0]`` (so that ``(2/D) tr Γ = 2 u·θ``).
+    e : ndarray (k,)
+        Label energy per mode ``b_k²/g_k``.
+    e_perp : float
+        Least-squares residual energy ``Ȳ² − Σ e_k`` (0 for ``P < M``).
+    W, W2 : ndarray (k, k)
+        ``Vᵀ C V`` and ``Vᵀ C² V``.
+    y2bar : float
+        ``Ȳ² = (1/P) Σ y_q²``.
+    """
+
+    problem: linattn.Problem
+    data: linattn.Prompts
+    model: str
+    P: int
+    M: int
+    k: int
+    g: np.ndarray
+    b: np.ndarray
+    u: np.ndarray
+    e: np.ndarray
+    e_perp: float
+    W: np.ndarray
+    W2: np.ndarray
+    y2bar: float
+    _U: np.ndarray | None = None   # Gram path: U / √(P g)   (P, k)
+    _V: np.ndarray | None = None   # dense path: eigenvectors (M, k)
+
+    # ------------------------------------------------------------------ dimensions
+    @property
+    def null_dim(self) -> int:
+        """Dimension of the null space of ``H`` that is *not* held as explicit modes (``M − k``)."""
+        return self.M - self.k
+
+    # ------------------------------------------------------------------ metric constants
+    @property
+    def trC(self) -> float:
+        D = self.problem.D
+        return self.problem.feature_variance * D * D + (self.problem.feature_variance_v * D if self.model == "full" else 0)
+
+    @property
+    def trC2(self) -> float:
+        D = self.problem.D
+        return self.problem.feature_variance**2 * D * D + (self.problem.feature_variance_v**2 * D if self.model == "full" else 0)
+
+    @property
+    def u_norm2(self) -> float:
+        return 1.0 / self.problem.D
+
+    @property
+    def c_u(self) -> float:
+        """``C u = c u`` (``u`` lives in the ``Γ`` block)."""
+        return self.problem.feature_variance
+
+    @property
+    def lambda_max(self) -> float:
+        """Largest eigenvalue of ``H``."""
+        return float(self.g[-1]) if self.k else 0.0
+
+    def apply_metric(self, theta) -> np.ndarray:
+        """``C θ`` with the test-error metric ``C = diag(c I_{D²}, c_v I_D)``.
+
+        Parameters
+        ----------
+        theta : array_like (..., M)
+
+        Returns
+        -------
+        ndarray (..., M)
+        """
+        theta = check.finite_array("theta", theta)
+        if theta.shape[-1:] != (self.M,):
+            check.fail("theta", f"<array with shape {theta.shape}>", f"an array of shape (..., {self.M})")
+        out = self.problem.feature_variance * theta
+        if self.model == "full":
+            D = self.problem.D
+            out[..., D * D:] *= self.problem.feature_variance_v / self.problem.feature_variance
+        return out
+
+    # ------------------------------------------------------------------ bases
+    @property
+    def basis(self) -> np.ndarray | None:
+        """Eigenvectors ``V`` (M × k) when held explicitly (dense path, ``P >= M``), else ``None``."""
+        return self._V
+
+    def project(self, theta) -> np.ndarray:
+        """``Vᵀ θ``: coefficients of parameter vectors in the modes held.
+
+        Parameters
+        ----------
+        theta : array_like (M,) or (n, M)
+
+        Returns
+        -------
+        ndarray (k,) or (n, k)
+        """
+        theta = check.finite_array("theta", theta)
+        if theta.ndim not in (1, 2) or theta.shape[-1] != self.M:
+            check.fail("theta", f"<array with shape {theta.shape}>", f"an array of shape (M,) or (n, M), M = {self.M}")
+        if self._V is not None:
+            return theta @ self._V
+        F_theta = _apply_features(self.data, theta, self.model)  # (…, P): h_μ·θ
+        return F_theta @ self._U
+
+    def lift(self, a) -> np.ndarray:
+        """``V a``: parameter vectors from coefficients in the modes held.
+
+        Parameters
+        ----------
+        a : array_like (k,) or (n, k)
+
+        Returns
+        -------
+        ndarray (M,) or (n, M)
+        """
+        a = self._coefficients(a)
+        if self._V is not None:
+            return a @ self._V.T
+        return _apply_features_T(self.data, a @ self._U.T, self.model)
+
+    def _coefficients(self, a, batch=False):
+        a = check.finite_array("a", a)
+        if a.ndim < 1 or (a.ndim > 2 and not batch) or a.shape[-1] != self.k:
+            want = "(..., k)" if batch else "(k,) or (n, k)"
+            check.fail("a", f"<array with shape {a.shape}>", f"an array of shape {want}, k = {self.k}")
+        return a
+
+    def ridge_coefficients(self, lam) -> np.ndarray:
+        """Coefficients ``b_k/(g_k + λ)`` of the ridge solution in the modes held (min-norm
+        solution for ``λ = 0``: null modes, where ``b_k = 0``, get 0).
+
+        Parameters
+        ----------
+        lam : float
+            Weight decay ``λ >= 0``.
+
+        Returns
+        -------
+        ndarray (k,)
+        """
+        lam = check.nonnegative("lam", lam)
+        gl = self.g + lam
+        out = np.zeros(self.k)
+        np.divide(self.b, gl, out=out, where=gl > 0)
+        return out
+
+    def theta_star(self, lam) -> np.ndarray:
+        """Ridge solution ``θ* = A⁻¹ b`` (min-norm solution for ``λ = 0``).
+
+        Parameters
+        ----------
+        lam : float
+            Weight decay ``λ >= 0``.
+
+        Returns
+        -------
+        ndarray (M,)
+        """
+        return self.lift(self.ridge_coefficients(lam))
+
+    def train_at_ridge(self, lam) -> float:
+        """``E_t(θ*_λ) = ½ [e_⊥ + Σ_k e_k λ/(g_k + λ)]`` (stable at small ``λ``).
+
+        Parameters
+        ----------
+        lam : float
+            Weight decay ``λ >= 0``.
+
+        Returns
+        -------
+        float
+        """
+        lam = check.nonnegative("lam", lam)
+        gl = self.g + lam
+        ratio = np.zeros(self.k)
+        np.divide(lam * self.e, gl, out=ratio, where=gl > 0)
+        return 0.5 * (self.e_perp + float(np.sum(ratio)))
+
+    def test_error(self, a) -> np.ndarray:
+        """Exact test error of parameters ``θ = V a`` given by their coefficients in the modes held.
+
+        ``E_g = ½ [1 + σ² − 2 a·(Vᵀu) + aᵀ W a]`` (:meth:`linattn.Problem.test_error_from_moments`);
+        only valid for parameters in the span of the modes held.
+
+        Parameters
+        ----------
+        a : ndarray (..., k)
+
+        Returns
+        -------
+        ndarray (...)
+        """
+        a = self._coefficients(a, batch=True)
+        return self.problem.test_error_from_moments(a @ self.u, np.einsum("...k,kl,...l->...", a, self.W, a))
+
+
+def _apply_features(data, theta, model):
+    D = data.D
+    Gam = theta[..., : D * D].reshape(theta.shape[:-1] + (D, D))
+    out = np.einsum("pa,...ab,pb->...p", data.s, Gam, data.xq, optimize=True)
+    if model == "full":
+        out = out + data.y2 * (theta[..., D * D:] @ data.xq.T)
+    return out
+
+
+def _apply_features_T(data, coef, model):
+    """``Σ_μ coef_μ h_μ`` for coef of shape (…, P)."""
+    D = data.D
+    Gam = np.einsum("...p,pa,pb->...ab", coef, data.s, data.xq, optimize=True).reshape(coef.shape[:-1] + (D * D,))
+    if model == "full":
+        v = (coef * data.y2) @ data.xq
+        return np.concatenate([Gam, v], axis=-1)
+    return Gam
+
+
+def as_eigensystem(data, pb, model="reduced") -> Eigensystem:
+    """``data`` itself if it is an :class:`Eigensystem` of ``pb`` and ``model``, else its eigensystem.
+
+    The one place where the exact engines (dynamics, replica, validation) accept either prompts or
+    a precomputed eigensystem.
+
+    Parameters
+    ----------
+    data : linattn.Prompts or Eigensystem
+    pb : linattn.Problem
+        Must equal the eigensystem's problem.
+    model : {"reduced", "full"}
+        Must equal the eigensystem's model.
+
+    Returns
+    -------
+    Eigensystem
+    """
+    if isinstance(data, Eigensystem):
+        check.problem(pb)
+        check.model(model)
+        if model != data.model:
+            raise ValueError(f"model must match the eigensystem's model {data.model!r}; got {model!r}")
+        if pb != data.problem:
+            raise ValueError(f"pb must match the eigensystem's problem {data.problem}; got {pb}")
+        return data
+    return eigensystem(data, pb, model)
+
+
+def eigensystem(data, pb, model="reduced", null_space=False) -> Eigensystem:
+    """Eigendecompose the Hessian of one dataset (Gram path for ``P < M``, dense otherwise).
+
+    Parameters
+    ----------
+    data : linattn.Prompts
+    pb : linattn.Problem
+    model : {"reduced", "full"}
+    null_space : bool
+        Hold the null space of ``H`` as explicit modes with ``g = 0`` (forces the dense path;
+        used by the Langevin simulator, which needs the complete eigenbasis of ``A``).
+
+    Returns
+    -------
+    Eigensystem
+        Eigenvalues below ``1e-12 · g_max`` are exact zeros (null space of ``H``).
+    """
+    check.problem_data(data, pb, model)
+    null_space = check.boolean("null_space", null_space)
+    P, D = data.P, data.D
+    M = pb.n_params(model)
+    c, cv = pb.feature_variance, pb.feature_variance_v
+    y = data.yq
+    y2bar = float(y @ y / P)
+    if P < M and not null_space:
+        check.memory(8.0 * (3 * P * P + 4 * P * M), f"the Gram eigensystem (P = {P}, M = {M})", "P or D")
+        g, U = np.linalg.eigh(data.gram(model))
+        keep = g > NULL_TOL * max(g[-1], 1e-300)
+        g, U = g[keep], U[:, keep]
+        Us = U / np.sqrt(P * g)
+        yt = U.T @ y
+        b = np.sqrt(g / P) * yt
+        e = yt**2 / P
+        e_perp = 0.0 if keep.all() else float(y2bar - e.sum())
+        u = Us.T @ (np.einsum("pd,pd->p", data.s, data.xq) / D)
+        if model == "full":
+            V2 = (data.y2[:, None] * data.xq).T @ Us  # (D, k)
+        V, Uout = None, Us
+    else:
+        check.memory(8.0 * 4 * M * M, f"the dense eigensystem (M = {M} parameters)", "D")
+        g, V = np.linalg.eigh(hessian_dense(data, model))
+        keep = g > NULL_TOL * max(g[-1], 1e-300)
+        bvec = _apply_features_T(data, y / P, model)
+        if null_space:   # null modes held explicitly: exact zeros, no data component
+            g = np.where(keep, g, 0.0)
+            b = np.where(keep, V.T @ bvec, 0.0)
+        else:
+            g, V = g[keep], V[:, keep]
+            b = V.T @ bvec
+        e = np.zeros(g.size)
+        np.divide(b**2, g, out=e, where=g > 0)
+        e_perp = float(y2bar - e.sum())
+        uvec = np.zeros(M)
+        uvec[: D * D] = np.eye(D).ravel() / D
+        u = V.T @ uvec
+        if model == "full":
+            V2 = V[D * D:, :]
+        Uout = None
+    k = g.size
+    if model == "full":
+        G2 = V2.T @ V2
+        W = c * np.eye(k) + (cv - c) * G2
+        W2 = c * c * np.eye(k) + (cv * cv - c * c) * G2
+    else:
+        W = c * np.eye(k)
+        W2 = c * c * np.eye(k)
+    return Eigensystem(problem=pb, data=data, model=model, P=P, M=M, k=k, g=g, b=b, u=u, e=e, e_perp=e_perp,
+                       W=W, W2=W2, y2bar=y2bar, _U=Uout, _V=V)
+

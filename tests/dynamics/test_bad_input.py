@@ -1,0 +1,68 @@
+"""Bad-input sweep of dynamics (rung 5): every public callable, every argument."""
+import numpy as np
+import pytest
+
+import dynamics
+import linattn
+import spectra
+from dynamics.averaged import exp_contour, filter_poles
+from helpers import Row, check_case, public_callables, sweep_cases
+
+PB = linattn.Problem(3, 4, 0.1)
+DATA = PB.sample(6, rng=0)
+ES = spectra.eigensystem(DATA, PB)
+
+ROWS = [
+    Row("gradient_flow", dynamics.gradient_flow, dict(data=DATA, pb=PB, lam=0.1, times=[0.0, 1.0], gamma=1.0,
+                                                     init=0.1, model="reduced", return_params=False),
+        dict(data="prompts", pb="problem", lam="nonneg", times="array", gamma="positive", model="model",
+             return_params="bool")),
+    Row("gradient_descent", dynamics.gradient_descent, dict(data=ES, pb=PB, lam=0.1, steps=[0, 3], lr=0.01,
+                                                           init=None, model="reduced", return_params=False),
+        dict(pb="problem", lam="nonneg", steps="array", lr="positive", model="model", return_params="bool")),
+    Row("long_time_limit", dynamics.long_time_limit, dict(data=DATA, pb=PB, lam=0.1, model="reduced", init=np.ones(9)),
+        dict(data="prompts", pb="problem", lam="nonneg", model="model", init="array_shape")),
+    Row("averaged_curves", dynamics.averaged_curves, dict(pb=PB, P=6, lam=0.1, times=[0.0, 1.0], gamma=1.0, init=0.1,
+                                                         law="mp", channel="correlated", model="reduced"),
+        dict(pb="problem", P="positive", lam="nonneg", times="array", gamma="positive", init="nonneg", law="choice",
+             channel="choice", model="model")),
+    Row("gap_sweep", dynamics.gap_sweep, dict(pb=PB, P_values=[4, 8], lam=0.1, n_datasets=2, model="reduced",
+                                             time=None, seed=0, progress=False),
+        dict(pb="problem", P_values="array", lam="nonneg", n_datasets="posint", model="model", seed="seed",
+             progress="bool")),
+    Row("exp_contour", exp_contour, dict(n=31, mu=4.54, h=0.18), dict(n="posint", mu="positive", h="positive")),
+    Row("filter_poles", filter_poles, dict(tau=1.0, lam=0.1), dict(tau="positive", lam="nonneg")),
+]
+
+CASES = sweep_cases(ROWS)
+NOT_INPUTS = {"LearningCurves", "LongTimeLimit", "AveragedCurves", "Sweep"}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
+def test_valid_call_succeeds(row):
+    row.func(**row.kwargs)
+
+
+@pytest.mark.parametrize("case_id, row, arg, value", CASES, ids=[c[0] for c in CASES])
+def test_bad_argument_raises(case_id, row, arg, value):
+    check_case(row, arg, value)
+
+
+def test_every_public_name_is_swept():
+    missing = [n for n in public_callables(dynamics, skip=NOT_INPUTS) if n not in {r.name for r in ROWS}]
+    assert not missing, f"public callables without a bad-input row: {missing}"
+
+
+def test_special_cases():
+    """Reproducers of issue "Trust" §2."""
+    cur = dynamics.averaged_curves(PB, 6, 0.1, [0.0, 1e-300, 1e-155, 1e-20, 1e-3])    # was NaN below 1e-155
+    assert np.all(np.isfinite(cur.test)) and np.all(np.isfinite(cur.train))
+    assert np.all(np.diff(cur.train) <= 0)
+    with pytest.raises(ValueError, match="pb"):
+        dynamics.gradient_flow(ES, linattn.Problem(3, 5), 0.1, [1.0])       # other problem
+    with pytest.raises(ValueError, match="init"):
+        dynamics.long_time_limit(ES, PB, 0.1, init=0.3)                     # random init has no single limit
+    with pytest.raises(ValueError, match="steps"):
+        dynamics.gradient_descent(ES, PB, 0.1, [1.5], 0.01)
+    with pytest.raises(ValueError, match="time"):
+        dynamics.gap_sweep(PB, [4], 0.1, 2, time=-1.0)

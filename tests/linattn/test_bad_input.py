@@ -1,0 +1,101 @@
+"""Bad-input sweep of the model package (rung 5): every public callable, every argument."""
+import numpy as np
+import pytest
+
+import linattn
+from helpers import Row, check_case, sweep_cases
+from linattn import attention, invariants, sampling
+
+PB = linattn.Problem(3, 4, 0.1)
+DATA = PB.sample(6, rng=0)
+G = 0.1 * np.eye(3)
+V = np.ones(3)
+TOK = sampling.sample_tokens(PB, 2, rng=0)
+Z = TOK.embed()
+W = np.eye(4)
+
+ROWS = [
+    Row("Problem", linattn.Problem, dict(D=3, N=4, noise=0.1), dict(D="posint", N="posint", noise="nonneg")),
+    Row("Problem.test_error", PB.test_error, dict(Gamma=G, v=V), dict(Gamma="array_shape", v="array_shape")),
+    Row("Problem.test_error_from_moments", PB.test_error_from_moments, dict(overlap=0.1, norm=0.2), {}),
+    Row("Problem.sample", PB.sample, dict(P=5, rng=1, batch_size=2), dict(P="posint", rng="rng", batch_size="posint")),
+    Row("Problem.n_params", PB.n_params, dict(model="full"), dict(model="model")),
+    Row("Problem.icl_solution", PB.icl_solution, {}, {}),
+    Row("Prompts", linattn.Prompts, dict(s=DATA.s, xq=DATA.xq, yq=DATA.yq, y2=DATA.y2),
+        dict(s="array_shape", xq="array_shape", yq="array_shape", y2="array_shape")),
+    Row("Prompts.features", DATA.features, dict(model="full"), dict(model="model")),
+    Row("Prompts.gram", DATA.gram, dict(model="full"), dict(model="model")),
+    Row("Prompts.predict", DATA.predict, dict(Gamma=G, v=V), dict(Gamma="array_shape", v="array_shape")),
+    Row("Prompts.require", DATA.require, dict(model="full"), dict(model="model")),
+    Row("Prompts.take", DATA.take, dict(index=np.array([0, 2])), {}),
+    Row("train_energy", linattn.train_energy, dict(data=DATA, Gamma=G, lam=0.1, v=V),
+        dict(data="prompts", Gamma="array_shape", lam="nonneg", v="array_shape")),
+    Row("train_gradient", linattn.train_gradient, dict(data=DATA, Gamma=G, lam=0.1, v=V),
+        dict(data="prompts", Gamma="array_shape", lam="nonneg", v="array_shape")),
+    Row("pack", linattn.pack, dict(Gamma=G, v=V), dict(Gamma="array_shape", v="array_shape")),
+    Row("unpack", linattn.unpack, dict(theta=np.ones(12), D=3, model="full"),
+        dict(theta="array", D="posint", model="model")),
+    Row("contrast_ratio", linattn.contrast_ratio, dict(Gamma=G), dict(Gamma="array")),
+    Row("relative_gap", linattn.relative_gap, dict(train=[0.1, 0.2], test=[0.3, 0.2]),
+        dict(train="array", test="array")),
+    Row("transition_point", linattn.transition_point, dict(P=[1.0, 10.0, 100.0], gap=[50.0, 8.0, 1.0], level=5.0),
+        dict(P="array", level="positive")),
+    Row("sampling.sample", sampling.sample, dict(pb=PB, P=4, rng=0, batch_size=2),
+        dict(pb="problem", P="posint", rng="rng", batch_size="posint")),
+    Row("sampling.sample_with_tasks", sampling.sample_with_tasks, dict(pb=PB, P=4, rng=0),
+        dict(pb="problem", P="posint", rng="rng")),
+    Row("sampling.sample_tokens", sampling.sample_tokens, dict(pb=PB, P=4, rng=0),
+        dict(pb="problem", P="posint", rng="rng")),
+    Row("sampling.sample_naive", sampling.sample_naive, dict(pb=PB, P=4, rng=0, batch_size=2),
+        dict(pb="problem", P="posint", rng="rng", batch_size="posint")),
+    Row("attention.embed", attention.embed, dict(X=TOK.X, y=TOK.y, xq=TOK.xq),
+        dict(X="array_shape", y="array_shape", xq="array_shape")),
+    Row("attention.forward", attention.forward, dict(Z=Z, W=W), dict(Z="array_shape", W="array_shape")),
+    Row("attention.predict", attention.predict, dict(Z=Z, W=W), dict(Z="array_shape", W="array_shape")),
+    Row("attention.prediction_gradient", attention.prediction_gradient, dict(Z=Z), dict(Z="array_shape")),
+    Row("attention.blocks", attention.blocks, dict(W=W), dict(W="array_shape")),
+    Row("invariants.from_uniforms", invariants.from_uniforms, dict(pb=PB, u=np.full((3, 8), 0.5)),
+        dict(pb="problem", u="array_shape")),
+    Row("invariants.from_prompts", invariants.from_prompts, dict(pb=PB, data=DATA), dict(pb="problem", data="prompts")),
+]
+
+CASES = sweep_cases(ROWS)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
+def test_valid_call_succeeds(row):
+    row.func(**row.kwargs)
+
+
+@pytest.mark.parametrize("case_id, row, arg, value", CASES, ids=[c[0] for c in CASES])
+def test_bad_argument_raises(case_id, row, arg, value):
+    check_case(row, arg, value)
+
+
+#: result types and exceptions (constructed by the library, not from user input)
+NOT_INPUTS = {"ICLSolution", "Gradient", "ConvergenceError", "check"}
+
+
+def test_every_public_name_is_swept():
+    from helpers import public_callables
+
+    missing = [n for n in public_callables(linattn, skip=NOT_INPUTS) if n not in {r.name for r in ROWS}]
+    assert not missing, f"public callables without a bad-input row: {missing}"
+
+
+def test_special_cases():
+    """Inputs that used to pass silently (issue "Trust", §2)."""
+    with pytest.raises(ValueError, match="noise"):
+        linattn.Problem(3, 4, noise=1e200)                      # overflows later
+    with pytest.raises(ValueError, match="Gamma"):
+        PB.test_error(G + 1j * G)                               # imaginary part dropped
+    with pytest.raises(ValueError, match="Gamma"):
+        linattn.contrast_ratio(np.ones((2, 3)))                 # not square
+    with pytest.raises(ValueError, match="Gamma"):
+        linattn.contrast_ratio(np.zeros((3, 3)))                # undefined at 0
+    with pytest.raises(ValueError, match="y2"):
+        linattn.Prompts(s=DATA.s, xq=DATA.xq, yq=DATA.yq, y2=-DATA.y2)
+    with pytest.raises(ValueError, match="P"):
+        linattn.Problem(10, 10).sample(10**12)                  # memory guard
+    with pytest.raises(ValueError, match="gap"):
+        linattn.transition_point([1, 2, 3], [np.nan, 1, 2])

@@ -1,0 +1,67 @@
+"""Bad-input sweep of replica (rung 5): every public callable, every argument."""
+import numpy as np
+import pytest
+
+import linattn
+import replica
+import spectra
+from helpers import Row, check_case, public_callables, sweep_cases
+
+PB = linattn.Problem(3, 4, 0.1)
+DATA = PB.sample(12, rng=0)
+ES = spectra.eigensystem(DATA, PB)
+
+ROWS = [
+    Row("gibbs", replica.gibbs, dict(data=DATA, pb=PB, beta=100.0, lam=0.1, model="reduced"),
+        dict(data="prompts", pb="problem", beta="positive_inf", lam="array", model="model")),
+    Row("dataset_average", replica.dataset_average, dict(pb=PB, P=5, beta=100.0, lam=0.1, n_datasets=3,
+                                                        model="reduced", seed=0),
+        dict(pb="problem", P="posint", beta="positive_inf", lam="nonneg", n_datasets="posint", model="model",
+             seed="seed")),
+    Row("stationary", replica.stationary, dict(pb=PB, P=5, beta=100.0, lam=0.1, model="reduced", law="mp",
+                                              channel="correlated"),
+        dict(pb="problem", P="positive", beta="positive_inf", lam="nonneg", model="model", law="choice",
+             channel="choice")),
+    Row("stationary_curve", replica.stationary_curve, dict(pb=PB, P_values=[5, 10], beta=100.0, lam=0.1,
+                                                          model="reduced", law="mp"),
+        dict(pb="problem", P_values="array", beta="positive_inf", lam="nonneg", model="model", law="choice")),
+    Row("rs_functional", replica.rs_functional, dict(pb=PB, P=5, beta=100.0, lam=0.1, rho=0.2, norm2=[0.3],
+                                                    Delta=[0.1], model="reduced", law="mp"),
+        dict(pb="problem", P="positive", beta="positive", lam="nonneg", rho="real", norm2="array", Delta="array",
+             model="model", law="choice")),
+    Row("rs_constant", replica.rs_constant, dict(pb=PB, model="full"), dict(pb="problem", model="model")),
+    Row("phase_boundary", replica.phase_boundary, dict(pb=PB, beta=np.inf, lam=0.1, level=5.0, model="reduced",
+                                                      law="mp", P_range=(1.0, 100.0), n_scan=4),
+        dict(pb="problem", beta="positive_inf", lam="nonneg", level="positive", model="model", law="choice",
+             n_scan="posint")),
+]
+
+CASES = sweep_cases(ROWS)
+NOT_INPUTS = {"GibbsAverages", "DatasetAverage", "StationaryTheory", "StationaryCurve", "OrderParameters"}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
+def test_valid_call_succeeds(row):
+    row.func(**row.kwargs)
+
+
+@pytest.mark.parametrize("case_id, row, arg, value", CASES, ids=[c[0] for c in CASES])
+def test_bad_argument_raises(case_id, row, arg, value):
+    check_case(row, arg, value)
+
+
+def test_every_public_name_is_swept():
+    missing = [n for n in public_callables(replica, skip=NOT_INPUTS) if n not in {r.name for r in ROWS}]
+    assert not missing, f"public callables without a bad-input row: {missing}"
+
+
+def test_special_cases():
+    """Reproducers of issue "Trust" §2."""
+    with pytest.raises(ValueError, match="pb"):
+        replica.gibbs(ES, linattn.Problem(3, 5), 100.0, 0.1)             # answered for the eigensystem's problem
+    with pytest.raises(ValueError, match="beta"):
+        replica.gibbs(ES, PB, 1e-320, 0.1)                              # thermal terms overflow
+    with pytest.raises(ValueError, match="Delta"):
+        replica.rs_functional(PB, 5, 100.0, 0.1, 0.2, [0.3], [-0.1])
+    with pytest.raises(ValueError, match="P_range"):
+        replica.phase_boundary(PB, np.inf, 0.1, P_range=(10.0, 1.0))
