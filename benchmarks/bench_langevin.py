@@ -33,7 +33,7 @@ def main():
     data = pb.sample(100, rng=0)
     ch = chain(data, pb, 1e3, 0.01, 1.0, "full")
     A = ch.V @ (ch.a[:, None] * ch.V.T)
-    b = ch.V @ ch.b
+    b = ch.V @ ch.es.b
     dt = 0.5 / ch.lambda_max
     n_np = 20_000
     t0 = time.perf_counter(); numpy_loop(A, b, dt, 1e3, n_np, np.random.default_rng(1)); t_np = time.perf_counter() - t0
@@ -47,7 +47,7 @@ def main():
 
         def run(n):
             if basis == "eigen":
-                _kernels.langevin_eigen(1 - dt * ch.a, dt * ch.b, np.sqrt(2 * dt / 1e3), np.zeros((chains, M)), n, 1, 1,
+                _kernels.langevin_eigen(1 - dt * ch.a, dt * ch.es.b, np.sqrt(2 * dt / 1e3), np.zeros((chains, M)), n, 1, 1,
                                         0, ids, out, zx, zf)
             else:
                 _kernels.langevin_dense(A, b, dt, np.sqrt(2 * dt / 1e3), np.zeros((chains, M)), n, 1, 1, 0, ids, out,

@@ -37,6 +37,10 @@ def train_energy(data: Prompts, Gamma, lam, v=None) -> float:
         Weight decay ``λ >= 0``.
     v : array_like, shape (D,), optional
         ``None`` for the reduced model (``v = 0``).
+
+    Returns
+    -------
+    float
     """
     lam, G, v = _check(data, Gamma, lam, v)
     r = data.yq - data.predict(G, v)
@@ -57,6 +61,19 @@ def train_gradient(data: Prompts, Gamma, lam, v=None) -> Gradient:
 
     .. math:: ∂E_t/∂Γ = −\frac1P Σ_μ r_μ s_μ x_{q,μ}ᵀ + λΓ,\quad
               ∂E_t/∂v = −\frac1P Σ_μ r_μ y2_μ x_{q,μ} + λ v,\quad r = y_q − ŷ.
+
+    Parameters
+    ----------
+    data : Prompts
+    Gamma : array_like, shape (D, D)
+    lam : float
+        Weight decay ``λ >= 0``.
+    v : array_like, shape (D,), optional
+        ``None`` for the reduced model.
+
+    Returns
+    -------
+    Gradient
     """
     lam, G, v = _check(data, Gamma, lam, v)
     r = data.yq - data.predict(G, v)

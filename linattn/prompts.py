@@ -70,7 +70,17 @@ class Prompts:
         return self.s.shape[1]
 
     def require(self, model: str) -> str:
-        """Check that these prompts can serve ``model`` (the full model needs ``y2``)."""
+        """Check that these prompts can serve ``model`` (the full model needs ``y2``).
+
+        Parameters
+        ----------
+        model : {"reduced", "full"}
+
+        Returns
+        -------
+        str
+            The model name.
+        """
         check.model(model)
         if model == "full" and self.y2 is None:
             raise ValueError("model='full' needs y2 in the prompts; these Prompts have y2=None "
@@ -82,6 +92,14 @@ class Prompts:
 
         ``h = vec(s x_qᵀ)`` row-major, so that ``h·vec(Γ) = sᵀ Γ x_q``; the full model appends
         ``y2 x_q`` so that ``h·θ = sᵀ Γ x_q + y2 v·x_q``.
+
+        Parameters
+        ----------
+        model : {"reduced", "full"}
+
+        Returns
+        -------
+        ndarray (P, M)
         """
         self.require(model)
         P, D = self.s.shape
@@ -96,6 +114,14 @@ class Prompts:
 
         Reduced: ``G = (S Sᵀ) ∘ (X_q X_qᵀ) / P``; full: ``G = (S Sᵀ + y2 y2ᵀ) ∘ (X_q X_qᵀ) / P``.
         Cost ``O(P² D)`` instead of ``O(P² D²)``.
+
+        Parameters
+        ----------
+        model : {"reduced", "full"}
+
+        Returns
+        -------
+        ndarray (P, P)
         """
         self.require(model)
         check.memory(24.0 * self.P**2, f"the {self.P} x {self.P} Gram matrix", "P")
@@ -107,7 +133,18 @@ class Prompts:
         return SS
 
     def predict(self, Gamma, v=None) -> np.ndarray:
-        """Linear-attention predictions ``ŷ = sᵀ Γ x_q (+ y2 v·x_q)`` for every prompt."""
+        """Linear-attention predictions ``ŷ = sᵀ Γ x_q (+ y2 v·x_q)`` for every prompt.
+
+        Parameters
+        ----------
+        Gamma : array_like (D, D)
+        v : array_like (D,), optional
+            ``None`` for the reduced model.
+
+        Returns
+        -------
+        ndarray (P,)
+        """
         G = check.finite_array("Gamma", Gamma, shape=(self.D, self.D))
         yhat = np.einsum("pa,pa->p", self.s @ G, self.xq)
         if v is not None:
@@ -117,6 +154,15 @@ class Prompts:
         return yhat
 
     def take(self, index) -> "Prompts":
-        """A subset of the prompts (``index``: slice, integer array or boolean mask)."""
+        """A subset of the prompts (``index``: slice, integer array or boolean mask).
+
+        Parameters
+        ----------
+        index : slice, int array or bool mask
+
+        Returns
+        -------
+        Prompts
+        """
         return Prompts(s=self.s[index], xq=self.xq[index], yq=self.yq[index],
                        y2=None if self.y2 is None else self.y2[index])

@@ -56,7 +56,20 @@ def sample(pb, P, rng=None, batch_size: int | None = None) -> Prompts:
 
 
 def sample_with_tasks(pb, P, rng=None, batch_size: int | None = None):
-    """As :func:`sample`, also returning the tasks ``w`` (shape (P, D)) of the prompts."""
+    """As :func:`sample`, also returning the tasks ``w`` (shape (P, D)) of the prompts.
+
+    Parameters
+    ----------
+    pb : Problem
+    P : int
+    rng : None, int or numpy.random.Generator
+    batch_size : int, optional
+
+    Returns
+    -------
+    prompts : Prompts
+    tasks : ndarray (P, D)
+    """
     return _sample(pb, P, rng, batch_size, keep_tasks=True)
 
 
@@ -118,7 +131,18 @@ class Tokens:
 
 
 def sample_tokens(pb, P, rng=None) -> Tokens:
-    """Draw ``P`` prompts token by token (the definition of the data; ``O(P N D)`` memory)."""
+    """Draw ``P`` prompts token by token (the definition of the data; ``O(P N D)`` memory).
+
+    Parameters
+    ----------
+    pb : Problem
+    P : int
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    Tokens
+    """
     pb = check.problem(pb)
     P = check.positive_int("P", P)
     gen = check.rng(rng)
@@ -136,6 +160,18 @@ def sample_naive(pb, P, rng=None, batch_size: int = 256) -> Prompts:
     """Reference sampler: build every token matrix ``X`` (``O(P N D)`` time), then reduce.
 
     Used by tests (agreement in distribution with :func:`sample`) and by the sampler benchmark.
+
+    Parameters
+    ----------
+    pb : Problem
+    P : int
+    rng : None, int or numpy.random.Generator
+    batch_size : int
+        Prompts built per batch.
+
+    Returns
+    -------
+    Prompts
     """
     pb = check.problem(pb)
     P = check.positive_int("P", P)

@@ -214,8 +214,25 @@ def rs_functional(pb, P, beta, lam, rho, norm2, Delta, model="reduced", law="fin
            − \frac{β}{2P}\,\frac{(y − fρ)² + Σ_i ξ_i (Q_i − ρ² δ_{i1})}{1 + \tfrac{β}{P} Σ_i ξ_i Δ_i}\Big],
 
     and ``−βF = Φ + Σ_i (D_i/2)(\log 2π + 1 − \log D_i) − (M/2) \log c`` at the extremum.
-    ``Q_i`` is the squared norm of block ``i`` of the mean solution (``q_1 = ρ² + σ_1²``) and
+    ``Q_i`` is the squared norm of block ``i`` of the mean solution (``Q_1 = ρ² + σ_1²``) and
     ``Δ_i`` its thermal spread. Finite ``β`` only.
+
+    Parameters
+    ----------
+    pb, P, lam, model, law, channel
+        As in :func:`stationary`.
+    beta : float
+        Finite ``β > 0``.
+    rho : float
+        Overlap with the ICL direction.
+    norm2 : array_like (B,)
+        Block norms ``Q_i >= 0`` (``Q_1 >= ρ²``).
+    Delta : array_like (B,)
+        Thermal spreads ``Δ_i > 0``.
+
+    Returns
+    -------
+    float
     """
     P, beta, lam, lw = _validate(pb, P, beta, lam, model, law, channel)
     if not np.isfinite(beta):

@@ -59,6 +59,18 @@ def zero_atom(alpha, model="reduced", pb=None) -> float:
     """Mass of the exact zero eigenvalues, ``max(0, 1 − P/M)`` with ``P = α D²``.
 
     The full model (``M = D² + D``) needs ``pb`` for ``D``.
+
+    Parameters
+    ----------
+    alpha : float
+        ``P / D² > 0``.
+    model : {"reduced", "full"}
+    pb : linattn.Problem, optional
+        Needed for the full model.
+
+    Returns
+    -------
+    float
     """
     alpha = check.positive("alpha", alpha)
     check.model(model)
@@ -84,6 +96,11 @@ def stieltjes(z, alpha, pb, law="finite", model="reduced", derivative=False):
     model : {"reduced", "full"}
     derivative : bool
         Also return ``dm/dz``.
+
+    Returns
+    -------
+    m : ndarray complex (shape of ``z``)
+    dm : ndarray complex, only with ``derivative=True``
     """
     alpha, P, lw = _args(alpha, pb, law, model)
     derivative = check.boolean("derivative", derivative)
@@ -150,7 +167,17 @@ class SpectralCDF:
         density exceeds ``rel_tol`` times its maximum, each end located to the grid spacing. (Inside
         gaps the fixed-point solution carries round-off of ~1e-7 of the maximum density, hence the
         default threshold; next to a square-root edge the density is ~1e-2 of its maximum one grid
-        step inside the support.)"""
+        step inside the support.)
+
+        Parameters
+        ----------
+        rel_tol : float
+            Threshold relative to the maximum density.
+
+        Returns
+        -------
+        list of (float, float)
+        """
         pos = self.density > rel_tol * np.max(self.density[np.isfinite(self.density)])
         change = np.flatnonzero(np.diff(pos.astype(int)))
         starts = list(change[pos[change + 1]] + 1) + ([0] if pos[0] else [])
@@ -243,7 +270,20 @@ def spectral_cdf(alpha, pb, law="finite", model="reduced", n_grid: int = 3001) -
 def support_edges(alpha, pb, law="finite", model="reduced", n_grid: int = 3001):
     """Edges of the continuous spectrum, ``[(lower, upper), …]`` (one interval per connected
     component, e.g. the ``v``-block cluster of the full model), to the resolution of the
-    tabulation grid. For the reduced MP law they are ``(1 ± √q)²`` (:func:`spectra.mp.edges`)."""
+    tabulation grid. For the reduced MP law they are ``(1 ± √q)²`` (:func:`spectra.mp.edges`).
+
+    Parameters
+    ----------
+    alpha : float
+    pb : linattn.Problem
+    law : {"finite", "mp"}
+    model : {"reduced", "full"}
+    n_grid : int
+
+    Returns
+    -------
+    list of (float, float)
+    """
     return spectral_cdf(alpha, pb, law, model, n_grid).edges()
 
 
@@ -252,6 +292,21 @@ def cdf(x, alpha, pb, law="finite", model="reduced", n_grid: int = 3001) -> np.n
 
     The density is integrated on a grid uniform in ``√x`` (``n_grid`` points up to beyond the
     largest eigenvalue the law allows); the total mass is checked to ``2e-3``.
+
+    Parameters
+    ----------
+    x : array_like
+    alpha : float
+        ``P / D² > 0``.
+    pb : linattn.Problem
+    law : {"finite", "mp"}
+    model : {"reduced", "full"}
+    n_grid : int
+        Initial tabulation grid (refined automatically, :func:`spectral_cdf`).
+
+    Returns
+    -------
+    ndarray (shape of ``x``)
     """
     xs = check.finite_array("x", x)
     return spectral_cdf(alpha, pb, law, model, n_grid)(xs)
@@ -262,6 +317,21 @@ def kolmogorov_distance(eigenvalues, alpha, pb, law="finite", model="reduced", z
 
     Both are normalised to the nonzero part: ``F_law(x) = (cdf(x) − atom)/(1 − atom)``;
     eigenvalues ``<= zero_tol · max`` count as the exact zeros.
+
+    Parameters
+    ----------
+    eigenvalues : array_like (n,)
+        Eigenvalues of ``H/c`` (zeros included or not).
+    alpha : float
+    pb : linattn.Problem
+    law : {"finite", "mp"}
+    model : {"reduced", "full"}
+    zero_tol : float
+        Relative threshold in ``(0, 1)``.
+
+    Returns
+    -------
+    float
     """
     ev = np.sort(check.finite_array("eigenvalues", eigenvalues, ndim=1))
     zero_tol = check.tolerance("zero_tol", zero_tol)

@@ -226,6 +226,10 @@ def slq_spectrum(data, pb, steps=80, n_probes=4, rescale=True, model="reduced", 
         Divide by ``c``.
     model : {"reduced", "full"}
     rng : None, int or Generator
+
+    Returns
+    -------
+    SpectralEstimate
     """
     check.problem_data(data, pb, model)
     rescale = check.boolean("rescale", rescale)

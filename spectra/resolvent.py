@@ -115,6 +115,10 @@ def block_resolvent(z, P, law: PromptLaw, tol: float = TOL, maxit: int = MAXIT) 
     ------
     ConvergenceError
         If a point does not converge or ends on the wrong branch.
+
+    Returns
+    -------
+    Resolvent
     """
     _check_law(law)
     P = check.positive("P", P)
@@ -262,7 +266,19 @@ def block_overlaps(nu1, nu2, om1, om2, rho1, rho2, law: PromptLaw, P):
 
 
 def data_transforms(z, P, law: PromptLaw) -> DataTransforms:
-    """``ρ(z)`` and ``T(z)`` of the data vector ``b`` (module docstring, ``docs/replica.md``)."""
+    """``ρ(z)`` and ``T(z)`` of the data vector ``b`` (module docstring, ``docs/replica.md``).
+
+    Parameters
+    ----------
+    z : complex or array_like
+    P : float
+        Number of prompts ``> 0``.
+    law : PromptLaw
+
+    Returns
+    -------
+    DataTransforms
+    """
     res = block_resolvent(z, P, law)
     zz = np.asarray(res.z).ravel()
     om = res.omega
@@ -274,7 +290,21 @@ def data_transforms(z, P, law: PromptLaw) -> DataTransforms:
 
 def pair_overlaps(z1, z2, P, law: PromptLaw):
     """``E[θ(z_1)·θ(z_2)]`` split as ``(ρ_1 ρ_2, S)`` with ``S`` the block overlaps (n, B), for
-    ``θ(z) = (H/c − z)^{-1} b``; ``z1``, ``z2`` arrays of equal shape (n,), paired elementwise."""
+    ``θ(z) = (H/c − z)^{-1} b``; ``z1``, ``z2`` arrays of equal shape (n,), paired elementwise.
+
+    Parameters
+    ----------
+    z1, z2 : array_like (n,) complex
+    P : float
+    law : PromptLaw
+
+    Returns
+    -------
+    rho_product : ndarray (n,)
+        ``ρ(z_1) ρ(z_2)``.
+    S : ndarray (n, B)
+        Block overlaps.
+    """
     d1, d2 = data_transforms(z1, P, law), data_transforms(z2, P, law)
     q = law.ratios(P)
     nu1, nu2 = 1.0 / (q * d1.resolvent.r), 1.0 / (q * d2.resolvent.r)
@@ -346,6 +376,22 @@ def ridge_resolvent(P, lam, law: PromptLaw, tol: float = 1e-13, maxit: int = 200
         For ``λ' = 0`` at ``P = M`` (the min-norm solution has infinite norm there).
     ConvergenceError
         If the residual stays above ``tol`` (relative).
+
+    Parameters
+    ----------
+    P : float
+        Number of prompts ``> 0``.
+    lam : float
+        ``λ' >= 0`` in ``H/c`` units.
+    law : PromptLaw
+    tol : float
+        Relative residual tolerance in ``(0, 1)``.
+    maxit : int
+        Iteration limit.
+
+    Returns
+    -------
+    RidgeResolvent
     """
     _check_law(law)
     P = check.positive("P", P)

@@ -48,6 +48,10 @@ def attention_gradient_descent(Z, yq, lam, n_steps, lr, W0=None, record=None) ->
         Initial matrix (zeros by default).
     record : array_like of int, optional
         Steps at which to store ``W`` (default: every step).
+
+    Returns
+    -------
+    AttentionRun
     """
     Z = check.finite_array("Z", Z, ndim=3)
     P, d1, _ = Z.shape

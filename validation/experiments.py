@@ -47,6 +47,17 @@ class StationarySweep:
     P_star_sim: float | None
 
     def as_dict(self, prefix=""):
+        """All fields as a dict (``None`` boundaries stored as NaN, for ``.npz`` files).
+
+        Parameters
+        ----------
+        prefix : str
+            Prepended to every key.
+
+        Returns
+        -------
+        dict
+        """
         out = {}
         for k, v in self.__dict__.items():
             out[prefix + k] = np.nan if v is None else v  # npz storage of "no crossing" (documented)

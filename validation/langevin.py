@@ -101,28 +101,74 @@ class Chain:
         return self.es.M
 
     def variances(self, dt):
-        """Stationary variances ``v_k = 1/(β a_k (1 − γ dt a_k/2))`` of the discrete chain."""
+        """Stationary variances ``v_k = 1/(β a_k (1 − γ dt a_k/2))`` of the discrete chain.
+
+        Parameters
+        ----------
+        dt : float
+
+        Returns
+        -------
+        ndarray (M,)
+        """
         h = self.gamma * dt * self.a
         return 1.0 / (self.beta * self.a * (1.0 - 0.5 * h))
 
     def bias(self, dt):
-        """Exact stationary bias ``(⟨E_t⟩_dt − ⟨E_t⟩, ⟨E_g⟩_dt − ⟨E_g⟩)``."""
+        """Exact stationary bias ``(⟨E_t⟩_dt − ⟨E_t⟩, ⟨E_g⟩_dt − ⟨E_g⟩)``.
+
+        Parameters
+        ----------
+        dt : float
+
+        Returns
+        -------
+        (float, float)
+        """
         excess = self.variances(dt) - 1.0 / (self.beta * self.a)
         return 0.5 * float(self.a @ excess), 0.5 * float(np.diag(self.es.W) @ excess)
 
     def means(self, dt):
-        """Exact stationary means ``(⟨E_t⟩_dt, ⟨E_g⟩_dt)`` of the discrete chain."""
+        """Exact stationary means ``(⟨E_t⟩_dt, ⟨E_g⟩_dt)`` of the discrete chain.
+
+        Parameters
+        ----------
+        dt : float
+
+        Returns
+        -------
+        (float, float)
+        """
         bt, bg = self.bias(dt)
         return self.gibbs_train + bt, self.gibbs_test + bg
 
     def errors(self, eta):
-        """``E_t`` and ``E_g`` of parameter vectors given in eigen coordinates (``(..., M)``)."""
+        """``E_t`` and ``E_g`` of parameter vectors given in eigen coordinates (``(..., M)``).
+
+        Parameters
+        ----------
+        eta : ndarray (..., M)
+
+        Returns
+        -------
+        train, test : ndarray (...)
+        """
         dev = eta - self.eta_star
         train = self.train_star + 0.5 * np.einsum("...k,k->...", dev**2, self.a)
         return train, self.es.test_error(eta)
 
     def autocovariance(self, dt, lags):
-        """Exact stationary autocovariances of ``E_t`` and ``E_g`` at the given lags (in steps)."""
+        """Exact stationary autocovariances of ``E_t`` and ``E_g`` at the given lags (in steps).
+
+        Parameters
+        ----------
+        dt : float
+        lags : array_like of int
+
+        Returns
+        -------
+        train, test : ndarray (len(lags),)
+        """
         v = self.variances(dt)
         phi = 1.0 - self.gamma * dt * self.a
         lags = np.asarray(lags, dtype=float)
@@ -136,7 +182,17 @@ class Chain:
 
     def standard_errors(self, dt, n_samples, stride, n_chains=1):
         """Exact s.e. of the mean of ``n_samples`` stationary samples ``stride`` steps apart, per
-        chain, averaged over ``n_chains`` independent chains: ``(se_train, se_test)``."""
+        chain, averaged over ``n_chains`` independent chains: ``(se_train, se_test)``.
+
+        Parameters
+        ----------
+        dt : float
+        n_samples, stride, n_chains : int
+
+        Returns
+        -------
+        (float, float)
+        """
         d = np.arange(n_samples)
         ct, cg = self.autocovariance(dt, d * stride)
         wts = np.where(d == 0, n_samples, 2.0 * (n_samples - d))
@@ -145,7 +201,19 @@ class Chain:
         return np.sqrt(var_t), np.sqrt(var_g)
 
     def transient(self, dt, n_steps, eta0):
-        """Exact ``(E[E_t] − ⟨E_t⟩_dt, E[E_g] − ⟨E_g⟩_dt)`` after ``n_steps`` from ``η_0``."""
+        """Exact ``(E[E_t] − ⟨E_t⟩_dt, E[E_g] − ⟨E_g⟩_dt)`` after ``n_steps`` from ``η_0``.
+
+        Parameters
+        ----------
+        dt : float
+        n_steps : int
+        eta0 : ndarray (M,)
+            Start in eigen coordinates.
+
+        Returns
+        -------
+        (float, float)
+        """
         v = self.variances(dt)
         phi_n = (1.0 - self.gamma * dt * self.a) ** n_steps
         delta = phi_n * (eta0 - self.eta_star)                  # mean offset
@@ -157,7 +225,21 @@ class Chain:
 
     def steps_to_equilibrate(self, dt, eta0, target_train, target_test, start=1):
         """Smallest power-of-two multiple of ``start`` steps after which both transient biases are
-        below their targets (at most ``2^60``)."""
+        below their targets (at most ``2^60``).
+
+        Parameters
+        ----------
+        dt : float
+        eta0 : ndarray (M,)
+        target_train, target_test : float
+            Largest acceptable transient biases.
+        start : int
+            First number of steps tried.
+
+        Returns
+        -------
+        int
+        """
         n = max(int(start), 1)
         for _ in range(60):
             bt, bg = self.transient(dt, n, eta0)

@@ -36,7 +36,20 @@ class Figure:
 
 
 def register(name: str, title: str):
-    """Decorator registering ``func(out_dir, mode, progress)`` as figure ``name``."""
+    """Decorator registering ``func(out_dir, mode, progress)`` as figure ``name``.
+
+    Parameters
+    ----------
+    name : str
+        Registry name (``linattn figures NAME``).
+    title : str
+        One-line description.
+
+    Returns
+    -------
+    callable
+        The decorator.
+    """
 
     def deco(func):
         _REGISTRY[name] = Figure(name, title, func)
@@ -55,13 +68,23 @@ def _load_all():
 
 
 def registry() -> dict[str, Figure]:
-    """All registered figures by name."""
+    """All registered figures by name.
+
+    Returns
+    -------
+    dict of str to Figure
+    """
     _load_all()
     return dict(sorted(_REGISTRY.items()))
 
 
 def names() -> list[str]:
-    """Names of the registered figures."""
+    """Names of the registered figures.
+
+    Returns
+    -------
+    list of str
+    """
     return list(registry())
 
 
@@ -102,6 +125,15 @@ def writable_folder(path: str) -> str:
     """Create ``path`` if needed and check that files can be written there (before any work).
 
     Raises ``ValueError`` naming ``out`` otherwise.
+
+    Parameters
+    ----------
+    path : str
+
+    Returns
+    -------
+    str
+        ``path``.
     """
     if not isinstance(path, str) or not path.strip():
         raise ValueError(f"out must be a folder path; got {path!r}")

@@ -1,0 +1,61 @@
+"""numpydoc: every public function and method of the five packages documents its ``Parameters``
+(when it takes any) and its ``Returns`` (DESIGN.md "User-facing"; issue "Trust" §3)."""
+import inspect
+
+import pytest
+
+import dynamics
+import linattn
+import replica
+import spectra
+import validation
+from validation import plots, report
+
+PACKAGES = (linattn, spectra, dynamics, replica, validation)
+SKIP_MODULES = {"check"}     # the argument checks: documented one-liners used by the library itself
+
+
+def public_functions():
+    seen = {}
+    for pkg in PACKAGES:
+        for name in pkg.__all__:
+            if name in SKIP_MODULES:
+                continue
+            obj = getattr(pkg, name)
+            if inspect.ismodule(obj):
+                members = [(f"{pkg.__name__}.{name}.{n}", f) for n, f in vars(obj).items()
+                           if not n.startswith("_") and inspect.isfunction(f) and f.__module__ == obj.__name__]
+            elif inspect.isclass(obj):
+                members = [(f"{pkg.__name__}.{name}.{n}", f) for n, f in vars(obj).items()
+                           if not n.startswith("_") and inspect.isfunction(f)]
+            elif inspect.isfunction(obj):
+                members = [(f"{pkg.__name__}.{name}", obj)]
+            else:
+                members = []
+            for qual, f in members:
+                seen.setdefault(id(f), (qual, f))
+    for mod in (plots, report):
+        for n, f in vars(mod).items():
+            if not n.startswith("_") and inspect.isfunction(f) and f.__module__ == mod.__name__:
+                seen.setdefault(id(f), (f"{mod.__name__}.{n}", f))
+    return sorted(seen.values(), key=lambda t: t[0])
+
+
+FUNCTIONS = public_functions()
+
+
+@pytest.mark.parametrize("qual, func", FUNCTIONS, ids=[q for q, _ in FUNCTIONS])
+def test_numpydoc_sections(qual, func):
+    doc = inspect.getdoc(func) or ""
+    params = [p for p in inspect.signature(func).parameters if p not in ("self", "cls")]
+    if params:
+        assert "Parameters\n----------" in doc, f"{qual}: no Parameters section"
+        for p in params:
+            assert p in doc.split("Parameters\n----------", 1)[1], f"{qual}: parameter {p!r} undocumented"
+    assert "Returns\n-------" in doc or "Yields\n------" in doc, f"{qual}: no Returns section"
+
+
+def test_the_scan_finds_the_api():
+    names = {q for q, _ in FUNCTIONS}
+    assert {"replica.stationary", "spectra.density", "dynamics.gradient_flow", "validation.langevin"} <= names
+    assert len(FUNCTIONS) > 80
