@@ -41,6 +41,7 @@ import numpy as np
 import linattn
 from linattn import check
 from spectra import block_overlaps, block_resolvent, data_transforms, prompt_law
+from spectra.resolvent import cmatmul
 
 # parabolic contour for e^{-y} (tuned for a uniform error < 1e-14 on [0, inf); tests/dynamics)
 CONTOUR_NODES = 31
@@ -213,8 +214,12 @@ def _init_terms(tau, lp, P, lw):
         return float(dims @ (mean_x + lp)), float((kappa * dims).sum())
     s, w = exp_contour()
     a = lp + s / (2 * tau)
-    r = block_resolvent(-a, P, lw).r                     # ∫ dρ_i/(x + a) = r_i(−a)
+    res = block_resolvent(-a, P, lw)
+    r = res.r                                            # ∫ dρ_i/(x + a) = r_i(−a)
     wk = (w / (2 * tau))[:, None]
     exp_int = np.sum(wk * r, axis=0).real                # ∫ e^{−2(x+λ')τ} dρ_i
-    lin_int = np.sum(wk * (1.0 - (a - lp)[:, None] * r), axis=0).real
+    # ∫ (x+λ')/(x+a) dρ_i = 1 − (a−λ') r_i = (λ' + E[ξ_i ω]) r_i by the fixed point r_i = 1/(a + E[ξ_i ω]):
+    # the second form has no cancellation when a is large (short times)
+    xi_omega = cmatmul(res.omega, lw.weights[:, None] * lw.xi)
+    lin_int = np.sum(wk * (lp + xi_omega) * r, axis=0).real
     return float(dims @ lin_int), float((kappa * dims) @ exp_int)

@@ -124,3 +124,36 @@ def public_callables(module, skip=()):
         elif callable(obj) and not isinstance(obj, (str, tuple)):
             out.append(name)
     return out
+
+
+# ----------------------------------------------------------------------------- theory vs baselines
+def within(values, mean, se, tol, k=3.0):
+    """Per point: ``|values − mean| <= tol·|mean| + k·se`` (systematic tolerance plus sampling error)."""
+    return np.abs(np.asarray(values) - mean) <= tol * np.abs(mean) + k * se
+
+
+def assert_discriminating(mean, se, theory, baselines, tol, k=3.0, margin=4.0, equivalent=(), label=""):
+    """Acceptance of a theory against exact dataset averages, and the proof that the test can tell
+    it from its baselines (issue "Trust" §1).
+
+    (a) the theory is within ``tol·|mean| + k·se`` of the exact mean at every point;
+    (b) every baseline (name → values) violates (a) at some point, and is farther from the exact
+        mean than the theory by at least ``margin`` standard errors at some point (paired: both are
+        compared with the same exact averages).
+    Baselines named in ``equivalent`` are not resolvable from the theory at these settings; for them
+    the test asserts instead that their difference from the theory is inside the same band
+    ``tol·|mean| + k·se``.
+    """
+    mean, se, theory = (np.asarray(a, float).ravel() for a in (mean, se, theory))
+    ok = within(theory, mean, se, tol, k)
+    worst = int(np.argmax(np.abs(theory - mean) / (tol * np.abs(mean) + k * se)))
+    assert ok.all(), (f"{label}: theory off by {theory[worst] / mean[worst] - 1:+.2%} ({(theory[worst] - mean[worst]) / se[worst]:+.1f} s.e.) "
+                      f"at point {worst}, beyond {tol:.2%} + {k} s.e.")
+    for name, values in baselines.items():
+        values = np.asarray(values, float).ravel()
+        if name in equivalent:
+            assert within(values, theory, se, tol, k).all(), f"{label}: {name} is resolvable from the theory"
+            continue
+        gain = (np.abs(values - mean) - np.abs(theory - mean)) / se
+        assert not within(values, mean, se, tol, k).all(), f"{label}: the criterion does not reject {name}"
+        assert gain.max() >= margin, f"{label}: {name} is at most {gain.max():.1f} s.e. worse than the theory"

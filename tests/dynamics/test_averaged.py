@@ -5,13 +5,13 @@ import pytest
 
 import dynamics
 import linattn
-import spectra
+import replica
 from dynamics.averaged import exp_contour, filter_poles
+from helpers import assert_discriminating
 
 PB = linattn.Problem(10, 100)
 LAM = 0.01
 TIMES = np.logspace(-1, 5, 13)
-N_DATASETS = 60
 
 
 def test_exponential_contour_is_uniformly_accurate():
@@ -34,65 +34,82 @@ def test_filter_poles_reproduce_the_flow_filter(lam):
 
 @pytest.mark.parametrize("model", ["reduced", "full"])
 def test_long_time_limit_is_the_ridge_theory(model):
-    """τ → ∞: E_g(τ) and E_t(τ) approach the ridge values of the same theory at z = −λ'."""
-    lw = spectra.prompt_law(PB, model)
-    c = PB.feature_variance
-    for P in (30, 300):
+    """τ → ∞: the averaged curves (poles of the flow filter, two-system overlaps at complex z)
+    approach the zero-temperature replica theory (real-axis saddle point, a separate code path)."""
+    for P in (30, 100, 300):
         cur = dynamics.averaged_curves(PB, P, LAM, [1e8], model=model)
-        z = np.array([-LAM / c + 0j])
-        rr, S = spectra.resolvent.pair_overlaps(z, z, P, lw)
-        dt = spectra.data_transforms(z, P, lw)
-        kappa = np.array([1.0, PB.feature_variance_v / c])[: lw.n_blocks]
-        eg = 0.5 * (1 + PB.noise**2 - 2 * np.sqrt(PB.teacher_norm2) * dt.rho[0] + rr[0] + S[0] @ kappa)
-        et = 0.5 * (1 + PB.noise**2 - dt.T[0])
-        assert cur.test[0] == pytest.approx(eg.real, rel=1e-10)
-        assert cur.train[0] == pytest.approx(et.real, rel=1e-10)
+        st = replica.stationary(PB, P, np.inf, LAM, model)
+        assert cur.test[0] == pytest.approx(st.test, rel=1e-9)
+        assert cur.train[0] == pytest.approx(st.train, rel=1e-9)
 
 
-def _exact_mean(P, model, init=None):
-    runs = [dynamics.gradient_flow(PB.sample(P, rng=(11, P, i)), PB, LAM, TIMES, model=model, init=init)
-            for i in range(N_DATASETS)]
-    tr = np.array([r.train for r in runs])
-    te = np.array([r.test for r in runs])
-    return tr.mean(0), tr.std(0, ddof=1) / np.sqrt(N_DATASETS), te.mean(0), te.std(0, ddof=1) / np.sqrt(N_DATASETS)
+def test_short_times_are_continuous():
+    """Below τ = 1e-10 the curve is the chord from t = 0 (no overflow of the poles down to 1e-300)."""
+    t = np.array([0.0, 1e-300, 1e-155, 1e-20, 1e-9 / (PB.feature_variance), 1e-8, 1e-6])
+    cur = dynamics.averaged_curves(PB, 100, LAM, t, model="full", init=0.1)
+    assert np.all(np.isfinite(cur.train)) and np.all(np.isfinite(cur.test))
+    assert np.all(np.diff(cur.train) <= 1e-13)        # monotone to the contour's accuracy
+    slope = (cur.train[-1] - cur.train[-2]) / (t[-1] - t[-2])          # E_t'(0) from the contour
+    assert (cur.train[4] - cur.train[0]) / t[4] == pytest.approx(slope, rel=1e-2)
 
 
-@pytest.mark.parametrize("model", ["reduced", "full"])
-@pytest.mark.parametrize("P", [10, 100, 1000])
+N_DATASETS = 1000
+CASES = [(model, P) for model in ("reduced", "full") for P in (10, 100, 1000)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model, P", CASES)
 def test_theory_against_exact_dataset_means(P, model):
-    """Acceptance (dynamics issue): at every time point the finite-size theory is within the goal
-    of 3 % of the mean of 60 exact per-dataset curves, up to 4 standard errors of that mean.
-    (Measured: ≤ 1.1 % for the test error; the train error at P = 10 fluctuates by ~6 % between
-    datasets.) MP with decoupled labels misses by 5–9 % at P = 100 and is reported beside it."""
-    tr, se_tr, te, se_te = _exact_mean(P, model)
-    th = dynamics.averaged_curves(PB, P, LAM, TIMES, model=model)
-    for name, theory, mean, se in (("train", th.train, tr, se_tr), ("test", th.test, te, se_te)):
-        rel = np.abs(theory / mean - 1)
-        assert np.all(rel <= 0.03 + 4 * se / mean), f"{name}: max rel error {rel.max():.4f}"
-    if P == 100:
-        mp = dynamics.averaged_curves(PB, P, LAM, TIMES, model=model, law="mp")
-        assert np.max(np.abs(mp.test / te - 1)) > 0.04  # the baseline this theory improves on
+    """Acceptance (issue "Trust" §1): the mean of 1000 exact per-dataset curves (D = 10, N = 100,
+    λ = 0.01, θ0 = 0, 13 times) against (a) the finite-size theory and (b) its baselines, MP and
+    the decoupled label channel, paired on the same exact averages.
+
+    Tolerance: ``1/M + 3 s.e.`` at every time, for both errors. The theory is a replica-symmetric
+    saddle point with the exact law of one prompt; what it neglects are the fluctuations of the
+    order parameters, a relative correction of order ``1/M`` (1 % at M = 100). Measured (1000
+    datasets): worst |theory − exact| 0.9 % (test, P = 100) and 3.6–6.4 % for the heavy-tailed
+    training error at P = 10 (where 3 s.e. are ≈ 6–9 %).
+
+    At P = 10 the decoupled channel is not resolvable from the theory (they differ by < 1 % of the
+    test error, and the training error's sampling error is ~2 %): there the test asserts that both
+    agree within the tolerance. Everywhere else each baseline is rejected by the criterion and is
+    ≥ 4 s.e. farther from the exact mean than the theory somewhere."""
+    runs = [dynamics.gradient_flow(PB.sample(P, rng=(11, P, i)), PB, LAM, TIMES, model=model)
+            for i in range(N_DATASETS)]
+    exact = np.array([[r.train, r.test] for r in runs])            # (n, 2, times)
+    mean, se = exact.mean(0), exact.std(0, ddof=1) / np.sqrt(N_DATASETS)
+    curves = {law: dynamics.averaged_curves(PB, P, LAM, TIMES, model=model, **kw)
+              for law, kw in (("finite", {}), ("mp", dict(law="mp")), ("decoupled", dict(channel="decoupled")))}
+    both = {k: np.array([c.train, c.test]) for k, c in curves.items()}
+    assert_discriminating(mean, se, both["finite"], {"mp": both["mp"], "decoupled": both["decoupled"]},
+                          tol=1.0 / PB.n_params(model), equivalent=("decoupled",) if P == 10 else (),
+                          label=f"{model}, P={P}")
 
 
 def test_random_init_terms():
-    """Averaged curves with a Gaussian init (σ0 = 0.3) against the exact means over datasets
-    (each already averaged exactly over initialisations)."""
-    P = 100
-    tr, se_tr, te, se_te = _exact_mean(P, "reduced", init=0.3)
+    """Averaged curves with a Gaussian init (σ0 = 0.3) against the exact means over 200 datasets
+    (each already averaged exactly over initialisations); tolerance 1/M + 3 s.e. The init terms are
+    large here (σ0² M c/2 ≈ 0.5), so a wrong init term fails by far more."""
+    P, n = 100, 200
+    runs = [dynamics.gradient_flow(PB.sample(P, rng=(11, P, i)), PB, LAM, TIMES, init=0.3) for i in range(n)]
+    exact = np.array([[r.train, r.test] for r in runs])
+    mean, se = exact.mean(0), exact.std(0, ddof=1) / np.sqrt(n)
     th = dynamics.averaged_curves(PB, P, LAM, TIMES, init=0.3)
-    assert np.all(np.abs(th.test / te - 1) <= 0.03 + 4 * se_te / te)
-    assert np.all(np.abs(th.train / tr - 1) <= 0.03 + 4 * se_tr / tr)
+    zero = dynamics.averaged_curves(PB, P, LAM, TIMES)       # the baseline: init terms dropped
+    assert_discriminating(mean, se, np.array([th.train, th.test]), {"no init terms": np.array([zero.train, zero.test])},
+                          tol=1.0 / PB.n_params(), label="random init")
 
 
 def test_memorization_signature():
     """Full model, D = 10, N = 100, λ = 0.01, θ0 = 0: at P = 10 the mean test error has an interior
     minimum and then rises well above it; at P = 100 it decreases monotonically."""
+    n = 60
     t = np.concatenate([[0.0], np.logspace(-2, 4, 25)])
     means = {}
     for P in (10, 100):
         runs = np.array([dynamics.gradient_flow(PB.sample(P, rng=(12, P, i)), PB, LAM, t, model="full").test
-                         for i in range(N_DATASETS)])
-        means[P] = (runs.mean(0), runs.std(0, ddof=1) / np.sqrt(N_DATASETS), runs)
+                         for i in range(n)])
+        means[P] = (runs.mean(0), runs.std(0, ddof=1) / np.sqrt(n), runs)
     m10, se10, _ = means[10]
     k = int(np.argmin(m10))
     assert 0 < k < t.size - 1
@@ -100,6 +117,6 @@ def test_memorization_signature():
     m100, _, runs100 = means[100]
     steps = np.diff(runs100, axis=1)                 # per-dataset increments, paired across times
     inc_mean = steps.mean(0)
-    inc_se = steps.std(0, ddof=1) / np.sqrt(N_DATASETS)
+    inc_se = steps.std(0, ddof=1) / np.sqrt(n)
     assert np.all(inc_mean <= 3 * inc_se + 1e-12)
     assert m100[-1] < 0.5 * m100[0]

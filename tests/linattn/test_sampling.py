@@ -43,12 +43,20 @@ def test_exact_sampler_matches_naive_in_distribution(D, N, noise, rng):
 
 
 def test_reproducible_and_batched(rng):
+    """Same seed, same prompts; batching changes the numbers but not the law: batches of 64 give
+    independent prompts (no repeated rows, as a restarted generator would give) with the law of the
+    unbatched sampler (two-sample KS tests on |s|², y2 and s·x_q at level 1e-3)."""
     pb = Problem(5, 7, 0.2)
     a = pb.sample(1000, rng=3)
     b = pb.sample(1000, rng=3, batch_size=1000)
     assert np.array_equal(a.s, b.s) and np.array_equal(a.yq, b.yq)
-    c = pb.sample(1000, rng=3, batch_size=64)  # different batching, same law (not same numbers)
-    assert c.P == 1000 and c.s.shape == (1000, 5)
+    assert not np.array_equal(a.s, pb.sample(1000, rng=4).s)
+    big = pb.sample(20_000, rng=5)
+    small = pb.sample(20_000, rng=6, batch_size=64)
+    assert np.unique(small.s[:, 0]).size == small.P and np.unique(small.xq[:, 0]).size == small.P
+    for name, x, y in (("|s|²", np.sum(big.s**2, 1), np.sum(small.s**2, 1)), ("y2", big.y2, small.y2),
+                       ("s·x_q", np.sum(big.s * big.xq, 1), np.sum(small.s * small.xq, 1))):
+        assert stats.ks_2samp(x, y).pvalue > ALPHA, name
 
 
 def test_invariants_transport_map_matches_prompts(rng):

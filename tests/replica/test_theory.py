@@ -7,32 +7,42 @@ from scipy.optimize import approx_fprime
 import linattn
 import replica
 import spectra
+from helpers import assert_discriminating
 from validation import boundary_from_means
-from linattn.errors import ConvergenceError  # noqa: F401  (documented failure mode)
 
-N_DATASETS = 100
 P_GRID = (10, 20, 50, 100, 200, 500, 1000)
-SETTINGS = [((10, 100, 0.0), "reduced"), ((10, 100, 0.0), "full"), ((20, 40, 0.25), "reduced"),
-            ((20, 40, 0.25), "full")]
+#: datasets per point: 400 at D = 10, 200 at D = 20 (each D = 20 dataset costs ~4x more)
+SETTINGS = [((10, 100, 0.0), "reduced", 400), ((10, 100, 0.0), "full", 400), ((20, 40, 0.25), "reduced", 200),
+            ((20, 40, 0.25), "full", 200)]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("problem, model", SETTINGS)
-def test_theory_against_dataset_averaged_exact_values(problem, model):
-    """Acceptance (replica issue): β = 10³, λ = 0.01, ≥ 100 datasets per point. The test asserts
-    the goal — relative error ≤ 1 % — up to 4 standard errors of the exact average (measured:
-    ≤ 0.5 % everywhere). The MP law is reported beside it and must be clearly worse somewhere
-    (THEORY §3.2: off by up to ~10 %)."""
+@pytest.mark.parametrize("problem, model, n_datasets", SETTINGS)
+def test_theory_against_dataset_averaged_exact_values(problem, model, n_datasets):
+    """Acceptance (issue "Trust" §1): β = 10³, λ = 0.01, P from 10 to 1000, exact Gibbs averages of
+    400 (D = 10) or 200 (D = 20) datasets per P against (a) the replica theory with the exact
+    finite-D prompt law and (b) its baselines, Marchenko–Pastur and the decoupled label channel
+    (THEORY §3.2), paired on the same exact averages.
+
+    Tolerance: ``1/M + 3 s.e.`` for both errors at every P. The replica-symmetric saddle point
+    neglects the fluctuations of the order parameters, a relative correction of order ``1/M``
+    (1 % at D = 10, 0.25 % at D = 20). Measured (100 datasets): worst theory error 1.6 % at D = 10
+    (test error at P = M, 2.1 s.e.) and 0.26 % at D = 20; the decoupled channel is off by up to
+    3.2 % (D = 10) and 1.3 % (D = 20), MP by up to 13 % and 6 %. Each baseline is rejected by the
+    criterion and is ≥ 4 s.e. farther from the exact averages than the theory somewhere."""
     pb = linattn.Problem(*problem)
-    worst_mp = 0.0
+    rows = []
     for P in P_GRID:
-        tr, se_tr, te, se_te = replica.dataset_average(pb, P, 1e3, 0.01, N_DATASETS, model, seed=5)
-        th = replica.stationary(pb, P, 1e3, 0.01, model)
-        assert abs(th.train - tr) <= 0.01 * tr + 4 * se_tr, (P, th.train, tr, se_tr)
-        assert abs(th.test - te) <= 0.01 * te + 4 * se_te, (P, th.test, te, se_te)
-        mp = replica.stationary(pb, P, 1e3, 0.01, model, law="mp")
-        worst_mp = max(worst_mp, abs(mp.train / tr - 1), abs(mp.test / te - 1))
-    assert worst_mp > 0.04
+        avg = replica.dataset_average(pb, P, 1e3, 0.01, n_datasets, model, seed=5)
+        th = {law: replica.stationary(pb, P, 1e3, 0.01, model, **kw) for law, kw in
+              (("finite", {}), ("mp", dict(law="mp")), ("decoupled", dict(channel="decoupled")))}
+        rows.append((avg.train_mean, avg.test_mean, avg.train_se, avg.test_se,
+                     *[(t.train, t.test) for t in th.values()]))
+    mean = np.array([[r[0], r[1]] for r in rows])
+    se = np.array([[r[2], r[3]] for r in rows])
+    theory, mp, dec = (np.array([r[k] for r in rows]) for k in (4, 5, 6))
+    assert_discriminating(mean, se, theory, {"mp": mp, "decoupled": dec}, tol=1.0 / pb.n_params(model),
+                          label=f"{problem}, {model}")
 
 
 @pytest.mark.parametrize("model", ["reduced", "full"])
@@ -138,23 +148,3 @@ def test_phase_boundary():
     means = [replica.dataset_average(pb, int(P), np.inf, 0.01, 60, "full", seed=2) for P in grid]
     P_exact = boundary_from_means(grid, [m.train_mean for m in means], [m.test_mean for m in means])
     assert P_exact == pytest.approx(Ps[1], rel=0.15)   # grid spacing 27 % and sampling noise
-
-
-def test_resolvent_is_isotropic_along_the_icl_direction():
-    """Finding (docs/replica.md §5): by the O(D)⊗O(D) symmetry, E[u_ICLᵀ (H/c + λ')⁻¹ u_ICL] equals
-    (1/M) E tr (H/c + λ')⁻¹ exactly (THEORY §3.2(ii) reported 2 % below). 1000 datasets, D = 10,
-    P = 100: the mean paired difference is within 4 standard errors of zero, and "2 % below" is
-    excluded by more than 4 standard errors."""
-    pb = linattn.Problem(10, 100)
-    c, lp = pb.feature_variance, 0.01 / pb.feature_variance
-    u = np.eye(10).ravel() / np.sqrt(10)
-    diff, trace = [], []
-    for i in range(1000):
-        F = pb.sample(100, rng=(8, i)).features() / np.sqrt(c)
-        Ai = np.linalg.inv(F.T @ F / 100 + lp * np.eye(100))
-        diff.append(u @ Ai @ u - np.trace(Ai) / 100)
-        trace.append(np.trace(Ai) / 100)
-    diff = np.array(diff)
-    se = diff.std(ddof=1) / np.sqrt(diff.size)
-    assert abs(diff.mean()) <= 4 * se
-    assert abs(diff.mean() + 0.02 * np.mean(trace)) > 4 * se
