@@ -196,19 +196,14 @@ def _moments(tau, lp, P, lw, pb):
     res = tr.resolvent
     nu = 1.0 / (lw.ratios(P) * res.r)
     S = block_overlaps(nu, nu, res.omega, res.omega, tr.rho, tr.rho, lw, P)   # all pairs (n, n, B)
-    pair = np.outer(tr.rho, tr.rho) + S @ _metric(pb, lw)
+    pair = np.outer(tr.rho, tr.rho) + S @ lw.metric
     return np.sqrt(pb.teacher_norm2) * np.sum(cj * tr.rho).real, (cj @ pair @ cj).real
-
-
-def _metric(pb, lw):
-    """Test-error weights of the blocks in ``H/c`` units: ``(1, c_v/c)``."""
-    return np.array([1.0, pb.feature_variance_v / pb.feature_variance])[: lw.n_blocks]
 
 
 def _init_terms(tau, lp, P, lw):
     """``Σ_i D_i ∫(x+λ') e^{−2(x+λ')τ} dρ_i`` (train) and ``Σ_i κ_i D_i ∫ e^{−2(x+λ')τ} dρ_i`` (test)."""
     dims = np.asarray(lw.block_dims, float)
-    kappa = _metric(lw.problem, lw)
+    kappa = lw.metric
     if tau == 0.0:
         mean_x = np.array([lw.weights @ lw.xi[:, i] for i in range(lw.n_blocks)])  # E[x] per block = E ξ_i
         return float(dims @ (mean_x + lp)), float((kappa * dims).sum())

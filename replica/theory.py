@@ -144,7 +144,7 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
     S = block_overlaps(rr.a[None], rr.a[None], om[None], om[None], np.array([rho]), np.array([rho]), lw, P)[0, 0]
     sigma2 = np.real(S)
     w = lw.weights
-    kappa = np.array([1.0, pb.feature_variance_v / c])[: lw.n_blocks]
+    kappa = lw.metric
     et = 0.5 * rr.eps * float(w @ ((lw.y2 - rho * lw.fy) * om))
     eg = float(pb.test_error_from_moments(np.sqrt(pb.teacher_norm2) * rho, rho**2 + float(kappa @ sigma2)))
     r = rr.r

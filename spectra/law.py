@@ -97,6 +97,11 @@ class PromptLaw:
         """Number of parameter blocks (1 reduced, 2 full)."""
         return len(self.block_dims)
 
+    @property
+    def metric(self) -> np.ndarray:
+        """Test-error weights of the blocks in ``H/c`` units, ``κ = (1, c_v/c)`` (reduced: ``(1,)``)."""
+        return np.array([1.0, self.problem.feature_variance_v / self.problem.feature_variance])[: self.n_blocks]
+
     def ratios(self, P) -> np.ndarray:
         """Aspect ratios ``q_i = D_i / P`` per block (the ``q = 1/α`` of Marchenko–Pastur).
 

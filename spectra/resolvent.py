@@ -405,59 +405,10 @@ def ridge_resolvent(P, lam, law: PromptLaw, tol: float = 1e-13, maxit: int = 200
         raise ValueError(f"lam must be > 0 when P = M = {M}: the min-norm (lam = 0) solution diverges at the "
                          "interpolation threshold; got lam = 0")
     eps, L = (lam, 1.0) if interp else (1.0, lam)
-    w, xi = law.weights, law.xi
-    it = 0
     if law.n_blocks == 1:
-        x = xi[:, 0]
-        qq = q[0]
-
-        def g(a):
-            return qq * a - L - w @ (x * a / (eps * a + x))
-
-        if interp:
-            lo, hi = 0.0, 1.0 / (qq - 1.0) * (1.0 + 1e-12) + 1e-300
-            hi = max(hi, (L + 1.0) / qq)
-            while g(hi) <= 0:
-                hi *= 2.0
-        else:
-            hi = (L + w @ x) / qq * (1 + 1e-12)
-            lo = 0.0
-            if L == 0.0:  # g(0) = 0 and g'(0) = q − 1 < 0: find a point with g < 0
-                lo = 0.5 * (1.0 - qq) / (w @ (1.0 / x))
-                for _ in range(200):
-                    if g(lo) < 0:
-                        break
-                    lo *= 0.5
-                else:
-                    raise ConvergenceError(f"ridge resolvent: no sign change found below the root (P={P}, lam={lam})")
-        a0, info = optimize.brentq(g, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, full_output=True,
-                                   maxiter=maxit)
-        a = np.array([a0])
-        it = info.iterations
+        a, it = _ridge_one_block(q[0], eps, L, law, interp, maxit, P, lam)
     else:
-        a = _two_block_start(P, lam, law, interp)
-        la = np.log(a)
-        F, _ = _ridge_equations(a, q, eps, L, law)
-        res = np.max(np.abs(F) / (q * a))
-        while res > tol and it < maxit:
-            it += 1
-            a = np.exp(la)
-            F, om = _ridge_equations(a, q, eps, L, law)
-            # J_ij = dF_i/d(log a_j) = q_i a_i δ_ij − E[ξ_i ω̃² ξ_j] / a_j
-            J = np.diag(q * a) - (xi * (w * om**2)[:, None]).T @ (xi / a)
-            step = np.linalg.solve(J, F)
-            t = 1.0
-            for _ in range(40):
-                trial = la - t * step
-                Ft, _ = _ridge_equations(np.exp(trial), q, eps, L, law)
-                rt = np.max(np.abs(Ft) / (q * np.exp(trial)))
-                if rt < res:
-                    la, res = trial, rt
-                    break
-                t *= 0.5
-            else:
-                break
-        a = np.exp(la)
+        a, it = _ridge_two_blocks(q, eps, L, law, _two_block_start(P, lam, law, interp), tol, maxit)
     F, om = _ridge_equations(a, q, eps, L, law)
     residual = float(np.max(np.abs(F) / (q * a)))
     if not residual <= max(tol, 1e-10):
@@ -465,6 +416,63 @@ def ridge_resolvent(P, lam, law: PromptLaw, tol: float = 1e-13, maxit: int = 200
                                f"model={law.model!r}): relative residual {residual:.3g} after {it} iterations")
     return RidgeResolvent(lam=lam, q=q, a=a, eps=eps, L=L, omega_t=om, converged=True, iterations=int(it),
                           residual=residual)
+
+
+def _ridge_one_block(q, eps, L, law, interp, maxit, P, lam):
+    """One block: ``brentq`` on a proven bracket of ``g(a) = q a − L − E[ξ a/(ε a + ξ)]``, which is
+    increasing (``P < M``) or convex with one positive root (``P >= M``). Returns ``(a, iterations)``."""
+    w, x = law.weights, law.xi[:, 0]
+
+    def g(a):
+        return q * a - L - w @ (x * a / (eps * a + x))
+
+    if interp:
+        lo, hi = 0.0, 1.0 / (q - 1.0) * (1.0 + 1e-12) + 1e-300
+        hi = max(hi, (L + 1.0) / q)
+        while g(hi) <= 0:
+            hi *= 2.0
+    else:
+        hi = (L + w @ x) / q * (1 + 1e-12)
+        lo = 0.0
+        if L == 0.0:  # g(0) = 0 and g'(0) = q − 1 < 0: find a point with g < 0
+            lo = 0.5 * (1.0 - q) / (w @ (1.0 / x))
+            for _ in range(200):
+                if g(lo) < 0:
+                    break
+                lo *= 0.5
+            else:
+                raise ConvergenceError(f"ridge resolvent: no sign change found below the root (P={P}, lam={lam})")
+    a0, info = optimize.brentq(g, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, full_output=True, maxiter=maxit)
+    return np.array([a0]), info.iterations
+
+
+def _ridge_two_blocks(q, eps, L, law, a, tol, maxit):
+    """Two blocks: Newton's method in ``log a`` with backtracking from the start ``a``.
+    Returns ``(a, iterations)``."""
+    w, xi = law.weights, law.xi
+    la = np.log(a)
+    F, _ = _ridge_equations(a, q, eps, L, law)
+    res = np.max(np.abs(F) / (q * a))
+    it = 0
+    while res > tol and it < maxit:
+        it += 1
+        a = np.exp(la)
+        F, om = _ridge_equations(a, q, eps, L, law)
+        # J_ij = dF_i/d(log a_j) = q_i a_i δ_ij − E[ξ_i ω̃² ξ_j] / a_j
+        J = np.diag(q * a) - (xi * (w * om**2)[:, None]).T @ (xi / a)
+        step = np.linalg.solve(J, F)
+        t = 1.0
+        for _ in range(40):
+            trial = la - t * step
+            Ft, _ = _ridge_equations(np.exp(trial), q, eps, L, law)
+            rt = np.max(np.abs(Ft) / (q * np.exp(trial)))
+            if rt < res:
+                la, res = trial, rt
+                break
+            t *= 0.5
+        else:
+            break
+    return np.exp(la), it
 
 
 def _two_block_start(P, lam, law, interp):

@@ -157,3 +157,26 @@ def assert_discriminating(mean, se, theory, baselines, tol, k=3.0, margin=4.0, e
         gain = (np.abs(values - mean) - np.abs(theory - mean)) / se
         assert not within(values, mean, se, tol, k).all(), f"{label}: the criterion does not reject {name}"
         assert gain.max() >= margin, f"{label}: {name} is at most {gain.max():.1f} s.e. worse than the theory"
+
+
+def sweep_tests(rows, package, not_inputs):
+    """The three tests of a package's bad-input table: every valid call succeeds, every bad value
+    raises a ValueError naming its argument, and every public callable of ``package`` has a row.
+    Assign them to ``test_*`` names in the test module."""
+    import pytest
+
+    cases = sweep_cases(rows)
+
+    @pytest.mark.parametrize("row", rows, ids=[r.name for r in rows])
+    def test_valid_call_succeeds(row):
+        row.func(**row.kwargs)
+
+    @pytest.mark.parametrize("case_id, row, arg, value", cases, ids=[c[0] for c in cases])
+    def test_bad_argument_raises(case_id, row, arg, value):
+        check_case(row, arg, value)
+
+    def test_every_public_name_is_swept():
+        missing = [n for n in public_callables(package, skip=not_inputs) if n not in {r.name for r in rows}]
+        assert not missing, f"public callables without a bad-input row: {missing}"
+
+    return test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept

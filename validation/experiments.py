@@ -80,6 +80,8 @@ def boundary_from_means(P, train_mean, test_mean, level=5.0):
     -------
     float or None
     """
+    train_mean = check.finite_array("train_mean", train_mean, ndim=1)
+    test_mean = check.finite_array("test_mean", test_mean, shape=train_mean.shape)
     return linattn.transition_point(P, linattn.relative_gap(train_mean, test_mean), level)
 
 

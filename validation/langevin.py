@@ -303,6 +303,11 @@ def choose_dt(ch: Chain, n_samples, stride, n_chains=1) -> float:
     linattn.ConvergenceError
         If no step in 60 halvings qualifies.
     """
+    if not isinstance(ch, Chain):
+        raise ValueError(f"ch must be a validation.Chain (see validation.chain); got {type(ch).__name__}")
+    n_samples = check.positive_int("n_samples", n_samples)
+    stride = check.positive_int("stride", stride)
+    n_chains = check.positive_int("n_chains", n_chains)
     dt = 1.0 / (ch.gamma * ch.lambda_max)
     for _ in range(60):
         bt, bg = ch.bias(dt)

@@ -6,7 +6,7 @@ import dynamics
 import linattn
 import spectra
 from dynamics.averaged import exp_contour, filter_poles
-from helpers import Row, check_case, public_callables, sweep_cases
+from helpers import Row, sweep_tests
 
 PB = linattn.Problem(3, 4, 0.1)
 DATA = PB.sample(6, rng=0)
@@ -34,23 +34,9 @@ ROWS = [
     Row("filter_poles", filter_poles, dict(tau=1.0, lam=0.1), dict(tau="positive", lam="nonneg")),
 ]
 
-CASES = sweep_cases(ROWS)
 NOT_INPUTS = {"LearningCurves", "LongTimeLimit", "AveragedCurves", "Sweep"}
-
-
-@pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
-def test_valid_call_succeeds(row):
-    row.func(**row.kwargs)
-
-
-@pytest.mark.parametrize("case_id, row, arg, value", CASES, ids=[c[0] for c in CASES])
-def test_bad_argument_raises(case_id, row, arg, value):
-    check_case(row, arg, value)
-
-
-def test_every_public_name_is_swept():
-    missing = [n for n in public_callables(dynamics, skip=NOT_INPUTS) if n not in {r.name for r in ROWS}]
-    assert not missing, f"public callables without a bad-input row: {missing}"
+test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
+    ROWS, dynamics, NOT_INPUTS)
 
 
 def test_special_cases():

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import linattn
-from helpers import Row, check_case, sweep_cases
+from helpers import Row, sweep_tests
 from linattn import attention, invariants, sampling
 
 PB = linattn.Problem(3, 4, 0.1)
@@ -59,28 +59,10 @@ ROWS = [
     Row("invariants.from_prompts", invariants.from_prompts, dict(pb=PB, data=DATA), dict(pb="problem", data="prompts")),
 ]
 
-CASES = sweep_cases(ROWS)
-
-
-@pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
-def test_valid_call_succeeds(row):
-    row.func(**row.kwargs)
-
-
-@pytest.mark.parametrize("case_id, row, arg, value", CASES, ids=[c[0] for c in CASES])
-def test_bad_argument_raises(case_id, row, arg, value):
-    check_case(row, arg, value)
-
-
 #: result types and exceptions (constructed by the library, not from user input)
 NOT_INPUTS = {"ICLSolution", "Gradient", "ConvergenceError", "check"}
-
-
-def test_every_public_name_is_swept():
-    from helpers import public_callables
-
-    missing = [n for n in public_callables(linattn, skip=NOT_INPUTS) if n not in {r.name for r in ROWS}]
-    assert not missing, f"public callables without a bad-input row: {missing}"
+test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
+    ROWS, linattn, NOT_INPUTS)
 
 
 def test_special_cases():

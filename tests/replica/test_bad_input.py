@@ -5,7 +5,7 @@ import pytest
 import linattn
 import replica
 import spectra
-from helpers import Row, check_case, public_callables, sweep_cases
+from helpers import Row, sweep_tests
 
 PB = linattn.Problem(3, 4, 0.1)
 DATA = PB.sample(12, rng=0)
@@ -36,23 +36,9 @@ ROWS = [
              n_scan="posint")),
 ]
 
-CASES = sweep_cases(ROWS)
 NOT_INPUTS = {"GibbsAverages", "DatasetAverage", "StationaryTheory", "StationaryCurve", "OrderParameters"}
-
-
-@pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
-def test_valid_call_succeeds(row):
-    row.func(**row.kwargs)
-
-
-@pytest.mark.parametrize("case_id, row, arg, value", CASES, ids=[c[0] for c in CASES])
-def test_bad_argument_raises(case_id, row, arg, value):
-    check_case(row, arg, value)
-
-
-def test_every_public_name_is_swept():
-    missing = [n for n in public_callables(replica, skip=NOT_INPUTS) if n not in {r.name for r in ROWS}]
-    assert not missing, f"public callables without a bad-input row: {missing}"
+test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
+    ROWS, replica, NOT_INPUTS)
 
 
 def test_special_cases():

@@ -5,7 +5,7 @@ import pytest
 
 import linattn
 import spectra
-from helpers import Row, check_case, public_callables, sweep_cases
+from helpers import Row, sweep_tests
 from spectra import matrix_free, mp
 
 PB = linattn.Problem(3, 4, 0.1)
@@ -87,25 +87,10 @@ ROWS = [
     Row("mp.cdf", mp.cdf, dict(x=[0.5], q=2.0), dict(x="array", q="positive")),
 ]
 
-CASES = sweep_cases(ROWS)
-
 #: result types (constructed by the library) and constants
 NOT_INPUTS = {"PromptLaw", "SpectralCDF", "Resolvent", "DataTransforms", "RidgeResolvent", "Eigensystem", "LAWS"}
-
-
-@pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
-def test_valid_call_succeeds(row):
-    row.func(**row.kwargs)
-
-
-@pytest.mark.parametrize("case_id, row, arg, value", CASES, ids=[c[0] for c in CASES])
-def test_bad_argument_raises(case_id, row, arg, value):
-    check_case(row, arg, value)
-
-
-def test_every_public_name_is_swept():
-    missing = [n for n in public_callables(spectra, skip=NOT_INPUTS) if n not in {r.name for r in ROWS}]
-    assert not missing, f"public callables without a bad-input row: {missing}"
+test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
+    ROWS, spectra, NOT_INPUTS)
 
 
 def test_problem_and_data_must_agree():

@@ -1,0 +1,60 @@
+"""Bad-input sweep of validation (rung 5): every public callable, every argument."""
+import tempfile
+
+import numpy as np
+
+import linattn
+import validation
+from helpers import Row, sweep_tests
+from linattn import sampling
+from validation import plots, report
+
+PB = linattn.Problem(3, 4, 0.1)
+DATA = PB.sample(20, rng=0)
+CH = validation.chain(DATA, PB, 100.0, 0.1)
+TOK = sampling.sample_tokens(PB, 5, rng=0)
+X = np.random.default_rng(0).standard_normal((2, 50))
+FAST = dict(n_equilibrate=2000, n_samples=3, stride=10)
+
+ROWS = [
+    Row("langevin", validation.langevin, dict(data=DATA, pb=PB, beta=100.0, lam=0.1, gamma=1.0, dt=None, n_chains=2,
+                                              seed=0, model="reduced", basis="eigen", init=None, progress=False,
+                                              on_unequilibrated="raise", **FAST),
+        dict(data="prompts", pb="problem", beta="positive", lam="nonneg", gamma="positive", n_equilibrate="nonnegint",
+             n_samples="posint", stride="posint", n_chains="posint", seed="seed", model="model", basis="choice",
+             init="array_shape", progress="bool", on_unequilibrated="choice")),
+    Row("chain", validation.chain, dict(data=DATA, pb=PB, beta=100.0, lam=0.1, gamma=1.0, model="reduced"),
+        dict(data="prompts", pb="problem", beta="positive", lam="nonneg", gamma="positive", model="model")),
+    Row("choose_dt", validation.choose_dt, dict(ch=CH, n_samples=3, stride=10, n_chains=2),
+        dict(n_samples="posint", stride="posint", n_chains="posint")),
+    Row("attention_gradient_descent", validation.attention_gradient_descent,
+        dict(Z=TOK.embed(), yq=TOK.yq, lam=0.1, n_steps=3, lr=0.01, W0=np.zeros((4, 4)), record=[0, 3]),
+        dict(Z="array_shape", yq="array_shape", lam="nonneg", n_steps="nonnegint", lr="positive", W0="array_shape")),
+    Row("descent_from_random_inits", validation.descent_from_random_inits,
+        dict(data=DATA, pb=PB, lam=0.1, lr=0.01, steps=[0, 2], init_sd=0.1, n_init=2, rng=0, model="reduced"),
+        dict(data="prompts", pb="problem", lam="nonneg", lr="positive", steps="array", init_sd="nonneg",
+             n_init="posint", rng="rng", model="model")),
+    Row("stationary_sweep", validation.stationary_sweep,
+        dict(pb=PB, model="reduced", beta=100.0, lam=0.1, P_theory=[5.0, 20.0], P_exact=[5, 20], n_exact=2,
+             P_sim=[20, 40], n_sim=2, langevin_kw=FAST, seed=0, progress=False),
+        dict(pb="problem", model="model", beta="positive", lam="nonneg", P_theory="array", n_exact="posint",
+             n_sim="posint", seed="seed", progress="bool")),
+    Row("boundary_from_means", validation.boundary_from_means,
+        dict(P=[1.0, 10.0, 100.0], train_mean=[0.01, 0.1, 0.2], test_mean=[1.0, 0.5, 0.21], level=5.0),
+        dict(P="array", train_mean="array", test_mean="array", level="positive")),
+    Row("mean_and_se", validation.mean_and_se, dict(x=X, tol=50.0), dict(x="array_shape", tol="positive")),
+    Row("integrated_time", validation.integrated_time, dict(x=X, c=5.0), dict(x="array_shape", c="positive")),
+    Row("autocorrelation", validation.autocorrelation, dict(x=X), dict(x="array_shape")),
+]
+
+NOT_INPUTS = {"LangevinResult", "Chain", "AttentionRun", "DescentRun", "StationarySweep", "MeanEstimate"}
+test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
+    ROWS, validation, NOT_INPUTS)
+
+OUT = tempfile.mkdtemp(prefix="linattn-bad-input-")   # only bad calls are made (they fail before writing)
+EXTRA = [
+    Row("plots.make", plots.make, dict(selected=["fig4"], out_dir=OUT, mode="smoke", progress=False),
+        dict(mode="choice", progress="bool")),
+    Row("report.run", report.run, dict(out_dir=OUT, mode="smoke", progress=False), dict(mode="choice", progress="bool")),
+]
+_, test_figure_and_report_arguments, _ = sweep_tests([r for r in EXTRA], validation, NOT_INPUTS)
