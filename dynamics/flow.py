@@ -241,10 +241,7 @@ def gradient_descent(data, pb, lam, steps, lr, init=None, model="reduced", retur
     lmax = es.lambda_max + lam
     if lr >= 2.0 / lmax:
         check.fail("lr", lr, f"< 2/lambda_max(A) = {2.0 / lmax:.6g} for stability")
-    n = check.finite_array("steps", np.atleast_1d(steps))
-    if n.ndim != 1 or np.any(n < 0) or np.any(n != np.round(n)):
-        check.fail("steps", steps, "a 1-d array of integers >= 0")
-    n = n.astype(np.int64)
+    n = check.counts("steps", steps)
     decay = (1.0 - lr * (es.g + lam))[None, :] ** n[:, None]
     decay_null = (1.0 - lr * lam) ** n.astype(float)
     return curves(es, lam, decay, decay_null, init, return_params, times=n)

@@ -184,6 +184,14 @@ def real_array(name, value, low=None, low_open=False, allow_inf=False):
     return arr
 
 
+def counts(name, value):
+    """A 1-d array of non-negative integers (step counts), returned as ``int64``."""
+    n = finite_array(name, np.atleast_1d(value) if not isinstance(value, str) else value, ndim=1)
+    if np.any(n < 0) or np.any(n != np.round(n)):
+        fail(name, value, "a 1-d array of integers >= 0")
+    return n.astype(np.int64)
+
+
 def rng(value):
     """Return a ``numpy.random.Generator`` from ``None``, an int seed or a Generator.
 

@@ -70,10 +70,7 @@ def descent_from_random_inits(data, pb, lam, lr, steps, init_sd, n_init, rng=Non
     check.problem_data(data, pb, model)
     lam = check.nonnegative("lam", lam)
     lr = check.positive("lr", lr)
-    n = check.finite_array("steps", np.atleast_1d(steps), ndim=1)
-    if np.any(n < 0) or np.any(n != np.round(n)):
-        check.fail("steps", steps, "a 1-d array of integers >= 0")
-    record = np.unique(n.astype(np.int64))
+    record = np.unique(check.counts("steps", steps))
     init_sd = check.nonnegative("init_sd", init_sd)
     n_init = check.positive_int("n_init", n_init, minimum=2)
     gen = check.rng(rng)

@@ -26,7 +26,7 @@ from linattn import check
 from .attention_gd import attention_gradient_descent
 from .experiments import stationary_sweep
 from .langevin import chain, langevin
-from .plots import MODES, writable_folder
+from .plots import MODES, writable_folder, write_gallery
 
 
 @dataclass
@@ -252,4 +252,5 @@ def run(out_dir, mode="quick", progress=True):
         fh.write(rep.markdown(header))
     with open(os.path.join(out_dir, "validation_report.json"), "w") as fh:
         json.dump([r.__dict__ for r in rep.rows], fh, indent=1, default=str)
+    write_gallery(out_dir)      # the gallery carries the report's summary line
     return path, rep.ok

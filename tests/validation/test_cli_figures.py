@@ -89,3 +89,25 @@ def test_validate_runs_and_writes_the_report(tmp_path):
     rows = json.loads((tmp_path / "validation_report.json").read_text())
     assert {r["section"] for r in rows} == {"spectra", "dynamics", "replica", "langevin", "transition"}
     assert f"of {len(rows)} comparisons pass" in text
+
+
+def test_gallery_lists_every_registered_figure(tmp_path):
+    """`make run` writes figures/index.md and index.html: every registered figure appears with its
+    caption and, once generated, its images and the command that regenerated it; the summary line
+    of the validation report is there once the report is."""
+    out = str(tmp_path)
+    figures.write_gallery(out)
+    text = (tmp_path / "index.md").read_text()
+    for name, fig in figures.registry().items():
+        assert f"## {name}: {fig.title}" in text
+        assert fig.caption and len(fig.caption) > 100          # a real caption, not a stub
+        assert f"linattn figures {name} --out" in text         # not generated yet: how to
+    assert "no report yet" in text
+    figures.make(["fig4"], out, mode="smoke", progress=False)
+    text = (tmp_path / "index.md").read_text()
+    assert "![fig4](fig4.png)" in text and "`linattn figures fig4 --smoke --out" in text
+    (tmp_path / "validation_report.json").write_text('[{"section": "s", "quantity": "q", "passed": true}]')
+    figures.write_gallery(out)
+    assert "1 of 1 theory-vs-simulation comparisons pass" in (tmp_path / "index.md").read_text()
+    html = (tmp_path / "index.html").read_text()
+    assert "<img src='fig4.png'" in html and all(f"<h2>{n}:" in html for n in figures.names())

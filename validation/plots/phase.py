@@ -103,7 +103,11 @@ def plot(d):
     return fig
 
 
-@register("phase", "Memorization → generalization diagram over (P, N) and (P, D): theory and exact P*")
+@register("phase", "Memorization → generalization diagram over (P, N) and (P, D): theory and exact P*",
+          caption="Beyond the seed. Colour: log10 ΔEr of the replica theory (ratio of dataset-averaged errors, full "
+                  "model, λ = 0.01, β = ∞) over (P, N) at D = 10 (a) and over (P, D) at N = 100 (b). Green line: the "
+                  "theory's boundary P* (last downward crossing of ΔEr = 5); circles: the same boundary from exact "
+                  "dataset averages (20 training sets per point, full: 100) on a P grid around it.")
 def make(out_dir, mode="quick", progress=True):
     d = compute(mode, progress)
     with style():
