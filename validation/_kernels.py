@@ -10,7 +10,6 @@ References: Blackman & Vigna, "Scrambled linear pseudorandom number generators",
 (2021); Marsaglia & Tsang, "The ziggurat method for generating random variables", J. Stat.
 Softw. 5(8) (2000); Marsaglia & Bray, SIAM Review 6, 260 (1964).
 """
-import numba
 import numpy as np
 from numba import int64, njit, prange, uint64
 

@@ -5,6 +5,8 @@ Subcommands
 ``info``      population quantities of a problem (c, c_v, the ICL solution and its test error)
 ``figures``   regenerate the seed figures (PNG + PDF + data) into a folder
 ``validate``  run every theory-vs-simulation comparison and write a Markdown report
+``sweep``     run a registered experiment (or ``module:function``) over a parameter grid in a TOML
+              file, serially, on local processes or on a Dask cluster, into a Zarr store
 """
 from __future__ import annotations
 
@@ -53,6 +55,60 @@ def _validate(args):
     return 0 if ok else 1
 
 
+def _sweep(args):
+    import importlib
+
+    from . import sweep as sw
+
+    fn = args.experiment
+    if ":" in fn:
+        module, _, name = fn.partition(":")
+        try:
+            fn = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as err:
+            raise ValueError(f"experiment must be a registered name or module:function; {args.experiment!r}: {err}")
+    grid = _read_grid(args.grid)
+    client = None
+    if args.scheduler:
+        client = _connect(args.scheduler)
+    try:
+        ds = sw.sweep(fn, grid, replicates=args.replicates, seed=args.seed, client=client, store=args.store,
+                      workers=args.workers, allow_mixed=args.allow_mixed, progress=not args.no_progress)
+    finally:
+        if client is not None:
+            client.close()
+    done = int((ds["status"] == sw.DONE).sum())
+    failed = int((ds["status"] == sw.FAILED).sum())
+    print(f"{done} of {ds['status'].size} evaluations done, {failed} failed" + (f"; store: {args.store}" if args.store else ""))
+    return 0
+
+
+def _read_grid(path):
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as fh:
+            grid = tomllib.load(fh)
+    except OSError as err:
+        raise ValueError(f"grid must be a readable TOML file; {path!r}: {err.strerror or err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"grid must be a TOML file of `name = [values]` lines; {path!r}: {err}") from None
+    return grid
+
+
+def _connect(address):
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError("scheduler needs dask.distributed: pip install -e \".[dask]\"") from None
+    try:
+        return Client(address, timeout="5s")
+    except (OSError, TimeoutError) as err:
+        raise ValueError(f"scheduler {address!r} cannot be reached: {err}") from None
+
+
 def _mode(args):
     return "full" if args.full else "smoke" if args.smoke else "quick"
 
@@ -96,6 +152,19 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--out", default="figures", help="output folder (default: figures)")
     q.add_argument("--no-progress", action="store_true", help="no progress bars")
     q.set_defaults(func=_validate)
+
+    q = sub.add_parser("sweep", help="run an experiment over a parameter grid (local processes or Dask)")
+    q.add_argument("experiment", help="registered experiment (gibbs, langevin, long_time_limit) or module:function")
+    q.add_argument("--grid", required=True, help="TOML file: one `name = [values]` line per parameter")
+    q.add_argument("--replicates", type=int, default=1, help="evaluations per grid point (default 1)")
+    q.add_argument("--seed", type=int, default=0, help="sweep seed (default 0)")
+    q.add_argument("--store", default=None, help="Zarr folder (resumable); default: results only printed")
+    where = q.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=None, help="local processes (default: cores; 1: serial)")
+    where.add_argument("--scheduler", default=None, help="address of a Dask scheduler, e.g. tcp://host:8786")
+    q.add_argument("--allow-mixed", action="store_true", help="accept a store written by another code version")
+    q.add_argument("--no-progress", action="store_true", help="no progress bar")
+    q.set_defaults(func=_sweep)
     return p
 
 
@@ -111,7 +180,8 @@ def main(argv=None) -> int:
     -------
     int
         0 on success, 1 when a validation comparison fails, 2 on bad input, 3 on a solver that did
-        not converge, 4 on an operating-system error, 5 when memory runs out.
+        not converge, 4 on an operating-system error, 5 when memory runs out, 6 when an optional
+        extra is missing.
     """
     from linattn.errors import ConvergenceError
 
@@ -124,6 +194,8 @@ def main(argv=None) -> int:
         code, message = 3, str(err)
     except OSError as err:
         code, message = 4, str(err)
+    except ImportError as err:
+        code, message = 6, str(err)
     except MemoryError:
         code, message = 5, "out of memory (reduce the sizes or set LINATTN_MEMORY_LIMIT)"
     print(f"linattn: error: {' '.join(message.split())}", file=sys.stderr)

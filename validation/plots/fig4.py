@@ -76,10 +76,11 @@ def plot(d):
         ax.set_yscale("log")
         ax.set_xlabel("time t (γ = 1)")
         ax.set_title(title)
-    axes[0].legend(fontsize=6.5, loc="lower left")
+    handles, labels = axes[0].get_legend_handles_labels()   # one legend below both panels, off the data
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7.5, frameon=False)
     fig.suptitle(rf"gradient flow, D = {D}, N = {N}, $\lambda$ = {LAM}, $\theta_0 \sim N(0, {SIGMA0}^2 I)$ "
                  "(bands: ±1 s.d. over initialisations)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     return fig
 
 

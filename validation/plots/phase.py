@@ -1,6 +1,6 @@
 """Memorization → generalization diagram over ``(P, N)`` and ``(P, D)`` (replica issue, item 3).
 
-Colour: the replica theory's ``log10 ΔEr`` with ``ΔEr = (⟨E_g⟩ − ⟨E_t⟩)/⟨E_t⟩`` (ratio of
+Colour: the replica theory's ``log10(1 + ΔEr) = log10(E_g/E_t)`` with ``ΔEr = (⟨E_g⟩ − ⟨E_t⟩)/⟨E_t⟩`` (ratio of
 dataset-averaged errors), full model, ``λ = 0.01``, long-time limit of gradient flow (``β = ∞``);
 green line: the boundary ``ΔEr = 5`` (``replica.phase_boundary``). Markers: the same boundary
 from exact dataset averages (``dynamics.gap_sweep``, ratio of the mean errors, interpolated on a
@@ -85,8 +85,8 @@ def plot(d):
     for ax, key, ys, yl, ex, pst, ptheory in (
             (axes[0], "gap_PN", d["N_map"], "context length N (D = 10)", d["N_exact"], d["Pstar_N"], d["Pstar_theory_N"]),
             (axes[1], "gap_PD", d["D_map"], "token dimension D (N = 100)", d["D_exact"], d["Pstar_D"], d["Pstar_theory_D"])):
-        z = np.log10(np.maximum(d[key], 1e-3))
-        im = ax.pcolormesh(d["P_grid"], ys, z, shading="auto", cmap="magma", vmin=-1.5, vmax=4)
+        z = np.log10(1.0 + d[key])           # 1 + ΔEr = E_g/E_t > 0: no clipping of negative ΔEr
+        im = ax.pcolormesh(d["P_grid"], ys, z, shading="auto", cmap="magma", vmin=-0.3, vmax=4)
         ax.plot(ptheory, ys, color="#2ecc71", lw=1.5, label="theory: ΔEr = 5")
         ax.plot(pst[:, 1], ex, "o", mfc="w", mec="k", ms=6, label="exact dataset averages")
         ax.set_xscale("log")
@@ -96,15 +96,16 @@ def plot(d):
         ax.set_ylabel(yl)
         ax.text(0.04, 0.92, "memorization", transform=ax.transAxes, color="w", fontsize=8)
         ax.text(0.70, 0.06, "in-context\ngeneralization", transform=ax.transAxes, color="w", fontsize=8)
-        fig.colorbar(im, ax=ax, label=r"$\log_{10}\Delta E_r$ (theory)")
-        ax.legend(loc="lower left", fontsize=7, frameon=True, framealpha=0.85)
+        fig.colorbar(im, ax=ax, label=r"$\log_{10}(1 + \Delta E_r) = \log_{10}(E_g/E_t)$ (theory)")
+    handles, labels = axes[0].get_legend_handles_labels()   # below the panels: no marker hidden
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.suptitle(rf"full model, $\lambda$ = {LAM}, long-time limit ($\beta = \infty$)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
 
 
 @register("phase", "Memorization → generalization diagram over (P, N) and (P, D): theory and exact P*",
-          caption="Beyond the seed. Colour: log10 ΔEr of the replica theory (ratio of dataset-averaged errors, full "
+          caption="Beyond the seed. Colour: log10(1 + ΔEr) = log10(E_g/E_t) of the replica theory (ratio of dataset-averaged errors, full "
                   "model, λ = 0.01, β = ∞) over (P, N) at D = 10 (a) and over (P, D) at N = 100 (b). Green line: the "
                   "theory's boundary P* (last downward crossing of ΔEr = 5); circles: the same boundary from exact "
                   "dataset averages (20 training sets per point, full: 100) on a P grid around it.")

@@ -1,0 +1,153 @@
+"""validation.sweep: deterministic seeds, serial = local processes = Dask, resumable Zarr store,
+recorded failures, code-version guard, and bad input (issue "Sweeps that outgrow one machine")."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+xr = pytest.importorskip("xarray")
+pytest.importorskip("zarr")
+
+from validation import sweep as sw  # noqa: E402
+
+GRID = {"D": [3, 4], "N": [5], "P": [4, 30], "beta": [50.0], "lam": [0.1, 0.0]}   # λ = 0, P < M: refused
+KW = dict(replicates=2, seed=7)
+
+
+def _same(a, b):
+    """Bit-identical datasets: the same variables, values (NaN where failed) and attributes."""
+    assert set(a.data_vars) == set(b.data_vars)
+    for k in a.data_vars:
+        x, y = a[k].values, b[k].values
+        assert x.shape == y.shape
+        if x.dtype.kind == "f":
+            assert np.array_equal(x, y, equal_nan=True), k
+        else:
+            assert (x == y).all(), k
+    assert a.attrs == b.attrs
+
+
+def test_task_seeds_depend_on_the_point_not_on_the_grid():
+    a = sw.task_seed(7, "gibbs", {"D": 3, "P": 4}, 1)
+    assert a == sw.task_seed(7, "gibbs", {"P": 4, "D": 3}, 1)              # order of the keys
+    assert a != sw.task_seed(7, "gibbs", {"D": 3, "P": 4}, 0)
+    assert a != sw.task_seed(8, "gibbs", {"D": 3, "P": 4}, 1)
+    whole = sw.sweep("gibbs", GRID, workers=1, **KW)
+    part = sw.sweep("gibbs", {**GRID, "D": [4]}, workers=1, **KW)           # a split grid: same numbers
+    assert np.array_equal(whole["test"].sel(D=4).values, part["test"].sel(D=4).values, equal_nan=True)
+
+
+def test_results_and_recorded_failures():
+    ds = sw.sweep("gibbs", GRID, workers=1, **KW)
+    assert ds["test"].dims == ("D", "N", "P", "beta", "lam", "replicate")
+    refused = ds.sel(P=4, lam=0.0)                                          # P < M at λ = 0: ValueError
+    assert (refused["status"] == sw.FAILED).all() and np.isnan(refused["test"]).all()
+    assert all("lam must be > 0" in e for e in refused["error"].values.ravel())
+    ok = ds.sel(P=30, lam=0.1)
+    assert (ok["status"] == sw.DONE).all() and (ok["error"] == "").all()
+    import linattn
+    import replica
+    pb = linattn.Problem(3, 5)                                              # one point by hand, same seed
+    rng = np.random.default_rng(np.random.SeedSequence(sw.task_seed(7, "gibbs", dict(D=3, N=5, P=30, beta=50.0,
+                                                                                       lam=0.1), 1)))
+    g = replica.gibbs(pb.sample(30, rng=rng), pb, 50.0, 0.1, "full")
+    assert float(ok.sel(D=3, N=5, beta=50.0, replicate=1)["test"]) == float(g.test)
+    s = sw.summary(ds)
+    assert int(s["n"].sel(D=3, N=5, P=4, beta=50.0, lam=0.0)) == 0
+    assert np.isfinite(s["test_se"].sel(P=30, lam=0.1)).all()
+
+
+def test_serial_processes_and_stores_are_bit_identical(tmp_path):
+    serial = sw.sweep("gibbs", GRID, workers=1, **KW)
+    local = sw.sweep("gibbs", GRID, workers=2, store=str(tmp_path / "local"), **KW)
+    _same(serial.drop_attrs() if hasattr(serial, "drop_attrs") else serial, local)
+    _same(local, sw.load(str(tmp_path / "local")))
+
+
+def test_dask_local_cluster_is_bit_identical(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    serial = sw.sweep("gibbs", GRID, workers=1, **KW)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \
+            distributed.Client(cl) as client:
+        ds = sw.sweep("gibbs", GRID, client=client, store=str(tmp_path / "dask"), **KW)
+    _same(serial, ds)
+
+
+def test_interrupted_sweep_resumes_to_the_same_store(tmp_path):
+    """Kill the sweep after 3 points (os._exit in a serial run, so nothing is flushed on exit) and
+    run it again: the resumed store equals an uninterrupted one, and the done points are skipped."""
+    store = str(tmp_path / "resumed")
+    script = (f"import os, validation.sweep as sw\n"
+              f"n = [0]\n"
+              f"def sink_wrap(write):\n"
+              f"    def w(*a):\n"
+              f"        write(*a); n[0] += 1\n"
+              f"        if n[0] == 3: os._exit(17)\n"
+              f"    return w\n"
+              f"orig = sw._execute\n"
+              f"sw._execute = lambda fn, tasks, client, workers, sink, progress: orig(fn, tasks, client, workers, sink_wrap(sink), progress)\n"
+              f"sw.sweep('gibbs', {GRID!r}, replicates=2, seed=7, workers=1, store={store!r})\n")
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert res.returncode == 17, res.stderr
+    partial = sw.load(store)
+    assert int((partial["status"] != sw.PENDING).sum()) == 3
+    calls = []
+    orig = sw._run_task
+    sw_run = lambda fn, t: calls.append(t) or orig(fn, t)               # noqa: E731
+    try:
+        sw._run_task = sw_run
+        resumed = sw.sweep("gibbs", GRID, workers=1, store=store, **KW)
+    finally:
+        sw._run_task = orig
+    assert len(calls) == partial["status"].size - 3                       # done points skipped
+    _same(resumed, sw.sweep("gibbs", GRID, workers=1, store=str(tmp_path / "fresh"), **KW))
+
+
+def test_store_guards(tmp_path):
+    store = str(tmp_path / "s")
+    sw.sweep("gibbs", GRID, workers=1, store=store, **KW)
+    with pytest.raises(ValueError, match="another sweep"):
+        sw.sweep("gibbs", {**GRID, "N": [6]}, workers=1, store=store, **KW)
+    import zarr
+    zarr.open_group(store, mode="a").attrs["code_hash"] = "0" * 16          # as if written by other code
+    with pytest.raises(ValueError, match="another code version"):
+        sw.sweep("gibbs", GRID, workers=1, store=store, **KW)
+    sw.sweep("gibbs", GRID, workers=1, store=store, allow_mixed=True, **KW)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(fn="nope"), "registered experiments"),
+    (dict(fn=3), "fn must be"),
+    (dict(grid={"Q": [1]}), "unknown parameter name 'Q'"),
+    (dict(grid={"D": []}), "non-empty list"),
+    (dict(grid={}), "grid must be"),
+    (dict(replicates=0), "replicates"),
+    (dict(replicates=True), "replicates"),
+    (dict(seed=-1), "seed"),
+    (dict(workers=0), "workers"),
+    (dict(store=""), "store"),
+    (dict(allow_mixed="yes"), "allow_mixed"),
+])
+def test_bad_input(kwargs, words):
+    args = dict(fn="gibbs", grid=GRID, workers=1)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=words):
+        sw.sweep(**args)
+
+
+def test_cli_sweep_with_a_toml_grid(tmp_path):
+    grid = tmp_path / "grid.toml"
+    grid.write_text('D = [3]\nN = [5]\nP = [30]\nbeta = [50.0]\nlam = [0.1]\n')
+    out = tmp_path / "store"
+    exe = os.path.join(os.path.dirname(sys.executable), "linattn")
+    res = subprocess.run([exe, "sweep", "gibbs", "--grid", str(grid), "--replicates", "2", "--workers", "1",
+                          "--store", str(out), "--no-progress"], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    ds = sw.load(str(out))
+    assert ds["test"].shape == (1, 1, 1, 1, 1, 2) and (ds["status"] == sw.DONE).all()
+    res = subprocess.run([exe, "sweep", "gibbs", "--grid", str(grid), "--scheduler", "tcp://127.0.0.1:9"],
+                         capture_output=True, text=True)
+    assert res.returncode != 0 and len(res.stderr.strip().splitlines()) == 1 and "scheduler" in res.stderr

@@ -1,0 +1,519 @@
+r"""Parameter sweeps that outgrow one machine: a grid runner on local processes or Dask, and a
+Zarr result store.
+
+``sweep(fn, grid, replicates, seed, client, store)`` evaluates ``fn(**point, rng=Generator)`` at
+every point of the Cartesian product of ``grid`` and every replicate, and returns an
+``xarray.Dataset`` whose dimensions are the grid's parameters plus ``replicate`` and whose
+variables are the quantities ``fn`` returns (a dict of floats or arrays; an array of shape ``s``
+adds dimensions ``{name}_0, {name}_1, …``).
+
+Determinism. The generator of a task is seeded by a ``numpy.random.SeedSequence`` built from the
+sweep seed and a SHA-256 digest of ``(experiment name, point values, replicate)``: the numbers do
+not depend on scheduling, on the number of workers, or on how a grid is split into several
+sweeps. Serial, local-process and Dask runs therefore give bit-identical stores.
+
+Failures. An exception raised by ``fn`` at a point (e.g. the ``ValueError`` of a parameter
+combination the experiment refuses) is recorded — ``status`` 2 and the message in the ``error``
+variable — and the sweep goes on.
+
+Store. With ``store`` (a directory), the Zarr group holds one array per variable, chunked one
+grid point per chunk, a ``status`` array (0 pending, 1 done, 2 failed) and, per failed point, a
+small JSON file under ``errors/``. Every finished point is written by the driver as soon as it
+arrives, into its own chunks (no two points share a chunk, so no write ever touches another
+point's data), so an interrupted sweep loses at most the points in flight, and re-running the same
+sweep skips the points already done. The attributes record the library version, the git commit,
+a hash of the experiment's source code, the grid and the seed, and a store written by another
+code version is refused unless ``allow_mixed=True``.
+
+Execution. ``client=None`` runs on local processes (``workers`` of them, default: the number of
+cores; ``workers=1`` runs serially in this process); a ``dask.distributed.Client`` runs on its
+cluster. Worker processes that this module starts get one BLAS/OpenMP/numba thread each, so that
+``workers`` processes do not oversubscribe the cores; the numba cache on disk is shared.
+
+Requires the optional extra ``pip install -e ".[dask]"`` (xarray, zarr, dask.distributed).
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import inspect
+import itertools
+import json
+import os
+import subprocess
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm import tqdm
+
+import linattn
+from linattn import check
+
+#: environment of worker processes started here: one thread each
+WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+PENDING, DONE, FAILED = 0, 1, 2
+
+
+def _require(module):
+    try:
+        return __import__(module)
+    except ImportError as err:
+        raise ImportError(f"validation.sweep needs {module}: install the optional extra with "
+                          "`pip install -e \".[dask]\"`") from err
+
+
+# ----------------------------------------------------------------------------- registered experiments
+EXPERIMENTS: dict = {}
+
+
+def experiment(name):
+    """Decorator registering ``fn(**params, rng)`` as the named experiment of ``linattn sweep``.
+
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    callable
+    """
+    def deco(fn):
+        EXPERIMENTS[name] = fn
+        fn.experiment_name = name
+        return fn
+    return deco
+
+
+@experiment("gibbs")
+def gibbs_point(D, N, P, beta, lam, noise=0.0, model="full", rng=None):
+    """Exact Gibbs averages ``⟨E_t⟩``, ``⟨E_g⟩`` of one dataset (:func:`replica.gibbs`).
+
+    Parameters
+    ----------
+    D, N, P : int
+    beta, lam, noise : float
+    model : {"reduced", "full"}
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    dict
+        ``train``, ``test``.
+    """
+    import replica
+
+    pb = linattn.Problem(D, N, noise)
+    g = replica.gibbs(pb.sample(P, rng=rng), pb, beta, lam, model)
+    return {"train": float(g.train), "test": float(g.test)}
+
+
+@experiment("langevin")
+def langevin_point(D, N, P, beta, lam, noise=0.0, model="full", n_chains=1, rng=None):
+    """One Langevin simulation with the seed's protocol on a fresh dataset (the markers of
+    Figs. 2–3): sample means of ``E_t``, ``E_g`` and the exact Gibbs values of that dataset.
+
+    Parameters
+    ----------
+    D, N, P : int
+    beta, lam, noise : float
+    model : {"reduced", "full"}
+    n_chains : int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    dict
+        ``train``, ``test``, ``exact_train``, ``exact_test``, ``dt``.
+    """
+    from .langevin import langevin
+
+    pb = linattn.Problem(D, N, noise)
+    data = pb.sample(P, rng=rng)
+    r = langevin(data, pb, beta, lam, model=model, n_chains=n_chains, seed=int(rng.integers(2**62)))
+    return {"train": r.mean_train, "test": r.mean_test, "exact_train": r.exact_train, "exact_test": r.exact_test,
+            "dt": r.dt}
+
+
+@experiment("long_time_limit")
+def long_time_point(D, N, P, lam, noise=0.0, model="full", rng=None):
+    """``ΔEr`` and the contrast ratio of the long-time limit of gradient flow on one dataset.
+
+    Parameters
+    ----------
+    D, N, P : int
+    lam, noise : float
+    model : {"reduced", "full"}
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    dict
+        ``train``, ``test``, ``gap``, ``contrast``.
+    """
+    import dynamics
+
+    pb = linattn.Problem(D, N, noise)
+    lim = dynamics.long_time_limit(pb.sample(P, rng=rng), pb, lam, model)
+    return {"train": lim.train, "test": lim.test, "gap": lim.gap, "contrast": lim.contrast}
+
+
+# ----------------------------------------------------------------------------- tasks and seeds
+@dataclass(frozen=True)
+class Task:
+    """One evaluation: the grid index, the parameter values, the replicate and its seed words."""
+
+    index: tuple
+    point: dict
+    replicate: int
+    seed: tuple
+
+
+def _jsonable(v):
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    if isinstance(v, np.bool_):
+        return bool(v)
+    return v
+
+
+def task_seed(seed, name, point, replicate):
+    """Seed words of a task: ``(seed, 8 words of SHA-256(name, point, replicate))``.
+
+    Parameters
+    ----------
+    seed : int
+    name : str
+    point : dict
+    replicate : int
+
+    Returns
+    -------
+    tuple of int
+    """
+    text = json.dumps([name, sorted((k, _jsonable(v)) for k, v in point.items()), int(replicate)], default=repr)
+    digest = hashlib.sha256(text.encode()).digest()
+    return (int(seed),) + tuple(int.from_bytes(digest[4 * i:4 * i + 4], "little") for i in range(8))
+
+
+def _grid(fn, grid):
+    if not isinstance(grid, dict) or not grid:
+        check.fail("grid", grid, "a non-empty dict mapping parameter names to lists of values")
+    params = inspect.signature(fn).parameters
+    accepts_any = any(p.kind == p.VAR_KEYWORD for p in params.values())
+    out = {}
+    for name, values in grid.items():
+        if not isinstance(name, str) or name in ("rng", "replicate") or (name not in params and not accepts_any):
+            known = [p for p in params if p != "rng"]
+            raise ValueError(f"grid has an unknown parameter name {name!r}: accepted are the parameters of the "
+                             f"experiment, {known}")
+        vals = list(values) if isinstance(values, (list, tuple, np.ndarray, range)) else None
+        if not vals:
+            check.fail(f"grid[{name!r}]", values, "a non-empty list of values")
+        out[name] = [_jsonable(v) for v in vals]
+    if "rng" not in params and not accepts_any:
+        raise ValueError("fn must accept an argument rng (a numpy.random.Generator); got a function without one")
+    return out
+
+
+def _tasks(name, grid, replicates, seed):
+    keys = list(grid)
+    tasks = []
+    for index in itertools.product(*(range(len(grid[k])) for k in keys)):
+        point = {k: grid[k][i] for k, i in zip(keys, index)}
+        for r in range(replicates):
+            tasks.append(Task(index + (r,), point, r, task_seed(seed, name, point, r)))
+    return tasks
+
+
+def _run_task(fn, task):
+    """Evaluate one task: ``(index, outputs or None, error message or None)``."""
+    rng = np.random.default_rng(np.random.SeedSequence(task.seed))
+    try:
+        out = fn(**task.point, rng=rng)
+        if not isinstance(out, dict) or not out:
+            raise TypeError(f"the experiment must return a non-empty dict of floats or arrays; got {type(out).__name__}")
+        return task.index, {k: np.asarray(v, dtype=float) for k, v in out.items()}, None
+    except Exception as err:      # recorded, the sweep goes on
+        return task.index, None, f"{type(err).__name__}: {err}"
+
+
+# ----------------------------------------------------------------------------- the store
+def _code_attrs(fn, name, grid, replicates, seed):
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        source = repr(fn)
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                                cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        commit = "unknown"
+    return {"experiment": name, "library_version": linattn.__version__, "git_commit": commit,
+            "code_hash": hashlib.sha256(source.encode()).hexdigest()[:16], "seed": int(seed),
+            "replicates": int(replicates), "grid": json.dumps(grid)}
+
+
+class _Store:
+    """A Zarr group laid out one grid point per chunk (module docstring)."""
+
+    def __init__(self, path, attrs, shape, allow_mixed):
+        zarr = _require("zarr")
+        self.path = path
+        self.shape = shape
+        exists = os.path.exists(os.path.join(path, "zarr.json")) or os.path.exists(os.path.join(path, ".zgroup"))
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise ValueError(f"store must be a folder for a Zarr group; {path!r} is a file")
+        self.group = zarr.open_group(path, mode="a")
+        if exists:
+            old = dict(self.group.attrs)
+            for key in ("experiment", "grid", "seed", "replicates"):
+                if old.get(key) != attrs[key]:
+                    raise ValueError(f"store {path!r} holds another sweep ({key} = {old.get(key)!r}, not "
+                                     f"{attrs[key]!r}); use a new store")
+            for key in ("library_version", "code_hash"):
+                if old.get(key) != attrs[key] and not allow_mixed:
+                    raise ValueError(f"store {path!r} was written by another code version ({key} = {old.get(key)!r}, "
+                                     f"now {attrs[key]!r}); refusing to mix results (allow_mixed=True to override)")
+        else:
+            self.group.attrs.update(attrs)
+        if "status" not in self.group:
+            self.group.create_array("status", shape=shape, chunks=(1,) * len(shape), dtype="int8", fill_value=0)
+        os.makedirs(os.path.join(path, "errors"), exist_ok=True)
+
+    def status(self):
+        return np.asarray(self.group["status"][...])
+
+    def write(self, index, outputs, error):
+        region = tuple(slice(i, i + 1) for i in index)
+        if outputs is not None:
+            for k, v in outputs.items():
+                if k not in self.group:
+                    self.group.create_array(k, shape=self.shape + v.shape, chunks=(1,) * len(self.shape) + v.shape,
+                                            dtype="float64", fill_value=np.nan)
+                self.group[k][region] = v[(None,) * len(self.shape)]
+            self.group["status"][region] = DONE
+        else:
+            with open(os.path.join(self.path, "errors", "_".join(map(str, index)) + ".json"), "w") as fh:
+                json.dump({"index": list(index), "error": error}, fh)
+            self.group["status"][region] = FAILED
+
+    def errors(self):
+        out = {}
+        folder = os.path.join(self.path, "errors")
+        for f in sorted(os.listdir(folder)):
+            with open(os.path.join(folder, f)) as fh:
+                e = json.load(fh)
+            out[tuple(e["index"])] = e["error"]
+        return out
+
+    def variables(self):
+        return {k: np.asarray(self.group[k][...]) for k in self.group.array_keys() if k != "status"}
+
+
+class _Memory:
+    """The in-memory stand-in of :class:`_Store` (``store=None``)."""
+
+    def __init__(self, shape):
+        self.shape = shape
+        self._status = np.zeros(shape, np.int8)
+        self._vars = {}
+        self._errors = {}
+
+    def status(self):
+        return self._status
+
+    def write(self, index, outputs, error):
+        if outputs is not None:
+            for k, v in outputs.items():
+                if k not in self._vars:
+                    self._vars[k] = np.full(self.shape + v.shape, np.nan)
+                self._vars[k][index] = v
+            self._status[index] = DONE
+        else:
+            self._errors[index] = error
+            self._status[index] = FAILED
+
+    def errors(self):
+        return dict(self._errors)
+
+    def variables(self):
+        return dict(self._vars)
+
+
+# ----------------------------------------------------------------------------- execution
+@contextmanager
+def _worker_env():
+    """Environment inherited by worker processes started in this block: one thread each."""
+    saved = {k: os.environ.get(k) for k in WORKER_ENV}
+    os.environ.update(WORKER_ENV)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _execute(fn, tasks, client, workers, sink, progress):
+    bar = tqdm(total=len(tasks), desc="sweep", disable=not progress)
+    if client is not None:
+        futures = [client.submit(_run_task, fn, t, pure=False) for t in tasks]
+        from distributed import as_completed
+
+        for fut in as_completed(futures):
+            sink(*fut.result())
+            bar.update()
+    elif workers == 1:
+        for t in tasks:
+            sink(*_run_task(fn, t))
+            bar.update()
+    else:
+        import multiprocessing
+
+        with _worker_env(), cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = [pool.submit(_run_task, fn, t) for t in tasks]
+            for fut in cf.as_completed(futures):
+                sink(*fut.result())
+                bar.update()
+    bar.close()
+
+
+def sweep(fn, grid, replicates=1, seed=0, client=None, store=None, workers=None, allow_mixed=False,
+          progress=False):
+    """Run ``fn`` over a parameter grid (module docstring) and return the results as a Dataset.
+
+    Parameters
+    ----------
+    fn : callable or str
+        ``fn(**point, rng=numpy.random.Generator)`` returning a dict of floats or arrays, or the name
+        of a registered experiment (:data:`EXPERIMENTS`: ``"gibbs"``, ``"langevin"``,
+        ``"long_time_limit"``). It must be importable by the workers (a module-level function).
+    grid : dict
+        Parameter name → list of values (names must be parameters of ``fn``).
+    replicates : int
+        Independent evaluations per grid point (different seeds).
+    seed : int
+        Sweep seed; task seeds derive from it and from (experiment, point, replicate).
+    client : dask.distributed.Client, optional
+        Run on this cluster; ``None`` runs locally.
+    store : str, optional
+        Zarr folder: results are written as they arrive and a re-run resumes (``None``: in memory).
+    workers : int, optional
+        Local processes when ``client`` is ``None`` (default: the number of cores; 1: serial).
+    allow_mixed : bool
+        Accept a store written by another code version.
+    progress : bool
+
+    Returns
+    -------
+    xarray.Dataset
+        Dimensions: the grid parameters and ``replicate``; variables: the outputs of ``fn``,
+        ``status`` (1 done, 2 failed) and ``error`` (message, empty when done).
+    """
+    xr = _require("xarray")
+    if isinstance(fn, str):
+        if fn not in EXPERIMENTS:
+            check.fail("fn", fn, f"a callable or one of the registered experiments {sorted(EXPERIMENTS)}")
+        name, fn = fn, EXPERIMENTS[fn]
+    elif callable(fn):
+        name = getattr(fn, "experiment_name", f"{fn.__module__}.{getattr(fn, '__qualname__', repr(fn))}")
+    else:
+        raise ValueError(f"fn must be a callable or the name of a registered experiment; got {fn!r}")
+    grid = _grid(fn, grid)
+    replicates = check.positive_int("replicates", replicates)
+    seed = check.seed_int("seed", seed)
+    allow_mixed = check.boolean("allow_mixed", allow_mixed)
+    progress = check.boolean("progress", progress)
+    if client is None:
+        workers = (os.cpu_count() or 1) if workers is None else check.positive_int("workers", workers)
+    elif workers is not None:
+        raise ValueError(f"workers must be None when a client is given (the cluster decides); got {workers!r}")
+    shape = tuple(len(v) for v in grid.values()) + (replicates,)
+    attrs = _code_attrs(fn, name, grid, replicates, seed)
+    if store is None:
+        sink = _Memory(shape)
+    else:
+        if not isinstance(store, (str, os.PathLike)) or not str(store).strip():
+            check.fail("store", store, "a folder path for a Zarr group")
+        sink = _Store(os.fspath(store), attrs, shape, allow_mixed)
+    todo = [t for t in _tasks(name, grid, replicates, seed) if sink.status()[t.index] == PENDING]
+    _execute(fn, todo, client, workers, sink.write, progress)
+    return _dataset(xr, grid, replicates, sink, attrs)
+
+
+def _dataset(xr, grid, replicates, sink, attrs):
+    dims = list(grid) + ["replicate"]
+    coords = {k: np.asarray(v) for k, v in grid.items()}
+    coords["replicate"] = np.arange(replicates)
+    data = {}
+    for k, v in sink.variables().items():
+        extra = [f"{k}_{i}" for i in range(v.ndim - len(dims))]
+        data[k] = (dims + extra, v)
+    status = sink.status()
+    data["status"] = (dims, status)
+    errors = np.full(status.shape, "", dtype=object)
+    for index, message in sink.errors().items():
+        errors[index] = message
+    data["error"] = (dims, errors.astype(str))
+    return xr.Dataset(data, coords=coords, attrs=attrs)
+
+
+def load(store):
+    """Open a sweep's Zarr store as an ``xarray.Dataset`` (the same layout :func:`sweep` returns).
+
+    Parameters
+    ----------
+    store : str
+        The folder passed to :func:`sweep`.
+
+    Returns
+    -------
+    xarray.Dataset
+    """
+    xr = _require("xarray")
+    zarr = _require("zarr")
+    if not isinstance(store, (str, os.PathLike)) or not os.path.isdir(store):
+        check.fail("store", store, "the folder of an existing sweep store")
+    group = zarr.open_group(os.fspath(store), mode="r")
+    attrs = dict(group.attrs)
+    grid = json.loads(attrs["grid"])
+    mem = _Memory(tuple(len(v) for v in grid.values()) + (attrs["replicates"],))
+    mem._status = np.asarray(group["status"][...])
+    mem._vars = {k: np.asarray(group[k][...]) for k in group.array_keys() if k != "status"}
+    folder = os.path.join(os.fspath(store), "errors")
+    for f in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        with open(os.path.join(folder, f)) as fh:
+            e = json.load(fh)
+        mem._errors[tuple(e["index"])] = e["error"]
+    return _dataset(xr, grid, attrs["replicates"], mem, attrs)
+
+
+def summary(ds):
+    """Mean and standard error over replicates of every numeric variable (failed points excluded).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A sweep result.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``{var}_mean``, ``{var}_se`` and ``n`` (replicates done) per grid point.
+    """
+    ok = ds["status"] == DONE
+    out = {}
+    for k, v in ds.data_vars.items():
+        if k in ("status", "error"):
+            continue
+        vv = v.where(ok)
+        n = ok.sum("replicate")
+        out[f"{k}_mean"] = vv.mean("replicate")
+        out[f"{k}_se"] = vv.std("replicate", ddof=1) / np.sqrt(n)
+    out["n"] = ok.sum("replicate")
+    return type(ds)(out, attrs=ds.attrs)
