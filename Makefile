@@ -2,6 +2,8 @@
 #   make run   - set up .venv, regenerate the seed figures (quick settings) and the validation report in figures/
 #   make test  - set up .venv, run the test suite
 # Either works alone from a fresh clone. PYTHON may be overridden (default: python3).
+# The optional extra [dask] (xarray, zarr, dask.distributed; ~25 s to install) is installed so that
+# the sweep tests run in CI; the core imports and tests without it (those tests are then skipped).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -13,7 +15,7 @@ OUT    ?= figures
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e ".[test,dask]"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -41,7 +41,8 @@ def _figures(args):
     if not figures.names():
         print("no figures are registered yet")
         return 0
-    paths = figures.make(args.names or ["all"], args.out, mode=_mode(args), progress=not args.no_progress)
+    paths = figures.make(args.names or ["all"], args.out, mode=_mode(args), progress=not args.no_progress,
+                         store=args.from_store)
     for p in paths:
         print(p)
     return 0
@@ -58,7 +59,7 @@ def _validate(args):
 def _sweep(args):
     import importlib
 
-    from . import sweep as sw
+    from . import sweeps as sw
 
     fn = args.experiment
     if ":" in fn:
@@ -68,15 +69,19 @@ def _sweep(args):
         except (ImportError, AttributeError) as err:
             raise ValueError(f"experiment must be a registered name or module:function; {args.experiment!r}: {err}")
     grid = _read_grid(args.grid)
-    client = None
+    kw = dict(replicates=args.replicates, seed=args.seed, store=args.store, allow_mixed=args.allow_mixed,
+              progress=not args.no_progress)
     if args.scheduler:
         client = _connect(args.scheduler)
-    try:
-        ds = sw.sweep(fn, grid, replicates=args.replicates, seed=args.seed, client=client, store=args.store,
-                      workers=args.workers, allow_mixed=args.allow_mixed, progress=not args.no_progress)
-    finally:
-        if client is not None:
+        try:
+            ds = sw.sweep(fn, grid, client=client, **kw)
+        finally:
             client.close()
+    elif args.workers and args.workers > 1:
+        with sw.local_cluster(args.workers) as client:
+            ds = sw.sweep(fn, grid, client=client, **kw)
+    else:
+        ds = sw.sweep(fn, grid, workers=args.workers, **kw)
     done = int((ds["status"] == sw.DONE).sum())
     failed = int((ds["status"] == sw.FAILED).sum())
     print(f"{done} of {ds['status'].size} evaluations done, {failed} failed" + (f"; store: {args.store}" if args.store else ""))
@@ -144,6 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
     _modes(q)
     q.add_argument("--out", default="figures", help="output folder (default: figures)")
     q.add_argument("--list", action="store_true", help="list the registered figures")
+    q.add_argument("--from-store", default=None, metavar="DIR",
+                   help="read simulations from sweep stores in DIR (fig2, fig3), computing what is missing")
     q.add_argument("--no-progress", action="store_true", help="no progress bars")
     q.set_defaults(func=_figures)
 
@@ -160,7 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--seed", type=int, default=0, help="sweep seed (default 0)")
     q.add_argument("--store", default=None, help="Zarr folder (resumable); default: results only printed")
     where = q.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=None, help="local processes (default: cores; 1: serial)")
+    where.add_argument("--workers", type=int, default=None,
+                       help="N > 1: a Dask LocalCluster of N single-threaded workers; 1: serial "
+                            "(default: local processes, one per core)")
     where.add_argument("--scheduler", default=None, help="address of a Dask scheduler, e.g. tcp://host:8786")
     q.add_argument("--allow-mixed", action="store_true", help="accept a store written by another code version")
     q.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -9,6 +9,7 @@ For one problem, :func:`stationary_sweep` computes
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,6 +65,50 @@ class StationarySweep:
         return out
 
 
+def _mean_se(x):
+    """Mean and standard error over the last axis."""
+    x = np.asarray(x, float)
+    return x.mean(-1), x.std(-1, ddof=1) / np.sqrt(x.shape[-1])
+
+
+def _markers(pb, model, beta, lam, P_exact, n_exact, P_sim, n_sim, lkw, seed, progress, store):
+    """Exact markers ``(n_P, 4)``: train mean, s.e., test mean, s.e.; Langevin markers ``(n_P, 5)``
+    with the mean step ``dt`` last; computed here."""
+    ex = []
+    for P in tqdm(P_exact, desc=f"exact Gibbs D={pb.D} N={pb.N}", disable=not progress, leave=False):
+        avg = replica.dataset_average(pb, int(P), beta, lam, n_exact, model, seed=seed)
+        ex.append((*_mean_se(avg.train), *_mean_se(avg.test)))
+    sim = []
+    for P in tqdm(P_sim, desc=f"Langevin D={pb.D} N={pb.N}", disable=not progress, leave=False):
+        runs = [langevin(pb.sample(int(P), rng=(seed + 1, int(P), j)), pb, beta, lam, model=model,
+                         seed=seed * 7919 + j, **lkw) for j in range(n_sim)]
+        sim.append((*_mean_se([r.mean_train for r in runs]), *_mean_se([r.mean_test for r in runs]),
+                    np.mean([r.dt for r in runs])))
+    return np.array(ex), np.array(sim)
+
+
+def _markers_from_store(pb, model, beta, lam, P_exact, n_exact, P_sim, n_sim, lkw, seed, progress, store):
+    """As :func:`_markers`, computed by resumable sweeps into Zarr stores under ``store``."""
+    from .sweeps import sweep
+
+    if set(lkw) - {"n_chains"}:
+        check.fail("langevin_kw", lkw, "a dict with at most n_chains when the markers come from a store")
+    fixed = {"D": [pb.D], "N": [pb.N], "noise": [pb.noise], "beta": [beta], "lam": [lam], "model": [model]}
+    tag = f"D{pb.D}_N{pb.N}"
+    ex = sweep("gibbs", {**fixed, "P": [int(P) for P in P_exact]}, replicates=n_exact, seed=seed,
+               store=os.path.join(store, f"gibbs_{tag}"), progress=progress).squeeze()
+    sim = sweep("langevin", {**fixed, "P": [int(P) for P in P_sim], "n_chains": [int(lkw["n_chains"])]},
+                replicates=n_sim, seed=seed + 1, store=os.path.join(store, f"langevin_{tag}"),
+                progress=progress).squeeze()
+    for name, ds in (("gibbs", ex), ("langevin", sim)):
+        if not (ds["status"] == 1).all():
+            raise ValueError(f"store {store!r}: {int((ds['status'] != 1).sum())} {name} evaluations failed: "
+                             f"{sorted(set(ds['error'].values.ravel()) - {''})}")
+    ex = np.stack([*_mean_se(ex["train"].values), *_mean_se(ex["test"].values)], axis=1)
+    sim = np.stack([*_mean_se(sim["train"].values), *_mean_se(sim["test"].values), sim["dt"].values.mean(-1)], axis=1)
+    return ex.reshape(-1, 4), sim.reshape(-1, 5)
+
+
 def boundary_from_means(P, train_mean, test_mean, level=5.0):
     """``P*`` from dataset-averaged errors on a ``P`` grid: the library's rule
     (:func:`linattn.transition_point`) applied to the ratio of averages
@@ -86,7 +131,7 @@ def boundary_from_means(P, train_mean, test_mean, level=5.0):
 
 
 def stationary_sweep(pb, model="full", beta=1e3, lam=0.01, P_theory=None, P_exact=None, n_exact=100,
-                     P_sim=None, n_sim=4, langevin_kw=None, seed=0, progress=False) -> StationarySweep:
+                     P_sim=None, n_sim=4, langevin_kw=None, seed=0, progress=False, store=None) -> StationarySweep:
     """Theory, exact dataset averages and Langevin markers against ``P`` (module docstring).
 
     Parameters
@@ -103,6 +148,11 @@ def stationary_sweep(pb, model="full", beta=1e3, lam=0.01, P_theory=None, P_exac
         Passed to :func:`validation.langevin` (protocol, chains).
     seed : int
     progress : bool
+    store : str, optional
+        A folder: the exact and Langevin markers are computed by :func:`validation.sweep` into the
+        Zarr stores ``store/gibbs_D{D}_N{N}`` and ``store/langevin_D{D}_N{N}`` (resumable: what is
+        there is read, not recomputed; optional extra ``[dask]``). ``langevin_kw`` may then only
+        hold ``n_chains``.
 
     Returns
     -------
@@ -123,27 +173,20 @@ def stationary_sweep(pb, model="full", beta=1e3, lam=0.01, P_theory=None, P_exac
     n_sim = check.positive_int("n_sim", n_sim, minimum=2)
     seed = check.seed_int("seed", seed)
     progress = check.boolean("progress", progress)
+    if store is not None and (not isinstance(store, (str, os.PathLike)) or not str(store).strip()):
+        check.fail("store", store, "None or a folder path")
     lkw = dict(n_chains=1)
     lkw.update(langevin_kw or {})
     M = pb.n_params(model)
     theory_P = np.array([P for P in P_theory if not (lam == 0 and abs(P - M) < 1e-9)])
     cur = replica.stationary_curve(pb, theory_P, beta, lam, model)
-    ex = [replica.dataset_average(pb, int(P), beta, lam, n_exact, model, seed=seed) for P in
-          tqdm(P_exact, desc=f"exact Gibbs D={pb.D} N={pb.N}", disable=not progress, leave=False)]
-    sim = np.empty((len(P_sim), 5))
-    for i, P in enumerate(tqdm(P_sim, desc=f"Langevin D={pb.D} N={pb.N}", disable=not progress, leave=False)):
-        runs = [langevin(pb.sample(int(P), rng=(seed + 1, int(P), j)), pb, beta, lam, model=model,
-                         seed=seed * 7919 + j, **lkw) for j in range(n_sim)]
-        tr = np.array([r.train.mean() for r in runs])
-        te = np.array([r.test.mean() for r in runs])
-        sim[i] = (tr.mean(), tr.std(ddof=1) / np.sqrt(n_sim), te.mean(), te.std(ddof=1) / np.sqrt(n_sim),
-                  np.mean([r.dt for r in runs]))
-    ex_tr = np.array([e.train_mean for e in ex])
-    ex_te = np.array([e.test_mean for e in ex])
+    markers = _markers_from_store if store is not None else _markers
+    ex, sim = markers(pb, model, beta, lam, P_exact, n_exact, P_sim, n_sim, lkw, seed, progress, store)
+    ex_tr, ex_te = ex[:, 0], ex[:, 2]
     return StationarySweep(
         D=pb.D, N=pb.N, model=model, beta=beta, lam=lam, P_theory=cur.P, theory_train=cur.train,
-        theory_test=cur.test, P_exact=P_exact, exact_train=ex_tr, exact_train_se=np.array([e.train_se for e in ex]),
-        exact_test=ex_te, exact_test_se=np.array([e.test_se for e in ex]), P_sim=P_sim, sim_train=sim[:, 0],
+        theory_test=cur.test, P_exact=P_exact, exact_train=ex_tr, exact_train_se=ex[:, 1],
+        exact_test=ex_te, exact_test_se=ex[:, 3], P_sim=P_sim, sim_train=sim[:, 0],
         sim_train_se=sim[:, 1], sim_test=sim[:, 2], sim_test_se=sim[:, 3], sim_dt=sim[:, 4],
         P_star_theory=replica.phase_boundary(pb, beta, lam, model=model),
         P_star_exact=boundary_from_means(P_exact, ex_tr, ex_te),

@@ -69,8 +69,9 @@ def _fmt(x, se=None, digits=4):
 
 #: datasets, chains and grids of each section, per mode ("smoke" only exercises the code paths)
 SETTINGS = {
-    "smoke": dict(spectra_n=2, spectra_D=8, dyn_n=3, dyn_P=(10, 100), replica_n=3, replica_P=(10, 100),
-                  langevin_chains=2, langevin_P=(10, 100), transition=dict(n_exact=2, n_sim=2)),
+    "smoke": dict(spectra_n=1, spectra_D=20, dyn_n=3, dyn_P=(10, 100), replica_n=3, replica_P=(10, 100),
+                  langevin_chains=2, langevin_P=(10, 100),
+                  transition=dict(n_exact=2, n_sim=2, P_exact=[20, 100, 500], P_sim=[20, 500])),
     "quick": dict(spectra_n=10, spectra_D=20, dyn_n=30, dyn_P=(10, 100, 1000), replica_n=60,
                   replica_P=(10, 20, 50, 100, 200, 500, 1000), langevin_chains=8, langevin_P=(10, 100, 1000),
                   transition=dict(n_exact=20, n_sim=3)),
@@ -201,9 +202,10 @@ def _langevin_section(rep, s, bar):
 
 def _transition_section(rep, s, bar):
     pb = linattn.Problem(10, 100)
-    kw = s["transition"]
-    sw = stationary_sweep(pb, "full", 1e3, 0.01, P_exact=np.geomspace(20, 500, 9).astype(int),
-                          P_sim=np.geomspace(20, 500, 7).astype(int), seed=71, **kw)
+    kw = dict(s["transition"])
+    kw.setdefault("P_exact", np.geomspace(20, 500, 9).astype(int))
+    kw.setdefault("P_sim", np.geomspace(20, 500, 7).astype(int))
+    sw = stationary_sweep(pb, "full", 1e3, 0.01, seed=71, **kw)
     for label, val in (("exact Gibbs", sw.P_star_exact), ("Langevin", sw.P_star_sim)):
         ok = val is not None and sw.P_star_theory is not None and abs(val / sw.P_star_theory - 1) <= 0.2
         rel = "—" if val is None else f"{val / sw.P_star_theory - 1:+.1%}"

@@ -48,6 +48,22 @@ ROWS = [
 ]
 
 NOT_INPUTS = {"LangevinResult", "Chain", "AttentionRun", "DescentRun", "StationarySweep", "MeanEstimate"}
+
+try:                         # the sweep runner needs the optional extra [dask]
+    import xarray  # noqa: F401
+    import zarr  # noqa: F401
+    GRID = {"D": [3], "N": [5], "P": [6], "beta": [50.0], "lam": [0.1]}
+    ROWS += [
+        Row("sweep", validation.sweep, dict(fn="gibbs", grid=GRID, replicates=1, seed=0, client=None, store=None,
+                                            workers=1, allow_mixed=False, progress=False),
+            dict(replicates="posint", seed="seed", workers="posint", allow_mixed="bool", progress="bool")),
+        Row("load_sweep", validation.load_sweep, dict(store=tempfile.mkdtemp(prefix="linattn-sweep-")), {}),
+        Row("sweep_summary", validation.sweep_summary, dict(ds=validation.sweep("gibbs", GRID, workers=1)), {}),
+        Row("local_cluster", validation.local_cluster, dict(workers=1), dict(workers="posint")),
+    ]
+    validation.sweep("gibbs", GRID, workers=1, store=ROWS[-3].kwargs["store"])
+except ImportError:          # without the extra these are tested in test_sweep.py (skipped)
+    NOT_INPUTS |= {"sweep", "load_sweep", "sweep_summary", "local_cluster"}
 test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
     ROWS, validation, NOT_INPUTS)
 

@@ -11,7 +11,7 @@ import pytest
 xr = pytest.importorskip("xarray")
 pytest.importorskip("zarr")
 
-from validation import sweep as sw  # noqa: E402
+from validation import sweeps as sw  # noqa: E402
 
 GRID = {"D": [3, 4], "N": [5], "P": [4, 30], "beta": [50.0], "lam": [0.1, 0.0]}   # λ = 0, P < M: refused
 KW = dict(replicates=2, seed=7)
@@ -55,7 +55,7 @@ def test_results_and_recorded_failures():
                                                                                        lam=0.1), 1)))
     g = replica.gibbs(pb.sample(30, rng=rng), pb, 50.0, 0.1, "full")
     assert float(ok.sel(D=3, N=5, beta=50.0, replicate=1)["test"]) == float(g.test)
-    s = sw.summary(ds)
+    s = sw.sweep_summary(ds)
     assert int(s["n"].sel(D=3, N=5, P=4, beta=50.0, lam=0.0)) == 0
     assert np.isfinite(s["test_se"].sel(P=30, lam=0.1)).all()
 
@@ -63,8 +63,8 @@ def test_results_and_recorded_failures():
 def test_serial_processes_and_stores_are_bit_identical(tmp_path):
     serial = sw.sweep("gibbs", GRID, workers=1, **KW)
     local = sw.sweep("gibbs", GRID, workers=2, store=str(tmp_path / "local"), **KW)
-    _same(serial.drop_attrs() if hasattr(serial, "drop_attrs") else serial, local)
-    _same(local, sw.load(str(tmp_path / "local")))
+    _same(serial, local)
+    _same(local, sw.load_sweep(str(tmp_path / "local")))
 
 
 def test_dask_local_cluster_is_bit_identical(tmp_path):
@@ -80,7 +80,7 @@ def test_interrupted_sweep_resumes_to_the_same_store(tmp_path):
     """Kill the sweep after 3 points (os._exit in a serial run, so nothing is flushed on exit) and
     run it again: the resumed store equals an uninterrupted one, and the done points are skipped."""
     store = str(tmp_path / "resumed")
-    script = (f"import os, validation.sweep as sw\n"
+    script = (f"import os, validation.sweeps as sw\n"
               f"n = [0]\n"
               f"def sink_wrap(write):\n"
               f"    def w(*a):\n"
@@ -92,11 +92,11 @@ def test_interrupted_sweep_resumes_to_the_same_store(tmp_path):
               f"sw.sweep('gibbs', {GRID!r}, replicates=2, seed=7, workers=1, store={store!r})\n")
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert res.returncode == 17, res.stderr
-    partial = sw.load(store)
+    partial = sw.load_sweep(store)
     assert int((partial["status"] != sw.PENDING).sum()) == 3
     calls = []
     orig = sw._run_task
-    sw_run = lambda fn, t: calls.append(t) or orig(fn, t)               # noqa: E731
+    sw_run = lambda fn, t, **kw: calls.append(t) or orig(fn, t, **kw)   # noqa: E731
     try:
         sw._run_task = sw_run
         resumed = sw.sweep("gibbs", GRID, workers=1, store=store, **KW)
@@ -146,8 +146,34 @@ def test_cli_sweep_with_a_toml_grid(tmp_path):
     res = subprocess.run([exe, "sweep", "gibbs", "--grid", str(grid), "--replicates", "2", "--workers", "1",
                           "--store", str(out), "--no-progress"], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
-    ds = sw.load(str(out))
+    ds = sw.load_sweep(str(out))
     assert ds["test"].shape == (1, 1, 1, 1, 1, 2) and (ds["status"] == sw.DONE).all()
+    pytest.importorskip("distributed")
+    res = subprocess.run([exe, "sweep", "gibbs", "--grid", str(grid), "--replicates", "2", "--workers", "2",
+                          "--store", str(tmp_path / "cluster"), "--no-progress"], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr                                 # a Dask LocalCluster of 2 workers
+    _same(ds, sw.load_sweep(str(tmp_path / "cluster")))
     res = subprocess.run([exe, "sweep", "gibbs", "--grid", str(grid), "--scheduler", "tcp://127.0.0.1:9"],
                          capture_output=True, text=True)
     assert res.returncode != 0 and len(res.stderr.strip().splitlines()) == 1 and "scheduler" in res.stderr
+
+
+def test_figure_from_store_reads_instead_of_recomputing(tmp_path):
+    """`linattn figures fig2 --from-store DIR`: the first call runs the marker sweeps into DIR, the
+    second reads them (no task is evaluated) and writes the same data."""
+    from validation import plots
+
+    store = str(tmp_path / "store")
+    plots.make(["fig2"], str(tmp_path / "a"), mode="smoke", progress=False, store=store)
+    calls = []
+    orig = sw._run_task
+    try:
+        sw._run_task = lambda fn, t, **kw: calls.append(t) or orig(fn, t, **kw)
+        plots.make(["fig2"], str(tmp_path / "b"), mode="smoke", progress=False, store=store)
+    finally:
+        sw._run_task = orig
+    assert calls == []
+    a, b = np.load(tmp_path / "a" / "fig2.npz"), np.load(tmp_path / "b" / "fig2.npz")
+    for k in a.files:
+        if k.startswith("D") and a[k].dtype.kind == "f":
+            assert np.array_equal(a[k], b[k], equal_nan=True), k

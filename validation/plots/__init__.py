@@ -92,7 +92,7 @@ def names() -> list[str]:
     return list(registry())
 
 
-def make(selected, out_dir: str, mode: str = "quick", progress: bool = True) -> list[str]:
+def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, store: str | None = None) -> list[str]:
     """Run the figures in ``selected`` (names, or ``["all"]``); return the paths written.
 
     Parameters
@@ -103,6 +103,9 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True) -> 
         Output folder (created if needed; must be writable).
     mode : {"smoke", "quick", "full"}
     progress : bool
+    store : str, optional
+        Folder of sweep stores: figures that support it (``fig2``, ``fig3``) read their simulations
+        from there instead of recomputing, and write what is missing (optional extra ``[dask]``).
 
     Returns
     -------
@@ -120,8 +123,14 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True) -> 
         raise ValueError(f"figure names must be among {list(reg) + ['all']}; got {unknown}")
     writable_folder(out_dir)
     written = []
+    import inspect
+
     for name in selected:
-        paths = reg[name].func(out_dir, mode, progress)
+        func = reg[name].func
+        if store is not None and "store" in inspect.signature(func).parameters:
+            paths = func(out_dir, mode, progress, store=store)
+        else:
+            paths = func(out_dir, mode, progress)
         _record(out_dir, name, paths, mode)
         written += paths
     write_gallery(out_dir)

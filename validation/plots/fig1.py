@@ -22,7 +22,7 @@ N_DATASETS = 3
 
 
 #: sizes (D = N) and datasets per panel in each mode
-SETTINGS = {"smoke": dict(sizes=[6, 4], n_datasets=1), "quick": dict(sizes=[100, 20], n_datasets=N_DATASETS),
+SETTINGS = {"smoke": dict(sizes=[20], n_datasets=1), "quick": dict(sizes=[100, 20], n_datasets=N_DATASETS),
             "full": dict(sizes=[100, 20], n_datasets=N_DATASETS)}
 
 

@@ -6,9 +6,13 @@ replica-symmetric theory (``replica.stationary``); open markers: dataset-average
 averages; filled markers: Langevin simulations with the seed's protocol (10⁵ equilibration
 steps, then 20 samples 5000 steps apart), averaged over datasets, ±1 s.e.
 Quick mode: 20 datasets per exact marker and 3 simulated datasets per Langevin marker
-(full: 100 and 10, with 4 chains each).
+(full: 100 and 10, with 4 chains each). With a store (``linattn figures fig2 --from-store DIR``)
+the markers are resumable sweeps (:func:`validation.sweep`) in ``DIR/<mode>/``: a second call reads
+them instead of recomputing, and the sweeps can be run on a cluster beforehand.
 """
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
@@ -29,12 +33,14 @@ SETTINGS = {
 }
 
 
-def sweeps(problems, mode="quick", progress=True):
+def sweeps(problems, mode="quick", progress=True, store=None):
     kw = SETTINGS[mode]
     if mode == "smoke":
         problems = problems[:2]
-    return [stationary_sweep(linattn.Problem(D, N), "full", BETA, LAM, seed=D * 1000 + N, progress=progress, **kw)
-            for D, N in problems]
+    if store is not None:     # resumable sweeps keyed by mode: what is in the store is read, not recomputed
+        store = os.path.join(store, mode)
+    return [stationary_sweep(linattn.Problem(D, N), "full", BETA, LAM, seed=D * 1000 + N, progress=progress,
+                             store=store, **kw) for D, N in problems]
 
 
 def plot(results, label):
@@ -69,8 +75,8 @@ def plot(results, label):
     return fig
 
 
-def _make(name, problems, label, out_dir, mode, progress):
-    results = sweeps(problems, mode, progress)
+def _make(name, problems, label, out_dir, mode, progress, store):
+    results = sweeps(problems, mode, progress, store)
     with style():
         fig = plot(results, label)
     data = {}
@@ -87,12 +93,12 @@ def _make(name, problems, label, out_dir, mode, progress):
                   "replica-symmetric theory; open circles: exact Gibbs averages of 20 datasets (full: 100) ± 1 s.e.; "
                   "squares: Langevin simulations with the seed's protocol (10⁵ equilibration steps, 20 samples 5000 "
                   "steps apart) on 3 datasets (full: 10, 4 chains each) ± 1 s.e. over datasets.")
-def make_fig2(out_dir, mode="quick", progress=True):
-    return _make("fig2", [(10, N) for N in (10, 20, 50, 100)], "N", out_dir, mode, progress)
+def make_fig2(out_dir, mode="quick", progress=True, store=None):
+    return _make("fig2", [(10, N) for N in (10, 20, 50, 100)], "N", out_dir, mode, progress, store)
 
 
 @register("fig3", "Stationary train/test loss vs P for several D at N = 100 (theory, exact, Langevin)",
           caption="Seed 003, Fig. 3. As Fig. 2 for D ∈ {5, 10, 15, 20} at N = 100: replica theory (lines), exact "
                   "Gibbs averages (circles) and Langevin simulations (squares), β = 10³, λ = 0.01, full model.")
-def make_fig3(out_dir, mode="quick", progress=True):
-    return _make("fig3", [(D, 100) for D in (5, 10, 15, 20)], "D", out_dir, mode, progress)
+def make_fig3(out_dir, mode="quick", progress=True, store=None):
+    return _make("fig3", [(D, 100) for D in (5, 10, 15, 20)], "D", out_dir, mode, progress, store)

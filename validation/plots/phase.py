@@ -23,10 +23,10 @@ LAM = 0.01
 
 
 #: theory-map resolution, exact boundary points and training sets per exact point, per mode
-SETTINGS = {"smoke": dict(n_P=8, n_map=3, N_exact=[20, 100], D_exact=[5, 10], n_datasets=2, n_grid=3),
-            "quick": dict(n_P=70, n_map=24, N_exact=[10, 20, 50, 100, 200], D_exact=[5, 10, 15, 20],
+SETTINGS = {"smoke": dict(n_P=8, n_map=2, n_D=2, N_exact=[100], D_exact=[10], n_datasets=2, n_grid=3),
+            "quick": dict(n_P=70, n_map=24, n_D=28, N_exact=[10, 20, 50, 100, 200], D_exact=[5, 10, 15, 20],
                           n_datasets=20, n_grid=11),
-            "full": dict(n_P=70, n_map=24, N_exact=[10, 20, 50, 100, 200], D_exact=[5, 10, 15, 20],
+            "full": dict(n_P=70, n_map=24, n_D=28, N_exact=[10, 20, 50, 100, 200], D_exact=[5, 10, 15, 20],
                          n_datasets=100, n_grid=11)}
 
 
@@ -59,7 +59,7 @@ def compute(mode="quick", progress=True):
     n = s["n_datasets"]
     P_grid = np.geomspace(1, 1e4, s["n_P"])
     N_map = np.unique(np.round(np.geomspace(5, 400, s["n_map"])).astype(int))
-    D_map = np.unique(np.round(np.linspace(3, 30, min(28, s["n_map"] + 4))).astype(int))
+    D_map = np.unique(np.round(np.linspace(3, 30, s["n_D"])).astype(int))
     data = {"P_grid": P_grid, "N_map": N_map, "D_map": D_map,
             "gap_PN": theory_map([(10, N) for N in N_map], P_grid),
             "gap_PD": theory_map([(D, 100) for D in D_map], P_grid)}

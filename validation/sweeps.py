@@ -17,8 +17,8 @@ combination the experiment refuses) is recorded — ``status`` 2 and the message
 variable — and the sweep goes on.
 
 Store. With ``store`` (a directory), the Zarr group holds one array per variable, chunked one
-grid point per chunk, a ``status`` array (0 pending, 1 done, 2 failed) and, per failed point, a
-small JSON file under ``errors/``. Every finished point is written by the driver as soon as it
+grid point per chunk, a ``status`` array (0 pending, 1 done, 2 failed) and the messages of
+failed points as attributes of its ``errors`` subgroup. Every finished point is written by the driver as soon as it
 arrives, into its own chunks (no two points share a chunk, so no write ever touches another
 point's data), so an interrupted sweep loses at most the points in flight, and re-running the same
 sweep skips the points already done. The attributes record the library version, the git commit,
@@ -228,8 +228,23 @@ def _tasks(name, grid, replicates, seed):
     return tasks
 
 
-def _run_task(fn, task):
-    """Evaluate one task: ``(index, outputs or None, error message or None)``."""
+_SINGLE_THREADED = []
+
+
+def _one_blas_thread():
+    """Limit BLAS to one thread in this (worker) process, once: a multi-threaded BLAS sums in
+    another order, and results would differ in the last bits between serial and parallel runs."""
+    if not _SINGLE_THREADED:
+        from threadpoolctl import threadpool_limits
+
+        _SINGLE_THREADED.append(threadpool_limits(limits=1, user_api="blas"))
+
+
+def _run_task(fn, task, limit_threads=True):
+    """Evaluate one task: ``(index, outputs or None, error message or None)``; BLAS runs on one
+    thread (set once per worker process; the serial path limits it around its loop instead)."""
+    if limit_threads:
+        _one_blas_thread()
     rng = np.random.default_rng(np.random.SeedSequence(task.seed))
     try:
         out = fn(**task.point, rng=rng)
@@ -281,7 +296,7 @@ class _Store:
             self.group.attrs.update(attrs)
         if "status" not in self.group:
             self.group.create_array("status", shape=shape, chunks=(1,) * len(shape), dtype="int8", fill_value=0)
-        os.makedirs(os.path.join(path, "errors"), exist_ok=True)
+        self.error_group = self.group.require_group("errors")
 
     def status(self):
         return np.asarray(self.group["status"][...])
@@ -296,21 +311,18 @@ class _Store:
                 self.group[k][region] = v[(None,) * len(self.shape)]
             self.group["status"][region] = DONE
         else:
-            with open(os.path.join(self.path, "errors", "_".join(map(str, index)) + ".json"), "w") as fh:
-                json.dump({"index": list(index), "error": error}, fh)
+            self.error_group.attrs["_".join(map(str, index))] = error
             self.group["status"][region] = FAILED
 
     def errors(self):
-        out = {}
-        folder = os.path.join(self.path, "errors")
-        for f in sorted(os.listdir(folder)):
-            with open(os.path.join(folder, f)) as fh:
-                e = json.load(fh)
-            out[tuple(e["index"])] = e["error"]
-        return out
+        return _read_errors(self.error_group)
 
     def variables(self):
         return {k: np.asarray(self.group[k][...]) for k in self.group.array_keys() if k != "status"}
+
+
+def _read_errors(error_group):
+    return {tuple(int(i) for i in key.split("_")): message for key, message in dict(error_group.attrs).items()}
 
 
 class _Memory:
@@ -359,6 +371,32 @@ def _worker_env():
                 os.environ[k] = v
 
 
+def local_cluster(workers):
+    """A Dask ``LocalCluster`` of ``workers`` single-threaded worker processes and its client.
+
+    Worker processes inherit one BLAS/OpenMP/numba thread each (no oversubscription).
+
+    Parameters
+    ----------
+    workers : int
+
+    Returns
+    -------
+    contextmanager
+        Yields a ``dask.distributed.Client``; the cluster is closed on exit.
+    """
+    workers = check.positive_int("workers", workers)
+    return _local_cluster(workers, _require("distributed"))
+
+
+@contextmanager
+def _local_cluster(workers, distributed):
+    with _worker_env(), distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                 dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
 def _execute(fn, tasks, client, workers, sink, progress):
     bar = tqdm(total=len(tasks), desc="sweep", disable=not progress)
     if client is not None:
@@ -369,9 +407,12 @@ def _execute(fn, tasks, client, workers, sink, progress):
             sink(*fut.result())
             bar.update()
     elif workers == 1:
-        for t in tasks:
-            sink(*_run_task(fn, t))
-            bar.update()
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1, user_api="blas"):     # restored afterwards in this process
+            for t in tasks:
+                sink(*_run_task(fn, t, limit_threads=False))
+                bar.update()
     else:
         import multiprocessing
 
@@ -463,7 +504,7 @@ def _dataset(xr, grid, replicates, sink, attrs):
     return xr.Dataset(data, coords=coords, attrs=attrs)
 
 
-def load(store):
+def load_sweep(store):
     """Open a sweep's Zarr store as an ``xarray.Dataset`` (the same layout :func:`sweep` returns).
 
     Parameters
@@ -485,15 +526,12 @@ def load(store):
     mem = _Memory(tuple(len(v) for v in grid.values()) + (attrs["replicates"],))
     mem._status = np.asarray(group["status"][...])
     mem._vars = {k: np.asarray(group[k][...]) for k in group.array_keys() if k != "status"}
-    folder = os.path.join(os.fspath(store), "errors")
-    for f in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
-        with open(os.path.join(folder, f)) as fh:
-            e = json.load(fh)
-        mem._errors[tuple(e["index"])] = e["error"]
+    if "errors" in group:
+        mem._errors = _read_errors(group["errors"])
     return _dataset(xr, grid, attrs["replicates"], mem, attrs)
 
 
-def summary(ds):
+def sweep_summary(ds):
     """Mean and standard error over replicates of every numeric variable (failed points excluded).
 
     Parameters
