@@ -69,9 +69,9 @@ def plot(results, label):
     from matplotlib.lines import Line2D
     h += [Line2D([], [], color="gray", marker="o", mfc="none", ls=""), Line2D([], [], color="gray", marker="s", ls="")]
     l += ["exact Gibbs, dataset average", "Langevin simulation"]
-    axes[0].legend(h, l, loc="upper left")
+    fig.legend(h, l, loc="lower center", ncol=len(l), fontsize=8, frameon=False)   # below the panels, off the data
     fig.suptitle(rf"linear attention, $\beta = 10^3$, $\lambda = {LAM}$, $\gamma = 1$; curves: replica theory")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
 
 
