@@ -17,11 +17,14 @@ combination the experiment refuses) is recorded — ``status`` 2 and the message
 variable — and the sweep goes on.
 
 Store. With ``store`` (a directory), the Zarr group holds one array per variable, chunked one
-grid point per chunk, a ``status`` array (0 pending, 1 done, 2 failed) and the messages of
-failed points as attributes of its ``errors`` subgroup. Every finished point is written by the driver as soon as it
-arrives, into its own chunks (no two points share a chunk, so no write ever touches another
-point's data), so an interrupted sweep loses at most the points in flight, and re-running the same
-sweep skips the points already done. The attributes record the library version, the git commit,
+grid point per chunk, a ``status`` array (0 pending, 1 done, 2 failed) and the (truncated) messages
+of failed points in ``error_text``. On local processes and Dask workers each task writes its own
+point into its own chunks as soon as it is done (no two points share a file, so concurrent writers
+never collide; the status is written last, so a write cut short leaves the point pending); the
+first point is evaluated by the driver, which creates the arrays from its outputs. An interrupted
+sweep loses at most the points in flight, and re-running the same sweep skips the points already
+done. Worker-side writing needs the store on a filesystem the workers share (always true for local
+processes and a LocalCluster). The attributes record the library version, the git commit,
 a hash of the experiment's source code, the grid and the seed, and a store written by another
 code version is refused unless ``allow_mixed=True``.
 
@@ -35,6 +38,7 @@ Requires the optional extra ``pip install -e ".[dask]"`` (xarray, zarr, dask.dis
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import hashlib
 import inspect
 import itertools
@@ -271,6 +275,47 @@ def _code_attrs(fn, name, grid, replicates, seed):
             "replicates": int(replicates), "grid": json.dumps(grid)}
 
 
+#: bytes of an error message kept in the store
+ERROR_BYTES = 400
+
+
+def _write_point(group, shape, index, outputs, error):
+    """Write one point's outputs (or its error) into its own chunks, the status last: a write cut
+    short leaves the point pending, and a re-run redoes it. Arrays must exist (see :meth:`_Store.ensure`)."""
+    region = tuple(slice(i, i + 1) for i in index)
+    if outputs is not None:
+        for k, v in outputs.items():
+            if k not in group or group[k].shape != shape + v.shape:
+                outputs, error = None, (f"OutputError: output {k!r} of shape {v.shape} does not match the store's "
+                                        "variables (set by the first point)")
+                break
+    if outputs is not None:
+        for k, v in outputs.items():
+            group[k][region] = v[(None,) * len(shape)]
+        group["status"][region] = DONE
+    else:
+        text = np.zeros(ERROR_BYTES, np.uint8)
+        raw = error.encode("utf-8")[:ERROR_BYTES]
+        text[:len(raw)] = np.frombuffer(raw, np.uint8)
+        group["error_text"][region] = text[(None,) * len(shape)]
+        group["status"][region] = FAILED
+
+
+_GROUPS = {}
+
+
+def _run_and_write(fn, task, path, shape):
+    """Worker side: evaluate a task and write its point into the store itself (one chunk per point,
+    so concurrent writers never touch the same file). Returns ``(index, status)``."""
+    import zarr
+
+    if path not in _GROUPS:
+        _GROUPS[path] = zarr.open_group(path, mode="r+")
+    index, outputs, error = _run_task(fn, task)
+    _write_point(_GROUPS[path], shape, index, outputs, error)
+    return index, DONE if outputs is not None else FAILED
+
+
 class _Store:
     """A Zarr group laid out one grid point per chunk (module docstring)."""
 
@@ -296,33 +341,39 @@ class _Store:
             self.group.attrs.update(attrs)
         if "status" not in self.group:
             self.group.create_array("status", shape=shape, chunks=(1,) * len(shape), dtype="int8", fill_value=0)
-        self.error_group = self.group.require_group("errors")
+            self.group.create_array("error_text", shape=shape + (ERROR_BYTES,), chunks=(1,) * len(shape) + (ERROR_BYTES,),
+                                    dtype="uint8", fill_value=0)
 
     def status(self):
         return np.asarray(self.group["status"][...])
 
+    def has_variables(self):
+        return any(k not in ("status", "error_text") for k in self.group.array_keys())
+
+    def ensure(self, outputs):
+        """Create the arrays of the outputs of a first point (driver only, before workers write)."""
+        for k, v in outputs.items():
+            if k not in self.group:
+                self.group.create_array(k, shape=self.shape + v.shape, chunks=(1,) * len(self.shape) + v.shape,
+                                        dtype="float64", fill_value=np.nan)
+
     def write(self, index, outputs, error):
-        region = tuple(slice(i, i + 1) for i in index)
         if outputs is not None:
-            for k, v in outputs.items():
-                if k not in self.group:
-                    self.group.create_array(k, shape=self.shape + v.shape, chunks=(1,) * len(self.shape) + v.shape,
-                                            dtype="float64", fill_value=np.nan)
-                self.group[k][region] = v[(None,) * len(self.shape)]
-            self.group["status"][region] = DONE
-        else:
-            self.error_group.attrs["_".join(map(str, index))] = error
-            self.group["status"][region] = FAILED
+            self.ensure(outputs)
+        _write_point(self.group, self.shape, index, outputs, error)
 
     def errors(self):
-        return _read_errors(self.error_group)
+        return _decode_errors(self.group)
 
     def variables(self):
-        return {k: np.asarray(self.group[k][...]) for k in self.group.array_keys() if k != "status"}
+        return {k: np.asarray(self.group[k][...]) for k in self.group.array_keys() if k not in ("status", "error_text")}
 
 
-def _read_errors(error_group):
-    return {tuple(int(i) for i in key.split("_")): message for key, message in dict(error_group.attrs).items()}
+def _decode_errors(group):
+    status = np.asarray(group["status"][...])
+    text = np.asarray(group["error_text"][...])
+    return {idx: bytes(text[idx]).rstrip(b"\0").decode("utf-8", errors="ignore")
+            for idx in zip(*np.nonzero(status == FAILED))}
 
 
 class _Memory:
@@ -397,10 +448,12 @@ def _local_cluster(workers, distributed):
         yield client
 
 
-def _execute(fn, tasks, client, workers, sink, progress):
+def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task):
+    """Run ``tasks``; ``runner(fn, task)`` returns what ``sink`` takes (``_run_task``: the outputs,
+    for the driver to keep or write; ``_run_and_write``: a status, the worker having written)."""
     bar = tqdm(total=len(tasks), desc="sweep", disable=not progress)
     if client is not None:
-        futures = [client.submit(_run_task, fn, t, pure=False) for t in tasks]
+        futures = [client.submit(runner, fn, t, pure=False) for t in tasks]
         from distributed import as_completed
 
         for fut in as_completed(futures):
@@ -417,7 +470,7 @@ def _execute(fn, tasks, client, workers, sink, progress):
         import multiprocessing
 
         with _worker_env(), cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(_run_task, fn, t) for t in tasks]
+            futures = [pool.submit(runner, fn, t) for t in tasks]
             for fut in cf.as_completed(futures):
                 sink(*fut.result())
                 bar.update()
@@ -482,8 +535,16 @@ def sweep(fn, grid, replicates=1, seed=0, client=None, store=None, workers=None,
         if not isinstance(store, (str, os.PathLike)) or not str(store).strip():
             check.fail("store", store, "a folder path for a Zarr group")
         sink = _Store(os.fspath(store), attrs, shape, allow_mixed)
-    todo = [t for t in _tasks(name, grid, replicates, seed) if sink.status()[t.index] == PENDING]
-    _execute(fn, todo, client, workers, sink.write, progress)
+    status = sink.status()
+    todo = [t for t in _tasks(name, grid, replicates, seed) if status[t.index] == PENDING]
+    parallel = client is not None or workers > 1
+    if store is None or not parallel:                  # the driver keeps or writes every point
+        _execute(fn, todo, client, workers, sink.write, progress)
+    else:                                              # workers write their own points
+        while todo and not sink.has_variables():       # the first result fixes the variables' shapes
+            sink.write(*_run_task(fn, todo.pop(0)))
+        runner = functools.partial(_run_and_write, path=sink.path, shape=shape)
+        _execute(fn, todo, client, workers, lambda index, st: None, progress, runner=runner)
     return _dataset(xr, grid, replicates, sink, attrs)
 
 
@@ -525,9 +586,8 @@ def load_sweep(store):
     grid = json.loads(attrs["grid"])
     mem = _Memory(tuple(len(v) for v in grid.values()) + (attrs["replicates"],))
     mem._status = np.asarray(group["status"][...])
-    mem._vars = {k: np.asarray(group[k][...]) for k in group.array_keys() if k != "status"}
-    if "errors" in group:
-        mem._errors = _read_errors(group["errors"])
+    mem._vars = {k: np.asarray(group[k][...]) for k in group.array_keys() if k not in ("status", "error_text")}
+    mem._errors = _decode_errors(group)
     return _dataset(xr, grid, attrs["replicates"], mem, attrs)
 
 
