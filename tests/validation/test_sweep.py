@@ -148,11 +148,6 @@ def test_cli_sweep_with_a_toml_grid(tmp_path):
     assert res.returncode == 0, res.stderr
     ds = sw.load_sweep(str(out))
     assert ds["test"].shape == (1, 1, 1, 1, 1, 2) and (ds["status"] == sw.DONE).all()
-    pytest.importorskip("distributed")
-    res = subprocess.run([exe, "sweep", "gibbs", "--grid", str(grid), "--replicates", "2", "--workers", "2",
-                          "--store", str(tmp_path / "cluster"), "--no-progress"], capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr                                 # a Dask LocalCluster of 2 workers
-    _same(ds, sw.load_sweep(str(tmp_path / "cluster")))
     res = subprocess.run([exe, "sweep", "gibbs", "--grid", str(grid), "--scheduler", "tcp://127.0.0.1:9"],
                          capture_output=True, text=True)
     assert res.returncode != 0 and len(res.stderr.strip().splitlines()) == 1 and "scheduler" in res.stderr
