@@ -109,7 +109,7 @@ def _connect(address):
     except ImportError:
         raise ValueError("scheduler needs dask.distributed: pip install -e \".[dask]\"") from None
     try:
-        return Client(address, timeout="5s")
+        return Client(address, timeout="3s")
     except (OSError, TimeoutError) as err:
         raise ValueError(f"scheduler {address!r} cannot be reached: {err}") from None
 

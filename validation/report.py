@@ -70,7 +70,7 @@ def _fmt(x, se=None, digits=4):
 #: datasets, chains and grids of each section, per mode ("smoke" only exercises the code paths)
 SETTINGS = {
     "smoke": dict(spectra_n=1, spectra_D=20, dyn_n=3, dyn_P=(10, 100), replica_n=3, replica_P=(10, 100),
-                  langevin_chains=2, langevin_P=(10, 100),
+                  langevin_chains=2, langevin_P=(100,),
                   transition=dict(n_exact=2, n_sim=2, P_exact=[20, 100, 500], P_sim=[20, 500])),
     "quick": dict(spectra_n=10, spectra_D=20, dyn_n=30, dyn_P=(10, 100, 1000), replica_n=60,
                   replica_P=(10, 20, 50, 100, 200, 500, 1000), langevin_chains=8, langevin_P=(10, 100, 1000),

@@ -53,14 +53,14 @@ def test_short_times_are_continuous():
     assert (cur.train[4] - cur.train[0]) / t[4] == pytest.approx(slope, rel=1e-2)
 
 
-N_DATASETS = 1000
+N_DATASETS = 600
 CASES = [(model, P) for model in ("reduced", "full") for P in (10, 100, 1000)]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("model, P", CASES)
 def test_theory_against_exact_dataset_means(P, model):
-    """Acceptance (issue "Trust" §1): the mean of 1000 exact per-dataset curves (D = 10, N = 100,
+    """Acceptance (issue "Trust" §1): the mean of 600 exact per-dataset curves (D = 10, N = 100,
     λ = 0.01, θ0 = 0, 13 times) against (a) the finite-size theory and (b) its baselines, MP and
     the decoupled label channel, paired on the same exact averages.
 

@@ -86,7 +86,7 @@ def test_quadrature_accuracy_of_the_finite_law():
         for lw in variants:
             d1 = spectra.block_resolvent(x, P, lw).m.imag / np.pi
             assert np.max(np.abs(d1 - d0)) < 2e-3 * np.max(d0)
-            g = tab.grid[1:]
+            g = tab.grid[1::4]          # every 4th point of the tabulation grid: 750 points
             c0 = np.cumsum(spectra.block_resolvent(g + 0j, P, base).m.imag * np.gradient(g))
             c1 = np.cumsum(spectra.block_resolvent(g + 0j, P, lw).m.imag * np.gradient(g))
             assert np.max(np.abs(c1 - c0)) / np.pi < 2e-3
