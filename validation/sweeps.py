@@ -498,7 +498,8 @@ def sweep(fn, grid, replicates=1, seed=0, client=None, store=None, workers=None,
     store : str, optional
         Zarr folder: results are written as they arrive and a re-run resumes (``None``: in memory).
     workers : int, optional
-        Local processes when ``client`` is ``None`` (default: the number of cores; 1: serial).
+        Local processes when ``client`` is ``None`` (default: ``LINATTN_SWEEP_WORKERS`` if set, else
+        the number of cores; 1: serial).
     allow_mixed : bool
         Accept a store written by another code version.
     progress : bool
@@ -524,7 +525,10 @@ def sweep(fn, grid, replicates=1, seed=0, client=None, store=None, workers=None,
     allow_mixed = check.boolean("allow_mixed", allow_mixed)
     progress = check.boolean("progress", progress)
     if client is None:
-        workers = (os.cpu_count() or 1) if workers is None else check.positive_int("workers", workers)
+        if workers is None:
+            env = os.environ.get("LINATTN_SWEEP_WORKERS")
+            workers = check.positive_int("LINATTN_SWEEP_WORKERS", int(env)) if env else (os.cpu_count() or 1)
+        workers = check.positive_int("workers", workers)
     elif workers is not None:
         raise ValueError(f"workers must be None when a client is given (the cluster decides); got {workers!r}")
     shape = tuple(len(v) for v in grid.values()) + (replicates,)

@@ -154,11 +154,12 @@ def test_cli_sweep_with_a_toml_grid(tmp_path):
     assert res.returncode != 0 and len(res.stderr.strip().splitlines()) == 1 and "scheduler" in res.stderr
 
 
-def test_figure_from_store_reads_instead_of_recomputing(tmp_path):
+def test_figure_from_store_reads_instead_of_recomputing(tmp_path, monkeypatch):
     """`linattn figures fig2 --from-store DIR`: the first call runs the marker sweeps into DIR, the
     second reads them (no task is evaluated) and writes the same data."""
     from validation import plots
 
+    monkeypatch.setenv("LINATTN_SWEEP_WORKERS", "1")     # serial: the process pools are tested above
     store = str(tmp_path / "store")
     plots.make(["fig2"], str(tmp_path / "a"), mode="smoke", progress=False, store=store)
     calls = []
