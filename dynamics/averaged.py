@@ -158,9 +158,9 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
     def point(tau):
         """(E_t, E_g) at rescaled time τ >= TAU_CHORD (or τ = 0)."""
         if tau == 0.0:
-            tr, te = 0.5 * (1.0 + pb.noise**2), pb.test_error_from_moments(0.0, 0.0)
+            tr, te = 0.5 * pb.label_variance, pb.test_error_from_moments(0.0, 0.0)
         else:
-            tr = 0.5 * (1.0 + pb.noise**2 - _filtered(2 * tau, lp, P, lw).real)
+            tr = 0.5 * (pb.label_variance - _filtered(2 * tau, lp, P, lw).real)
             overlap, norm = _moments(tau, lp, P, lw, pb)
             te = pb.test_error_from_moments(overlap, norm)
         if sigma0 > 0:

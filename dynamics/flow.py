@@ -10,7 +10,7 @@ factor ``d_k`` (``e^{−γ(g_k+λ)t}`` or ``(1 − η(g_k+λ))^n``); the null sp
 ``θ_0`` therefore stays for ever, and ``θ* `` is the min-norm solution.
 
 Errors. ``E_t(θ) = E_t(θ*) + ½ (θ − θ*)ᵀ A (θ − θ*)`` and
-``E_g(θ) = ½ [1 + σ² − 2 u·θ + θᵀ C θ]`` (``u = [vec(I)/D, 0]``, ``C = diag(c, c_v)``) are
+``E_g(θ) = ½ [V − 2 u·θ + θᵀ C θ]`` (``u = [b vec(I)/D, 0]``, ``C = diag(c, c_v)``) are
 quadratic forms in ``θ(t)``. For a Gaussian initialisation ``θ_0 ~ N(0, σ_0² I)``,
 ``θ(t) = m(t) + L(t) z`` with ``z ~ N(0, I)``, ``m = V(1 − d)β*`` and
 ``L = σ_0 [V diag(d) Vᵀ + d_⊥ (I − V Vᵀ)]``; for ``q = zᵀ Q z + lᵀ z + κ``,
@@ -88,7 +88,7 @@ class _NullPart:
         n0 = theta0 - es.lift(es.project(theta0))
         Cn0 = es.apply_metric(n0)
         D = es.problem.D
-        return cls(n0, float(n0 @ n0), float(np.trace(n0[: D * D].reshape(D, D))) / D, es.project(Cn0),
+        return cls(n0, float(n0 @ n0), float(np.trace(n0[: D * D].reshape(D, D))) / (D / es.problem.teacher_strength), es.project(Cn0),
                    float(n0 @ Cn0))
 
 

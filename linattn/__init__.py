@@ -4,9 +4,10 @@ Public names: :class:`Problem`, :class:`Prompts`, :func:`train_energy`, :func:`t
 :func:`relative_gap` and :func:`transition_point` (the one definition of ``ΔEr`` and ``P*``),
 :class:`ConvergenceError`, and the modules :mod:`linattn.check` (argument checks shared by the
 library), :mod:`linattn.sampling`, :mod:`linattn.attention`, :mod:`linattn.params`,
-:mod:`linattn.invariants`.
+:mod:`linattn.invariants`, :mod:`linattn.links` (link functions of single-index tasks, their
+Hermite coefficients and exact Gaussian moments).
 """
-from . import attention, check, invariants, params, sampling
+from . import attention, check, invariants, links, params, sampling
 from .energy import Gradient, train_energy, train_gradient
 from .errors import ConvergenceError
 from .params import contrast_ratio, pack, unpack
@@ -19,6 +20,6 @@ MODELS = check.MODELS
 __all__ = [
     "Problem", "Prompts", "ICLSolution", "train_energy", "train_gradient", "Gradient",
     "ConvergenceError", "pack", "unpack", "contrast_ratio", "relative_gap", "transition_point", "MODELS",
-    "attention", "check", "invariants", "params", "sampling",
+    "attention", "check", "invariants", "links", "params", "sampling",
 ]
 __version__ = "0.1.0"

@@ -22,6 +22,13 @@ invariants are functions of eight independent primitive variables with elementar
    y_q = √r g_1 + σ ε_q,\qquad y2 = (r + σ²) K / N.
 
 (χ² with zero degrees of freedom is 0; for ``D = 1`` the ``g_2`` direction does not exist.)
+A linear link ``f(u) = a u`` replaces ``r`` by ``a² r``. Any other link (:mod:`linattn.links`) keeps
+the context explicit along ``ŵ``: the primitives are ``r, Z, g_1, g_2, R, ε_q`` and the ``N``
+context coordinates ``γ_i = ŵ·x_i ~ N(0, 1)`` (and ``N`` label noises ``ε_i`` when ``σ > 0``), with
+
+.. math:: a = Σ_i y_i γ_i,\quad b² = Σ_i y_i²,\quad y_i = f(√r γ_i) + σ ε_i,\quad y_q = f(√r g_1) + σ ε_q
+
+(:func:`n_primitives` gives the count: ``6 + N`` or ``6 + 2N``).
 Feeding uniform variables through the inverse CDFs gives an exact transport map, so a
 (randomised) quasi-Monte-Carlo design in eight dimensions integrates any smooth function of
 the invariants with an error estimated from independent scramblings.
@@ -36,6 +43,24 @@ from scipy import special
 from . import check
 
 N_PRIMITIVES = 8
+
+
+def n_primitives(pb) -> int:
+    """Number of primitive variables of the transport map: 8 for a linear link, ``6 + N`` (``6 + 2N``
+    with label noise) otherwise.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+
+    Returns
+    -------
+    int
+    """
+    check.problem(pb)
+    if pb.link.is_linear:
+        return N_PRIMITIVES
+    return 6 + pb.N * (2 if pb.noise > 0 else 1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,26 +93,36 @@ def from_uniforms(pb, u) -> Invariants:
     Invariants
     """
     check.problem(pb)
-    u = check.finite_array("u", u, shape=(None, N_PRIMITIVES))
+    u = check.finite_array("u", u, shape=(None, n_primitives(pb)))
     if np.any((u <= 0) | (u >= 1)):
         check.fail("u", f"<array from {u.min()!r} to {u.max()!r}>", "an array in the open interval (0, 1)")
     D, N, sig = pb.D, pb.N, pb.noise
     r = _chi2_ppf(D, u[:, 0]) / D
-    K = _chi2_ppf(N, u[:, 1])
-    z1 = special.ndtri(u[:, 2])
-    Z = _chi2_ppf(D - 1, u[:, 3])
-    g1 = special.ndtri(u[:, 4])
-    g2 = special.ndtri(u[:, 5]) if D >= 2 else np.zeros(len(u))
-    R = _chi2_ppf(D - 2, u[:, 6])
-    eps = special.ndtri(u[:, 7])
-    return _assemble(pb, r, K, z1, Z, g1, g2, R, eps)
+    if pb.link.is_linear:
+        r = float(pb.link.slope) ** 2 * r
+        K = _chi2_ppf(N, u[:, 1])
+        z1 = special.ndtri(u[:, 2])
+        a = np.sqrt(r) * K + sig * np.sqrt(K) * z1
+        b2 = (r + sig**2) * K
+        Z, g1, R, eps = _chi2_ppf(D - 1, u[:, 3]), special.ndtri(u[:, 4]), _chi2_ppf(D - 2, u[:, 6]), special.ndtri(u[:, 7])
+        g2 = special.ndtri(u[:, 5]) if D >= 2 else np.zeros(len(u))
+        yq = np.sqrt(r) * g1 + sig * eps
+    else:
+        Z, g1, R, eps = _chi2_ppf(D - 1, u[:, 1]), special.ndtri(u[:, 2]), _chi2_ppf(D - 2, u[:, 4]), special.ndtri(u[:, 5])
+        g2 = special.ndtri(u[:, 3]) if D >= 2 else np.zeros(len(u))
+        gam = special.ndtri(u[:, 6:6 + N])
+        y = pb.link(np.sqrt(r)[:, None] * gam)
+        if sig > 0:
+            y = y + sig * special.ndtri(u[:, 6 + N:6 + 2 * N])
+        a = np.einsum("pn,pn->p", y, gam)
+        b2 = np.einsum("pn,pn->p", y, y)
+        yq = pb.link(np.sqrt(r) * g1) + sig * eps
+    return _assemble(pb, a, b2, Z, g1, g2, R, yq)
 
 
-def _assemble(pb, r, K, z1, Z, g1, g2, R, eps) -> Invariants:
-    D, N, sig = pb.D, pb.N, pb.noise
+def _assemble(pb, a, b2, Z, g1, g2, R, yq) -> Invariants:
+    D, N = pb.D, pb.N
     c = pb.feature_variance
-    a = np.sqrt(r) * K + sig * np.sqrt(K) * z1
-    b2 = (r + sig**2) * K
     s2 = (a * a + b2 * Z) / N**2
     sxq = (a * g1 + np.sqrt(b2 * Z) * g2) / N
     xq2 = g1 * g1 + g2 * g2 + R
@@ -96,7 +131,7 @@ def _assemble(pb, r, K, z1, Z, g1, g2, R, eps) -> Invariants:
         xi1=s2 * xq2 / (D * D * c),
         xi2=y2 * y2 * xq2 / (D * c),
         f=sxq / np.sqrt(D * c),
-        y=np.sqrt(r) * g1 + sig * eps,
+        y=yq,
     )
 
 

@@ -1,8 +1,24 @@
-"""The in-context regression problem: dimensions, noise and its exact population quantities.
+r"""The in-context regression problem: dimensions, noise and its exact population quantities.
 
 Conventions follow THEORY.md §1–2 (binding for the whole library): tokens ``x_i ~ N(0, I_D)``,
-one task ``w ~ N(0, I_D)`` per prompt, labels ``y_i = w·x_i/√D + σ ε_i``, linear-attention
-prediction ``ŷ = sᵀ Γ x_q + y2 v·x_q`` with ``s = (1/N) Σ y_i x_i`` and ``y2 = (1/N) Σ y_i²``.
+one task ``w ~ N(0, I_D)`` per prompt, labels ``y_i = f(w·x_i/√D) + σ ε_i`` (``f`` the link;
+``f(u) = u`` by default), linear-attention prediction ``ŷ = sᵀ Γ x_q + y2 v·x_q`` with
+``s = (1/N) Σ y_i x_i`` and ``y2 = (1/N) Σ y_i²``.
+
+Exact population quantities for any link (derived in ``docs/nonlinear.md``). Condition on the task:
+``r = |w|²/D``, ``ŵ = w/|w|``, ``g = ŵ·x``. Then ``E[y x | w] = φ₁(r) ŵ`` and, because the joint law
+is invariant under ``(w, x) → (−w, −x)`` and under rotations, every cross moment between the ``Γ``
+and ``v`` features vanishes and the feature covariance stays ``diag(c I, c_v I)``, with the
+``r``-averaged moments of :mod:`linattn.links`:
+
+.. math::
+    b &= E_r φ_1(r)^2, \qquad V = E_r φ_2(r) + σ^2 = E y_q^2,\\
+    c &= \frac{1}{N}\Big[(φ_2 + σ^2)\big(1 − \tfrac1D\big) + \frac{φ_{22} + σ^2}{D}\Big]
+         + \big(1 − \tfrac1N\big)\frac{φ_1^2}{D},\\
+    c_v &= \frac{φ_4 + 6σ^2 φ_2 + 3σ^4}{N} + \big(1 − \tfrac1N\big) E_r(φ_2 + σ^2)^2,
+
+and ``E_g(Γ, v) = ½ [V − 2 b tr Γ/D + c ‖Γ‖_F² + c_v |v|²]``. For ``f(u) = u``: ``b = 1``,
+``V = 1 + σ²`` and the closed forms of THEORY §2.
 
 References
 ----------
@@ -16,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import check
+from .links import Link, as_link, radial_moments
 
 
 #: largest accepted label-noise s.d. (see :class:`Problem`)
@@ -29,11 +46,11 @@ class ICLSolution:
     Attributes
     ----------
     Gamma : ndarray, shape (D, D)
-        ``Γ_ICL = I / (D c)``.
+        ``Γ_ICL = b I / (D c)`` (``b = 1`` for the default linear link).
     v : ndarray, shape (D,)
         Zero: the ``W21`` block does not help on fresh tasks.
     test_error : float
-        ``E_g(Γ_ICL) = ½ (1 + σ² − 1/(D c))``.
+        ``E_g(Γ_ICL) = ½ (V − b²/(D c))`` (``½ (1 + σ² − 1/(D c))`` for the default link).
     """
 
     Gamma: np.ndarray
@@ -54,6 +71,10 @@ class Problem:
     noise : float
         Label-noise standard deviation ``0 <= σ <= 1e6``. (Beyond ``σ² ≈ 10^{15}`` the unit signal
         variance is lost in ``1 + σ²`` at double precision; ``10^6`` leaves three digits of margin.)
+    link : str, callable or linattn.links.Link
+        The link ``f`` of the labels ``y = f(w·x/√D) + σ ε``: ``"linear"`` (default), ``"tanh"``,
+        ``"relu"``, ``"sign"``, ``"cubic"``, ``"hermite:k"`` or a vectorised callable
+        (:func:`linattn.links.as_link`; refused if not square-integrable under the Gaussian).
 
     Examples
     --------
@@ -65,37 +86,92 @@ class Problem:
     D: int
     N: int
     noise: float = 0.0
+    link: Link = "linear"
 
     def __post_init__(self):
         object.__setattr__(self, "D", check.positive_int("D", self.D))
         object.__setattr__(self, "N", check.positive_int("N", self.N))
         object.__setattr__(self, "noise", check.real("noise", self.noise, low=0.0, high=MAX_NOISE))
+        object.__setattr__(self, "link", as_link(self.link))
+        if not self.link.is_linear:
+            radial_moments(self.link, self.D)     # validates the link at this D (quadrature converges)
+
+    # ------------------------------------------------------------------ the link
+    @property
+    def hermite(self):
+        """Hermite coefficients ``(μ₀, μ₁, μ_*²)`` of the link (:class:`linattn.links.Hermite`)."""
+        return self.link.hermite
+
+    def surrogate(self) -> "Problem":
+        r"""The linear problem of the nonlinearity–noise equivalence (Letey, Rysmakhanov, Lu et al.).
+
+        Labels ``y = μ₁ u + σ_eff ε`` with ``σ_eff² = σ² + μ_*² + μ₀²``. The mean ``μ₀`` is counted as
+        noise: the prediction is odd in ``x_q`` so it can never fit a constant, and in the training
+        data a constant offset has exactly the law of a random-sign offset (``(w, x) → (−w, −x)``
+        symmetry). Every theory of the library evaluated on this problem is the equivalence's
+        prediction; evaluated on ``self`` it uses the exact finite-``D`` label law instead.
+
+        Returns
+        -------
+        Problem
+            ``self`` for a linear link.
+        """
+        if self.link.is_linear:
+            return self
+        mu0, mu1, mu2 = self.hermite
+        return Problem(self.D, self.N, float(np.sqrt(self.noise**2 + mu0**2 + mu2)), Link.linear(mu1))
+
+    @property
+    def teacher_strength(self) -> float:
+        """``b = E_r φ₁(r)²``: ``E[ŷ y_q] = b tr Γ / D`` (``a²`` for ``f(u) = a u``; 1 by default)."""
+        if self.link.is_linear:
+            return float(self.link.slope) ** 2
+        return radial_moments(self.link, self.D).phi1_sq
+
+    @property
+    def label_variance(self) -> float:
+        """``V = E y_q² = E f(u)² + σ²`` (``1 + σ²`` by default)."""
+        if self.link.is_linear:
+            return float(self.link.slope) ** 2 + self.noise**2
+        return radial_moments(self.link, self.D).phi2 + self.noise**2
 
     # ------------------------------------------------------------------ population moments
     @property
     def feature_variance(self) -> float:
         r"""``c = E[h_j²] = (N + D + 1)/(N D) + σ²/N`` for every entry of ``h = vec(s x_qᵀ)``.
 
-        Exact (THEORY §2): ``E[s sᵀ] = c I`` and ``x_q`` is independent with unit covariance.
+        Exact (THEORY §2): ``E[s sᵀ] = c I`` and ``x_q`` is independent with unit covariance. For a
+        linear link ``f(u) = a u``: ``a²(N + D + 1)/(N D) + σ²/N``; any link: module docstring.
         """
         D, N, s2 = self.D, self.N, self.noise**2
-        return (N + D + 1) / (N * D) + s2 / N
+        if self.link.is_linear:
+            return float(self.link.slope) ** 2 * (N + D + 1) / (N * D) + s2 / N
+        m = radial_moments(self.link, D)
+        return ((m.phi2 + s2) * (1.0 - 1.0 / D) + (m.phi22 + s2) / D) / N + (1.0 - 1.0 / N) * m.phi1_sq / D
 
     @property
     def feature_variance_v(self) -> float:
-        r"""``c_v = E[(y2 x_q)_j²] = (1 + 2/N)((1 + σ²)² + 2/D)`` for the ``v`` block (exact)."""
+        r"""``c_v = E[(y2 x_q)_j²] = (1 + 2/N)((1 + σ²)² + 2/D)`` for the ``v`` block (exact).
+
+        Linear link ``f(u) = a u``: ``(1 + 2/N)((a² + σ²)² + 2a⁴/D)``; any link: module docstring.
+        """
         D, N, s2 = self.D, self.N, self.noise**2
-        return (1.0 + 2.0 / N) * ((1.0 + s2) ** 2 + 2.0 / D)
+        if self.link.is_linear:
+            a2 = float(self.link.slope) ** 2
+            return (1.0 + 2.0 / N) * ((a2 + s2) ** 2 + 2.0 * a2 * a2 / D)
+        m = radial_moments(self.link, D)
+        return (m.phi4 + 6.0 * s2 * m.phi2 + 3.0 * s2 * s2) / N + (1.0 - 1.0 / N) * (m.phi2_sq + 2.0 * s2 * m.phi2 + s2 * s2)
 
     @property
     def teacher_norm2(self) -> float:
-        """``t² = 1/(D c)``: squared norm of ``Γ_ICL`` in units where features have unit variance."""
-        return 1.0 / (self.D * self.feature_variance)
+        """``t² = b²/(D c)``: squared norm of ``Γ_ICL`` in units where features have unit variance."""
+        b = self.teacher_strength
+        return b * b / (self.D * self.feature_variance)
 
     @property
     def icl_residual(self) -> float:
-        """``s² = 1 + σ² − 1/(D c) = 2 E_g(Γ_ICL)``: label variance a linear predictor cannot explain."""
-        return 1.0 + self.noise**2 - self.teacher_norm2
+        """``s² = V − b²/(D c) = 2 E_g(Γ_ICL)``: label variance a linear predictor cannot explain."""
+        return self.label_variance - self.teacher_norm2
 
     def n_params(self, model: str = "reduced") -> int:
         """``M``: ``D²`` for the reduced model, ``D² + D`` for the full model.
@@ -115,8 +191,8 @@ class Problem:
     def test_error_from_moments(self, overlap, norm):
         r"""The exact test error as a function of the two moments of the parameters it depends on.
 
-        .. math:: E_g = ½ [1 + σ² − 2\,\mathrm{overlap} + \mathrm{norm}],\qquad
-                  \mathrm{overlap} = u·θ = \operatorname{tr} Γ / D,\quad
+        .. math:: E_g = ½ [V − 2\,\mathrm{overlap} + \mathrm{norm}],\qquad
+                  \mathrm{overlap} = u·θ = b \operatorname{tr} Γ / D,\quad
                   \mathrm{norm} = θᵀ C θ = c ‖Γ‖_F² + c_v |v|²
 
         (THEORY §2). This is the one place where the formula is written: the exact per-parameter
@@ -126,7 +202,7 @@ class Problem:
         Parameters
         ----------
         overlap : float or ndarray
-            ``u·θ`` with ``u = [vec(I)/D, 0]``.
+            ``u·θ`` with ``u = [b vec(I)/D, 0]`` (``b`` = :attr:`teacher_strength`, 1 for the default link).
         norm : float or ndarray
             ``θᵀ C θ``, ``C = diag(c I_{D²}, c_v I_D)``.
 
@@ -134,12 +210,14 @@ class Problem:
         -------
         float or ndarray
         """
-        return 0.5 * (1.0 + self.noise**2 - 2.0 * np.asarray(overlap) + np.asarray(norm))
+        return 0.5 * (self.label_variance - 2.0 * np.asarray(overlap) + np.asarray(norm))
 
     def test_error(self, Gamma, v=None) -> float:
         r"""Exact generalization error of the parameters (THEORY §2).
 
-        .. math:: E_g(Γ, v) = ½ [1 + σ² − (2/D) \operatorname{tr} Γ + c ‖Γ‖_F² + c_v |v|²].
+        .. math:: E_g(Γ, v) = ½ [V − (2b/D) \operatorname{tr} Γ + c ‖Γ‖_F² + c_v |v|²]
+
+        (``V = 1 + σ²``, ``b = 1`` for the default link; exact for any link, module docstring).
 
         Parameters
         ----------
@@ -156,17 +234,17 @@ class Problem:
         if v is not None:
             vv = check.finite_array("v", v, shape=(self.D,))
             norm += self.feature_variance_v * float(vv @ vv)
-        return float(self.test_error_from_moments(np.trace(G) / self.D, norm))
+        return float(self.test_error_from_moments(self.teacher_strength * np.trace(G) / self.D, norm))
 
     def icl_solution(self) -> ICLSolution:
-        """The in-context-learning solution ``Γ_ICL = I/(D c)``, ``v = 0`` and its test error.
+        """The in-context-learning solution ``Γ_ICL = b I/(D c)``, ``v = 0`` and its test error.
 
         Returns
         -------
         ICLSolution
         """
         check.memory(8.0 * (self.D**2 + self.D), f"Gamma_ICL (D = {self.D})", "D")
-        G = np.eye(self.D) / (self.D * self.feature_variance)
+        G = np.eye(self.D) / (self.D * self.feature_variance / self.teacher_strength)
         return ICLSolution(Gamma=G, v=np.zeros(self.D), test_error=0.5 * self.icl_residual)
 
     # ------------------------------------------------------------------ sampling

@@ -54,7 +54,8 @@ class Eigensystem:
     g : ndarray (k,)
         Eigenvalues of ``H`` (not rescaled) of the modes held, ascending (exact zeros for null modes).
     b, u : ndarray (k,)
-        ``Vᵀ b`` and ``Vᵀ u`` with ``u = [vec(I)/D, 0]`` (so that ``(2/D) tr Γ = 2 u·θ``).
+        ``Vᵀ b`` and ``Vᵀ u`` with ``u = [b vec(I)/D, 0]`` (so that ``(2b/D) tr Γ = 2 u·θ``; ``b`` is the
+        link's teacher strength, 1 for the default link).
     e : ndarray (k,)
         Label energy per mode ``b_k²/g_k``.
     e_perp : float
@@ -101,7 +102,8 @@ class Eigensystem:
 
     @property
     def u_norm2(self) -> float:
-        return 1.0 / self.problem.D
+        """``|u|² = b²/D``."""
+        return self.problem.teacher_strength ** 2 / self.problem.D
 
     @property
     def c_u(self) -> float:
@@ -332,7 +334,7 @@ def eigensystem(data, pb, model="reduced", null_space=False) -> Eigensystem:
         b = np.sqrt(g / P) * yt
         e = yt**2 / P
         e_perp = 0.0 if keep.all() else float(y2bar - e.sum())
-        u = Us.T @ (np.einsum("pd,pd->p", data.s, data.xq) / D)
+        u = Us.T @ (np.einsum("pd,pd->p", data.s, data.xq) / (D / pb.teacher_strength))
         if model == "full":
             V2 = (data.y2[:, None] * data.xq).T @ Us  # (D, k)
         V, Uout = None, Us
@@ -351,7 +353,7 @@ def eigensystem(data, pb, model="reduced", null_space=False) -> Eigensystem:
         np.divide(b**2, g, out=e, where=g > 0)
         e_perp = float(y2bar - e.sum())
         uvec = np.zeros(M)
-        uvec[: D * D] = np.eye(D).ravel() / D
+        uvec[: D * D] = np.eye(D).ravel() / (D / pb.teacher_strength)
         u = V.T @ uvec
         if model == "full":
             V2 = V[D * D:, :]

@@ -16,7 +16,7 @@ Construction (exact up to a measured quadrature error)
    grouped into equal-mass bins; each bin becomes one node carrying the bin means of ``ξ``,
    ``f²``, ``f y`` and ``y²``. Within-bin variation enters only at second order.
 3. Five exact moments are imposed by a multiplicative correction of order 1e-5:
-   ``E ξ1 = 1``, ``E ξ2 = c_v/c``, ``E f² = 1``, ``E f y = t = 1/√(D c)``, ``E y² = 1 + σ²``.
+   ``E ξ1 = 1``, ``E ξ2 = c_v/c``, ``E f² = 1``, ``E f y = t = b/√(D c)``, ``E y² = V`` (``b = 1``, ``V = 1 + σ²`` for the default link).
 
 Accuracy (measured in ``tests/spectra/test_laws.py`` and ``tests/replica``): changing the
 scrambling seed or halving the node count changes the CDF by < 2e-3, the density by < 2e-3 of
@@ -47,6 +47,7 @@ from linattn import check
 from linattn import invariants
 
 LAWS = ("finite", "mp")
+MAX_SOBOL_DIM = 21201
 CHANNELS = ("correlated", "decoupled")
 
 
@@ -126,40 +127,57 @@ def _bin_means(order, arrays, sizes):
     return out, sizes / n
 
 
+#: Sobol points per chunk when the design is wide (nonlinear links: 6 + N or 6 + 2N dimensions)
+CHUNK = 1 << 12
+
+
+def _design_invariants(pb, log2_points, seed):
+    """The invariants of a scrambled Sobol design of ``2^log2_points`` points (chunked when wide)."""
+    dim = invariants.n_primitives(pb)
+    engine = qmc.Sobol(dim, scramble=True, seed=seed)
+    if dim == invariants.N_PRIMITIVES:
+        chunks = [engine.random_base2(log2_points)]
+    else:
+        n = 2**log2_points
+        chunks = (engine.random(min(CHUNK, n)) for _ in range(max(1, n // CHUNK)))
+    parts = [invariants.from_uniforms(pb, np.clip(u, 2.0**-60, 1 - 2.0**-53))  # open interval for the inverse CDFs
+             for u in chunks]
+    return invariants.Invariants(*(np.concatenate([getattr(p, k) for p in parts]) for k in ("xi1", "xi2", "f", "y")))
+
+
 @functools.lru_cache(maxsize=64)
 def _finite_nodes(pb, model, n_nodes, log2_points, seed):
-    u = qmc.Sobol(invariants.N_PRIMITIVES, scramble=True, seed=seed).random_base2(log2_points)
-    u = np.clip(u, 2.0**-60, 1 - 2.0**-53)  # open interval for the inverse CDFs
-    inv = invariants.from_uniforms(pb, u)
+    inv = _design_invariants(pb, log2_points, seed)
+    npts = inv.xi1.size
     f2, fy, y2 = inv.f**2, inv.f * inv.y, inv.y**2
     if model == "reduced":
         order = np.argsort(inv.xi1, kind="stable")
-        (xi1, F2, FY, Y2), w = _bin_means(order, [inv.xi1, f2, fy, y2], np.full(n_nodes, u.shape[0] // n_nodes))
+        (xi1, F2, FY, Y2), w = _bin_means(order, [inv.xi1, f2, fy, y2], np.full(n_nodes, npts // n_nodes))
         xi = xi1[:, None]
     else:
         n1 = n_nodes // 8 if n_nodes >= 64 else max(1, n_nodes // 2)  # ξ1 bins, 8 ξ2 bins in each
         n2 = n_nodes // n1
         order1 = np.argsort(inv.xi1, kind="stable")
-        per = u.shape[0] // n1
+        per = npts // n1
         order = np.concatenate([
             order1[j * per:(j + 1) * per][np.argsort(inv.xi2[order1[j * per:(j + 1) * per]], kind="stable")]
             for j in range(n1)])
         (xi1, xi2, F2, FY, Y2), w = _bin_means(order, [inv.xi1, inv.xi2, f2, fy, y2],
-                                               np.full(n1 * n2, u.shape[0] // (n1 * n2)))
+                                               np.full(n1 * n2, npts // (n1 * n2)))
         xi = np.stack([xi1, xi2], axis=1)
     # exact first moments (multiplicative corrections of the quadrature's O(1e-5) error)
     c = pb.feature_variance
     exact_xi = np.array([1.0, pb.feature_variance_v / c])[: xi.shape[1]]
-    exact = {"xi1": 1.0, "f2": 1.0, "fy": np.sqrt(pb.teacher_norm2), "y2": 1.0 + pb.noise**2}
+    exact = {"xi1": 1.0, "f2": 1.0, "fy": np.sqrt(pb.teacher_norm2), "y2": pb.label_variance}
     raw = {"xi1": w @ xi[:, 0], "f2": w @ F2, "fy": w @ FY, "y2": w @ Y2}
     if xi.shape[1] == 2:
         exact["xi2"], raw["xi2"] = exact_xi[1], w @ xi[:, 1]
-    errors = {k: float(raw[k] / exact[k] - 1.0) for k in exact}
+    errors = {k: float(raw[k] / exact[k] - 1.0) if exact[k] != 0 else float(raw[k]) for k in exact}
     xi = xi / (w @ xi) * exact_xi
     F2 = F2 / raw["f2"]
-    FY = FY / raw["fy"] * exact["fy"]
+    FY = FY / raw["fy"] * exact["fy"] if exact["fy"] != 0 else FY - raw["fy"]   # b = 0: a link with μ₁ = 0
     Y2 = Y2 / raw["y2"] * exact["y2"]
-    return w, xi, F2, FY, Y2, u.shape[0], errors
+    return w, xi, F2, FY, Y2, npts, errors
 
 
 def prompt_law(pb, model="reduced", law="finite", channel="correlated",
@@ -192,6 +210,10 @@ def prompt_law(pb, model="reduced", law="finite", channel="correlated",
     n_nodes = check.positive_int("n_nodes", n_nodes)
     log2_points = check.positive_int("log2_points", log2_points, maximum=40)
     check.memory(8.0 * 30 * 2**log2_points, f"the quasi-Monte-Carlo design of 2^{log2_points} points", "log2_points")
+    if invariants.n_primitives(pb) > MAX_SOBOL_DIM:
+        raise ValueError(f"pb.N must be at most {(MAX_SOBOL_DIM - 6) // (2 if pb.noise > 0 else 1)} for law='finite' with "
+                         f"the nonlinear link {pb.link.name} (the design has 6 + N (+ N) dimensions, Sobol "
+                         f"allows {MAX_SOBOL_DIM}); got N = {pb.N}")
     if 2**log2_points < n_nodes:
         raise ValueError(f"log2_points must give at least n_nodes={n_nodes} points; got {log2_points}")
     seed = check.seed_int("seed", seed)

@@ -53,6 +53,9 @@ BAD = {
     "prompts": [("none", None), ("array", np.zeros(3))],
     "rng": [("negative", -1), ("fraction", 1.5), ("string", "seed"), ("bool", True)],
     "seed": [("negative", -1), ("fraction", 1.5), ("bool", True), ("string", "s")],
+    "link": [("unknown", "softplus"), ("none", None), ("number", 1), ("degree", "hermite:x"),
+             ("not_square_integrable", lambda z: np.exp(z * z)), ("not_vectorised", lambda z: 1.0),
+             ("nan", lambda z: z * np.nan)],
     "tol": [("zero", 0.0), ("negative", -1e-3), ("nan", np.nan), ("one", 1.0), ("bool", True)],
 }
 

@@ -4,9 +4,10 @@ import pytest
 
 import linattn
 from helpers import Row, sweep_tests
-from linattn import attention, invariants, sampling
+from linattn import attention, invariants, links, sampling
 
 PB = linattn.Problem(3, 4, 0.1)
+PB_TANH = linattn.Problem(3, 4, 0.1, link="tanh")
 DATA = PB.sample(6, rng=0)
 G = 0.1 * np.eye(3)
 V = np.ones(3)
@@ -15,7 +16,13 @@ Z = TOK.embed()
 W = np.eye(4)
 
 ROWS = [
-    Row("Problem", linattn.Problem, dict(D=3, N=4, noise=0.1), dict(D="posint", N="posint", noise="nonneg")),
+    Row("Problem", linattn.Problem, dict(D=3, N=4, noise=0.1, link="relu"),
+        dict(D="posint", N="posint", noise="nonneg", link="link")),
+    Row("Problem.surrogate", PB_TANH.surrogate, {}, {}),
+    Row("links.as_link", links.as_link, dict(link="hermite:3"), dict(link="link")),
+    Row("links.radial_moments", links.radial_moments, dict(link="sign", D=3), dict(link="link", D="posint")),
+    Row("links.Link.linear", links.Link.linear, dict(slope=0.5), dict(slope="real")),
+    Row("invariants.n_primitives", invariants.n_primitives, dict(pb=PB_TANH), dict(pb="problem")),
     Row("Problem.test_error", PB.test_error, dict(Gamma=G, v=V), dict(Gamma="array_shape", v="array_shape")),
     Row("Problem.test_error_from_moments", PB.test_error_from_moments, dict(overlap=0.1, norm=0.2), {}),
     Row("Problem.sample", PB.sample, dict(P=5, rng=1, batch_size=2), dict(P="posint", rng="rng", batch_size="posint")),
@@ -56,6 +63,8 @@ ROWS = [
     Row("attention.blocks", attention.blocks, dict(W=W), dict(W="array_shape")),
     Row("invariants.from_uniforms", invariants.from_uniforms, dict(pb=PB, u=np.full((3, 8), 0.5)),
         dict(pb="problem", u="array_shape")),
+    Row("invariants.from_uniforms[tanh]", invariants.from_uniforms, dict(pb=PB_TANH, u=np.full((3, 14), 0.5)),
+        dict(u="array_shape")),
     Row("invariants.from_prompts", invariants.from_prompts, dict(pb=PB, data=DATA), dict(pb="problem", data="prompts")),
 ]
 

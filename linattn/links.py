@@ -1,0 +1,327 @@
+r"""Link functions of single-index tasks ``y = f(u) + σ ε``, ``u = w·x/√D``, and their Gaussian moments.
+
+Hermite coefficients (THEORY §6.3; Letey, Rysmakhanov, Lu et al., "nonlinearity–noise equivalence"):
+for ``z ~ N(0, 1)``
+
+.. math:: μ_0 = E f(z),\qquad μ_1 = E[z f(z)],\qquad μ_*^2 = E f(z)^2 − μ_0^2 − μ_1^2 .
+
+Finite-D radial moments. At finite ``D`` the task norm fluctuates: given ``w``, ``u_i = √r g_i`` with
+``r = |w|²/D ~ χ²_D/D`` and ``g_i ~ N(0, 1)``, so every exact population quantity of the attention
+model is an average over ``r`` of the one-dimensional moments
+
+.. math:: φ_1(r) = E[g f(√r g)],\ φ_2(r) = E f(√r g)^2,\ φ_{22}(r) = E[g^2 f(√r g)^2],\ φ_4(r) = E f(√r g)^4
+
+(:func:`radial_moments`). They are computed by composite Gauss–Legendre quadrature of the Gaussian integral on unit panels
+of ``[−40, 40]`` (the tail beyond is below 1e-340 of any moment of a square-integrable link of
+at most exponential-quadratic growth, checked: the outermost panels must carry less than ``TOL``).
+The panel edges include 0, so the kinks of ``relu`` and ``sign`` cost nothing (plain Gauss–Hermite
+converges only algebraically there); a custom link with a kink elsewhere converges slowly and may be
+refused.
+The ``r`` average is a composite Gauss–Legendre rule in ``ρ = √r`` for the ``χ_D/√D`` density
+(a Gauss–Laguerre rule in ``r`` converges only algebraically: ``φ₂(r) → 1 − O(r^{−1/2})`` for ``tanh``).
+Both rules are doubled until two successive orders agree to ``TOL``; otherwise the link is refused
+(``ValueError``: not square-integrable under the Gaussian, or too rough for the quadrature).
+
+Named links: ``"linear"`` (``z``), ``"tanh"``, ``"relu"`` (``max(0, z)``), ``"sign"``, ``"cubic"``
+(``z³``), ``"hermite:k"`` (the normalised Hermite polynomial ``He_k(z)/√(k!)``), or any vectorised
+callable. Linear links ``f(z) = a z`` (:meth:`Link.linear`) keep Gaussian labels and the library's
+closed forms; every other link goes through the quadrature.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from . import check
+
+#: agreement required between two successive quadrature orders (relative to the moment's scale)
+TOL = 1e-12
+#: Gauss–Legendre nodes per unit panel tried; the last one failing means "not converged"
+ORDERS = (12, 24, 48)
+#: the Gaussian integrals are truncated at |z| = CUTOFF (the weight there is e^{-CUTOFF²/2} ≈ 1e-348)
+CUTOFF = 40
+#: Gauss–Legendre nodes per panel tried for the task-norm average, and the number of panels
+R_ORDERS = (8, 16, 32)
+R_PANELS = 48
+NAMES = ("linear", "tanh", "relu", "sign", "cubic", "hermite:k")
+
+
+@dataclass(frozen=True)
+class Hermite:
+    """Hermite decomposition of a link under ``z ~ N(0, 1)``.
+
+    Attributes
+    ----------
+    mu0 : float
+        ``μ₀ = E f(z)``.
+    mu1 : float
+        ``μ₁ = E z f(z)`` (the linear component the attention can learn).
+    mu_star2 : float
+        ``μ_*² = E f² − μ₀² − μ₁²`` (the nonlinear part, which acts as noise).
+    """
+
+    mu0: float
+    mu1: float
+    mu_star2: float
+
+    def __iter__(self):
+        return iter((self.mu0, self.mu1, self.mu_star2))
+
+
+def _hermite_poly(k):
+    coef = np.zeros(k + 1)
+    coef[k] = 1.0 / math.sqrt(math.factorial(k))
+
+    def f(z):
+        return np.polynomial.hermite_e.hermeval(z, coef)
+    return f
+
+
+_NAMED = {
+    "tanh": np.tanh,
+    "relu": lambda z: np.maximum(z, 0.0),
+    "sign": np.sign,
+    "cubic": lambda z: z**3,
+}
+
+
+class Link:
+    """A link function ``f`` of a single-index task (module docstring).
+
+    Use :func:`as_link` (or pass a name or callable to :class:`linattn.Problem`) rather than the
+    constructor.
+
+    Attributes
+    ----------
+    name : str
+        ``"linear"``, ``"linear*a"``, a named link, ``"hermite:k"`` or ``"custom:<callable name>"``.
+    slope : float or None
+        ``a`` for a linear link ``f(z) = a z`` (Gaussian labels, closed forms); ``None`` otherwise.
+    """
+
+    def __init__(self, name, fn, slope=None):
+        self.name = name
+        self.fn = fn
+        self.slope = slope
+
+    @classmethod
+    def linear(cls, slope=1.0):
+        """The linear link ``f(z) = a z``.
+
+        Parameters
+        ----------
+        slope : float
+            ``a``, a finite real number (``a = 0`` is allowed: labels are pure noise).
+
+        Returns
+        -------
+        Link
+        """
+        a = check.real("slope", slope)
+        return cls("linear" if a == 1.0 else f"linear*{a!r}", lambda z: a * np.asarray(z, float), slope=a)
+
+    def _key(self):
+        return (self.name, id(self.fn)) if self.name.startswith("custom:") else (self.name, self.slope)
+
+    def __eq__(self, other):
+        return isinstance(other, Link) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        return f"Link({self.name!r})"
+
+    def __call__(self, z):
+        """Evaluate ``f`` elementwise (float64 array in, same shape out)."""
+        z = np.asarray(z, dtype=float)
+        out = np.asarray(self.fn(z), dtype=float)
+        if out.shape != z.shape:
+            raise ValueError(f"link must be vectorised (return an array of the input's shape {z.shape}); "
+                             f"{self.name} returned shape {out.shape}")
+        return out
+
+    @property
+    def is_linear(self) -> bool:
+        """``True`` for ``f(z) = a z`` (Gaussian labels)."""
+        return self.slope is not None
+
+    @property
+    def hermite(self) -> Hermite:
+        """``(μ₀, μ₁, μ_*²)`` to ``TOL`` (closed forms for the named links, quadrature otherwise)."""
+        return _hermite(self)
+
+
+def as_link(link, name="link") -> Link:
+    """Turn a name, a callable or a :class:`Link` into a :class:`Link` (validated).
+
+    Parameters
+    ----------
+    link : str, callable or Link
+        A name among ``"linear"``, ``"tanh"``, ``"relu"``, ``"sign"``, ``"cubic"``, ``"hermite:k"``
+        (``k`` a non-negative integer), or a vectorised callable ``f(z)``.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    Link
+
+    Raises
+    ------
+    ValueError
+        Unknown name; a callable that is not vectorised, returns non-finite values on the
+        quadrature nodes, or is not square-integrable under the Gaussian (``E f⁴`` must exist too).
+    """
+    if isinstance(link, Link):
+        return link
+    if isinstance(link, str):
+        if link == "linear":
+            return Link.linear(1.0)
+        if link in _NAMED:
+            return Link(link, _NAMED[link])
+        if link.startswith("hermite:"):
+            k = link.split(":", 1)[1]
+            if not k.isdigit():
+                check.fail(name, link, "'hermite:k' with k a non-negative integer")
+            k = check.nonneg_int(f"{name} degree", int(k), maximum=40)
+            return Link(f"hermite:{k}", _hermite_poly(k)) if k != 1 else Link("hermite:1", lambda z: np.asarray(z, float), slope=1.0)
+        check.fail(name, link, f"one of {NAMES} or a vectorised callable")
+    if callable(link):
+        lk = Link(f"custom:{getattr(link, '__name__', type(link).__name__)}", link)
+        _hermite(lk)     # validates: vectorised, finite, square-integrable
+        return lk
+    check.fail(name, link, f"one of {NAMES} or a vectorised callable")
+
+
+# --------------------------------------------------------------------------- quadrature
+@functools.lru_cache(maxsize=None)
+def _half_rule(n):
+    """Composite Gauss–Legendre rule on each half line ``±[0, CUTOFF]`` (``n`` nodes per unit panel),
+    with the standard normal density folded into the weights."""
+    x, w = special.roots_legendre(n)
+    left = np.arange(CUTOFF, dtype=float)
+    z = (left[:, None] + 0.5 * (x + 1.0)[None, :]).ravel()
+    wz = np.tile(0.5 * w, CUTOFF) * np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi)
+    return np.concatenate([z, -z]), np.concatenate([wz, wz])
+
+
+@functools.lru_cache(maxsize=None)
+def _r_rule(D, n):
+    """Nodes ``r = ρ²`` and weights of ``ρ = |w|/√D`` (density ∝ ρ^{D−1} e^{−Dρ²/2}): composite
+    Gauss–Legendre, ``n`` nodes on each of ``R_PANELS`` panels of ``[0, 1 + 40/√D]``."""
+    x, w = special.roots_legendre(n)
+    top = 1.0 + 40.0 / np.sqrt(D)
+    h = top / R_PANELS
+    rho = (h * np.arange(R_PANELS)[:, None] + 0.5 * h * (x + 1.0)[None, :]).ravel()
+    logz = (D / 2.0 - 1.0) * np.log(2.0) + special.gammaln(D / 2.0) - (D / 2.0) * np.log(D)
+    wr = np.tile(0.5 * h * w, R_PANELS) * np.exp((D - 1) * np.log(rho) - 0.5 * D * rho * rho - logz)
+    return rho * rho, wr / wr.sum()   # exact for constants (the normalisation error is ~1e-13 at D = 1000)
+
+
+def _gauss_moments(link, scales, n):
+    """``[E f, E g f, E f², E g² f², E f⁴, E f³]`` of ``f(s g)`` for each scale ``s``, order ``n`` per half line."""
+    z, w = _half_rule(n)
+    with np.errstate(all="ignore"):
+        F = link(np.multiply.outer(scales, z))
+        F2 = F * F
+        terms = [F, z * F, F2, z * z * F2, F2 * F2, F2 * F]
+        out = np.stack([t @ w for t in terms], axis=1)
+        tail = np.abs(z) > CUTOFF - 1
+        tails = np.stack([np.abs(t[:, tail]) @ w[tail] for t in terms], axis=1)
+    if not np.all(np.isfinite(F[:, np.abs(z) < 8])):
+        raise ValueError(f"link {link.name} returned non-finite values for |z| < 8")
+    if not (np.all(np.isfinite(out)) and np.all(tails <= TOL * np.maximum(np.abs(out), 1.0))):
+        raise ValueError(f"link {link.name} is not square-integrable under the Gaussian (E f⁴ must be finite): "
+                         f"the integrand does not decay by |z| = {CUTOFF}")
+    return out
+
+
+def _until_converged(estimate, orders, what, link):
+    """Evaluate ``estimate(n)`` for increasing ``n`` until two successive values agree to ``TOL``."""
+    prev, diff = None, np.inf
+    for n in orders:
+        cur = estimate(n)
+        if prev is not None:
+            diff = float(np.max(np.abs(cur - prev) / np.maximum(np.abs(cur), 1.0)))
+            if diff <= TOL:
+                return cur
+        prev = cur
+    raise ValueError(f"link {link.name} is not square-integrable under the Gaussian (E f⁴ must be finite), or "
+                     f"too rough for the half-range Gauss quadrature: {what} did not converge to {TOL} "
+                     f"(orders up to {orders[-1]}; last relative difference {diff:.3g})")
+
+
+@functools.lru_cache(maxsize=256)
+def _hermite(link):
+    if link.is_linear:
+        return Hermite(0.0, float(link.slope), 0.0)
+    m = _until_converged(lambda n: _gauss_moments(link, np.array([1.0]), n)[0], ORDERS, "the Gaussian moments", link)
+    mu0, mu1, ef2 = float(m[0]), float(m[1]), float(m[2])
+    rest = ef2 - mu0 * mu0 - mu1 * mu1
+    if -10 * TOL * max(ef2, 1.0) < rest < 0.0:   # a purely linear(-plus-constant) link: rounding only
+        rest = 0.0
+    return Hermite(mu0, mu1, rest)
+
+
+@dataclass(frozen=True)
+class RadialMoments:
+    """Averages over the task norm ``r = |w|²/D ~ χ²_D/D`` of the one-dimensional label moments.
+
+    Attributes
+    ----------
+    phi1_sq : float
+        ``E_r φ₁(r)²`` (the teacher strength ``b``: ``E[ŷ y_q] = b tr Γ / D``).
+    phi2 : float
+        ``E_r φ₂(r) = E f(u)²``.
+    phi22 : float
+        ``E_r φ₂₂(r) = E[g² f(√r g)²]``.
+    phi4 : float
+        ``E_r φ₄(r) = E f(u)⁴``.
+    phi2_sq : float
+        ``E_r φ₂(r)²``.
+    """
+
+    phi1_sq: float
+    phi2: float
+    phi22: float
+    phi4: float
+    phi2_sq: float
+
+
+@functools.lru_cache(maxsize=256)
+def radial_moments(link, D) -> RadialMoments:
+    """The ``r``-averaged moments that fix every exact population quantity (module docstring).
+
+    Parameters
+    ----------
+    link : Link
+    D : int
+        Token dimension (the law of ``r = |w|²/D`` is ``χ²_D/D``).
+
+    Returns
+    -------
+    RadialMoments
+        Closed forms for linear links (``E r = 1``, ``E r² = 1 + 2/D``); quadrature otherwise,
+        converged to ``TOL`` in both the Gaussian and the ``r`` rule.
+    """
+    link = as_link(link)
+    D = check.positive_int("D", D)
+    if link.is_linear:
+        a2 = float(link.slope) ** 2
+        er2 = 1.0 + 2.0 / D
+        return RadialMoments(phi1_sq=a2, phi2=a2, phi22=3.0 * a2, phi4=3.0 * a2 * a2 * er2, phi2_sq=a2 * a2 * er2)
+    def average(n_r):
+        r, w = _r_rule(D, n_r)
+
+        def at_order(n):
+            m = _gauss_moments(link, np.sqrt(r), n)
+            return np.array([w @ m[:, 1] ** 2, w @ m[:, 2], w @ m[:, 3], w @ m[:, 4], w @ m[:, 2] ** 2])
+        return _until_converged(at_order, ORDERS, f"the Gaussian moments at D = {D}", link)
+
+    out = _until_converged(average, R_ORDERS, f"the average over the task norm χ²_{D}/{D}", link)
+    return RadialMoments(*map(float, out))
