@@ -102,22 +102,35 @@ class Problem:
         """Hermite coefficients ``(μ₀, μ₁, μ_*²)`` of the link (:class:`linattn.links.Hermite`)."""
         return self.link.hermite
 
-    def surrogate(self) -> "Problem":
+    def surrogate(self, finite_size=False) -> "Problem":
         r"""The linear problem of the nonlinearity–noise equivalence (Letey, Rysmakhanov, Lu et al.).
 
         Labels ``y = μ₁ u + σ_eff ε`` with ``σ_eff² = σ² + μ_*² + μ₀²``. The mean ``μ₀`` is counted as
         noise: the prediction is odd in ``x_q`` so it can never fit a constant, and in the training
         data a constant offset has exactly the law of a random-sign offset (``(w, x) → (−w, −x)``
         symmetry). Every theory of the library evaluated on this problem is the equivalence's
-        prediction; evaluated on ``self`` it uses the exact finite-``D`` label law instead.
+        prediction; evaluated on ``self`` it uses the exact finite-``D`` label law instead
+        (``docs/nonlinear.md`` compares the two with exact dataset averages).
+
+        Parameters
+        ----------
+        finite_size : bool
+            ``False`` (default): the ``D → ∞`` equivalence above. ``True``: match the two exact
+            finite-``D`` moments that enter the test error: slope ``√b`` (``b`` =
+            :attr:`teacher_strength`, the ``r``-average of ``φ₁(r)²`` instead of ``μ₁²``) and
+            ``σ_eff² = V − b`` (:attr:`label_variance`).
 
         Returns
         -------
         Problem
             ``self`` for a linear link.
         """
+        finite_size = check.boolean("finite_size", finite_size)
         if self.link.is_linear:
             return self
+        if finite_size:
+            b = self.teacher_strength
+            return Problem(self.D, self.N, float(np.sqrt(max(self.label_variance - b, 0.0))), Link.linear(np.sqrt(b)))
         mu0, mu1, mu2 = self.hermite
         return Problem(self.D, self.N, float(np.sqrt(self.noise**2 + mu0**2 + mu2)), Link.linear(mu1))
 

@@ -12,8 +12,9 @@ from validation.attention_gd import attention_gradient_descent
 
 @pytest.mark.parametrize("model", ["reduced", "full"])
 @pytest.mark.parametrize("P", [9, 60])   # Gram path (P < M) and dense path
-def test_closed_form_matches_explicit_descent(model, P, rng):
-    pb = linattn.Problem(4, 6, 0.3)
+@pytest.mark.parametrize("link", ["linear", "relu"])   # nonlinear labels: the energy is still quadratic
+def test_closed_form_matches_explicit_descent(model, P, link, rng):
+    pb = linattn.Problem(4, 6, 0.3, link=link)
     data = pb.sample(P, rng)
     M, lam = pb.n_params(model), 0.03
     F = data.features(model)

@@ -18,7 +18,7 @@ W = np.eye(4)
 ROWS = [
     Row("Problem", linattn.Problem, dict(D=3, N=4, noise=0.1, link="relu"),
         dict(D="posint", N="posint", noise="nonneg", link="link")),
-    Row("Problem.surrogate", PB_TANH.surrogate, {}, {}),
+    Row("Problem.surrogate", PB_TANH.surrogate, dict(finite_size=True), dict(finite_size="bool")),
     Row("links.as_link", links.as_link, dict(link="hermite:3"), dict(link="link")),
     Row("links.radial_moments", links.radial_moments, dict(link="sign", D=3), dict(link="link", D="posint")),
     Row("links.Link.linear", links.Link.linear, dict(slope=0.5), dict(slope="real")),

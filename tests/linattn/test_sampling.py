@@ -19,9 +19,12 @@ def _naive_with_tasks(pb, P, rng):
             np.concatenate([t.w for t in parts]))
 
 
-@pytest.mark.parametrize("D, N, noise", [(10, 100, 0.0), (6, 9, 0.5), (1, 4, 0.3), (2, 3, 0.0)])
-def test_exact_sampler_matches_naive_in_distribution(D, N, noise, rng):
-    pb = Problem(D, N, noise)
+@pytest.mark.parametrize("D, N, noise, link", [(10, 100, 0.0, "linear"), (6, 9, 0.5, "linear"), (1, 4, 0.3, "linear"),
+                                               (2, 3, 0.0, "linear"), (5, 7, 0.2, "tanh"), (4, 6, 0.0, "relu"),
+                                               (3, 5, 0.3, "sign"), (4, 3, 0.0, "hermite:2"), (1, 4, 0.1, "tanh")])
+def test_exact_sampler_matches_naive_in_distribution(D, N, noise, link, rng):
+    """The O(D) sampler (linear links) and the O(N + D) sampler (other links) against tokens."""
+    pb = Problem(D, N, noise, link=link)
     fast, w_fast = sampling.sample_with_tasks(pb, 40_000, rng, batch_size=7_000)
     slow, w_slow = _naive_with_tasks(pb, 20_000, rng)
     for name, a, b in [
@@ -38,8 +41,9 @@ def test_exact_sampler_matches_naive_in_distribution(D, N, noise, rng):
         F = data.features("full")
         assert_mean(np.mean(F[:, : D * D] ** 2, 1), pb.feature_variance, label="c")
         assert_mean(np.mean(F[:, D * D:] ** 2, 1), pb.feature_variance_v, label="c_v")
-        assert_mean(data.y2, 1 + noise**2, label="E[y2]")
-        assert_mean(data.yq**2, 1 + noise**2, label="E[y_q²]")
+        assert_mean(data.y2, pb.label_variance, label="E[y2]")
+        assert_mean(data.yq**2, pb.label_variance, label="E[y_q²]")
+        assert_mean(np.sum(data.s * data.xq, 1) * data.yq, pb.teacher_strength, label="E[y_q s·x_q] = b")
 
 
 def test_reproducible_and_batched(rng):
@@ -59,11 +63,13 @@ def test_reproducible_and_batched(rng):
         assert stats.ks_2samp(x, y).pvalue > ALPHA, name
 
 
-def test_invariants_transport_map_matches_prompts(rng):
-    """The 8-variable transport of linattn.invariants has the law of invariants of sampled prompts."""
-    pb = Problem(7, 15, 0.4)
+@pytest.mark.parametrize("pb", [Problem(7, 15, 0.4), Problem(5, 6, 0.3, link="tanh"), Problem(4, 5, 0.0, link="relu"),
+                                Problem(3, 4, 0.2, link="sign")], ids=lambda pb: pb.link.name)
+def test_invariants_transport_map_matches_prompts(pb, rng):
+    """The transport of linattn.invariants (8 variables for linear links, 6 + N (+ N) otherwise) has
+    the law of the invariants of sampled prompts."""
     direct = invariants.from_prompts(pb, pb.sample(30_000, rng))
-    u = rng.uniform(size=(30_000, invariants.N_PRIMITIVES))
+    u = rng.uniform(size=(30_000, invariants.n_primitives(pb)))
     mapped = invariants.from_uniforms(pb, u)
     for name in ("xi1", "xi2", "f", "y"):
         p = stats.ks_2samp(getattr(direct, name), getattr(mapped, name)).pvalue

@@ -26,10 +26,10 @@ def test_free_energy_derivatives(model, P, rng):
     assert grid.test[1, 1] == pytest.approx(float(single.test), rel=1e-14)
 
 
-@pytest.mark.parametrize("model", ["reduced", "full"])
-def test_gibbs_averages_against_sampling(model, rng):
+@pytest.mark.parametrize("model, link", [("reduced", "linear"), ("full", "linear"), ("full", "sign")])
+def test_gibbs_averages_against_sampling(model, link, rng):
     """Sample θ ~ N(θ*, A⁻¹/β) (the Gibbs law) and average E_t, E_g computed from the prompts."""
-    pb = linattn.Problem(3, 5, 0.2)
+    pb = linattn.Problem(3, 5, 0.2, link=link)
     data = pb.sample(15, rng)
     beta, lam = 30.0, 0.05
     F = data.features(model)
@@ -38,11 +38,17 @@ def test_gibbs_averages_against_sampling(model, rng):
     theta_star = np.linalg.solve(A, F.T @ data.yq / data.P)
     L = np.linalg.cholesky(np.linalg.inv(A) / beta)
     thetas = theta_star + rng.standard_normal((40_000, M)) @ L.T
-    et, eg = [], []
-    for th in thetas:
-        G, v = linattn.unpack(th, 3, model)
-        et.append(linattn.train_energy(data, G, lam, v))
-        eg.append(pb.test_error(G, v))
+    # per-sample energies, vectorised: E_t from the features, E_g from pb.test_error's formula
+    et = 0.5 * np.mean((data.yq[None, :] - thetas @ F.T) ** 2, axis=1) + 0.5 * lam * np.sum(thetas**2, axis=1)
+    D = 3
+    G = thetas[:, : D * D].reshape(-1, D, D)
+    norm = pb.feature_variance * np.sum(G * G, axis=(1, 2))
+    if model == "full":
+        norm = norm + pb.feature_variance_v * np.sum(thetas[:, D * D:] ** 2, axis=1)
+    eg = pb.test_error_from_moments(pb.teacher_strength * np.trace(G, axis1=1, axis2=2) / D, norm)
+    G0, v0 = linattn.unpack(thetas[0], D, model)
+    assert et[0] == pytest.approx(linattn.train_energy(data, G0, lam, v0), rel=1e-12)
+    assert eg[0] == pytest.approx(pb.test_error(G0, v0), rel=1e-12)
     g = replica.gibbs(data, pb, beta, lam, model)
     assert_mean(et, float(g.train), label="<E_t>")
     assert_mean(eg, float(g.test), label="<E_g>")
