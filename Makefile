@@ -22,7 +22,7 @@ install: $(STAMP)
 
 run: $(STAMP)
 	$(VENV)/bin/linattn info --D 10 --N 100
-	$(VENV)/bin/linattn figures all --quick --out $(OUT)
+	$(VENV)/bin/linattn figures all --quick --jobs 2 --out $(OUT)
 	$(VENV)/bin/linattn validate --quick --out $(OUT)
 
 test: $(STAMP)

@@ -42,7 +42,7 @@ def _figures(args):
         print("no figures are registered yet")
         return 0
     paths = figures.make(args.names or ["all"], args.out, mode=_mode(args), progress=not args.no_progress,
-                         store=args.from_store)
+                         store=args.from_store, jobs=args.jobs)
     for p in paths:
         print(p)
     return 0
@@ -152,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--from-store", default=None, metavar="DIR",
                    help="read simulations from sweep stores in DIR (fig2, fig3), computing what is missing")
     q.add_argument("--no-progress", action="store_true", help="no progress bars")
+    q.add_argument("--jobs", type=int, default=1, help="figures computed in parallel processes (default 1)")
     q.set_defaults(func=_figures)
 
     q = sub.add_parser("validate", help="theory-vs-simulation report")

@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 #: modules that define figures, in the order ``figures all`` runs them
-MODULES = ("fig1", "fig2_3", "fig4", "fig5_6", "phase")
+MODULES = ("fig1", "fig2_3", "fig4", "fig5_6", "phase", "nonlinear")
 
 #: settings of the figures and of the report
 MODES = ("smoke", "quick", "full")
@@ -92,7 +92,42 @@ def names() -> list[str]:
     return list(registry())
 
 
-def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, store: str | None = None) -> list[str]:
+def _run_one(name, out_dir, mode, progress, store):
+    """Run one registered figure (module-level, so that worker processes can call it)."""
+    import inspect
+
+    func = registry()[name].func
+    if store is not None and "store" in inspect.signature(func).parameters:
+        return func(out_dir, mode, progress, store=store)
+    return func(out_dir, mode, progress)
+
+
+def _parallel(selected, out_dir, mode, store, jobs):
+    """Run figures in ``jobs`` worker processes (spawned, one BLAS thread each); yield (name, paths)
+    as they finish."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    saved = {k: os.environ.get(k) for k in _THREAD_VARS}
+    os.environ.update({k: "1" for k in _THREAD_VARS})   # inherited by the spawned workers only
+    try:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as ex:
+            futures = {ex.submit(_run_one, name, out_dir, mode, False, store): name for name in selected}
+            for fut in as_completed(futures):
+                yield futures[fut], fut.result()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+
+
+def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, store: str | None = None,
+         jobs: int = 1) -> list[str]:
     """Run the figures in ``selected`` (names, or ``["all"]``); return the paths written.
 
     Parameters
@@ -106,6 +141,10 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, sto
     store : str, optional
         Folder of sweep stores: figures that support it (``fig2``, ``fig3``) read their simulations
         from there instead of recomputing, and write what is missing (optional extra ``[dask]``).
+    jobs : int
+        Figures computed at once, each in its own process with one BLAS thread (``make run`` uses 2
+        on two cores). With ``jobs > 1`` the per-figure progress bars are replaced by one bar over
+        the figures.
 
     Returns
     -------
@@ -121,16 +160,16 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, sto
     unknown = [s for s in selected if s not in reg]
     if unknown:
         raise ValueError(f"figure names must be among {list(reg) + ['all']}; got {unknown}")
+    jobs = check.positive_int("jobs", jobs)
     writable_folder(out_dir)
     written = []
-    import inspect
+    if jobs == 1 or len(selected) == 1:
+        done = ((name, _run_one(name, out_dir, mode, progress, store)) for name in selected)
+    else:
+        done = _parallel(selected, out_dir, mode, store, jobs)
+    from tqdm import tqdm
 
-    for name in selected:
-        func = reg[name].func
-        if store is not None and "store" in inspect.signature(func).parameters:
-            paths = func(out_dir, mode, progress, store=store)
-        else:
-            paths = func(out_dir, mode, progress)
+    for name, paths in tqdm(done, total=len(selected), desc="figures", disable=not progress or jobs == 1):
         _record(out_dir, name, paths, mode)
         written += paths
     write_gallery(out_dir)
