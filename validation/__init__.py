@@ -7,17 +7,21 @@ forward pass), :func:`descent_from_random_inits` (explicit gradient descent from
 initialisations), :func:`stationary_sweep` (theory vs exact vs Langevin against ``P``),
 :func:`boundary_from_means`, the statistics :func:`mean_and_se`, :func:`integrated_time`,
 :func:`autocorrelation`, parameter sweeps on local processes or Dask (:func:`sweep`,
-:func:`load_sweep`, :func:`sweep_summary`, :func:`local_cluster`; optional extra ``[dask]``), and the modules :mod:`validation.plots` (the figure registry),
+:func:`load_sweep`, :func:`sweep_summary`, :func:`local_cluster`; optional extra ``[dask]``), the kernel and
+feature learners of nonlinear single-index tasks (:func:`kernel_learner`, :func:`feature_learner`,
+:func:`hermite_features`, :func:`readout`, :class:`LearnerRun`), and the modules :mod:`validation.plots` (the figure registry),
 :mod:`validation.report`, :mod:`validation.cli`.
 """
 from .attention_gd import AttentionRun, attention_gradient_descent
 from .experiments import StationarySweep, boundary_from_means, stationary_sweep
 from .gradient_descent import DescentRun, descent_from_random_inits
 from .langevin import Chain, LangevinResult, chain, choose_dt, langevin
+from .learners import LearnerRun, feature_learner, hermite_features, kernel_learner, readout
 from .stats import MeanEstimate, autocorrelation, integrated_time, mean_and_se
 from .sweeps import EXPERIMENTS, load_sweep, local_cluster, sweep, sweep_summary
 
 __all__ = ["langevin", "LangevinResult", "chain", "Chain", "choose_dt", "attention_gradient_descent",
            "AttentionRun", "descent_from_random_inits", "DescentRun", "stationary_sweep", "StationarySweep",
            "boundary_from_means", "mean_and_se", "MeanEstimate", "integrated_time", "autocorrelation",
-           "sweep", "load_sweep", "sweep_summary", "local_cluster", "EXPERIMENTS"]
+           "sweep", "load_sweep", "sweep_summary", "local_cluster", "EXPERIMENTS",
+           "kernel_learner", "feature_learner", "hermite_features", "readout", "LearnerRun"]

@@ -16,7 +16,20 @@ TOK = sampling.sample_tokens(PB, 5, rng=0)
 X = np.random.default_rng(0).standard_normal((2, 50))
 FAST = dict(n_equilibrate=2000, n_samples=3, stride=10)
 
+PB_RELU = linattn.Problem(3, 4, 0.1, link="relu")
+
 ROWS = [
+    Row("kernel_learner", validation.kernel_learner,
+        dict(pb=PB_RELU, P=20, lam=0.1, rng=0, features="hermite2", n_test=50),
+        dict(pb="problem", P="posint", lam="positive", rng="rng", features="choice", n_test="posint")),
+    Row("feature_learner", validation.feature_learner,
+        dict(pb=PB_RELU, P=20, lam=0.1, rng=0, n_knots=3, max_steps=50, tol=1e-6, n_test=50),
+        dict(pb="problem", P="posint", lam="positive", rng="rng", n_knots="nonnegint", max_steps="posint",
+             tol="tol", n_test="posint")),
+    Row("hermite_features", validation.hermite_features, dict(X=np.ones((2, 3)), features="linear"),
+        dict(X="array", features="choice")),
+    Row("readout", validation.readout, dict(t=np.ones(4), a=np.ones(4), knots=np.zeros(2)),
+        dict(t="array", a="array_shape", knots="array")),
     Row("langevin", validation.langevin, dict(data=DATA, pb=PB, beta=100.0, lam=0.1, gamma=1.0, dt=None, n_chains=2,
                                               seed=0, model="reduced", basis="eigen", init=None, progress=False,
                                               on_unequilibrated="raise", **FAST),
@@ -47,7 +60,7 @@ ROWS = [
     Row("autocorrelation", validation.autocorrelation, dict(x=X), dict(x="array_shape")),
 ]
 
-NOT_INPUTS = {"LangevinResult", "Chain", "AttentionRun", "DescentRun", "StationarySweep", "MeanEstimate"}
+NOT_INPUTS = {"LangevinResult", "Chain", "AttentionRun", "DescentRun", "StationarySweep", "MeanEstimate", "LearnerRun"}
 
 try:                         # the sweep runner needs the optional extra [dask]
     import xarray  # noqa: F401

@@ -1,0 +1,293 @@
+r"""Kernel learner vs feature learner on nonlinear single-index tasks (Gu, Xu & Zdeborová, seed ``003``).
+
+Both are one-layer attention models trained on ``P`` prompts of a :class:`linattn.Problem` with a
+nonlinear link ``f`` (labels ``y = f(w·x/√D) + σε``, a fresh task per prompt, so the task diversity
+is ``P``). They differ in where the nonlinearity sits:
+
+* **Kernel learner** — a *fixed* nonlinear feature map, then linear attention. Here the degree-2
+  Hermite map ``φ(x) = [x, (x_a² − 1)/√2, x_a x_b (a < b)] ∈ R^F``, ``F = D + D(D+1)/2`` (orthonormal
+  under ``N(0, I)``), embedded tokens ``[φ(x_i); y_i]`` and the query ``[φ(x_q); 0]``:
+  ``ŷ = s_φᵀ Γ φ(x_q)`` with ``s_φ = (1/N) Σ_i y_i φ(x_i)`` and ``Γ ∈ R^{F×F}``. It is linear in ``Γ``:
+  trained to its ridge solution (the long-time limit of gradient flow, ``β = ∞``) through the
+  library's features (:meth:`linattn.Prompts.features` on ``(s_φ, φ(x_q), y_q)``). The isotropy that
+  gives the linear model its closed-form test error is lost (``φ`` mixes degrees), so the test
+  error is a Monte-Carlo average over fresh token-built prompts. With ``φ(x) = x`` it is the
+  library's reduced model (``features="linear"``), whose test error is exact.
+* **Feature learner** — attention on the raw input, then a *learned* nonlinear readout:
+  ``t = sᵀ Γ x_q`` (the reduced linear attention) and the piecewise-linear readout
+  ``ŷ = g(t) = a_0 + a_1 t + Σ_j a_{j+2} max(0, t − b_j)`` (a one-hidden-layer ReLU network with fixed
+  knots ``b_j`` spread over ±2 s.d. of the labels; a polynomial readout was tried first and
+  rejected: it extrapolates like ``t^K`` and gave test errors of 10³–10⁶ at small ``P``), with ``Γ`` and
+  ``a`` trained jointly by full-batch gradient descent on
+  ``(1/2P) Σ_μ (y_μ − ŷ_μ)² + (λ/2)(‖Γ‖_F² + |a|²)`` (numba kernel; the step size is adapted:
+  ×1.2 after a step that lowers the loss, ×½ and the step undone otherwise), from ``Γ = 0``,
+  ``a = (0, 1, 0, …)``. Its landscape is not convex; the run reports whether it converged.
+
+Neither ships code in the paper; the replica theory of the feature learner is not implemented
+(the issue's stretch goal). References: H. Gu, Y. Xu, L. Zdeborová (seed ``003`` abstract);
+M. Letey et al. for the equivalence the kernel learner's linear block obeys.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+import linattn
+from linattn import check, sampling
+
+FEATURES = ("hermite2", "linear")
+
+
+def hermite_features(X, features="hermite2"):
+    """The fixed feature map of the kernel learner, applied to the last axis.
+
+    Parameters
+    ----------
+    X : array_like (..., D)
+    features : {"hermite2", "linear"}
+        ``"hermite2"``: ``[x, (x_a² − 1)/√2, x_a x_b (a < b)]`` (``F = D + D(D+1)/2``); ``"linear"``: ``x``.
+
+    Returns
+    -------
+    ndarray (..., F)
+    """
+    X = check.finite_array("X", X)
+    if X.ndim < 1:
+        check.fail("X", X, "an array whose last axis is the token dimension")
+    check.choice("features", features, FEATURES)
+    if features == "linear":
+        return X
+    D = X.shape[-1]
+    a, b = np.triu_indices(D, 1)
+    return np.concatenate([X, (X * X - 1.0) / np.sqrt(2.0), X[..., a] * X[..., b]], axis=-1)
+
+
+@dataclass(frozen=True)
+class LearnerRun:
+    """One trained learner on one training set.
+
+    Attributes
+    ----------
+    learner : str
+        ``"kernel"`` or ``"feature"``.
+    train : float
+        Training loss (with the weight-decay term).
+    test : float
+        Test error ``½ E(y_q − ŷ)²`` on fresh prompts (exact for the linear kernel learner, otherwise
+        Monte Carlo).
+    test_se : float
+        Its standard error (0 when exact).
+    relative_test : float
+        ``test / (V/2)``: the test error in units of ``E_g(ŷ = 0)``.
+    params : dict
+        ``Gamma`` (and ``readout`` for the feature learner).
+    converged : bool
+        The feature learner's gradient descent met its tolerance (always ``True`` for the ridge).
+    """
+
+    learner: str
+    train: float
+    test: float
+    test_se: float
+    relative_test: float
+    params: dict
+    converged: bool
+
+
+def _kernel_prompts(pb, P, rng, features, batch=512):
+    """``(s_φ, φ(x_q), y_q)`` of ``P`` token-built prompts, in batches."""
+    parts = []
+    for start in range(0, P, batch):
+        tok = sampling.sample_tokens(pb, min(batch, P - start), rng)
+        phi = hermite_features(tok.X, features)
+        s = np.einsum("pn,pnf->pf", tok.y, phi) / pb.N
+        parts.append((s, hermite_features(tok.xq, features), tok.yq))
+    return linattn.Prompts(s=np.concatenate([p[0] for p in parts]), xq=np.concatenate([p[1] for p in parts]),
+                           yq=np.concatenate([p[2] for p in parts]))
+
+
+def _mc(loss):
+    return float(loss.mean()), float(loss.std(ddof=1) / np.sqrt(loss.size))
+
+
+def kernel_learner(pb, P, lam, rng=None, features="hermite2", n_test=20_000) -> LearnerRun:
+    """Train the kernel learner (module docstring) to its ridge solution and measure its test error.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    P : int
+        Training prompts.
+    lam : float
+        Weight decay ``λ > 0``.
+    rng : None, int or numpy.random.Generator
+    features : {"hermite2", "linear"}
+    n_test : int
+        Fresh prompts of the Monte-Carlo test error (``features="hermite2"``).
+
+    Returns
+    -------
+    LearnerRun
+    """
+    check.problem(pb)
+    P = check.positive_int("P", P)
+    lam = check.positive("lam", lam)
+    gen = check.rng(rng)
+    check.choice("features", features, FEATURES)
+    n_test = check.positive_int("n_test", n_test, minimum=2)
+    F = pb.D if features == "linear" else pb.D + pb.D * (pb.D + 1) // 2
+    check.memory(8.0 * (P * F * F + 3 * F**4), f"the kernel learner's features (P = {P}, F = {F})", "P or D")
+    data = _kernel_prompts(pb, P, gen, features)
+    H = data.features()
+    A = H.T @ H / P + lam * np.eye(F * F)
+    theta = np.linalg.solve(A, H.T @ data.yq / P)
+    G = theta.reshape(F, F)
+    train = 0.5 * float(np.mean((data.yq - H @ theta) ** 2)) + 0.5 * lam * float(theta @ theta)
+    if features == "linear":
+        test, se = pb.test_error(G), 0.0
+    else:
+        fresh = _kernel_prompts(pb, n_test, gen, features)
+        test, se = _mc(0.5 * (fresh.yq - fresh.predict(G)) ** 2)
+    return LearnerRun("kernel", train, test, se, test / (0.5 * pb.label_variance), {"Gamma": G}, True)
+
+
+@njit(cache=True)
+def _loss_grad(H, y, knots, gamma, a, lam, g_gamma, g_a):
+    """Loss of the feature learner and its gradient (written into ``g_gamma``, ``g_a``); readout
+    ``g(t) = a_0 + a_1 t + Σ_j a_{j+2} max(0, t − knots_j)``."""
+    P, M = H.shape
+    J = knots.size
+    g_gamma[:] = 0.0
+    g_a[:] = 0.0
+    loss = 0.0
+    for mu in range(P):
+        t = 0.0
+        for j in range(M):
+            t += H[mu, j] * gamma[j]
+        yhat = a[0] + a[1] * t
+        slope = a[1]
+        for j in range(J):
+            if t > knots[j]:
+                yhat += a[j + 2] * (t - knots[j])
+                slope += a[j + 2]
+        r = yhat - y[mu]
+        loss += 0.5 * r * r
+        g_a[0] += r
+        g_a[1] += r * t
+        for j in range(J):
+            if t > knots[j]:
+                g_a[j + 2] += r * (t - knots[j])
+        c = r * slope
+        for j in range(M):
+            g_gamma[j] += c * H[mu, j]
+    loss /= P
+    for j in range(M):
+        g_gamma[j] = g_gamma[j] / P + lam * gamma[j]
+        loss += 0.5 * lam * gamma[j] * gamma[j]
+    for k in range(a.size):
+        g_a[k] = g_a[k] / P + lam * a[k]
+        loss += 0.5 * lam * a[k] * a[k]
+    return loss
+
+
+def readout(t, a, knots):
+    """The feature learner's readout ``g(t) = a_0 + a_1 t + Σ_j a_{j+2} max(0, t − b_j)``.
+
+    Parameters
+    ----------
+    t : array_like
+        Attention outputs ``sᵀ Γ x_q``.
+    a : array_like (J + 2,)
+        Readout coefficients.
+    knots : array_like (J,)
+        Knots ``b_j``.
+
+    Returns
+    -------
+    ndarray
+    """
+    t = check.finite_array("t", t)
+    knots = check.finite_array("knots", knots, ndim=1)
+    a = check.finite_array("a", a, shape=(knots.size + 2,))
+    return a[0] + a[1] * t + np.maximum(0.0, t[..., None] - knots) @ a[2:]
+
+
+@njit(cache=True)
+def _descend(H, y, knots, gamma, a, lam, max_steps, lr, tol):
+    """Full-batch gradient descent with the adaptive step of the module docstring (in place).
+    Returns (final loss, steps taken, converged)."""
+    g_gamma = np.empty_like(gamma)
+    g_a = np.empty_like(a)
+    ng = np.empty_like(gamma)
+    na = np.empty_like(a)
+    loss = _loss_grad(H, y, knots, gamma, a, lam, g_gamma, g_a)
+    for step in range(max_steps):
+        old_g, old_a = gamma.copy(), a.copy()
+        gamma -= lr * g_gamma
+        a -= lr * g_a
+        new = _loss_grad(H, y, knots, gamma, a, lam, ng, na)
+        if new < loss:
+            improvement = loss - new
+            loss = new
+            g_gamma[:] = ng
+            g_a[:] = na
+            lr *= 1.2
+            if improvement <= tol * abs(loss):
+                return loss, step + 1, True
+        else:
+            gamma[:] = old_g
+            a[:] = old_a
+            lr *= 0.5
+            if lr < 1e-14:
+                return loss, step + 1, True      # no descent direction left at double precision
+    return loss, max_steps, False
+
+
+def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10, n_test=100_000) -> LearnerRun:
+    """Train the feature learner (module docstring) by gradient descent and measure its test error.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    P : int
+        Training prompts.
+    lam : float
+        Weight decay ``λ > 0`` on ``Γ`` and the readout.
+    rng : None, int or numpy.random.Generator
+    n_knots : int
+        Knots ``b_j`` of the piecewise-linear readout, evenly spaced on ``[−2, 2]`` times the s.d. of
+        the training labels (``0``: linear attention with a learned scale and offset).
+    max_steps : int
+        Gradient steps at most.
+    tol : float
+        Stop when a step lowers the loss by less than ``tol`` (relative).
+    n_test : int
+        Fresh prompts of the Monte-Carlo test error.
+
+    Returns
+    -------
+    LearnerRun
+    """
+    check.problem(pb)
+    P = check.positive_int("P", P)
+    lam = check.positive("lam", lam)
+    gen = check.rng(rng)
+    n_knots = check.nonneg_int("n_knots", n_knots, maximum=64)
+    max_steps = check.positive_int("max_steps", max_steps)
+    tol = check.tolerance("tol", tol)
+    n_test = check.positive_int("n_test", n_test, minimum=2)
+    D = pb.D
+    data = pb.sample(P, gen)
+    H = data.features()
+    knots = np.linspace(-2.0, 2.0, n_knots) * float(np.std(data.yq)) if n_knots else np.zeros(0)
+    gamma = np.zeros(D * D)
+    a = np.zeros(n_knots + 2)
+    a[1] = 1.0
+    loss, _, converged = _descend(H, data.yq, knots, gamma, a, lam, max_steps, 0.1, tol)
+    fresh = pb.sample(n_test, gen)
+    yhat = readout(fresh.predict(gamma.reshape(D, D)), a, knots)
+    test, se = _mc(0.5 * (fresh.yq - yhat) ** 2)
+    return LearnerRun("feature", float(loss), test, se, test / (0.5 * pb.label_variance),
+                      {"Gamma": gamma.reshape(D, D), "readout": a, "knots": knots}, bool(converged))
