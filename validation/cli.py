@@ -42,7 +42,7 @@ def _figures(args):
         print("no figures are registered yet")
         return 0
     paths = figures.make(args.names or ["all"], args.out, mode=_mode(args), progress=not args.no_progress,
-                         store=args.from_store, jobs=args.jobs)
+                         store=args.from_store, jobs=args.jobs, exclude=args.exclude or ())
     for p in paths:
         print(p)
     return 0
@@ -153,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="read simulations from sweep stores in DIR (fig2, fig3), computing what is missing")
     q.add_argument("--no-progress", action="store_true", help="no progress bars")
     q.add_argument("--jobs", type=int, default=1, help="figures computed in parallel processes (default 1)")
+    q.add_argument("--exclude", action="append", metavar="NAME", help="leave figure NAME out (repeatable)")
     q.set_defaults(func=_figures)
 
     q = sub.add_parser("validate", help="theory-vs-simulation report")

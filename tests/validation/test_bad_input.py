@@ -82,8 +82,9 @@ test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_sw
 
 OUT = tempfile.mkdtemp(prefix="linattn-bad-input-")   # only bad calls are made (they fail before writing)
 EXTRA = [
-    Row("plots.make", plots.make, dict(selected=["fig4"], out_dir=OUT, mode="smoke", progress=False),
-        dict(mode="choice", progress="bool")),
+    Row("plots.make", plots.make, dict(selected=["fig4"], out_dir=OUT, mode="smoke", progress=False, jobs=1,
+                                       exclude=()),
+        dict(mode="choice", progress="bool", jobs="posint")),
     Row("report.run", report.run, dict(out_dir=OUT, mode="smoke", progress=False), dict(mode="choice", progress="bool")),
 ]
 _, test_figure_and_report_arguments, _ = sweep_tests([r for r in EXTRA], validation, NOT_INPUTS)

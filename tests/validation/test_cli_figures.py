@@ -115,3 +115,15 @@ def test_gallery_lists_every_registered_figure(tmp_path):
     assert "1 of 1 theory-vs-simulation comparisons pass" in (tmp_path / "index.md").read_text()
     html = (tmp_path / "index.html").read_text()
     assert "<img src='fig4.png'" in html and all(f"<h2>{n}:" in html for n in figures.names())
+
+
+def test_parallel_figures_with_exclusions(tmp_path):
+    """`figures all --exclude ... --jobs 2` (what `make run` calls): the figures left in run in two
+    spawned processes and are recorded in the manifest and the gallery like serial ones."""
+    keep = {"fig4", "learners"}
+    others = [n for n in figures.names() if n not in keep]
+    paths = figures.make(["all"], str(tmp_path), mode="smoke", progress=False, jobs=2, exclude=others)
+    assert {os.path.basename(p).split(".")[0] for p in paths} == keep
+    manifest = json.load(open(tmp_path / "manifest.json"))
+    assert set(manifest) == keep
+    assert all(name in open(tmp_path / "index.md").read() for name in keep)

@@ -103,13 +103,14 @@ def _run_one(name, out_dir, mode, progress, store):
 
 
 def _parallel(selected, out_dir, mode, store, jobs):
-    """Run figures in ``jobs`` worker processes (spawned, one BLAS thread each); yield (name, paths)
-    as they finish."""
+    """Run figures in ``jobs`` spawned worker processes with one BLAS thread each (several BLAS
+    threads per worker oversubscribe the cores: OpenBLAS threads spin while they wait); yield
+    (name, paths) as they finish."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     saved = {k: os.environ.get(k) for k in _THREAD_VARS}
-    os.environ.update({k: "1" for k in _THREAD_VARS})   # inherited by the spawned workers only
+    os.environ.update({k: "1" for k in _THREAD_VARS})   # inherited by the spawned workers
     try:
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as ex:
             futures = {ex.submit(_run_one, name, out_dir, mode, False, store): name for name in selected}
@@ -123,11 +124,11 @@ def _parallel(selected, out_dir, mode, store, jobs):
                 os.environ[k] = v
 
 
-_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, store: str | None = None,
-         jobs: int = 1) -> list[str]:
+         jobs: int = 1, exclude=()) -> list[str]:
     """Run the figures in ``selected`` (names, or ``["all"]``); return the paths written.
 
     Parameters
@@ -142,8 +143,11 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, sto
         Folder of sweep stores: figures that support it (``fig2``, ``fig3``) read their simulations
         from there instead of recomputing, and write what is missing (optional extra ``[dask]``).
     jobs : int
-        Figures computed at once, each in its own process with one BLAS thread (``make run`` uses 2
-        on two cores). With ``jobs > 1`` the per-figure progress bars are replaced by one bar over
+        Figures computed at once, each in its own spawned process with one BLAS thread (``make run``
+        uses 2 on two cores, after running ``fig1`` — one dense ``10⁴ × 10⁴`` eigenproblem — alone on
+        both cores).
+    exclude : sequence of str
+        Figure names to leave out (e.g. ``all`` but ``fig1``). With ``jobs > 1`` the per-figure progress bars are replaced by one bar over
         the figures.
 
     Returns
@@ -157,10 +161,11 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, sto
     reg = registry()
     if list(selected) == ["all"] or not selected:
         selected = list(reg)
-    unknown = [s for s in selected if s not in reg]
+    unknown = [s for s in list(selected) + list(exclude) if s not in reg]
     if unknown:
         raise ValueError(f"figure names must be among {list(reg) + ['all']}; got {unknown}")
     jobs = check.positive_int("jobs", jobs)
+    selected = [s for s in selected if s not in set(exclude)]
     writable_folder(out_dir)
     written = []
     if jobs == 1 or len(selected) == 1:

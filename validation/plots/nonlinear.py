@@ -30,10 +30,12 @@ from . import register, save, style
 LINKS = ("tanh", "relu", "sign", "cubic")
 D, N, BETA, LAM, MODEL = 10, 100, 1e3, 0.01, "full"
 
-SETTINGS = {"smoke": dict(n_P=3, n_datasets=4, amplitudes=[0.0, 1.0], n_grid=3, n_boundary=3),
-            "quick": dict(n_P=6, n_datasets=40, amplitudes=[0.0, 0.5, 1.0, 1.5], n_grid=7, n_boundary=20),
+SETTINGS = {"smoke": dict(n_P=3, n_datasets=4, amplitudes=[0.0, 1.0], n_grid=3, n_boundary=3, families=(3,),
+                          named=("sign",), n_scan=12),
+            "quick": dict(n_P=6, n_datasets=30, amplitudes=[0.0, 0.7, 1.5], n_grid=7, n_boundary=20, families=(2, 3),
+                          named=LINKS, n_scan=80),
             "full": dict(n_P=11, n_datasets=300, amplitudes=[0.0, 0.2, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0], n_grid=13,
-                         n_boundary=100)}
+                         n_boundary=100, families=(2, 3), named=LINKS, n_scan=80)}
 
 
 def hermite_family(k, a):
@@ -57,7 +59,7 @@ def hermite_family(k, a):
 def compute_errors(mode="quick", progress=True):
     s = SETTINGS[mode]
     P = np.unique(np.round(np.geomspace(10, 1000, s["n_P"])).astype(int))
-    Pt = np.geomspace(10, 1000, 30)
+    Pt = np.geomspace(10, 1000, 24 if mode != "smoke" else 5)
     data = {"P": P, "P_theory": Pt}
     lin = linattn.Problem(D, N)
     cur = replica.stationary_curve(lin, Pt, BETA, LAM, MODEL)
@@ -108,7 +110,7 @@ def plot_errors(d):
 @register("nonlinear_errors", "Stationary errors vs P for nonlinear links: exact averages, D → ∞ equivalence, exact-law theory",
           caption="Beyond the seed (nonlinear single-index targets y = f(w·x/√D)). Stationary train (blue) and test (red) "
                   "errors against P for four links at D = 10, N = 100 (full model, β = 10³, λ = 0.01), in units of "
-                  "E_g(Γ = 0). Markers: exact dataset averages (± 1 s.e.; 60 datasets per point, full: 300). Solid: the "
+                  "E_g(Γ = 0). Markers: exact dataset averages (± 1 s.e.; 30 datasets per point, full: 300). Solid: the "
                   "nonlinearity–noise equivalence (linear surrogate, exact only as D → ∞). Dashed: the replica theory "
                   "with the exact finite-D label law. Dotted grey: the linear link.")
 def make_errors(out_dir, mode="quick", progress=True):
@@ -118,17 +120,18 @@ def make_errors(out_dir, mode="quick", progress=True):
     return save(fig, out_dir, "nonlinear_errors", d, {"rows": rows, "mode": mode})
 
 
-def _theory_boundary(pb):
-    p = replica.phase_boundary(pb, np.inf, LAM, model=MODEL)
+def _theory_boundary(pb, n_scan=80):
+    p = replica.phase_boundary(pb, np.inf, LAM, model=MODEL, n_scan=n_scan)
     return np.nan if p is None else p
 
 
 def compute_boundary(mode="quick", progress=True):
     s = SETTINGS[mode]
     amps = np.array(s["amplitudes"], float)
-    ratio = np.geomspace(1e-3, max(amps.max() ** 2, 1e-2) * 1.5, 20)
+    ratio = np.geomspace(1e-3, max(amps.max() ** 2, 1e-2) * 1.5, 20 if s["n_scan"] >= 80 else 4)
+    ns = s["n_scan"]
     data = {"amplitudes": amps, "ratio_line": ratio,
-            "Pstar_equivalence": np.array([_theory_boundary(linattn.Problem(D, N, float(np.sqrt(r)))) for r in ratio])}
+            "Pstar_equivalence": np.array([_theory_boundary(linattn.Problem(D, N, float(np.sqrt(r))), ns) for r in ratio])}
     def exact_boundary(pb, guess):
         if not np.isfinite(guess):
             return np.nan
@@ -137,17 +140,18 @@ def compute_boundary(mode="quick", progress=True):
         b = boundary_from_means(sw.P, sw.train_mean, sw.test_mean)
         return np.nan if b is None else b
 
-    for k in (2, 3):
+    for k in s["families"]:
         pbs = [linattn.Problem(D, N, link=hermite_family(k, a)) if a > 0 else linattn.Problem(D, N) for a in amps]
-        data[f"Pstar_He{k}"] = np.array([_theory_boundary(pb) for pb in pbs])
+        data[f"Pstar_He{k}"] = np.array([_theory_boundary(pb, ns) for pb in pbs])
         data[f"Pstar_He{k}_exact"] = np.array([exact_boundary(pb, g) for pb, g in zip(pbs, data[f"Pstar_He{k}"])])
     named = []
-    for name in LINKS:
+    for name in s["named"]:
         pb = linattn.Problem(D, N, link=name)
         mu0, mu1, mu2 = pb.hermite
-        guess = _theory_boundary(pb)
-        named.append(((mu2 + mu0**2) / mu1**2, guess, _theory_boundary(pb.surrogate()), exact_boundary(pb, guess)))
+        guess = _theory_boundary(pb, ns)
+        named.append(((mu2 + mu0**2) / mu1**2, guess, _theory_boundary(pb.surrogate(), ns), exact_boundary(pb, guess)))
     data["named"] = np.array(named)
+    data["named_links"] = np.array(s["named"])
     return data
 
 
@@ -158,11 +162,13 @@ def plot_boundary(d):
     ax.plot(d["ratio_line"], d["Pstar_equivalence"], color="k", lw=1.3, label="equivalence: linear link, σ² = ratio")
     a2 = np.maximum(d["amplitudes"] ** 2, 1e-3)
     for k, col in ((2, "C0"), (3, "C1")):
+        if f"Pstar_He{k}" not in d:
+            continue
         ax.plot(a2, d[f"Pstar_He{k}"], color=col, lw=1.2,
                 label=rf"exact-law theory, $f = z + a\,\mathrm{{He}}_{k}/\sqrt{{{k}!}}$")
         ax.plot(a2, d[f"Pstar_He{k}_exact"], color=col, marker="o", mfc="w", ms=6, ls="none", label="  exact P*")
     marks = dict(zip(("tanh", "relu", "sign", "cubic"), ("^", "s", "D", "v")))
-    for (ratio, theory, equiv, exact), name in zip(d["named"], ("tanh", "relu", "sign", "cubic")):
+    for (ratio, theory, equiv, exact), name in zip(d["named"], d["named_links"]):
         ax.plot([ratio], [exact], marker=marks[name], mfc="w", mec="C3", ms=8, ls="none", label=f"{name}: exact P*")
         ax.plot([ratio], [theory], marker=marks[name], color="C3", ms=4, ls="none")
         ax.plot([ratio], [equiv], marker=marks[name], color="k", ms=4, ls="none")
@@ -188,6 +194,6 @@ def make_boundary(out_dir, mode="quick", progress=True):
     d = compute_boundary(mode, progress)
     with style():
         fig = plot_boundary(d)
-    rows = [dict(link=n, ratio=float(r), P_star_law=float(t), P_star_equivalence=float(e), P_star_exact=float(x))
-            for n, (r, t, e, x) in zip(LINKS, d["named"])]
+    rows = [dict(link=str(n), ratio=float(r), P_star_law=float(t), P_star_equivalence=float(e), P_star_exact=float(x))
+            for n, (r, t, e, x) in zip(d["named_links"], d["named"])]
     return save(fig, out_dir, "nonlinear_boundary", d, {"rows": rows, "mode": mode})
