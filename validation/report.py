@@ -76,7 +76,7 @@ SETTINGS = {
     "quick": dict(spectra_n=10, spectra_D=20, dyn_n=30, dyn_P=(10, 100, 1000), replica_n=60,
                   replica_P=(10, 20, 50, 100, 200, 500, 1000), langevin_chains=8, langevin_P=(10, 100, 1000),
                   transition=dict(n_exact=20, n_sim=3), nonlinear_n=60, nonlinear_P=(30, 100, 300),
-                  nonlinear_mc=100_000),
+                  nonlinear_mc=40_000),
     "full": dict(spectra_n=30, spectra_D=20, dyn_n=60, dyn_P=(10, 100, 1000), replica_n=100,
                  replica_P=(10, 20, 50, 100, 200, 500, 1000), langevin_chains=32, langevin_P=(10, 100, 1000),
                  transition=dict(n_exact=100, n_sim=10), nonlinear_n=200, nonlinear_P=(30, 100, 300),

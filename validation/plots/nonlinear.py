@@ -128,7 +128,7 @@ def _theory_boundary(pb, n_scan=80):
 def compute_boundary(mode="quick", progress=True):
     s = SETTINGS[mode]
     amps = np.array(s["amplitudes"], float)
-    ratio = np.geomspace(1e-3, max(amps.max() ** 2, 1e-2) * 1.5, 20 if s["n_scan"] >= 80 else 4)
+    ratio = np.geomspace(1e-3, max(amps.max() ** 2, 1e-2) * 1.5, 12 if s["n_scan"] >= 80 else 4)
     ns = s["n_scan"]
     data = {"amplitudes": amps, "ratio_line": ratio,
             "Pstar_equivalence": np.array([_theory_boundary(linattn.Problem(D, N, float(np.sqrt(r))), ns) for r in ratio])}
