@@ -257,7 +257,8 @@ class Problem:
         ICLSolution
         """
         check.memory(8.0 * (self.D**2 + self.D), f"Gamma_ICL (D = {self.D})", "D")
-        G = np.eye(self.D) / (self.D * self.feature_variance / self.teacher_strength)
+        b = self.teacher_strength
+        G = np.eye(self.D) / (self.D * self.feature_variance / b) if b != 0 else np.zeros((self.D, self.D))
         return ICLSolution(Gamma=G, v=np.zeros(self.D), test_error=0.5 * self.icl_residual)
 
     # ------------------------------------------------------------------ sampling
