@@ -108,6 +108,13 @@ def _kernel_prompts(pb, P, rng, features, batch=512):
                            yq=np.concatenate([p[2] for p in parts]))
 
 
+def _common(pb, P, lam, rng, n_test):
+    """Checks of the arguments both learners take; returns ``(P, lam, generator, n_test)``."""
+    check.problem(pb)
+    return (check.positive_int("P", P), check.positive("lam", lam), check.rng(rng),
+            check.positive_int("n_test", n_test, minimum=2))
+
+
 def _mc(loss):
     return float(loss.mean()), float(loss.std(ddof=1) / np.sqrt(loss.size))
 
@@ -131,12 +138,8 @@ def kernel_learner(pb, P, lam, rng=None, features="hermite2", n_test=20_000) -> 
     -------
     LearnerRun
     """
-    check.problem(pb)
-    P = check.positive_int("P", P)
-    lam = check.positive("lam", lam)
-    gen = check.rng(rng)
+    P, lam, gen, n_test = _common(pb, P, lam, rng, n_test)
     check.choice("features", features, FEATURES)
-    n_test = check.positive_int("n_test", n_test, minimum=2)
     F = pb.D if features == "linear" else pb.D + pb.D * (pb.D + 1) // 2
     check.memory(8.0 * (P * F * F + 3 * F**4), f"the kernel learner's features (P = {P}, F = {F})", "P or D")
     data = _kernel_prompts(pb, P, gen, features)
@@ -270,14 +273,10 @@ def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10
     -------
     LearnerRun
     """
-    check.problem(pb)
-    P = check.positive_int("P", P)
-    lam = check.positive("lam", lam)
-    gen = check.rng(rng)
+    P, lam, gen, n_test = _common(pb, P, lam, rng, n_test)
     n_knots = check.nonneg_int("n_knots", n_knots, maximum=64)
     max_steps = check.positive_int("max_steps", max_steps)
     tol = check.tolerance("tol", tol)
-    n_test = check.positive_int("n_test", n_test, minimum=2)
     D = pb.D
     data = pb.sample(P, gen)
     H = data.features()

@@ -109,22 +109,12 @@ def _parallel(selected, out_dir, mode, store, jobs):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    saved = {k: os.environ.get(k) for k in _THREAD_VARS}
-    os.environ.update({k: "1" for k in _THREAD_VARS})   # inherited by the spawned workers
-    try:
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as ex:
-            futures = {ex.submit(_run_one, name, out_dir, mode, False, store): name for name in selected}
-            for fut in as_completed(futures):
-                yield futures[fut], fut.result()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    from ..sweeps import _worker_env     # one BLAS/OpenMP/numba thread per spawned worker
 
-
-_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    with _worker_env(), ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as ex:
+        futures = {ex.submit(_run_one, name, out_dir, mode, False, store): name for name in selected}
+        for fut in as_completed(futures):
+            yield futures[fut], fut.result()
 
 
 def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, store: str | None = None,
