@@ -5,11 +5,17 @@ initialisations), long-time limits (ΔEr, contrast ratio), and dataset-averaged 
 from the spectral laws.
 
 Public names: gradient_flow, gradient_descent, LearningCurves,
-long_time_limit, LongTimeLimit, averaged_curves, AveragedCurves, sweep, Sweep.
+long_time_limit, LongTimeLimit, averaged_curves, AveragedCurves, sweep, Sweep; staged learning of
+factorized attention (:mod:`dynamics.staged`): mean_flow, StagedFlow, mode_flow, ModeFlow, mode_constants,
+ModeConstants, mode_loss, logistic_modes, escape_times, saddle_losses.
 """
 from .averaged import AveragedCurves, averaged_curves
 from .flow import LearningCurves, LongTimeLimit, gradient_descent, gradient_flow, long_time_limit
+from .staged import (ModeConstants, ModeFlow, StagedFlow, escape_times, logistic_modes, mean_flow, mode_constants,
+                     mode_flow, mode_loss, saddle_losses)
 from .sweeps import Sweep, gap_sweep
 
 __all__ = ["gradient_flow", "gradient_descent", "LearningCurves",
-           "long_time_limit", "LongTimeLimit", "averaged_curves", "AveragedCurves", "gap_sweep", "Sweep"]
+           "long_time_limit", "LongTimeLimit", "averaged_curves", "AveragedCurves", "gap_sweep", "Sweep",
+           "mean_flow", "StagedFlow", "mode_flow", "ModeFlow", "mode_constants", "ModeConstants", "mode_loss",
+           "logistic_modes", "escape_times", "saddle_losses"]

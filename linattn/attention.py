@@ -134,3 +134,38 @@ def blocks(W):
         check.fail("W", f"<array with shape {W.shape}>", "a square matrix of size D+1 >= 2")
     D = W.shape[0] - 1
     return W[:D, :D], W[:D, D], W[D, :D], W[D, D]
+
+
+def predict_value_kq(Z, value_row, W_KQ) -> np.ndarray:
+    r"""Predictions of attention with separate value and key-query matrices, and their gradients.
+
+    ``f(Z) = W_V Z Zᵀ W_KQ Z / N``; only the last row ``u = (W_V)_{D+1,:} = [p₁ᵀ, p₂]`` of the value matrix
+    reaches ``ŷ = f(Z)_{D+1,N+1} = uᵀ C W_KQ z_q`` with ``C = Z Zᵀ/N`` and ``z_q = [x_q; 0]``. With the null
+    blocks of Mainali & Teixeira (``p₁ = 0`` and the last row ``q₂ᵀ`` of ``W_KQ`` zero) this is
+    ``ŷ = p₂ sᵀ q₁ x_q``, the ``"value_kq"`` parametrization of :mod:`linattn.factorized`.
+
+    Parameters
+    ----------
+    Z : array_like (P, D+1, N+1) or (D+1, N+1)
+    value_row : array_like (D+1,)
+        ``u``.
+    W_KQ : array_like (D+1, D+1)
+
+    Returns
+    -------
+    yhat : ndarray (P,)
+    d_value_row : ndarray (P, D+1)
+        ``∂ŷ/∂u = C W_KQ z_q``.
+    d_W_KQ : ndarray (P, D+1, D+1)
+        ``∂ŷ/∂W_KQ = (C u) z_qᵀ``.
+    """
+    Z = _check_Z(Z)
+    d1 = Z.shape[1]
+    u = check.finite_array("value_row", value_row, shape=(d1,))
+    W = check.finite_array("W_KQ", W_KQ, shape=(d1, d1))
+    N = Z.shape[2] - 1
+    C = np.einsum("pij,pkj->pik", Z, Z) / N
+    zq = Z[:, :, -1]
+    d_u = np.einsum("pik,kl,pl->pi", C, W, zq)
+    Cu = C @ u
+    return d_u @ u, d_u, Cu[:, :, None] * zq[:, None, :]

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import check
+from .covariance import Covariance, as_covariance
 from .links import Link, as_link, radial_moments
 
 
@@ -75,6 +76,14 @@ class Problem:
         The link ``f`` of the labels ``y = f(w·x/√D) + σ ε``: ``"linear"`` (default), ``"tanh"``,
         ``"relu"``, ``"sign"``, ``"cubic"``, ``"hermite:k"`` or a vectorised callable
         (:func:`linattn.links.as_link`; refused if not square-integrable under the Gaussian).
+    covariance : None, array_like (D,) or (D, D)
+        Input covariance ``Σ`` of the tokens, ``x ~ N(0, Σ)``: ``None`` (identity, default), a vector
+        of eigenvalues (``Σ = diag``) or a symmetric positive-definite matrix
+        (:mod:`linattn.covariance`). ``Σ = I`` given explicitly is stored as ``None`` (bit-for-bit the
+        isotropic problem). Anisotropic inputs are supported with linear links; the exact sampler,
+        :meth:`test_error` and :meth:`icl_solution` know ``Σ``, while the isotropic theories (spectral laws,
+        replica theory, per-dataset eigensystems) refuse an anisotropic problem (their feature
+        covariance ``c I`` no longer exists: :attr:`feature_variance` raises).
 
     Examples
     --------
@@ -87,6 +96,7 @@ class Problem:
     N: int
     noise: float = 0.0
     link: Link = "linear"
+    covariance: Covariance | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "D", check.positive_int("D", self.D))
@@ -95,6 +105,31 @@ class Problem:
         object.__setattr__(self, "link", as_link(self.link))
         if not self.link.is_linear:
             radial_moments(self.link, self.D)     # validates the link at this D (quadrature converges)
+        object.__setattr__(self, "covariance", as_covariance(self.covariance, self.D))
+        if self.covariance is not None and not self.link.is_linear:
+            raise ValueError(f"covariance must be None (isotropic inputs) for a nonlinear link; got "
+                             f"{self.covariance!r} with link {self.link.name!r}")
+
+    @property
+    def isotropic(self) -> bool:
+        """``True`` when the inputs have covariance ``Σ = I``."""
+        return self.covariance is None
+
+    def _require_isotropic(self, what):
+        if self.covariance is not None:
+            raise ValueError(f"covariance must be None (Σ = I) for {what}; got {self.covariance!r}. "
+                             "Anisotropic problems support the exact sampler, test_error, icl_solution "
+                             "and the factorized-attention dynamics (dynamics.staged)")
+
+    @property
+    def context_covariance(self) -> np.ndarray:
+        r"""``S_2 = E[s sᵀ]`` (exact; :mod:`linattn.covariance`): ``c I`` for ``Σ = I``."""
+        if self.covariance is None:
+            return self.feature_variance * np.eye(self.D)
+        a2 = float(self.link.slope) ** 2
+        cov, N, D = self.covariance, self.N, self.D
+        vals = (a2 / D) * ((N + 1) / N * cov.spectrum**2 + cov.trace / N * cov.spectrum) + self.noise**2 / N * cov.spectrum
+        return cov.function(vals)
 
     # ------------------------------------------------------------------ the link
     @property
@@ -145,7 +180,8 @@ class Problem:
     def label_variance(self) -> float:
         """``V = E y_q² = E f(u)² + σ²`` (``1 + σ²`` by default)."""
         if self.link.is_linear:
-            return float(self.link.slope) ** 2 + self.noise**2
+            trace = 1.0 if self.covariance is None else self.covariance.trace / self.D
+            return float(self.link.slope) ** 2 * trace + self.noise**2
         return radial_moments(self.link, self.D).phi2 + self.noise**2
 
     # ------------------------------------------------------------------ population moments
@@ -156,6 +192,7 @@ class Problem:
         Exact (THEORY §2): ``E[s sᵀ] = c I`` and ``x_q`` is independent with unit covariance. For a
         linear link ``f(u) = a u``: ``a²(N + D + 1)/(N D) + σ²/N``; any link: module docstring.
         """
+        self._require_isotropic("feature_variance (the isotropic feature covariance c I)")
         D, N, s2 = self.D, self.N, self.noise**2
         if self.link.is_linear:
             return float(self.link.slope) ** 2 * (N + D + 1) / (N * D) + s2 / N
@@ -171,6 +208,9 @@ class Problem:
         D, N, s2 = self.D, self.N, self.noise**2
         if self.link.is_linear:
             a2 = float(self.link.slope) ** 2
+            if self.covariance is not None:     # (1 + 2/N)[(a² tr Σ/D + σ²)² + 2a⁴ tr Σ²/D²]
+                cov = self.covariance
+                return (1.0 + 2.0 / N) * ((a2 * cov.trace / D + s2) ** 2 + 2.0 * a2 * a2 * cov.trace2 / D**2)
             return (1.0 + 2.0 / N) * ((a2 + s2) ** 2 + 2.0 * a2 * a2 / D)
         m = radial_moments(self.link, D)
         return (m.phi4 + 6.0 * s2 * m.phi2 + 3.0 * s2 * s2) / N + (1.0 - 1.0 / N) * (m.phi2_sq + 2.0 * s2 * m.phi2 + s2 * s2)
@@ -243,11 +283,22 @@ class Problem:
         float
         """
         G = check.finite_array("Gamma", Gamma, shape=(self.D, self.D))
+        vv = None if v is None else check.finite_array("v", v, shape=(self.D,))
+        if self.covariance is not None:
+            return float(self.test_error_from_moments(*self._anisotropic_moments(G, vv)))
         norm = self.feature_variance * np.sum(G * G)
-        if v is not None:
-            vv = check.finite_array("v", v, shape=(self.D,))
+        if vv is not None:
             norm += self.feature_variance_v * float(vv @ vv)
         return float(self.test_error_from_moments(self.teacher_strength * np.trace(G) / self.D, norm))
+
+    def _anisotropic_moments(self, G, v):
+        r"""``overlap = a² tr(ΓΣ²)/D`` and ``norm = tr(ΓΣΓᵀS₂) + c_v vᵀΣv`` (:mod:`linattn.covariance`)."""
+        cov, a = self.covariance, float(self.link.slope)
+        overlap = a * a * float(np.sum(G * cov.apply(np.eye(self.D), 2.0))) / self.D
+        norm = float(np.sum((G @ cov.matrix) * (self.context_covariance @ G)))
+        if v is not None:
+            norm += self.feature_variance_v * float(v @ cov.apply(v))
+        return overlap, norm
 
     def icl_solution(self) -> ICLSolution:
         """The in-context-learning solution ``Γ_ICL = b I/(D c)``, ``v = 0`` and its test error.
@@ -257,6 +308,12 @@ class Problem:
         ICLSolution
         """
         check.memory(8.0 * (self.D**2 + self.D), f"Gamma_ICL (D = {self.D})", "D")
+        if self.covariance is not None:    # Γ_* = a² [a²(N+1)/N Σ + (a² tr Σ + D σ²)/N I]⁻¹
+            cov, a, N = self.covariance, float(self.link.slope), self.N
+            vals = np.zeros(self.D) if a == 0 else a * a / (a * a * (N + 1) / N * cov.spectrum + (a * a * cov.trace + self.D * self.noise**2) / N)
+            G = cov.function(vals)
+            overlap, _ = self._anisotropic_moments(G, None)
+            return ICLSolution(Gamma=G, v=np.zeros(self.D), test_error=0.5 * (self.label_variance - overlap))
         b = self.teacher_strength
         G = np.eye(self.D) / (self.D * self.feature_variance / b) if b != 0 else np.zeros((self.D, self.D))
         return ICLSolution(Gamma=G, v=np.zeros(self.D), test_error=0.5 * self.icl_residual)

@@ -26,6 +26,11 @@ orthogonal parts ``x_i − g_i ŵ`` are independent of the labels, so
 exactly, in ``O(N + D)`` per prompt (THEORY §6.3; the O(N + D) construction asked for by the
 nonlinear-link issue).
 
+Anisotropic inputs ``x = U diag(√s) z`` (linear links): in the eigenbasis of ``Σ`` the labels are
+``y_i = a w̃·z_i/√D + σ ε_i`` with ``w̃ = √s ∘ w``, so the construction above runs on ``z`` with the task
+``w̃`` and returns ``s = √s ∘ s_z`` and ``x_q = √s ∘ z_q``; every vector (and the task) is finally rotated
+by ``U``. Still exact, ``O(D)`` per prompt plus one ``D × D`` rotation per batch.
+
 The naive sampler builds ``X`` explicitly (``O(N D)`` per prompt) and is kept as the
 reference for tests and benchmarks.
 """
@@ -98,11 +103,16 @@ def _sample(pb, P, rng, batch_size, keep_tasks):
     xq = np.empty((P, D))
     yq = np.empty(P)
     y2 = np.empty(P)
+    cov = pb.covariance
+    root = None if cov is None else np.sqrt(cov.spectrum)
     for a, b in _batches(P, batch_size):
         n = b - a
         w = gen.standard_normal((n, D))
         if keep_tasks:
-            tasks[a:b] = w
+            tasks[a:b] = w if cov is None else cov.rotate_rows(w)
+        wq = w                  # task as seen by the query: y_q = a w·x_q/√D in the (eigen)basis used here
+        if cov is not None:     # anisotropic: run on z with the task w̃ = √s ∘ w (module docstring)
+            w = w * root
         wn = np.sqrt(np.einsum("pd,pd->p", w, w))
         what = w / wn[:, None]
         r = wn**2 / D
@@ -127,7 +137,13 @@ def _sample(pb, P, rng, batch_size, keep_tasks):
         s[a:b] = ((along - perp * z1) / N)[:, None] * what + (perp / N)[:, None] * zeta
         y2[a:b] = Y2 / N
         xq[a:b] = gen.standard_normal((n, D))
-        yq[a:b] = _labels(pb, np.einsum("pd,pd->p", w, xq[a:b]) / np.sqrt(D)) + sig * gen.standard_normal(n)
+        if cov is not None:
+            s[a:b] *= root
+            xq[a:b] *= root
+        yq[a:b] = _labels(pb, np.einsum("pd,pd->p", wq, xq[a:b]) / np.sqrt(D)) + sig * gen.standard_normal(n)
+        if cov is not None and cov.basis is not None:
+            s[a:b] = cov.rotate_rows(s[a:b])
+            xq[a:b] = cov.rotate_rows(xq[a:b])
     return Prompts(s=s, xq=xq, yq=yq, y2=y2), tasks
 
 
@@ -182,8 +198,13 @@ def sample_tokens(pb, P, rng=None) -> Tokens:
     check.memory(8.0 * P * (2 * N * D + N + 3 * D), f"the tokens of {P} prompts (N = {N}, D = {D})", "P")
     w = gen.standard_normal((P, D))
     X = gen.standard_normal((P, N, D))
+    cov = pb.covariance
+    if cov is not None:   # x = U diag(√s) z
+        X = cov.rotate_rows(X * np.sqrt(cov.spectrum))
     y = _labels(pb, np.einsum("pnd,pd->pn", X, w) / np.sqrt(D)) + sig * gen.standard_normal((P, N))
     xq = gen.standard_normal((P, D))
+    if cov is not None:
+        xq = cov.rotate_rows(xq * np.sqrt(cov.spectrum))
     yq = _labels(pb, np.einsum("pd,pd->p", w, xq) / np.sqrt(D)) + sig * gen.standard_normal(P)
     return Tokens(X=X, y=y, xq=xq, yq=yq, w=w)
 

@@ -9,10 +9,12 @@ initialisations), :func:`stationary_sweep` (theory vs exact vs Langevin against 
 :func:`autocorrelation`, parameter sweeps on local processes or Dask (:func:`sweep`,
 :func:`load_sweep`, :func:`sweep_summary`, :func:`local_cluster`; optional extra ``[dask]``), the kernel and
 feature learners of nonlinear single-index tasks (:func:`kernel_learner`, :func:`feature_learner`,
-:func:`hermite_features`, :func:`readout`, :class:`LearnerRun`), and the modules :mod:`validation.plots` (the figure registry),
+:func:`hermite_features`, :func:`readout`, :class:`LearnerRun`), the factorized-attention simulator
+(:func:`factorized_descent`, :class:`FactorizedRun`: gradient descent, online SGD, Langevin), and the modules :mod:`validation.plots` (the figure registry),
 :mod:`validation.report`, :mod:`validation.cli`.
 """
 from .attention_gd import AttentionRun, attention_gradient_descent
+from .factorized import FactorizedRun, factorized_descent
 from .experiments import StationarySweep, boundary_from_means, stationary_sweep
 from .gradient_descent import DescentRun, descent_from_random_inits
 from .langevin import Chain, LangevinResult, chain, choose_dt, langevin
@@ -24,4 +26,5 @@ __all__ = ["langevin", "LangevinResult", "chain", "Chain", "choose_dt", "attenti
            "AttentionRun", "descent_from_random_inits", "DescentRun", "stationary_sweep", "StationarySweep",
            "boundary_from_means", "mean_and_se", "MeanEstimate", "integrated_time", "autocorrelation",
            "sweep", "load_sweep", "sweep_summary", "local_cluster", "EXPERIMENTS",
-           "kernel_learner", "feature_learner", "hermite_features", "readout", "LearnerRun"]
+           "kernel_learner", "feature_learner", "hermite_features", "readout", "LearnerRun",
+           "factorized_descent", "FactorizedRun"]

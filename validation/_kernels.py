@@ -96,22 +96,37 @@ ZIG_X, ZIG_F = ziggurat_tables()
 @njit(cache=True, inline="always")
 def next_normal(state, xs, fs):
     """One standard normal by the ziggurat method (exact). One 64-bit draw gives the layer (8 bits),
-    the sign (1 bit) and the uniform (53 bits); the fast path accepts ~99 % of draws."""
+    the sign (1 bit) and the uniform (53 bits); the fast path accepts ~99 % of draws.
+
+    The tail draw beyond ``r`` (Marsaglia 1964) is folded into the one rejection loop (flag ``tail``)
+    instead of a nested loop or a call: either of those made numba's code for the whole sampler about
+    10x slower (measured 54 ns against 5 ns per draw on the 2-core machine).
+    """
+    out = 0.0
+    tail = False
+    neg = uint64(0)
     while True:
+        if tail:
+            a = -np.log(1.0 - next_uniform(state)) / xs[1]
+            b = -np.log(1.0 - next_uniform(state))
+            if 2.0 * b > a * a:
+                out = -(xs[1] + a) if neg else xs[1] + a
+                break
+            continue
         bits = next_u64(state)
         i = int64(bits & uint64(255))
-        sign = 1.0 - 2.0 * float(int64((bits >> uint64(8)) & uint64(1)))
         x = float(int64(bits >> uint64(11))) * _MASK53 * xs[i]
+        neg = (bits >> uint64(8)) & uint64(1)
         if x < xs[i + 1]:
-            return sign * x
-        if i == 0:  # the tail beyond r (Marsaglia 1964)
-            while True:
-                a = -np.log(1.0 - next_uniform(state)) / xs[1]
-                b = -np.log(1.0 - next_uniform(state))
-                if 2.0 * b > a * a:
-                    return sign * (xs[1] + a)
+            out = -x if neg else x
+            break
+        if i == 0:
+            tail = True
+            continue
         if fs[i] + next_uniform(state) * (fs[i + 1] - fs[i]) < np.exp(-0.5 * x * x):
-            return sign * x
+            out = -x if neg else x
+            break
+    return out
 
 
 @njit(cache=True)

@@ -11,6 +11,8 @@ from helpers import Row, sweep_tests
 PB = linattn.Problem(3, 4, 0.1)
 DATA = PB.sample(6, rng=0)
 ES = spectra.eigensystem(DATA, PB)
+PBA = linattn.Problem(3, 4, 0.1, covariance=[1.0, 0.5, 0.25])
+PAR = linattn.factorized.Parametrization("value_kq", 3)
 
 ROWS = [
     Row("gradient_flow", dynamics.gradient_flow, dict(data=DATA, pb=PB, lam=0.1, times=[0.0, 1.0], gamma=1.0,
@@ -30,11 +32,26 @@ ROWS = [
                                              time=None, seed=0, progress=False),
         dict(pb="problem", P_values="array", lam="nonneg", n_datasets="posint", model="model", seed="seed",
              progress="bool")),
+    Row("mean_flow", dynamics.mean_flow, dict(pb=PBA, parametrization=PAR, theta0=PAR.init(0.1, 0), times=[0.0, 1.0],
+                                             data=None, lam=0.01, gamma=1.0, rtol=1e-6, method="DOP853"),
+        dict(pb="problem", theta0="array_shape", times="array", lam="nonneg", gamma="positive", rtol="tol",
+             method="choice")),
+    Row("mode_flow", dynamics.mode_flow, dict(pb=PBA, p0=0.1, q0=[0.1, 0.2, 0.1], times=[0.0, 1.0], lam=0.0,
+                                             gamma=1.0, rtol=1e-6),
+        dict(pb="problem", p0="array", q0="array", times="array", lam="nonneg", gamma="positive", rtol="tol")),
+    Row("mode_constants", dynamics.mode_constants, dict(pb=PBA), dict(pb="problem")),
+    Row("mode_loss", dynamics.mode_loss, dict(pb=PBA, modes=[0.1, 0.2, 0.3]), dict(pb="problem", modes="array")),
+    Row("logistic_modes", dynamics.logistic_modes, dict(pb=PBA, a0=1e-3, times=[0.0, 1.0], gamma=1.0),
+        dict(pb="problem", a0="array", times="array", gamma="positive")),
+    Row("escape_times", dynamics.escape_times, dict(pb=PBA, a0=[1e-3, 1e-3, 1e-3], fraction=0.5, gamma=1.0),
+        dict(pb="problem", a0="array", fraction="tol", gamma="positive")),
+    Row("saddle_losses", dynamics.saddle_losses, dict(spectrum=[0.4, 0.3, 0.2], N=31, noise=0.1),
+        dict(spectrum="array", N="posint", noise="nonneg")),
     Row("exp_contour", exp_contour, dict(n=31, mu=4.54, h=0.18), dict(n="posint", mu="positive", h="positive")),
     Row("filter_poles", filter_poles, dict(tau=1.0, lam=0.1), dict(tau="positive", lam="nonneg")),
 ]
 
-NOT_INPUTS = {"LearningCurves", "LongTimeLimit", "AveragedCurves", "Sweep"}
+NOT_INPUTS = {"LearningCurves", "LongTimeLimit", "AveragedCurves", "Sweep", "StagedFlow", "ModeFlow", "ModeConstants"}
 test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
     ROWS, dynamics, NOT_INPUTS)
 

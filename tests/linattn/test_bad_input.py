@@ -4,7 +4,7 @@ import pytest
 
 import linattn
 from helpers import Row, sweep_tests
-from linattn import attention, invariants, links, sampling
+from linattn import attention, covariance, factorized, invariants, links, sampling
 
 PB = linattn.Problem(3, 4, 0.1)
 PB_TANH = linattn.Problem(3, 4, 0.1, link="tanh")
@@ -15,9 +15,28 @@ TOK = sampling.sample_tokens(PB, 2, rng=0)
 Z = TOK.embed()
 W = np.eye(4)
 
+PAR = factorized.Parametrization("separate_kq", 3, heads=2, rank=2)
+
 ROWS = [
     Row("Problem", linattn.Problem, dict(D=3, N=4, noise=0.1, link="relu"),
         dict(D="posint", N="posint", noise="nonneg", link="link")),
+    Row("Problem(covariance)", linattn.Problem, dict(D=3, N=4, noise=0.1, covariance=[1.0, 0.5, 0.2]),
+        dict(covariance="array_shape")),
+    Row("covariance.as_covariance", covariance.as_covariance, dict(covariance=np.diag([1.0, 2.0, 3.0]), D=3),
+        dict(covariance="array_shape")),
+    Row("factorized.Parametrization", factorized.Parametrization, dict(kind="separate_kq", D=3, heads=2, rank=2),
+        dict(kind="choice", D="posint", heads="posint", rank="posint")),
+    Row("factorized.Parametrization.init", PAR.init, dict(scale=0.1, rng=0), dict(scale="positive", rng="rng")),
+    Row("factorized.Parametrization.gamma", PAR.gamma, dict(theta=np.ones(PAR.n_params)), dict(theta="array")),
+    Row("factorized.Parametrization.pullback", PAR.pullback, dict(theta=np.ones(PAR.n_params), G=G),
+        dict(theta="array", G="array_shape")),
+    Row("factorized.Parametrization.aligned", factorized.Parametrization("value_kq_modes", 3).aligned,
+        dict(modes=[0.1, 0.2, 0.3], basis=np.eye(3)), dict(modes="array", basis="array_shape")),
+    Row("factorized.population_objective", factorized.population_objective, dict(pb=PB), dict(pb="problem")),
+    Row("factorized.dataset_objective", factorized.dataset_objective, dict(data=DATA, pb=PB),
+        dict(data="prompts")),
+    Row("attention.predict_value_kq", attention.predict_value_kq, dict(Z=Z, value_row=np.ones(4), W_KQ=W),
+        dict(Z="array", value_row="array_shape", W_KQ="array_shape")),
     Row("Problem.surrogate", PB_TANH.surrogate, dict(finite_size=True), dict(finite_size="bool")),
     Row("links.as_link", links.as_link, dict(link="hermite:3"), dict(link="link")),
     Row("links.radial_moments", links.radial_moments, dict(link="sign", D=3), dict(link="link", D="posint")),

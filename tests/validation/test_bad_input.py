@@ -18,7 +18,15 @@ FAST = dict(n_equilibrate=2000, n_samples=3, stride=10)
 
 PB_RELU = linattn.Problem(3, 4, 0.1, link="relu")
 
+PBA = linattn.Problem(3, 4, 0.1, covariance=[1.0, 0.5, 0.25])
+PARF = linattn.factorized.Parametrization("value_kq", 3)
+
 ROWS = [
+    Row("factorized_descent", validation.factorized_descent,
+        dict(pb=PBA, parametrization=PARF, theta0=PARF.init(0.1, 0), n_steps=3, step=0.01, data=DATA, batch=4,
+             lam=0.0, beta=100.0, record=1, n_chains=2, seed=0),
+        dict(pb="problem", theta0="array", n_steps="posint", step="positive", data="prompts", batch="posint",
+             lam="nonneg", beta="positive_inf", record="posint", n_chains="posint", seed="seed")),
     Row("kernel_learner", validation.kernel_learner,
         dict(pb=PB_RELU, P=20, lam=0.1, rng=0, features="hermite2", n_test=50),
         dict(pb="problem", P="posint", lam="positive", rng="rng", features="choice", n_test="posint")),
@@ -60,7 +68,8 @@ ROWS = [
     Row("autocorrelation", validation.autocorrelation, dict(x=X), dict(x="array_shape")),
 ]
 
-NOT_INPUTS = {"LangevinResult", "Chain", "AttentionRun", "DescentRun", "StationarySweep", "MeanEstimate", "LearnerRun"}
+NOT_INPUTS = {"LangevinResult", "Chain", "AttentionRun", "DescentRun", "StationarySweep", "MeanEstimate", "LearnerRun",
+              "FactorizedRun"}
 
 try:                         # the sweep runner needs the optional extra [dask]
     import xarray  # noqa: F401

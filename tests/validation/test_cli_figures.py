@@ -91,7 +91,8 @@ def test_validate_runs_and_writes_the_report(tmp_path):
     assert code in (0, 1)
     text = (tmp_path / "validation_report.md").read_text()
     rows = json.loads((tmp_path / "validation_report.json").read_text())
-    assert {r["section"] for r in rows} == {"spectra", "dynamics", "replica", "langevin", "transition", "nonlinear"}
+    assert {r["section"] for r in rows} == {"spectra", "dynamics", "replica", "langevin", "transition", "nonlinear",
+                                           "factorized"}
     assert f"of {len(rows)} comparisons pass" in text
 
 

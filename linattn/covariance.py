@@ -1,0 +1,173 @@
+r"""Anisotropic inputs ``x ~ N(0, Σ)``: the covariance and the exact moments it changes.
+
+``Σ = U diag(s) Uᵀ``. Labels stay ``y = a w·x/√D + σ ε`` with ``w ~ N(0, I_D)`` (``a`` the slope of a
+linear link, 1 by default). Conditioning on ``w`` and using Isserlis' theorem
+(``E[(wᵀx)² x xᵀ] = (wᵀΣw) Σ + 2 Σwwᵀ Σ``), the exact second moment of ``s = (1/N) Σ_i y_i x_i`` is
+
+.. math::
+    S_2 := E[s sᵀ] = \frac{a^2}{D}\Big[\frac{N+1}{N} Σ^2 + \frac{\operatorname{tr} Σ}{N} Σ\Big]
+          + \frac{σ^2}{N} Σ,
+
+and, with ``x_q`` independent of ``s`` given the task, the exact test error of any ``(Γ, v)`` is
+
+.. math::
+    E_g = ½\big[V − 2a^2 \operatorname{tr}(Γ Σ^2)/D + \operatorname{tr}(Γ Σ Γᵀ S_2) + c_v\, vᵀ Σ v\big],
+
+with ``V = a² tr Σ/D + σ²`` and ``c_v = (1 + 2/N)[(a² tr Σ/D + σ²)² + 2a⁴ tr Σ²/D²]`` (the ``Γ``–``v``
+cross term vanishes by the ``(w, ε) → −(w, ε)`` symmetry). Its minimiser is
+
+.. math:: Γ_* = a^2\Big[a^2\frac{N+1}{N} Σ + \frac{a^2 \operatorname{tr}Σ + D σ^2}{N} I\Big]^{-1},\quad v = 0,
+
+which is the preconditioned estimator of Mainali & Teixeira [1]_ (their ``Σ̂[((N+1)/N)Σ + (trΣ/N) I]⁻¹``
+for ``a = 1``, ``σ = 0``, in our ``1/√D`` label units). For ``Σ = I`` all of this reduces to THEORY §2
+(``S_2 = c I``, ``Γ_* = I/(D c)``). Checked against raw-token Monte Carlo in
+``tests/linattn/test_covariance.py``.
+
+References
+----------
+.. [1] N. Mainali and L. Teixeira, "Exact learning dynamics of in-context learning in linear
+   transformers and its application to non-linear transformers", arXiv:2504.12916 (2025).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import check
+
+#: relative asymmetry and eigenvalue floor accepted for a covariance matrix
+SYM_TOL = 1e-10
+
+
+class Covariance:
+    """An input covariance ``Σ = U diag(s) Uᵀ`` (immutable; build with :func:`as_covariance`).
+
+    Attributes
+    ----------
+    spectrum : ndarray (D,)
+        Eigenvalues ``s`` (positive), in the order given (a vector) or ascending (a matrix).
+    basis : ndarray (D, D) or None
+        Eigenvectors ``U`` as columns; ``None`` means ``Σ = diag(s)`` in the standard basis.
+    """
+
+    __slots__ = ("spectrum", "basis", "_key")
+
+    def __init__(self, spectrum, basis=None):
+        spectrum = np.array(spectrum, dtype=float)
+        spectrum.setflags(write=False)
+        if basis is not None:
+            basis = np.array(basis, dtype=float)
+            basis.setflags(write=False)
+        object.__setattr__(self, "spectrum", spectrum)
+        object.__setattr__(self, "basis", basis)
+        key = (spectrum.tobytes(), None if basis is None else basis.tobytes())
+        object.__setattr__(self, "_key", key)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Covariance is immutable")
+
+    def __reduce__(self):
+        return (Covariance, (self.spectrum, self.basis))
+
+    def __eq__(self, other):
+        return isinstance(other, Covariance) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        s = np.array2string(self.spectrum, precision=4, threshold=6)
+        return f"Covariance(spectrum={s}{'' if self.basis is None else ', rotated'})"
+
+    @property
+    def D(self) -> int:
+        return self.spectrum.size
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """``Σ`` as a dense ``D × D`` matrix."""
+        return self.apply(np.eye(self.D), power=1.0)
+
+    @property
+    def trace(self) -> float:
+        """``tr Σ``."""
+        return float(self.spectrum.sum())
+
+    @property
+    def trace2(self) -> float:
+        """``tr Σ²``."""
+        return float(self.spectrum @ self.spectrum)
+
+    def apply(self, A, power=1.0) -> np.ndarray:
+        """``Σ^power A`` (``A`` of shape (D, …)), through the eigenbasis."""
+        A = np.asarray(A, dtype=float)
+        sp = self.spectrum**power
+        if self.basis is None:
+            return sp.reshape((-1,) + (1,) * (A.ndim - 1)) * A
+        U = self.basis
+        return U @ (sp.reshape((-1,) + (1,) * (A.ndim - 1)) * (U.T @ A))
+
+    def function(self, values) -> np.ndarray:
+        """``U diag(values) Uᵀ``: a matrix function of ``Σ`` given its values on the spectrum."""
+        values = np.asarray(values, dtype=float)
+        if self.basis is None:
+            return np.diag(values)
+        return (self.basis * values) @ self.basis.T
+
+    def to_eigenbasis(self, A) -> np.ndarray:
+        """``Uᵀ A U`` for a ``D × D`` matrix (or ``Uᵀ a`` for vectors along the last axis)."""
+        A = np.asarray(A, dtype=float)
+        if self.basis is None:
+            return A.copy()
+        U = self.basis
+        return U.T @ A @ U if A.ndim == 2 and A.shape == (self.D, self.D) else A @ U
+
+    def from_eigenbasis(self, A) -> np.ndarray:
+        """``U A Uᵀ`` for a ``D × D`` matrix (inverse of :meth:`to_eigenbasis`)."""
+        A = np.asarray(A, dtype=float)
+        if self.basis is None:
+            return A.copy()
+        return self.basis @ A @ self.basis.T
+
+    def rotate_rows(self, X) -> np.ndarray:
+        """Rows ``x_e`` given in the eigenbasis, returned in the standard basis (``x = U x_e``)."""
+        return X if self.basis is None else X @ self.basis.T
+
+
+def as_covariance(covariance, D):
+    """Validate ``covariance`` and return a :class:`Covariance`, or ``None`` for ``Σ = I``.
+
+    Parameters
+    ----------
+    covariance : None, Covariance, array_like (D,) or array_like (D, D)
+        ``None``: identity. A vector: the eigenvalues, ``Σ = diag(value)``. A matrix: symmetric
+        positive definite (asymmetry up to ``1e-10`` relative is symmetrised).
+    D : int
+
+    Returns
+    -------
+    Covariance or None
+        ``None`` whenever ``Σ`` is exactly the identity, so that isotropic problems take the
+        isotropic code paths bit for bit.
+    """
+    value = covariance
+    if value is None or isinstance(value, Covariance) and value.D == D:
+        if isinstance(value, Covariance) and np.all(value.spectrum == 1.0):
+            return None
+        return value
+    arr = check.finite_array("covariance", value)
+    if arr.shape == (D,):
+        if np.any(arr <= 0):
+            check.fail("covariance", f"<vector with minimum {arr.min():.3g}>", "a vector of D positive eigenvalues")
+        return None if np.all(arr == 1.0) else Covariance(arr)
+    if arr.shape == (D, D):
+        scale = max(np.abs(arr).max(), 1e-300)
+        if np.abs(arr - arr.T).max() > SYM_TOL * scale:
+            check.fail("covariance", "<asymmetric matrix>", f"a symmetric positive definite {D} x {D} matrix")
+        if np.array_equal(arr, np.eye(D)):
+            return None
+        s, U = np.linalg.eigh(0.5 * (arr + arr.T))
+        if s[0] <= SYM_TOL * s[-1]:
+            check.fail("covariance", f"<matrix with smallest eigenvalue {s[0]:.3g}>",
+                       f"a symmetric positive definite {D} x {D} matrix")
+        return Covariance(s, U)
+    check.fail("covariance", f"<array with shape {arr.shape}>", f"None, a vector of {D} eigenvalues or a {D} x {D} matrix")
