@@ -73,18 +73,21 @@ SETTINGS = {
                   langevin_chains=2, langevin_P=(100,),
                   transition=dict(n_exact=2, n_sim=2, P_exact=[20, 100, 500], P_sim=[20, 500]),
                   nonlinear_n=3, nonlinear_P=(30,), nonlinear_mc=2000,
-                  factorized=dict(spectrum=(1.0, 0.7), chains=3, batch=16, saddle_t=3000.0, gibbs_steps=2000)),
+                  factorized=dict(spectrum=(1.0, 0.7), chains=3, batch=16, saddle_t=300.0, gibbs_steps=2000,
+                                  saddle_starts=1, saddle_scale=0.1, saddle_points=800)),
     "quick": dict(spectra_n=10, spectra_D=20, dyn_n=30, dyn_P=(10, 100, 1000), replica_n=60,
                   replica_P=(10, 20, 50, 100, 200, 500, 1000), langevin_chains=8, langevin_P=(10, 100, 1000),
                   transition=dict(n_exact=20, n_sim=3), nonlinear_n=60, nonlinear_P=(30, 100, 300),
                   nonlinear_mc=40_000,
-                  factorized=dict(spectrum=(1.0, 0.6, 0.35, 0.2), chains=4, batch=64, saddle_t=3000.0, gibbs_steps=40_000)),
+                  factorized=dict(spectrum=(1.0, 0.6, 0.35, 0.2), chains=4, batch=64, saddle_t=3000.0, gibbs_steps=40_000,
+                                  saddle_starts=2, saddle_scale=0.02, saddle_points=4000)),
     "full": dict(spectra_n=30, spectra_D=20, dyn_n=60, dyn_P=(10, 100, 1000), replica_n=100,
                  replica_P=(10, 20, 50, 100, 200, 500, 1000), langevin_chains=32, langevin_P=(10, 100, 1000),
                  transition=dict(n_exact=100, n_sim=10), nonlinear_n=200, nonlinear_P=(30, 100, 300),
                  nonlinear_mc=400_000,
                  factorized=dict(spectrum=(1.0, 0.7, 0.5, 0.35, 0.25, 0.18, 0.125, 0.09), chains=16, batch=256,
-                                 saddle_t=15_000.0, gibbs_steps=100_000)),
+                                 saddle_t=15_000.0, gibbs_steps=100_000, saddle_starts=10, saddle_scale=0.02,
+                                 saddle_points=4000)),
 }
 
 
@@ -294,8 +297,8 @@ def _factorized_section(rep, s, bar):
     mc = dynamics.mode_constants(sx.problem)
     order = np.argsort(mc.spectrum)[::-1]
     obj = linattn.factorized.population_objective(sx.problem)
-    flows = [dynamics.mean_flow(sx.problem, par, par.init(0.02, (12, k)), np.logspace(-1, 6, 4000), rtol=1e-10).test
-             for k in range(2)]
+    flows = [dynamics.mean_flow(sx.problem, par, par.init(f["saddle_scale"], (12, k)), np.logspace(-1, 6, f["saddle_points"]),
+                                rtol=1e-10).test for k in range(f["saddle_starts"])]
     for m in range(1, 4):
         # the saddle itself: heads 1..m on the top-m eigenvectors at a∞ (v = 1, k = q = √a∞ u), the rest zero
         v, K, Q = np.zeros(4), np.zeros((4, 4, 1)), np.zeros((4, 4, 1))
@@ -306,7 +309,8 @@ def _factorized_section(rep, s, bar):
         loss = obj.value(par.gamma(th))
         closest = max(np.min(np.abs(f / sx.saddles[m] - 1)) for f in flows)
         rep.add("factorized", f"saddle M_{m} of separate K/Q: loss, stationarity, passage",
-                "D=4, N=31, Λ=(.4,.3,.2,.1), 4 rank-one heads; exact ODE from 2 random starts of scale 0.02",
+                f"D=4, N=31, Λ=(.4,.3,.2,.1), 4 rank-one heads; exact ODE from {f['saddle_starts']} random start(s) of scale "
+                f"{f['saddle_scale']}",
                 _fmt(sx.saddles[m], digits=8), f"E_g at M_{m}: {loss:.8g}; max|∇θ| {grad:.0e}; flow passes within {closest:.1e}",
                 f"{loss / sx.saddles[m] - 1:+.1e}", abs(loss / sx.saddles[m] - 1) < 1e-12 and grad < 1e-12 and closest < 1e-3,
                 "loss to 1e-12, gradient < 1e-12 (a fixed point); every flow passes within 1e-3 (how close depends on "
