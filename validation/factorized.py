@@ -127,7 +127,7 @@ def factorized_descent(pb, parametrization, theta0, n_steps, step, data=None, ba
     n_chains = check.positive_int("n_chains", n_chains)
     if theta0.shape[0] not in (1, n_chains):
         check.fail("theta0", f"<{theta0.shape[0]} starts>", f"1 or n_chains = {n_chains} starts")
-    theta0 = np.ascontiguousarray(np.broadcast_to(theta0, (n_chains, par.n_params)))
+    theta0 = np.array(np.broadcast_to(theta0, (n_chains, par.n_params)), order="C")   # writable: one numba signature
     online = data is None
     batch = check.positive_int("batch", batch)
     if online:
@@ -137,17 +137,18 @@ def factorized_descent(pb, parametrization, theta0, n_steps, step, data=None, ba
         YQ = np.zeros(1)
     else:
         check.problem_data(data, pb)
-        S, XQ, YQ = (np.ascontiguousarray(a) for a in (data.s, data.xq, data.yq))
+        S, XQ, YQ = (np.array(a, dtype=float, order="C") for a in (data.s, data.xq, data.yq))   # writable copies:
+        # numba compiles a separate (slow, ~30 s cold) specialisation for read-only arrays
     cov = pb.covariance
     root = np.ones(pb.D) if cov is None else np.sqrt(cov.spectrum)
     rotate = cov is not None and cov.basis is not None
-    U = cov.basis if rotate else np.eye(pb.D)
+    U = np.array(cov.basis, order="C") if rotate else np.eye(pb.D)
     n_rec = n_steps // record + 1
     check.memory(8.0 * n_chains * n_rec * (par.n_params + 1), f"{n_chains} x {n_rec} records of {par.n_params} parameters", "n_steps, record or n_chains")
     out_theta = np.zeros((n_chains, n_rec, par.n_params))
     out_loss = np.zeros((n_chains, n_rec))
     noise = 0.0 if not np.isfinite(beta) else float(np.sqrt(2.0 * step / beta))
-    _fk.run(par.code, pb.D, par.heads, par.rank, theta0, online, S, XQ, YQ, int(batch), root, np.ascontiguousarray(U),
+    _fk.run(par.code, pb.D, par.heads, par.rank, theta0, online, S, XQ, YQ, int(batch), root, U,
             rotate, pb.N, float(pb.link.slope), pb.noise, lam, step, noise, n_steps, record, seed,
             np.arange(n_chains, dtype=np.int64), out_theta, out_loss, _kernels.ZIG_X, _kernels.ZIG_F)
     if not (np.all(np.isfinite(out_theta)) and np.all(np.isfinite(out_loss))):
@@ -167,7 +168,7 @@ def _kernel_prompts(pb, n, seed=0):
     cov = pb.covariance
     root = np.ones(pb.D) if cov is None else np.sqrt(cov.spectrum)
     rotate = cov is not None and cov.basis is not None
-    U = np.ascontiguousarray(cov.basis) if rotate else np.eye(pb.D)
+    U = np.array(cov.basis, order="C") if rotate else np.eye(pb.D)
     state = np.empty(4, dtype=np.uint64)
     _kernels.seed_state(check.seed_int("seed", seed), 0, state)
     S, XQ, YQ = np.empty((n, pb.D)), np.empty((n, pb.D)), np.empty(n)
