@@ -9,7 +9,7 @@ Marsaglia & Tsang's exact gamma sampler (ACM TOMS 26, 363 (2000)).
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import next_normal, next_uniform, seed_state
+from ._kernels import fill_normal, next_normal, next_uniform, seed_state
 
 
 @njit(cache=True)
@@ -160,85 +160,88 @@ def next_gamma(state, xs, fs, k):
 
 @njit(cache=True)
 def sample_prompts(state, xs, fs, root, U, rotate, N, slope, sigma, S, XQ, YQ):
-    """Exact ``O(D)`` prompts (linattn.sampling, anisotropic form) into ``S, XQ, YQ``."""
+    """Exact ``O(D)`` prompts (linattn.sampling, anisotropic form) into ``S, XQ, YQ``.
+
+    The ``3D + 1`` Gaussians of a prompt come from one :func:`validation._kernels.fill_normal` call: an
+    inlined ziggurat at each use made this module take ~30 s to compile."""
     n, D = S.shape
-    w = np.empty(D)
-    z = np.empty(D)
+    z = np.empty(3 * D + 1)     # task w, ζ, query z_q, query noise
     sz = np.empty(D)
-    xq = np.empty(D)
     sqD = np.sqrt(D)
     for mu in range(n):
+        fill_normal(state, z, xs, fs)
         wn2 = 0.0
         for i in range(D):
-            w[i] = next_normal(state, xs, fs)
-            wt = w[i] * root[i]
+            wt = z[i] * root[i]
             wn2 += wt * wt
         wn = np.sqrt(wn2)
         r = slope * slope * wn2 / D
         K = 2.0 * next_gamma(state, xs, fs, 0.5 * N)
         z1 = 0.0
         for i in range(D):
-            z[i] = next_normal(state, xs, fs)
-            z1 += z[i] * w[i] * root[i] / wn
+            z1 += z[D + i] * z[i] * root[i] / wn
         along = np.sqrt(r) * K + sigma * np.sqrt(K) * z1
         perp = np.sqrt((r + sigma * sigma) * K)
         yq = 0.0
         for i in range(D):
-            sz[i] = ((along - perp * z1) / N) * w[i] * root[i] / wn + (perp / N) * z[i]
-            xq[i] = next_normal(state, xs, fs) * root[i]
-            yq += w[i] * xq[i]
-        YQ[mu] = slope * yq / sqD + sigma * next_normal(state, xs, fs)
+            sz[i] = (((along - perp * z1) / N) * z[i] * root[i] / wn + (perp / N) * z[D + i]) * root[i]
+            z[2 * D + i] *= root[i]
+            yq += z[i] * z[2 * D + i]
+        YQ[mu] = slope * yq / sqD + sigma * z[3 * D]
         for i in range(D):
             if rotate:
                 a = 0.0
                 b = 0.0
                 for j in range(D):
-                    a += U[i, j] * sz[j] * root[j]
-                    b += U[i, j] * xq[j]
+                    a += U[i, j] * sz[j]
+                    b += U[i, j] * z[2 * D + j]
                 S[mu, i] = a
                 XQ[mu, i] = b
             else:
-                S[mu, i] = sz[i] * root[i]
-                XQ[mu, i] = xq[i]
+                S[mu, i] = sz[i]
+                XQ[mu, i] = z[2 * D + i]
 
 
-@njit(cache=True, parallel=True)
-def run(code, D, H, R, theta0, online, S, XQ, YQ, batch, root, U, rotate, N, slope, sigma,
-        lam, step, noise, n_steps, record, seed, chain_ids, out_theta, out_loss, xs, fs):
-    """Descent (``noise = 0``) or Langevin (``noise = √(2 γ dt/β)``) for each chain.
+@njit(cache=True, nogil=True)
+def run_chain(c, code, D, H, R, theta0, online, S, XQ, YQ, batch, root, U, rotate, N, slope, sigma,
+              lam, step, noise, n_steps, record, seed, chain_ids, out_theta, out_loss, xs, fs):
+    """Chain ``c``: descent (``noise = 0``) or Langevin (``noise = √(2 γ dt/β)``).
 
     ``θ ← θ − step (∂L/∂θ + λθ) + noise ξ``. ``online``: ``L`` on a fresh batch of ``batch`` exact prompts
-    every step (SGD on the population); else ``L`` on the fixed dataset ``(S, XQ, YQ)``.
-    Records ``θ`` and the loss of the current step before steps ``0, record, 2·record, …``.
+    every step (SGD on the population); else ``L`` on the fixed dataset ``(S, XQ, YQ)``. Records ``θ`` and
+    the loss of the current step before steps ``0, record, 2·record, …``. Releases the GIL, so that
+    chains run in parallel threads (the wrapper's thread pool; a ``prange`` driver doubled the compile time).
     """
-    n_chains, n = theta0.shape
+    n = theta0.shape[1]
     n_rec = out_theta.shape[1]
-    for c in prange(n_chains):
-        state = np.empty(4, dtype=np.uint64)
-        seed_state(seed, chain_ids[c], state)
-        theta = theta0[c].copy()
-        Gam = np.empty((D, D))
-        G = np.empty((D, D))
-        grad = np.empty(n)
-        bS = np.empty((batch, D))
-        bX = np.empty((batch, D))
-        bY = np.empty(batch)
-        j = 0
-        for t in range(n_steps + 1):
-            gamma_of(code, theta, D, H, R, Gam)
-            if online:
-                sample_prompts(state, xs, fs, root, U, rotate, N, slope, sigma, bS, bX, bY)
-                loss = loss_gradient(bS, bX, bY, Gam, G, 0, batch)
-            else:
-                loss = loss_gradient(S, XQ, YQ, Gam, G, 0, S.shape[0])
-            if t % record == 0 and j < n_rec:
-                out_theta[c, j] = theta
-                out_loss[c, j] = loss
-                j += 1
-            if t == n_steps:
-                break
-            pullback(code, theta, G, D, H, R, grad)
-            for i in range(n):
-                theta[i] -= step * (grad[i] + lam * theta[i])
-                if noise > 0.0:
-                    theta[i] += noise * next_normal(state, xs, fs)
+    state = np.empty(4, dtype=np.uint64)
+    seed_state(seed, chain_ids[c], state)
+    theta = theta0[c].copy()
+    Gam = np.empty((D, D))
+    G = np.empty((D, D))
+    grad = np.empty(n)
+    xi = np.empty(n)
+    bS = np.empty((batch, D))
+    bX = np.empty((batch, D))
+    bY = np.empty(batch)
+    j = 0
+    for t in range(n_steps + 1):
+        gamma_of(code, theta, D, H, R, Gam)
+        if online:
+            sample_prompts(state, xs, fs, root, U, rotate, N, slope, sigma, bS, bX, bY)
+            loss = loss_gradient(bS, bX, bY, Gam, G, 0, batch)
+        else:
+            loss = loss_gradient(S, XQ, YQ, Gam, G, 0, S.shape[0])
+        if t % record == 0 and j < n_rec:
+            out_theta[c, j] = theta
+            out_loss[c, j] = loss
+            j += 1
+        if t == n_steps:
+            break
+        pullback(code, theta, G, D, H, R, grad)
+        if noise > 0.0:
+            fill_normal(state, xi, xs, fs)
+        for i in range(n):
+            theta[i] -= step * (grad[i] + lam * theta[i])
+            if noise > 0.0:
+                theta[i] += noise * xi[i]

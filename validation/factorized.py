@@ -11,11 +11,13 @@ For every parametrization of :mod:`linattn.factorized` (``θ ↦ Γ(θ)``, reduc
   because ``E_t`` is quadratic in ``Γ``, not in ``θ``.
 
 Kernels (:mod:`validation._factorized_kernels`) take an explicit random state per chain, seeded by
-``(seed, chain)``: results are reproducible and do not depend on thread scheduling; chains run in parallel.
+``(seed, chain)``: results are reproducible and do not depend on thread scheduling; chains run in parallel
+threads (the kernel releases the GIL), as many as numba's thread count allows (``NUMBA_NUM_THREADS``).
 A run whose parameters become non-finite raises :class:`linattn.ConvergenceError` (reduce ``step``).
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,9 +150,10 @@ def factorized_descent(pb, parametrization, theta0, n_steps, step, data=None, ba
     out_theta = np.zeros((n_chains, n_rec, par.n_params))
     out_loss = np.zeros((n_chains, n_rec))
     noise = 0.0 if not np.isfinite(beta) else float(np.sqrt(2.0 * step / beta))
-    _fk.run(par.code, pb.D, par.heads, par.rank, theta0, online, S, XQ, YQ, int(batch), root, U,
-            rotate, pb.N, float(pb.link.slope), pb.noise, lam, step, noise, n_steps, record, seed,
-            np.arange(n_chains, dtype=np.int64), out_theta, out_loss, _kernels.ZIG_X, _kernels.ZIG_F)
+    args = (par.code, pb.D, par.heads, par.rank, theta0, online, S, XQ, YQ, int(batch), root, U, rotate, pb.N,
+            float(pb.link.slope), pb.noise, lam, step, noise, n_steps, record, seed, np.arange(n_chains, dtype=np.int64),
+            out_theta, out_loss, _kernels.ZIG_X, _kernels.ZIG_F)
+    _run_chains(n_chains, args)
     if not (np.all(np.isfinite(out_theta)) and np.all(np.isfinite(out_loss))):
         raise ConvergenceError(f"factorized_descent diverged (non-finite parameters) with step = {step}; reduce step")
     G = par.gamma(out_theta)
@@ -159,6 +162,26 @@ def factorized_descent(pb, parametrization, theta0, n_steps, step, data=None, ba
     modes = np.einsum("ia,crij,ja->cra", basis, G, basis)
     return FactorizedRun(steps=np.arange(n_rec) * record, theta=out_theta, loss=out_loss, test=test, modes=modes,
                          parametrization=par, step=step, lam=lam, beta=beta, online=online)
+
+
+def _run_chains(n_chains, args):
+    """Run the chains of :func:`validation._factorized_kernels.run_chain` on a thread pool (the kernel
+    releases the GIL; each chain owns its random state and its output rows, so threads never share data)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = min(n_chains, os.cpu_count() or 1, _numba_threads())
+    if workers <= 1:
+        for c in range(n_chains):
+            _fk.run_chain(c, *args)
+        return
+    with ThreadPoolExecutor(workers) as ex:
+        list(ex.map(lambda c: _fk.run_chain(c, *args), range(n_chains)))
+
+
+def _numba_threads():
+    import numba
+
+    return numba.config.NUMBA_NUM_THREADS
 
 
 def _kernel_prompts(pb, n, seed=0):

@@ -21,9 +21,9 @@ STAGED = {"smoke": dict(spectrum=np.geomspace(1.0, 0.5, 3), N=15, n_chains=2, ba
 SADDLES = {"smoke": dict(t_max=300.0, n_chains=2, batch=32),
            "quick": dict(t_max=6000.0, n_chains=4, batch=128),
            "full": dict(t_max=6000.0, n_chains=8, batch=256)}
-GAP = {"smoke": dict(D=3, N=10, P=[4, 30], n=2),
-       "quick": dict(D=5, N=20, P=[5, 10, 20, 40, 80, 160, 320], n=5),
-       "full": dict(D=8, N=40, P=[8, 16, 32, 64, 128, 256, 512, 1024], n=20)}
+GAP = {"smoke": dict(D=3, N=10, P=[4, 30], n=2, t_max=5e3),
+       "quick": dict(D=5, N=20, P=[5, 10, 20, 40, 80, 160, 320], n=5, t_max=2e4),
+       "full": dict(D=8, N=40, P=[8, 16, 32, 64, 128, 256, 512, 1024], n=20, t_max=2e4)}
 ZHANG_SPECTRUM = np.array([0.4, 0.3, 0.2, 0.1])
 
 
@@ -156,7 +156,7 @@ def _plot_saddles(d):
 def make_gap(out_dir, mode="quick", progress=True):
     s = GAP[mode]
     pb = linattn.Problem(s["D"], s["N"], 0.0)
-    fg = finite_p_gap(pb, s["P"], 0.01, s["n"], seed=3)
+    fg = finite_p_gap(pb, s["P"], 0.01, s["n"], t_max=s["t_max"], seed=3)
     d = dict(P=fg.P, gap_merged=fg.gap_merged, gap_product=fg.gap_product, contrast_merged=fg.contrast_merged,
              contrast_product=fg.contrast_product, test_merged=fg.test_merged, test_product=fg.test_product,
              D=np.array(s["D"]))
