@@ -79,14 +79,14 @@ SETTINGS = {
                   replica_P=(10, 20, 50, 100, 200, 500, 1000), langevin_chains=8, langevin_P=(10, 100, 1000),
                   transition=dict(n_exact=20, n_sim=3), nonlinear_n=60, nonlinear_P=(30, 100, 300),
                   nonlinear_mc=40_000,
-                  factorized=dict(spectrum=(1.0, 0.6, 0.35, 0.2), chains=4, batch=64, saddle_t=3000.0, gibbs_steps=40_000,
+                  factorized=dict(spectrum=(1.0, 0.6, 0.35, 0.2), chains=4, batch=128, saddle_t=8000.0, gibbs_steps=40_000,
                                   saddle_starts=2, saddle_scale=0.02, saddle_points=4000)),
     "full": dict(spectra_n=30, spectra_D=20, dyn_n=60, dyn_P=(10, 100, 1000), replica_n=100,
                  replica_P=(10, 20, 50, 100, 200, 500, 1000), langevin_chains=32, langevin_P=(10, 100, 1000),
                  transition=dict(n_exact=100, n_sim=10), nonlinear_n=200, nonlinear_P=(30, 100, 300),
                  nonlinear_mc=400_000,
                  factorized=dict(spectrum=(1.0, 0.7, 0.5, 0.35, 0.25, 0.18, 0.125, 0.09), chains=16, batch=256,
-                                 saddle_t=15_000.0, gibbs_steps=100_000, saddle_starts=10, saddle_scale=0.02,
+                                 saddle_t=8000.0, gibbs_steps=100_000, saddle_starts=10, saddle_scale=0.02,
                                  saddle_points=4000)),
 }
 
@@ -292,7 +292,18 @@ def _factorized_section(rep, s, bar):
                 f"{m / ex.t_half[k] - 1:+.2%}", abs(m - ex.t_half[k]) <= tol,
                 "|Δ| ≤ 4 s.e. + ηb·t½ (discretisation) + one record")
     bar.update()
-    sx = saddle_experiment([0.4, 0.3, 0.2, 0.1], 31, t_max=f["saddle_t"], n_chains=f["chains"], batch=f["batch"], seed=12)
+    sx = saddle_experiment([0.4, 0.3, 0.2, 0.1], 31, t_max=f["saddle_t"], step=0.25, n_chains=f["chains"],
+                           batch=f["batch"], seed=0)
+    for m in range(1, 5):
+        k = int(np.argmin(np.abs(sx.ode_separate / sx.saddles[m] - 1)))
+        ode_gap = abs(sx.ode_separate[k] / sx.saddles[m] - 1)
+        sim = sx.sgd_separate.test[:, k]
+        mean, se = sim.mean(), sim.std(ddof=1) / np.sqrt(sim.size)
+        rep.add("factorized", f"SGD plateau at saddle M_{m} (separate K/Q)", f"D=4, N=31, 4 rank-one heads, start scale 0.3, "
+                f"online SGD η=0.25, batch {f['batch']}, {f['chains']} chains, t={sx.times[k]:.0f}", _fmt(sx.saddles[m]),
+                _fmt(mean, se), f"{mean / sx.saddles[m] - 1:+.2%}",
+                abs(mean - sx.saddles[m]) <= 4 * se + (ode_gap + 0.01) * sx.saddles[m],
+                "≤ 4 s.e. + the ODE's own distance to the saddle + 1 % (SGD's O(η/B) stationary excess: 0.2 % measured at the merged head's fixed point with these settings)")
     par = Parametrization("separate_kq", 4, heads=4)
     mc = dynamics.mode_constants(sx.problem)
     order = np.argsort(mc.spectrum)[::-1]
@@ -317,7 +328,7 @@ def _factorized_section(rep, s, bar):
                 "the start: 1e-10 to 1e-4 measured over 10 starts)")
     final = sx.sgd_merged.test[:, -1]
     ic = sx.problem.icl_solution().test_error
-    rep.add("factorized", "merged head: final E_g = E_g(Γ_*)", f"D=4, N=31, online SGD η=0.2, {f['chains']} chains",
+    rep.add("factorized", "merged head: final E_g = E_g(Γ_*)", f"D=4, N=31, online SGD η=0.25, {f['chains']} chains",
             _fmt(ic), _fmt(final.mean(), final.std(ddof=1) / np.sqrt(final.size)), f"{final.mean() / ic - 1:+.2%}",
             abs(final.mean() - ic) <= 4 * final.std(ddof=1) / np.sqrt(final.size) + 0.02 * ic,
             "≤ 4 s.e. + 2 % (SGD stationary excess O(η/B))")
