@@ -22,7 +22,7 @@ SADDLES = {"smoke": dict(t_max=300.0, n_chains=2, batch=32, step=0.2),
            "quick": dict(t_max=8000.0, n_chains=4, batch=128, step=0.25),
            "full": dict(t_max=8000.0, n_chains=8, batch=256, step=0.1)}
 GAP = {"smoke": dict(D=3, N=10, P=[4, 30], n=2, t_max=5e3),
-       "quick": dict(D=5, N=20, P=[5, 10, 20, 40, 80, 160, 320], n=4, t_max=1e4),
+       "quick": dict(D=5, N=20, P=[5, 10, 20, 40, 80, 160, 320], n=3, t_max=1e4),
        "full": dict(D=8, N=40, P=[8, 16, 32, 64, 128, 256, 512, 1024], n=20, t_max=2e4)}
 ZHANG_SPECTRUM = np.array([0.4, 0.3, 0.2, 0.1])
 
