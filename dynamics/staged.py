@@ -207,6 +207,14 @@ def _modes0(a0, D):
 
 
 # ----------------------------------------------------------------------------- exact mean flows
+def _flow_settings(times, lam, gamma, rtol):
+    """Checked output times (strictly increasing, ``>= 0``), weight decay, learning rate and tolerance."""
+    t = check.real_array("times", times, low=0.0)
+    if t.ndim != 1 or np.any(np.diff(t) <= 0):
+        check.fail("times", "<array>", "a strictly increasing 1-d array of times >= 0")
+    return t, check.nonnegative("lam", lam), check.positive("gamma", gamma), check.tolerance("rtol", rtol)
+
+
 @dataclass(frozen=True)
 class StagedFlow:
     """Trajectory of a factorized model under gradient flow.
@@ -278,18 +286,11 @@ def mean_flow(pb, parametrization, theta0, times, data=None, lam=0.0, gamma=1.0,
         If the integrator fails.
     """
     pb = check.problem(pb)
-    if not isinstance(parametrization, Parametrization) or parametrization.D != pb.D:
-        check.fail("parametrization", parametrization, f"a linattn.factorized.Parametrization with D = {pb.D}")
-    par = parametrization
+    par = Parametrization.checked(parametrization, pb.D)
     theta0 = par._theta(theta0, "theta0").copy()
     if theta0.ndim != 1:
         check.fail("theta0", f"<array with shape {theta0.shape}>", f"an array of shape ({par.n_params},)")
-    t = check.real_array("times", times, low=0.0)
-    if t.ndim != 1 or np.any(np.diff(t) <= 0):
-        check.fail("times", "<array>", "a strictly increasing 1-d array of times >= 0")
-    lam = check.nonnegative("lam", lam)
-    gamma = check.positive("gamma", gamma)
-    rtol = check.tolerance("rtol", rtol)
+    t, lam, gamma, rtol = _flow_settings(times, lam, gamma, rtol)
     method = check.choice("method", method, ("LSODA", "DOP853", "Radau"))
     obj = population_objective(pb) if data is None else dataset_objective(data, pb)
 
@@ -349,12 +350,7 @@ def mode_flow(pb, p0, q0, times, lam=0.0, gamma=1.0, rtol=1e-10) -> ModeFlow:
     D = pb.D
     p0 = np.broadcast_to(check.finite_array("p0", p0), (D,)).astype(float)
     q0 = np.broadcast_to(check.finite_array("q0", q0), (D,)).astype(float)
-    t = check.real_array("times", times, low=0.0)
-    if t.ndim != 1 or np.any(np.diff(t) <= 0):
-        check.fail("times", "<array>", "a strictly increasing 1-d array of times >= 0")
-    lam = check.nonnegative("lam", lam)
-    gamma = check.positive("gamma", gamma)
-    rtol = check.tolerance("rtol", rtol)
+    t, lam, gamma, rtol = _flow_settings(times, lam, gamma, rtol)
     b, h = mc.b, mc.h
 
     def rhs(_, y):

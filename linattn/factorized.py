@@ -76,6 +76,14 @@ class Parametrization:
         if self.rank != 1 and self.kind != "separate_kq":
             check.fail("rank", self.rank, f"1 for kind {self.kind!r}")
 
+    @classmethod
+    def checked(cls, value, D):
+        """``value`` if it is a :class:`Parametrization` of dimension ``D`` (else ``ValueError`` naming
+        ``parametrization``)."""
+        if not isinstance(value, cls) or value.D != D:
+            check.fail("parametrization", value, f"a linattn.factorized.Parametrization with D = {D}")
+        return value
+
     @property
     def code(self) -> int:
         return CODES[self.kind]

@@ -108,9 +108,7 @@ def factorized_descent(pb, parametrization, theta0, n_steps, step, data=None, ba
         If the parameters become non-finite (the step is too large for this trajectory).
     """
     pb = check.problem(pb)
-    if not isinstance(parametrization, Parametrization) or parametrization.D != pb.D:
-        check.fail("parametrization", parametrization, f"a linattn.factorized.Parametrization with D = {pb.D}")
-    par = parametrization
+    par = Parametrization.checked(parametrization, pb.D)
     if not pb.link.is_linear:
         check.fail("pb.link", pb.link.name, "a linear link (factorized simulators)")
     theta0 = check.finite_array("theta0", theta0)

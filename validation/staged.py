@@ -55,6 +55,18 @@ def crossing_times(times, values, level, below=False) -> np.ndarray:
     return out
 
 
+def _noise_free_problem(spectrum, N):
+    """The noise-free problem with input eigenvalues ``spectrum`` (identity basis)."""
+    spectrum = check.real_array("spectrum", spectrum, low=0.0, low_open=True)
+    return linattn.Problem(spectrum.size, N, 0.0, covariance=spectrum)
+
+
+def _n_steps(t_max, step, record):
+    """Steps of size ``step`` covering ``t_max``, rounded up to a multiple of ``record``."""
+    n = int(np.ceil(t_max / check.positive("step", step)))
+    return n + (-n) % check.positive_int("record", record)
+
+
 @dataclass(frozen=True)
 class StagedExperiment:
     """Closed form, exact ODEs and SGD of ``Γ = PQ`` (``"value_kq_modes"``) from a small start.
@@ -104,13 +116,11 @@ def staged_experiment(spectrum, N, a0=1e-3, step=0.05, batch=128, n_chains=4, re
     -------
     StagedExperiment
     """
-    spectrum = check.real_array("spectrum", spectrum, low=0.0, low_open=True)
-    pb = linattn.Problem(spectrum.size, N, 0.0, covariance=spectrum)
+    pb = _noise_free_problem(spectrum, N)
     a0 = check.positive("a0", a0)
     mc = dynamics.mode_constants(pb)
     t_half = dynamics.escape_times(pb, a0)
-    n_steps = int(np.ceil(1.6 * t_half.max() / step))
-    n_steps += (-n_steps) % record
+    n_steps = _n_steps(1.6 * t_half.max(), step, record)
     par = Parametrization("value_kq_modes", pb.D)
     sgd = factorized_descent(pb, par, par.aligned(np.full(pb.D, a0)), n_steps, step, batch=batch, record=record,
                              n_chains=n_chains, seed=seed)
@@ -170,10 +180,8 @@ def saddle_experiment(spectrum, N, scale=0.3, t_max=6000.0, step=0.2, batch=128,
     -------
     SaddleExperiment
     """
-    spectrum = check.real_array("spectrum", spectrum, low=0.0, low_open=True)
-    pb = linattn.Problem(spectrum.size, N, 0.0, covariance=spectrum)
-    n_steps = int(np.ceil(check.positive("t_max", t_max) / check.positive("step", step)))
-    n_steps += (-n_steps) % record
+    pb = _noise_free_problem(spectrum, N)
+    n_steps = _n_steps(check.positive("t_max", t_max), step, record)
     out = {}
     for tag, par in (("separate", Parametrization("separate_kq", pb.D, heads=pb.D)),
                      ("merged", Parametrization("merged_heads", pb.D))):
