@@ -1,4 +1,7 @@
 """Bad-input sweep of dynamics (rung 5): every public callable, every argument."""
+import os
+import tempfile
+
 import numpy as np
 import pytest
 
@@ -13,6 +16,8 @@ DATA = PB.sample(6, rng=0)
 ES = spectra.eigensystem(DATA, PB)
 PBA = linattn.Problem(3, 4, 0.1, covariance=[1.0, 0.5, 0.25])
 PAR = linattn.factorized.Parametrization("value_kq", 3)
+NPZ = os.path.join(tempfile.mkdtemp(prefix="linattn-ckpt-"), "ckpt_1.npz")
+np.savez(NPZ, W=np.eye(2))
 
 ROWS = [
     Row("gradient_flow", dynamics.gradient_flow, dict(data=DATA, pb=PB, lam=0.1, times=[0.0, 1.0], gamma=1.0,
@@ -49,9 +54,42 @@ ROWS = [
         dict(spectrum="array", N="posint", noise="nonneg")),
     Row("exp_contour", exp_contour, dict(n=31, mu=4.54, h=0.18), dict(n="posint", mu="positive", h="positive")),
     Row("filter_poles", filter_poles, dict(tau=1.0, lam=0.1), dict(tau="positive", lam="nonneg")),
+    Row("effective_rank", dynamics.effective_rank, dict(M=np.eye(3)[None].repeat(2, 0), skip=1, k=3, rng=0, progress=False),
+        dict(M="array", skip="nonnegint", k="posint", rng="rng", progress="bool")),
+    Row("singular_values", dynamics.singular_values, dict(M=np.eye(3), k=2, rng=0, progress=False),
+        dict(M="array", k="posint", rng="rng", progress="bool")),
+    Row("stable_rank", dynamics.stable_rank, dict(M=np.eye(3)), dict(M="array")),
+    Row("subspace_distance", dynamics.subspace_distance, dict(M_t=np.eye(3), M_ref=np.diag([1.0, 2, 0]), rtol=0.1,
+                                                             side="row"),
+        dict(M_t="array", M_ref="array_shape", rtol="tol", side="choice")),
+    Row("principal_angles", dynamics.principal_angles, dict(M_t=np.eye(3), M_ref=np.diag([1.0, 2, 0]), k=2, side="row"),
+        dict(M_t="array", M_ref="array_shape", k="posint", side="choice")),
+    Row("diagnose", dynamics.diagnose, dict(M=np.stack([np.eye(3), 2 * np.eye(3)]), times=[1.0, 2.0],
+                                            reference=np.eye(3), skip=1, rtol=0.1, progress=False),
+        dict(M="array_shape", times="array_shape", reference="array_shape", skip="nonnegint", rtol="tol",
+             progress="bool")),
+    Row("steepest_changes", dynamics.steepest_changes, dict(series=np.tanh(np.linspace(-3, 3, 20)),
+                                                            times=np.geomspace(1, 10, 20), n=1, scale="log", window=5),
+        dict(series="array_shape", times="array_shape", n="posint", scale="choice", window="posint")),
+    Row("change_points", dynamics.change_points, dict(series=np.repeat([0.0, 1.0], 10), times=np.geomspace(1, 10, 20),
+                                                      n=1, scale="log", min_size=2),
+        dict(series="array_shape", times="array_shape", n="posint", scale="choice", min_size="posint")),
+    Row("loss_curvature", dynamics.loss_curvature, dict(loss=np.geomspace(1, 0.1, 20), times=np.geomspace(1, 10, 20),
+                                                        scale="log", window=5),
+        dict(loss="array_shape", times="array_shape", scale="choice", window="posint")),
+    Row("rolling_autocorrelation", dynamics.rolling_autocorrelation, dict(series=np.sin(np.arange(20.0)), window=8, lag=1),
+        dict(series="array_shape", window="posint", lag="posint")),
+    Row("load_checkpoints", dynamics.load_checkpoints, dict(source=[NPZ], names=["W"]),
+        dict(source="choice", names="strlist")),
+    Row("qk_circuit", dynamics.qk_circuit, dict(W_Q=np.ones((4, 3)), W_K=np.ones((4, 3)), heads=2),
+        dict(W_Q="array", W_K="array_shape", heads="posint")),
+    Row("ov_circuit", dynamics.ov_circuit, dict(W_O=np.ones((3, 4)), W_V=np.ones((4, 3)), heads=2),
+        dict(W_O="array", W_V="array_shape", heads="posint")),
+    Row("split_in_proj", dynamics.split_in_proj, dict(in_proj_weight=np.ones((6, 2))), dict(in_proj_weight="array")),
 ]
 
-NOT_INPUTS = {"LearningCurves", "LongTimeLimit", "AveragedCurves", "Sweep", "StagedFlow", "ModeFlow", "ModeConstants"}
+NOT_INPUTS = {"LearningCurves", "LongTimeLimit", "AveragedCurves", "Sweep", "StagedFlow", "ModeFlow", "ModeConstants",
+              "TrajectoryDiagnostics", "Checkpoints"}
 test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
     ROWS, dynamics, NOT_INPUTS)
 
