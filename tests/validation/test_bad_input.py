@@ -66,10 +66,15 @@ ROWS = [
     Row("mean_and_se", validation.mean_and_se, dict(x=X, tol=50.0), dict(x="array_shape", tol="positive")),
     Row("integrated_time", validation.integrated_time, dict(x=X, c=5.0), dict(x="array_shape", c="positive")),
     Row("autocorrelation", validation.autocorrelation, dict(x=X), dict(x="array_shape")),
+    Row("rank_dynamics", validation.rank_dynamics,
+        dict(spectrum=[1.0, 0.5], N=5, a0=1e-2, rtol=0.05, span=1.5, step=0.1, batch=4, n_chains=1, record=5,
+             n_grid=16, seed=0),
+        dict(spectrum="array", N="posint", a0="positive", rtol="tol", span="positive", step="positive", batch="posint",
+             n_chains="posint", record="posint", n_grid="posint", seed="seed")),
 ]
 
 NOT_INPUTS = {"LangevinResult", "Chain", "AttentionRun", "DescentRun", "StationarySweep", "MeanEstimate", "LearnerRun",
-              "FactorizedRun"}
+              "FactorizedRun", "RankDynamics"}
 
 try:                         # the sweep runner needs the optional extra [dask]
     import xarray  # noqa: F401
