@@ -8,13 +8,19 @@
 # Either works alone from a fresh clone. PYTHON may be overridden (default: python3).
 # The optional extra [dask] (xarray, zarr, dask.distributed; ~25 s to install) is installed so that
 # the sweep tests run in CI; the core imports and tests without it (those tests are then skipped).
+# The optional extra [torch] (nonlinear transformer demos: figures icl_emergence and grokking, examples/) is NOT
+# installed by run/test: a CPU build of torch is ~0.9 GB and ~50 s to install, which would push a fresh
+# `make test` past its 6-minute budget, and its two figures take ~6 min of training on 2 cores, which would push
+# `make run` past 10. `make torch` installs it and makes those two figures into figures/ (gallery included);
+# after it, `make test` also runs the torch tests. Without torch the figures are skipped with a message.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 OUT    ?= figures
+TORCH_FIGURES := icl_emergence grokking
 
-.PHONY: run test bench install clean
+.PHONY: run test bench install clean torch
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,12 +34,18 @@ run: $(STAMP)
 	$(VENV)/bin/linattn info --D 10 --N 100
 	$(VENV)/bin/linattn figures fig1 --quick --out $(OUT)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VENV)/bin/linattn validate --quick --out $(OUT) --no-progress & pid=$$!; \
-	$(VENV)/bin/linattn figures all --exclude fig1 --quick --jobs 2 --out $(OUT) || { wait $$pid; exit 1; }; \
+	$(VENV)/bin/linattn figures all --exclude fig1 $(foreach f,$(TORCH_FIGURES),--exclude $(f)) --quick --jobs 2 --out $(OUT) || { wait $$pid; exit 1; }; \
 	wait $$pid
 	$(PY) -c "from validation.plots import write_gallery; write_gallery('$(OUT)')"
 
 test: $(STAMP)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist worksteal
+
+torch: $(STAMP)
+	$(PY) -m pip install --quiet "torch==2.13.0" 2>/dev/null || \
+	  $(PY) -m pip install --quiet torch --index-url https://download.pytorch.org/whl/cpu
+	$(PY) -m pip install --quiet -e ".[test,dask,torch]"
+	$(VENV)/bin/linattn figures $(TORCH_FIGURES) --quick --jobs 2 --out $(OUT)
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do $(PY) $$f || exit 1; done

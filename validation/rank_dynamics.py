@@ -198,6 +198,25 @@ def distance_falls(r: RankDynamics, diag) -> np.ndarray:
     return np.array(out, dtype=float)
 
 
+def curvature_onsets(r: RankDynamics, loss) -> np.ndarray:
+    """Onsets of the ``D`` loss drops: the ``D`` deepest local minima of ``d² ln E / d(ln t)²``
+    (:func:`dynamics.loss_curvature`), in time order.
+
+    Parameters
+    ----------
+    r : RankDynamics
+    loss : array_like (T,)
+        A loss curve on ``r.times`` (``r.test_closed`` or a row of ``r.test_sgd``).
+
+    Returns
+    -------
+    ndarray (D,)
+    """
+    c = dynamics.loss_curvature(loss, r.times)
+    idx = np.flatnonzero((c[1:-1] < c[:-2]) & (c[1:-1] <= c[2:])) + 1
+    return np.sort(r.times[idx[np.argsort(c[idx])[: r.problem.D]]])
+
+
 @dataclass(frozen=True)
 class Check:
     """One theory-vs-measurement acceptance of :func:`checks` (a report row)."""
@@ -266,6 +285,14 @@ def checks(r: RankDynamics, step=0.05, record=20) -> list:
         out.append(Check(f"subspace distance falls when mode {a + 1} enters (before its t½ = {r.t_half[a]:.1f})",
                          f"{te:.2f} (a_α = rtol·max a)", f"exact ODE {falls_flow[j]:.2f}; SGD {m:.2f} ± {se:.2f}", ok,
                          "ODE within one grid step; SGD within 4 s.e. + ηb·t + one record + two grid steps; both < t½"))
+    onset_closed = curvature_onsets(r, r.test_closed)
+    onset_sgd = np.array([curvature_onsets(r, y) for y in r.test_sgd])
+    for a, te in enumerate(onset_closed):
+        m, se = onset_sgd[:, a].mean(), onset_sgd[:, a].std(ddof=1) / np.sqrt(len(r.sgd))
+        slack = 4 * se + step * mc.b[a] * te + record * step + 2 * g * te
+        out.append(Check(f"loss curvature: onset of drop {a + 1} (deepest minimum of d²lnE/d(ln t)²)",
+                         f"{te:.2f} (closed form; t½ − τ = {r.t_half[a] - r.tau[a]:.2f})", f"SGD {m:.2f} ± {se:.2f}",
+                         abs(m - te) <= slack, "SGD within 4 s.e. + ηb·t + one record + two grid steps"))
     after = [np.interp(falls_flow[j] * (1 + 3 * g), r.times, r.flow.distance) for j in range(len(entering))]
     levels = r.distance_levels[modes + 1]
     dev = np.max(np.abs(np.array(after) - levels)) if len(after) else 0.0
