@@ -48,6 +48,7 @@ BAD = {
     "real": [("nan", np.nan), ("bool", True), ("string", "x"), ("complex", 1j)],
     "model": [("unknown", "xl"), ("none", None), ("number", 1)],
     "choice": [("unknown", "nope"), ("none", None), ("list", ["a"])],
+    "intlist": [("string", "12"), ("empty", ()), ("fraction", (1.5,)), ("negative", (-1,)), ("bool", (True,))],
     "strlist": [("string", "W"), ("unknown", ["nope"]), ("number", 3), ("numbers", [1, 2])],
     "bool": [("string", "no"), ("int", 1), ("none", None)],
     "problem": [("none", None), ("string", "pb")],

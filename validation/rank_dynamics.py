@@ -152,6 +152,16 @@ def rank_dynamics(spectrum, N, a0=1e-3, rtol=0.01, span=3.0, step=0.05, batch=12
                         t_enter=_enter_times(t, closed_modes, rtol), distance_levels=levels)
 
 
+_NO_DIAG = object()
+
+
+def _checked(r, diag=_NO_DIAG):
+    if not isinstance(r, RankDynamics):
+        check.fail("r", r, "a RankDynamics (from rank_dynamics)")
+    if diag is not _NO_DIAG and not isinstance(diag, dynamics.TrajectoryDiagnostics):
+        check.fail("diag", diag, "a dynamics.TrajectoryDiagnostics of r (r.closed, r.flow, r.random or r.sgd[i])")
+
+
 def step_ups(r: RankDynamics, diag, window=None) -> np.ndarray:
     """Times at which the effective rank steps up as modes ``2 … D`` are learned.
 
@@ -170,6 +180,7 @@ def step_ups(r: RankDynamics, diag, window=None) -> np.ndarray:
     -------
     ndarray (D − 1,)
     """
+    _checked(r, diag)
     keep = r.times >= r.t_half[0] + r.tau[0]
     return dynamics.steepest_changes(diag.effective_rank[keep], r.times[keep], n=r.problem.D - 1, window=window)
 
@@ -189,6 +200,7 @@ def distance_falls(r: RankDynamics, diag) -> np.ndarray:
     -------
     ndarray (n_entering,)
     """
+    _checked(r, diag)
     entering = np.flatnonzero(np.isfinite(r.t_enter))
     start = int(np.argmax(diag.distance))
     out = []
@@ -212,6 +224,7 @@ def curvature_onsets(r: RankDynamics, loss) -> np.ndarray:
     -------
     ndarray (D,)
     """
+    _checked(r)
     c = dynamics.loss_curvature(loss, r.times)
     idx = np.flatnonzero((c[1:-1] < c[:-2]) & (c[1:-1] <= c[2:])) + 1
     return np.sort(r.times[idx[np.argsort(c[idx])[: r.problem.D]]])
@@ -231,7 +244,8 @@ class Check:
 def rise_windows(r: RankDynamics, tau=None) -> np.ndarray:
     """Rise windows ``[t_½ − τ, t_½ + τ]`` of modes ``2 … D`` (shape (D − 1, 2)); ``tau`` overrides ``τ_α``
     (for baselines)."""
-    tau = r.tau if tau is None else np.asarray(tau, float)
+    _checked(r)
+    tau = r.tau if tau is None else check.real_array("tau", tau, low=0.0, low_open=True)
     t_half = r.t_half if tau is r.tau else r.t_half * tau / r.tau      # t_½ ∝ τ at fixed a0, a^∞
     return np.stack([t_half[1:] - tau[1:], t_half[1:] + tau[1:]], axis=1)
 
@@ -256,6 +270,8 @@ def checks(r: RankDynamics, step=0.05, record=20) -> list:
     -------
     list of Check
     """
+    _checked(r)
+    step, record = check.positive("step", step), check.positive_int("record", record)
     g = r.times[1] / r.times[0] - 1.0
     mc = dynamics.mode_constants(r.problem)
     out = []
@@ -313,6 +329,7 @@ def baseline_rejected(r: RankDynamics) -> bool:
     -------
     bool
     """
+    _checked(r)
     spectrum = r.problem.covariance.spectrum
     base = r.tau * spectrum                  # D/(γ s) = τ_α s_α
     win = rise_windows(r, tau=base)

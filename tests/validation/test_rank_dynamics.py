@@ -34,3 +34,14 @@ def test_the_closed_form_itself_and_the_order_of_events(run):
 def test_a_random_start_delays_every_step(run):
     # modes must first align (finding of the factorized-attention issue): later than the aligned start
     assert np.all(step_ups(run, run.random) > step_ups(run, run.flow))
+
+
+def test_helpers_refuse_other_objects(run):
+    from validation.rank_dynamics import curvature_onsets, rise_windows
+
+    for call, name in ((lambda: step_ups(None, run.flow), "r"), (lambda: step_ups(run, run.test_closed), "diag"),
+                       (lambda: distance_falls(run, None), "diag"), (lambda: checks(run, step=-1.0), "step"),
+                       (lambda: checks(run, record=0), "record"), (lambda: rise_windows(run, tau=[0.0] * 4), "tau"),
+                       (lambda: curvature_onsets("r", run.test_closed), "r"), (lambda: baseline_rejected(1), "r")):
+        with pytest.raises(ValueError, match=name):
+            call()

@@ -93,7 +93,22 @@ def test_regression_loss_starts_at_the_null_predictor():
     assert run.loss[0] == pytest.approx(0.5, abs=0.1)
 
 
+def test_emergence_bad_input():
+    run = _synthetic_run()
+    for kwargs, name in ((dict(run=None), "run"), (dict(run=run, circuit="vo"), "circuit"),
+                         (dict(run=run, skip=-1), "skip"), (dict(run=run, skip=6), "skip"),
+                         (dict(run=run, smooth=0), "smooth"), (dict(run=run, smooth=1.5), "smooth")):
+        with pytest.raises(ValueError, match=name):
+            emergence(**kwargs)
+
+
 ROWS = [
+    Row("build_model", "build_model", dict(n_in=3, n_out=2, seq_len=4, d_model=8, heads=2, layers=1, mlp=0, tokens=False),
+        dict(n_in="posint", n_out="posint", seq_len="posint", d_model="posint", heads="posint", layers="posint",
+             mlp="nonnegint", tokens="bool")),
+    Row("emergence_study", "emergence_study", dict(task="copy", depths=(1,), seeds=(0,), steps=20, record=10,
+                                                    d_model=8, heads=2, half=4, vocab=6),
+        dict(task="choice", depths="intlist", seeds="intlist", steps="posint", record="posint")),
     Row("train_attention_only", "train_attention_only",
         dict(task="copy", layers=1, steps=20, d_model=8, heads=2, lr=1e-3, batch=4, record=10, seed=0, half=4, vocab=6),
         dict(task="choice", layers="posint", steps="posint", d_model="posint", heads="posint", lr="positive",
