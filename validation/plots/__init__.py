@@ -40,9 +40,10 @@ class Figure:
     title: str
     func: Callable
     caption: str = ""
+    requires: str = ""
 
 
-def register(name: str, title: str, caption: str = ""):
+def register(name: str, title: str, caption: str = "", requires: str = ""):
     """Decorator registering ``func(out_dir, mode, progress)`` as figure ``name``.
 
     Parameters
@@ -53,6 +54,9 @@ def register(name: str, title: str, caption: str = ""):
         One-line description.
     caption : str
         The caption of the gallery (:func:`write_gallery`).
+    requires : str
+        Optional extra the figure needs (e.g. ``"torch"``); without it the figure writes nothing and the
+        gallery says how to get it.
 
     Returns
     -------
@@ -61,7 +65,7 @@ def register(name: str, title: str, caption: str = ""):
     """
 
     def deco(func):
-        _REGISTRY[name] = Figure(name, title, func, caption)
+        _REGISTRY[name] = Figure(name, title, func, caption, requires)
         return func
 
     return deco
@@ -231,9 +235,15 @@ def write_gallery(out_dir: str) -> list[str]:
         entry = manifest.get(name)
         md += [f"## {name}: {fig.title}", ""]
         page.append(f"<h2>{html.escape(name)}: {html.escape(fig.title)}</h2>")
-        if entry is None:
-            md += [f"Not generated yet: `linattn figures {name} --out {out_dir}`.", ""]
-            page.append(f"<p>Not generated yet: <code>linattn figures {name} --out {html.escape(out_dir)}</code>.</p>")
+        if entry is None or not entry["files"]:
+            how = f"linattn figures {name} --out {out_dir}"
+            if fig.requires:             # the Makefile target of the extra installs it and makes its figures
+                text = (f"needs the optional extra [{fig.requires}]: `make {fig.requires}`, or "
+                        f"`pip install -e '.[{fig.requires}]'` then `{how}`")
+            else:
+                text = f"`{how}`"
+            md += [f"Not generated yet: {text}.", ""]
+            page.append(f"<p>Not generated yet: {html.escape(text).replace('`', '')}.</p>")
             continue
         command = f"linattn figures {name} --{entry['mode']} --out {out_dir}"
         pngs = [f for f in entry["files"] if f.endswith(".png")]

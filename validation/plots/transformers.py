@@ -39,6 +39,7 @@ def _skip(name):
 
 
 @register("icl_emergence", "Attention-only transformers: loss, marginalised effective rank and subspace distance of QK",
+          requires="torch",
           caption="Needs the optional extra [torch] (skipped without it). Attention-only transformers (causal softmax "
                   "attention, 4 heads, d_model = 32, no MLP) of 1 and 2 layers, Adam lr 1e-3, batch 64, fresh data every "
                   "step, 3 seeds (quick). Top row: in-context copying (blocks of distinct tokens from a vocabulary of "
@@ -126,6 +127,7 @@ def _plot_emergence(d, depths):
 
 
 @register("grokking", "Grokking in modular addition: train/test accuracy and the OV subspace distance",
+          requires="torch",
           caption="Needs the optional extra [torch] (skipped without it). One-layer transformer (4 heads, d_model = 64, "
                   "ReLU MLP 256) on (a + b) mod 31, half of the pairs for training, full-batch AdamW (lr 3e-3, weight "
                   "decay 1, betas 0.9/0.98), 2 seeds (quick). (a) train and test accuracy; (b) subspace distance of the "
