@@ -363,7 +363,7 @@ class TrajectoryDiagnostics:
         return steepest_changes(series, self.times, n=n, scale=scale, window=window)
 
 
-def diagnose(M, times=None, reference=None, skip=1, rtol=None, progress=False) -> TrajectoryDiagnostics:
+def diagnose(M, times=None, reference=None, skip=1, rtol=None, k=None, rng=0, progress=False) -> TrajectoryDiagnostics:
     r"""Every spectral measure of a trajectory ``M(t)`` from one SVD per matrix.
 
     Effective rank, marginalised effective rank (top ``skip`` removed), stable rank, subspace distance
@@ -382,6 +382,13 @@ def diagnose(M, times=None, reference=None, skip=1, rtol=None, progress=False) -
         Top singular values removed by the marginalised rank, ``0 <= skip < min(m, n)``.
     rtol : float, optional
         Cutoff of the pseudo-inverse in the subspace distance (:func:`subspace_distance`).
+    k : int, optional
+        Top singular triplets only (``skip < k <= min(m, n)``), by a randomised SVD for ``min(m, n) >= 256``
+        (:func:`singular_values`): for long trajectories of large matrices. The ranks are then those of the top
+        ``k`` (the stable rank stays exact: ``‖M‖_F²`` is summed directly), and the row spaces of the distance and
+        the angles have dimension at most ``k``.
+    rng : int or numpy.random.Generator
+        Seed of the randomised SVD.
     progress : bool
         Progress bar (one SVD per checkpoint).
 
@@ -399,17 +406,19 @@ def diagnose(M, times=None, reference=None, skip=1, rtol=None, progress=False) -
     R = M[-1] if reference is None else check.finite_array("reference", reference, ndim=2, shape=M.shape[1:])
     r = min(M.shape[1:])
     skip = check.nonneg_int("skip", skip, maximum=r - 1)
-    s = np.empty((T, r))
-    Vt = np.empty((T, r, M.shape[2]))
-    for i in _progress_iter(T, progress, "diagnose"):
-        _, s[i], Vt[i] = np.linalg.svd(M[i], full_matrices=False)
-    _, s_ref, V_ref = np.linalg.svd(R, full_matrices=False)
+    kk = _top_k("k", k, M)
+    if kk <= skip:
+        check.fail("k", k, f"an integer > skip = {skip}")
+    gen = check.rng(rng)
+    _, s, Vt = _svd(M, kk, True, gen, progress, "diagnose")
+    _, s_ref, V_ref = _svd(R[None], kk, True, gen, False, "")
+    s_ref, V_ref = s_ref[0], V_ref[0]
     if s_ref[0] == 0:
         check.fail("reference", "<zero matrix>", "a non-zero matrix")
-    k = _reference_rank(s_ref, R.shape)
-    fro2 = np.sum(s * s, axis=1)
+    k_ref = _reference_rank(s_ref, R.shape)
+    fro2 = np.sum(M * M, axis=(1, 2))                  # exact ‖M‖_F², also when only the top k are computed
     return TrajectoryDiagnostics(
         times=t, singular_values=s, effective_rank=_entropy_rank(s), marginalised_rank=_entropy_rank(s[:, skip:]),
         stable_rank=np.divide(fro2, s[:, 0] ** 2, out=np.zeros_like(fro2), where=s[:, 0] > 0),
         distance=_distance(Vt, _keep(s, rtol, None, M.shape[1:]), R),
-        max_angle=_angles(Vt[:, :k], V_ref[:k])[:, -1], skip=skip, rtol=None if rtol is None else float(rtol))
+        max_angle=_angles(Vt[:, :k_ref], V_ref[:k_ref])[:, -1], skip=skip, rtol=None if rtol is None else float(rtol))

@@ -219,3 +219,17 @@ def test_torch_checkpoints_when_torch_is_installed(tmp_path):
     run = dynamics.load_checkpoints(tmp_path)
     np.testing.assert_allclose(run["in_proj_weight"][0], layer.in_proj_weight.detach().double().numpy())
     assert run.steps.tolist() == [7]
+
+
+def test_diagnose_with_the_top_k_on_large_matrices_equals_the_full_svd():
+    # T = 4 matrices 300 × 300 whose spectrum decays as 0.5^i: the top 40 carry all but 0.5^40 of it
+    rng = np.random.default_rng(5)
+    U, V = _orth(300, 300, rng), _orth(300, 300, rng)
+    traj = np.stack([(U * (0.5 ** np.arange(300) * (1 + 0.1 * t))) @ V.T for t in range(4)])
+    full = dynamics.diagnose(traj, rtol=1e-3)
+    top = dynamics.diagnose(traj, rtol=1e-3, k=40, rng=1)            # randomised path (min(m, n) >= 256)
+    np.testing.assert_allclose(top.stable_rank, full.stable_rank, rtol=1e-12)
+    np.testing.assert_allclose(top.effective_rank, full.effective_rank, rtol=1e-9)
+    np.testing.assert_allclose(top.distance, full.distance, atol=1e-9)
+    # singular values to rtol 1e-8 or, for the smallest, the absolute accuracy ε‖M‖ of any SVD
+    np.testing.assert_allclose(top.singular_values, full.singular_values[:, :40], rtol=1e-8, atol=1e-13)
