@@ -105,6 +105,33 @@ def _modules():
     return torch, Transformer
 
 
+def _width(d_model, heads):
+    """Checked ``(d_model, heads)``: ``heads`` divides ``d_model``."""
+    d_model = check.positive_int("d_model", d_model, minimum=2)
+    heads = check.positive_int("heads", heads, maximum=d_model)
+    if d_model % heads:
+        check.fail("heads", heads, f"a divisor of d_model = {d_model}")
+    return d_model, heads
+
+
+def _schedule(steps, record):
+    """Checked ``(steps, record)``: at least two records, ``steps`` a multiple of ``record``."""
+    record = check.positive_int("record", record)
+    steps = check.positive_int("steps", steps, minimum=2 * record)
+    if steps % record:
+        check.fail("steps", steps, f"a multiple of record = {record}")
+    return steps, record
+
+
+def _steps(steps, progress, desc):
+    """Steps ``1 … steps``, with a progress bar if asked."""
+    it = range(1, steps + 1)
+    if check.boolean("progress", progress):
+        from tqdm.auto import tqdm
+        it = tqdm(it, desc=desc, leave=False)
+    return it
+
+
 def build_model(n_in, n_out, seq_len, d_model=32, heads=4, layers=2, mlp=0, tokens=False):
     """A small transformer as a ``torch.nn.Module`` (the one trained by this module).
 
@@ -126,10 +153,7 @@ def build_model(n_in, n_out, seq_len, d_model=32, heads=4, layers=2, mlp=0, toke
     """
     for name, v in (("n_in", n_in), ("n_out", n_out), ("seq_len", seq_len), ("layers", layers)):
         check.positive_int(name, v)
-    d_model = check.positive_int("d_model", d_model, minimum=2)
-    heads = check.positive_int("heads", heads, maximum=d_model)
-    if d_model % heads:
-        check.fail("heads", heads, f"a divisor of d_model = {d_model}")
+    d_model, heads = _width(d_model, heads)
     _, Transformer = _modules()
     return Transformer(n_in, n_out, seq_len, d_model, heads, layers, mlp=check.nonneg_int("mlp", mlp),
                        tokens=check.boolean("tokens", tokens))
@@ -232,14 +256,8 @@ def train_attention_only(task, layers, steps=3000, d_model=32, heads=4, lr=1e-3,
     """
     task = check.choice("task", task, TASKS)
     layers = check.positive_int("layers", layers, maximum=4)
-    record = check.positive_int("record", record)
-    steps = check.positive_int("steps", steps, minimum=2 * record)
-    if steps % record:
-        check.fail("steps", steps, f"a multiple of record = {record}")
-    d_model = check.positive_int("d_model", d_model, minimum=2)
-    heads = check.positive_int("heads", heads, maximum=d_model)
-    if d_model % heads:
-        check.fail("heads", heads, f"a divisor of d_model = {d_model}")
+    steps, record = _schedule(steps, record)
+    d_model, heads = _width(d_model, heads)
     lr = check.positive("lr", lr)
     batch = check.positive_int("batch", batch)
     seed = check.seed_int("seed", seed)
@@ -258,10 +276,7 @@ def train_attention_only(task, layers, steps=3000, d_model=32, heads=4, lr=1e-3,
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     rec_steps, losses, qks, ovs = [], [], [], []
     running = 0.0
-    it = range(1, steps + 1)
-    if check.boolean("progress", progress):
-        from tqdm.auto import tqdm
-        it = tqdm(it, desc=f"{task}, {layers} layer(s)", leave=False)
+    it = _steps(steps, progress, f"{task}, {layers} layer(s)")
     for step in it:
         if task == "regression":
             Z, yq = _regression_batch(torch, pb, batch, gen)
@@ -323,14 +338,8 @@ def train_modular_addition(p=31, train_fraction=0.5, steps=6000, d_model=64, hea
     if any(p % k == 0 for k in range(2, int(p**0.5) + 1)):
         check.fail("p", p, "a prime number")
     frac = check.real("train_fraction", train_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
-    record = check.positive_int("record", record)
-    steps = check.positive_int("steps", steps, minimum=2 * record)
-    if steps % record:
-        check.fail("steps", steps, f"a multiple of record = {record}")
-    d_model = check.positive_int("d_model", d_model, minimum=2)
-    heads = check.positive_int("heads", heads, maximum=d_model)
-    if d_model % heads:
-        check.fail("heads", heads, f"a divisor of d_model = {d_model}")
+    steps, record = _schedule(steps, record)
+    d_model, heads = _width(d_model, heads)
     mlp = check.positive_int("mlp", mlp)
     lr = check.positive("lr", lr)
     weight_decay = check.nonnegative("weight_decay", weight_decay)
@@ -348,10 +357,7 @@ def train_modular_addition(p=31, train_fraction=0.5, steps=6000, d_model=64, hea
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, betas=(0.9, 0.98))
     ce = torch.nn.functional.cross_entropy
     out = {k: [] for k in ("steps", "loss", "test_loss", "train_acc", "test_acc", "qk", "ov")}
-    it = range(1, steps + 1)
-    if check.boolean("progress", progress):
-        from tqdm.auto import tqdm
-        it = tqdm(it, desc=f"modular addition p={p}", leave=False)
+    it = _steps(steps, progress, f"modular addition p={p}")
     for step in it:
         logits = model(X[tr])[:, -1]
         loss = ce(logits, Y[tr])

@@ -55,8 +55,8 @@ def register(name: str, title: str, caption: str = "", requires: str = ""):
     caption : str
         The caption of the gallery (:func:`write_gallery`).
     requires : str
-        Optional extra the figure needs (e.g. ``"torch"``); without it the figure writes nothing and the
-        gallery says how to get it.
+        Optional extra the figure needs (the module to import, e.g. ``"torch"``); without it :func:`make`
+        skips the figure with a message and the gallery says how to get it.
 
     Returns
     -------
@@ -101,11 +101,27 @@ def names() -> list[str]:
     return list(registry())
 
 
+def _importable(module):
+    """``True`` if ``module`` (an optional extra) can be imported."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
 def _run_one(name, out_dir, mode, progress, store):
     """Run one registered figure (module-level, so that worker processes can call it)."""
     import inspect
 
-    func = registry()[name].func
+    fig = registry()[name]
+    if fig.requires and not _importable(fig.requires):
+        import sys
+
+        print(f"figure {name}: skipped — it needs the optional extra [{fig.requires}] and {fig.requires} is not "
+              f"installed (pip install -e '.[{fig.requires}]', or `make {fig.requires}`)", file=sys.stderr)
+        return []
+    func = fig.func
     if store is not None and "store" in inspect.signature(func).parameters:
         return func(out_dir, mode, progress, store=store)
     return func(out_dir, mode, progress)

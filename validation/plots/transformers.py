@@ -5,11 +5,10 @@ in-context linear regression — loss, marginalised effective rank and subspace 
 ``grokking``: one-layer transformer on modular addition — train/test accuracy and the OV (and QK)
 subspace distance to the final weights.
 
-Without torch both figures are skipped with a message (they write nothing); everything else runs.
+Both are registered with ``requires="torch"``: without torch :func:`validation.plots.make` skips them with a
+message (they write nothing); everything else runs.
 """
 from __future__ import annotations
-
-import sys
 
 import numpy as np
 
@@ -28,16 +27,6 @@ GROKKING = {"smoke": dict(p=7, steps=100, record=10, seeds=(0,), d_model=16, mlp
             "full": dict(p=31, steps=10000, record=50, seeds=(0, 1, 2, 3), d_model=64, mlp=256)}
 
 
-def _skip(name):
-    from ..transformers import torch_available
-
-    if torch_available():
-        return False
-    print(f"figure {name}: skipped — it trains PyTorch models and torch is not installed "
-          "(pip install -e '.[torch]', or `make torch`)", file=sys.stderr)
-    return True
-
-
 @register("icl_emergence", "Attention-only transformers: loss, marginalised effective rank and subspace distance of QK",
           requires="torch",
           caption="Needs the optional extra [torch] (skipped without it). Attention-only transformers (causal softmax "
@@ -50,17 +39,13 @@ def _skip(name):
                   "Markers: the step at which each curve is half-way from its first to its last value (mean ± sd over "
                   "seeds).")
 def make_icl_emergence(out_dir, mode="quick", progress=True):
-    if _skip("icl_emergence"):
-        return []
     from ..transformers import emergence_study
 
     s = EMERGENCE[mode]
     d, meta = {}, {"mode": mode, "depths": list(s["depths"]), "seeds": list(s["seeds"])}
-    studies = {}
     for task in ("copy", "regression"):
         kw = dict(s[task])
         st = emergence_study(task, depths=s["depths"], seeds=s["seeds"], progress=progress, **kw)
-        studies[task] = st
         d[f"{task}_steps"] = st.steps
         d[f"{task}_baseline"] = st.baseline
         for L in st.depths:
@@ -136,8 +121,6 @@ def _plot_emergence(d, depths):
                   "reaches 0.99 (memorised) and the test accuracy 0.9 (generalised), seed means. The test accuracy sits "
                   "near 0.5 while memorising: the mirror (b, a) of half the test pairs is a training pair.")
 def make_grokking(out_dir, mode="quick", progress=True):
-    if _skip("grokking"):
-        return []
     import dynamics
 
     from ..transformers import _halfway, train_modular_addition
