@@ -48,6 +48,9 @@ class LearningCurves:
     params : ndarray or None
         Mean parameter vectors ``θ(t)`` (``len(times) × M``) if requested.
     lam, model : float, str
+    test_idg : ndarray or None
+        With a task pool (``data.pool``): the in-distribution error ``E_IDG`` (mean over
+        initialisations; its s.d. is not computed), ``None`` otherwise.
     """
 
     times: np.ndarray
@@ -58,6 +61,7 @@ class LearningCurves:
     params: np.ndarray | None
     lam: float
     model: str
+    test_idg: np.ndarray | None = None
 
 
 def _init(es: Eigensystem, init):
@@ -176,7 +180,22 @@ def curves(es: Eigensystem, lam, decay, decay_null, init=None, return_params=Fal
         params = es.lift(a) + dn[:, None] * null.vector[None, :]
     return LearningCurves(times=np.asarray(times) if times is not None else np.arange(len(train)),
                           train=train, test=test, train_sd=train_sd, test_sd=test_sd, params=params,
-                          lam=float(lam), model=es.model)
+                          lam=float(lam), model=es.model, test_idg=_idg_curve(es, a, d, dn, null, sigma0))
+
+
+def _idg_curve(es: Eigensystem, a, d, dn, null: _NullPart, sigma0):
+    """``E_IDG`` of the mean trajectory ``θ = V a + d_⊥ n_0`` plus ``½σ_0² tr(C_W L Lᵀ)/σ_0²`` for a
+    random start (:mod:`linattn.pools`; ``None`` without a task pool)."""
+    idg = es.idg
+    if idg is None:
+        return None
+    out = idg.error(a)
+    if null.norm2 > 0:
+        Cn0 = idg.metric.apply(null.vector)
+        out = out + dn * (-(idg.metric.linear @ null.vector) + a @ es.project(Cn0)) + 0.5 * dn**2 * float(null.vector @ Cn0)
+    if sigma0 > 0:
+        out = out + 0.5 * sigma0**2 * idg.thermal_trace(d**2, dn**2, es.null_dim)
+    return out
 
 
 def gradient_flow(data, pb, lam, times, gamma=1.0, init=None, model="reduced", return_params=False) -> LearningCurves:
@@ -252,6 +271,7 @@ class LongTimeLimit:
     """``θ(∞)`` of gradient flow from ``θ_0`` (ridge solution for ``λ > 0``; min-norm solution
     plus the null-space part of ``θ_0`` for ``λ = 0``) and its errors.
 
+    ``test_idg``: the in-distribution error when the data carry a task pool (else ``None``).
     ``gap = (E_g − E_t)/E_t`` (:func:`linattn.relative_gap`: ``inf`` when the training error is
     exactly zero, i.e. at ``λ = 0`` with ``P < M``); ``contrast = tr Γ / (‖Γ‖_F √D)``.
     """
@@ -261,6 +281,7 @@ class LongTimeLimit:
     test: float
     gap: float
     contrast: float
+    test_idg: float | None = None
 
 
 def long_time_limit(data, pb, lam, model="reduced", init=None) -> LongTimeLimit:
@@ -291,4 +312,5 @@ def long_time_limit(data, pb, lam, model="reduced", init=None) -> LongTimeLimit:
     Gamma, _ = linattn.unpack(theta, es.problem.D, es.model)
     train, test = float(cv.train[0]), float(cv.test[0])
     return LongTimeLimit(theta=theta, train=train, test=test, gap=linattn.relative_gap(train, test),
-                         contrast=float(linattn.contrast_ratio(Gamma)))
+                         contrast=float(linattn.contrast_ratio(Gamma)),
+                         test_idg=None if cv.test_idg is None else float(cv.test_idg[0]))

@@ -5,10 +5,11 @@ Public names: :class:`Problem`, :class:`Prompts`, :func:`train_energy`, :func:`t
 :class:`ConvergenceError`, and the modules :mod:`linattn.check` (argument checks shared by the
 library), :mod:`linattn.sampling`, :mod:`linattn.attention`, :mod:`linattn.params`,
 :mod:`linattn.invariants`, :mod:`linattn.links` (link functions of single-index tasks, their
-Hermite coefficients and exact Gaussian moments), :mod:`linattn.covariance` (anisotropic inputs) and
+Hermite coefficients and exact Gaussian moments), :mod:`linattn.covariance` (anisotropic inputs), :mod:`linattn.pools` (task pools: the exact
+in-distribution error) and
 :mod:`linattn.factorized` (value/key/query parametrizations of the same predictor and their objectives).
 """
-from . import attention, check, covariance, factorized, invariants, links, params, sampling
+from . import attention, check, covariance, factorized, invariants, links, params, pools, sampling
 from .energy import Gradient, train_energy, train_gradient
 from .errors import ConvergenceError
 from .params import contrast_ratio, pack, unpack
@@ -21,6 +22,6 @@ MODELS = check.MODELS
 __all__ = [
     "Problem", "Prompts", "ICLSolution", "train_energy", "train_gradient", "Gradient",
     "ConvergenceError", "pack", "unpack", "contrast_ratio", "relative_gap", "transition_point", "MODELS",
-    "attention", "check", "covariance", "factorized", "invariants", "links", "params", "sampling",
+    "attention", "check", "covariance", "factorized", "invariants", "links", "params", "pools", "sampling",
 ]
 __version__ = "0.1.0"

@@ -76,6 +76,19 @@ class Problem:
         The link ``f`` of the labels ``y = f(w·x/√D) + σ ε``: ``"linear"`` (default), ``"tanh"``,
         ``"relu"``, ``"sign"``, ``"cubic"``, ``"hermite:k"`` or a vectorised callable
         (:func:`linattn.links.as_link`; refused if not square-integrable under the Gaussian).
+    tasks : None or int
+        Task diversity. ``None`` (default): every prompt has its own fresh task ``w ~ N(0, I_D)``
+        (the seed's setting). ``K >= 1``: each dataset draws a pool of ``K`` tasks and gives every
+        prompt one of them (Lu, Letey, Zavatone-Veth, Maiti & Pehlevan, PNAS 2025; THEORY §6.1).
+        The exact test error :meth:`test_error` stays the fresh-task (ICL) error; ``tasks=W``
+        gives the in-distribution (IDG) error (:mod:`linattn.pools`).
+    task_law : {"gaussian", "sphere"}
+        Law of the pool's tasks: ``w ~ N(0, I_D)`` (default) or uniform on the sphere ``|w|² = D``
+        (the peer's simulations). Needs ``tasks``.
+    assignment : {"random", "balanced"}
+        How prompts get their task: uniformly at random (default), or balanced, every task
+        ``⌊P/K⌋`` or ``⌈P/K⌉`` times in a random order (the peer's ``P/K`` per task when ``K``
+        divides ``P``). Needs ``tasks``.
     covariance : None, array_like (D,) or (D, D)
         Input covariance ``Σ`` of the tokens, ``x ~ N(0, Σ)``: ``None`` (identity, default), a vector
         of eigenvalues (``Σ = diag``) or a symmetric positive-definite matrix
@@ -97,6 +110,9 @@ class Problem:
     noise: float = 0.0
     link: Link = "linear"
     covariance: Covariance | None = None
+    tasks: int | None = None
+    task_law: str = "gaussian"
+    assignment: str = "random"
 
     def __post_init__(self):
         object.__setattr__(self, "D", check.positive_int("D", self.D))
@@ -109,6 +125,16 @@ class Problem:
         if self.covariance is not None and not self.link.is_linear:
             raise ValueError(f"covariance must be None (isotropic inputs) for a nonlinear link; got "
                              f"{self.covariance!r} with link {self.link.name!r}")
+        if self.tasks is not None:
+            object.__setattr__(self, "tasks", check.positive_int("tasks", self.tasks))
+            if self.covariance is not None:
+                raise ValueError(f"tasks must be None (fresh tasks) for anisotropic inputs; got {self.tasks!r} "
+                                 "with a covariance (task pools are implemented for Σ = I)")
+        check.choice("task_law", self.task_law, ("gaussian", "sphere"))
+        check.choice("assignment", self.assignment, ("random", "balanced"))
+        if self.tasks is None and (self.task_law != "gaussian" or self.assignment != "random"):
+            raise ValueError(f"task_law and assignment need a task pool (tasks=K); got task_law={self.task_law!r}, "
+                             f"assignment={self.assignment!r} with tasks=None")
 
     @property
     def isotropic(self) -> bool:
@@ -265,18 +291,23 @@ class Problem:
         """
         return 0.5 * (self.label_variance - 2.0 * np.asarray(overlap) + np.asarray(norm))
 
-    def test_error(self, Gamma, v=None) -> float:
+    def test_error(self, Gamma, v=None, tasks=None) -> float:
         r"""Exact generalization error of the parameters (THEORY §2).
 
         .. math:: E_g(Γ, v) = ½ [V − (2b/D) \operatorname{tr} Γ + c ‖Γ‖_F² + c_v |v|²]
 
         (``V = 1 + σ²``, ``b = 1`` for the default link; exact for any link, module docstring).
+        This is the error on a fresh task (the ICL error). With ``tasks=W`` it is the exact error
+        averaged over the rows of ``W`` (fresh tokens and noise, the task drawn from ``W``): the
+        in-distribution error when ``W`` is the training pool (:func:`linattn.pools._idg_error`).
 
         Parameters
         ----------
         Gamma : array_like, shape (D, D)
         v : array_like, shape (D,), optional
             ``None`` means ``v = 0`` (reduced model).
+        tasks : array_like, shape (K, D), optional
+            Tasks ``w_k`` to average over (``None``: fresh Gaussian tasks).
 
         Returns
         -------
@@ -284,6 +315,10 @@ class Problem:
         """
         G = check.finite_array("Gamma", Gamma, shape=(self.D, self.D))
         vv = None if v is None else check.finite_array("v", v, shape=(self.D,))
+        if tasks is not None:
+            from .pools import _idg_error, task_moments
+
+            return _idg_error(self, task_moments(self, tasks), G, vv)
         if self.covariance is not None:
             return float(self.test_error_from_moments(*self._anisotropic_moments(G, vv)))
         norm = self.feature_variance * np.sum(G * G)
@@ -325,15 +360,18 @@ class Problem:
         Parameters
         ----------
         P : int
-            Number of prompts (task diversity), ``P >= 1``.
+            Number of prompts (the task diversity when ``tasks=None``), ``P >= 1``.
         rng : None, int or numpy.random.Generator
-            Source of randomness; an int seed makes the draw reproducible.
+            Source of randomness; an int seed makes the draw reproducible. With a task pool the
+            pool is drawn first, from the same generator.
         batch_size : int, optional
             Prompts drawn per batch (bounds the temporary memory; default cache-friendly).
 
         Returns
         -------
         linattn.Prompts
+            With ``.pool`` (``K × D``) and ``.task`` (``P`` indices into the pool) when
+            ``tasks=K``; both ``None`` for fresh tasks.
         """
         from .sampling import sample
 

@@ -33,6 +33,10 @@ class Prompts:
         Query labels (the regression targets).
     y2 : array_like, shape (P,), optional
         ``y2 = (1/N) Σ_i y_i²``; needed only by the full model.
+    pool : array_like, shape (K, D), optional
+        The task pool of the dataset (``None``: a fresh task per prompt).
+    task : array_like of int, shape (P,), optional
+        Index into ``pool`` of each prompt's task (given together with ``pool``).
 
     Arrays are copied to read-only float64 storage; shapes and finiteness are checked.
     """
@@ -41,6 +45,8 @@ class Prompts:
     xq: np.ndarray
     yq: np.ndarray
     y2: np.ndarray | None = None
+    pool: np.ndarray | None = None
+    task: np.ndarray | None = None
 
     def __post_init__(self):
         s = check.finite_array("s", self.s, ndim=2)
@@ -58,7 +64,26 @@ class Prompts:
                 raise ValueError("y2 must be non-negative (it is a mean of squared labels); "
                                  f"got minimum {y2.min()!r}")
             object.__setattr__(self, "y2", _readonly(y2))
+        if (self.pool is None) != (self.task is None):
+            raise ValueError("pool and task must be given together (or both None); got "
+                             f"pool={'None' if self.pool is None else 'an array'}, task={'None' if self.task is None else 'an array'}")
+        if self.pool is not None:
+            pool = check.finite_array("pool", self.pool, ndim=2)
+            if pool.shape[1] != D or pool.shape[0] < 1:
+                check.fail("pool", f"<array with shape {pool.shape}>", f"an array of shape (K, {D}), K >= 1")
+            task = np.asarray(self.task)
+            if task.shape != (P,) or not np.issubdtype(task.dtype, np.integer) or task.min() < 0 or task.max() >= pool.shape[0]:
+                check.fail("task", f"<array with shape {task.shape}, dtype {task.dtype}>",
+                           f"{P} integer indices in [0, {pool.shape[0] - 1}]")
+            object.__setattr__(self, "pool", _readonly(pool))
+            task = np.ascontiguousarray(task, dtype=np.int64)
+            task.setflags(write=False)
+            object.__setattr__(self, "task", task)
 
+    @property
+    def K(self) -> int | None:
+        """Pool size (``None`` for fresh tasks)."""
+        return None if self.pool is None else self.pool.shape[0]
     @property
     def P(self) -> int:
         """Number of prompts."""
@@ -165,4 +190,5 @@ class Prompts:
         Prompts
         """
         return Prompts(s=self.s[index], xq=self.xq[index], yq=self.yq[index],
-                       y2=None if self.y2 is None else self.y2[index])
+                       y2=None if self.y2 is None else self.y2[index], pool=self.pool,
+                       task=None if self.task is None else self.task[index])

@@ -31,6 +31,11 @@ Anisotropic inputs ``x = U diag(√s) z`` (linear links): in the eigenbasis of `
 ``w̃`` and returns ``s = √s ∘ s_z`` and ``x_q = √s ∘ z_q``; every vector (and the task) is finally rotated
 by ``U``. Still exact, ``O(D)`` per prompt plus one ``D × D`` rotation per batch.
 
+Task pools (``Problem(tasks=K)``): the pool ``w_1 … w_K`` is drawn first (Gaussian, or on the
+sphere ``|w|² = D``), then each prompt's task index (uniform, or balanced: every task ``⌊P/K⌋`` or
+``⌈P/K⌉`` times in random order); the construction above then runs unchanged on ``w = w_{task}``,
+still ``O(D)`` per prompt.
+
 The naive sampler builds ``X`` explicitly (``O(N D)`` per prompt) and is kept as the
 reference for tests and benchmarks.
 """
@@ -65,9 +70,43 @@ def sample(pb, P, rng=None, batch_size: int | None = None) -> Prompts:
     Returns
     -------
     Prompts
-        With ``y2`` filled (serves both models).
+        With ``y2`` filled (serves both models), and ``pool``, ``task`` for a task pool.
     """
     return _sample(pb, P, rng, batch_size, keep_tasks=False)[0]
+
+
+def draw_pool(pb, P, rng=None):
+    """The task pool of one dataset and the task index of each of its ``P`` prompts.
+
+    Parameters
+    ----------
+    pb : Problem
+        With ``tasks=K``.
+    P : int
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    pool : ndarray (K, D)
+        ``w_k ~ N(0, I_D)``, or uniform on ``|w|² = D`` (``task_law="sphere"``).
+    task : ndarray (P,) int
+        Uniform indices, or balanced (each task ``⌊P/K⌋`` or ``⌈P/K⌉`` times, random order).
+    """
+    pb = check.problem(pb)
+    if pb.tasks is None:
+        raise ValueError("pb.tasks must be an integer K >= 1 to draw a task pool; got None")
+    P = check.positive_int("P", P)
+    gen = check.rng(rng)
+    K, D = pb.tasks, pb.D
+    check.memory(8.0 * K * D, f"a pool of {K} tasks in dimension D = {D}", "tasks")
+    pool = gen.standard_normal((K, D))
+    if pb.task_law == "sphere":
+        pool *= np.sqrt(D) / np.linalg.norm(pool, axis=1, keepdims=True)
+    if pb.assignment == "balanced":
+        task = gen.permutation(np.arange(P) % K)
+    else:
+        task = gen.integers(0, K, size=P)
+    return pool, task
 
 
 def sample_with_tasks(pb, P, rng=None, batch_size: int | None = None):
@@ -99,6 +138,7 @@ def _sample(pb, P, rng, batch_size, keep_tasks):
     a2 = float(pb.link.slope) ** 2 if linear else None
     check.memory(8.0 * P * (3 * D + 2), f"{P} prompts of dimension D = {D}", "P")
     tasks = np.empty((P, D)) if keep_tasks else None
+    pool, task = draw_pool(pb, P, gen) if pb.tasks is not None else (None, None)
     s = np.empty((P, D))
     xq = np.empty((P, D))
     yq = np.empty(P)
@@ -107,7 +147,7 @@ def _sample(pb, P, rng, batch_size, keep_tasks):
     root = None if cov is None else np.sqrt(cov.spectrum)
     for a, b in _batches(P, batch_size):
         n = b - a
-        w = gen.standard_normal((n, D))
+        w = gen.standard_normal((n, D)) if pool is None else pool[task[a:b]]
         if keep_tasks:
             tasks[a:b] = w if cov is None else cov.rotate_rows(w)
         wq = w                  # task as seen by the query: y_q = a w·x_q/√D in the (eigen)basis used here
@@ -144,7 +184,7 @@ def _sample(pb, P, rng, batch_size, keep_tasks):
         if cov is not None and cov.basis is not None:
             s[a:b] = cov.rotate_rows(s[a:b])
             xq[a:b] = cov.rotate_rows(xq[a:b])
-    return Prompts(s=s, xq=xq, yq=yq, y2=y2), tasks
+    return Prompts(s=s, xq=xq, yq=yq, y2=y2, pool=pool, task=task), tasks
 
 
 def _labels(pb, u):
@@ -178,7 +218,7 @@ class Tokens:
         return embed(self.X, self.y, self.xq)
 
 
-def sample_tokens(pb, P, rng=None) -> Tokens:
+def sample_tokens(pb, P, rng=None, tasks=None) -> Tokens:
     """Draw ``P`` prompts token by token (the definition of the data; ``O(P N D)`` memory).
 
     Parameters
@@ -186,6 +226,9 @@ def sample_tokens(pb, P, rng=None) -> Tokens:
     pb : Problem
     P : int
     rng : None, int or numpy.random.Generator
+    tasks : array_like (P, D), optional
+        The task of each prompt (default: fresh ``w ~ N(0, I_D)``; :func:`sample_naive` passes a
+        pool's tasks here).
 
     Returns
     -------
@@ -196,7 +239,7 @@ def sample_tokens(pb, P, rng=None) -> Tokens:
     gen = check.rng(rng)
     D, N, sig = pb.D, pb.N, pb.noise
     check.memory(8.0 * P * (2 * N * D + N + 3 * D), f"the tokens of {P} prompts (N = {N}, D = {D})", "P")
-    w = gen.standard_normal((P, D))
+    w = gen.standard_normal((P, D)) if tasks is None else check.finite_array("tasks", tasks, shape=(P, D))
     X = gen.standard_normal((P, N, D))
     cov = pb.covariance
     if cov is not None:   # x = U diag(√s) z
@@ -230,6 +273,9 @@ def sample_naive(pb, P, rng=None, batch_size: int = 256) -> Prompts:
     P = check.positive_int("P", P)
     batch_size = check.positive_int("batch_size", batch_size)
     gen = check.rng(rng)
-    parts = [sample_tokens(pb, b - a, gen).prompts() for a, b in _batches(P, batch_size)]
+    pool, task = draw_pool(pb, P, gen) if pb.tasks is not None else (None, None)
+    parts = [sample_tokens(pb, b - a, gen, None if pool is None else pool[task[a:b]]).prompts()
+             for a, b in _batches(P, batch_size)]
     return Prompts(s=np.concatenate([p.s for p in parts]), xq=np.concatenate([p.xq for p in parts]),
-                   yq=np.concatenate([p.yq for p in parts]), y2=np.concatenate([p.y2 for p in parts]))
+                   yq=np.concatenate([p.yq for p in parts]), y2=np.concatenate([p.y2 for p in parts]),
+                   pool=pool, task=task)

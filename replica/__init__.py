@@ -2,12 +2,16 @@
 
 Exact data-dependent free energy and Gibbs averages (:func:`gibbs`), the replica-symmetric theory
 of the dataset-averaged stationary errors (:func:`stationary`, derivation in ``docs/replica.md``),
-and memorization → generalization boundaries (:func:`phase_boundary`).
+memorization → generalization boundaries (:func:`phase_boundary`), the fast single-``λ`` ridge
+solution (:func:`ridge`) and the ``D → ∞`` task-pool theory of Lu et al. (:func:`asymptotic`).
 """
+from .asymptotic import AsymptoticErrors, asymptotic, pool_resolvent
 from .gibbs import DatasetAverage, GibbsAverages, dataset_average, gibbs
 from .phase import phase_boundary
+from .ridge import RidgeSolution, ridge
 from .theory import (OrderParameters, StationaryCurve, StationaryTheory, rs_constant, rs_functional, stationary,
                      stationary_curve)
 
 __all__ = ["gibbs", "GibbsAverages", "dataset_average", "DatasetAverage", "stationary", "stationary_curve", "StationaryTheory",
-           "StationaryCurve", "OrderParameters", "rs_functional", "rs_constant", "phase_boundary"]
+           "StationaryCurve", "OrderParameters", "rs_functional", "rs_constant", "phase_boundary",
+           "asymptotic", "AsymptoticErrors", "pool_resolvent", "ridge", "RidgeSolution"]

@@ -45,6 +45,9 @@ class GibbsAverages:
         ``∂F/∂β = (⟨E_t⟩ − F)/β`` and ``∂F/∂λ = ½⟨|θ|²⟩``.
     mean_norm2 : ndarray
         ``⟨|θ|²⟩``.
+    test_idg, test_idg_ridge : ndarray or None
+        With a task pool (``data.pool``): the in-distribution error ``⟨E_IDG⟩ = E_IDG(θ*) +
+        tr(C_W A⁻¹)/(2β)`` (:mod:`linattn.pools`) and its zero-temperature part; ``None`` otherwise.
     """
 
     beta: np.ndarray
@@ -57,6 +60,8 @@ class GibbsAverages:
     dF_dbeta: np.ndarray
     dF_dlam: np.ndarray
     mean_norm2: np.ndarray
+    test_idg: np.ndarray | None = None
+    test_idg_ridge: np.ndarray | None = None
 
 
 def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
@@ -86,7 +91,8 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
     if null and np.any((L == 0) & np.isfinite(B)):
         raise ValueError(f"lam must be > 0 at finite beta when P < M (P={es.P}, M={es.M}): H has a "
                          f"{null}-dimensional null space and the Gibbs measure is not normalisable; got lam = 0")
-    out = {k: np.empty(B.shape) for k in ("train", "test", "F", "tr_r", "te_r", "dFb", "dFl", "n2")}
+    out = {k: np.empty(B.shape) for k in ("train", "test", "F", "tr_r", "te_r", "dFb", "dFl", "n2", "idg", "idg_r")}
+    idg = es.idg
     Wd = np.diag(es.W)
     trW = Wd.sum()
     for idx in np.ndindex(B.shape):
@@ -96,6 +102,8 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
         et = es.train_at_ridge(lam_i)
         eg = float(es.test_error(a))
         norm2 = float(a @ a)
+        idg_r = float(idg.error(a)) if idg is not None else np.nan
+        idg_i = idg_r
         if np.isinf(beta_i):
             train, test, F, dFb, n2 = et, eg, et, 0.0, norm2
         else:
@@ -110,14 +118,18 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
                 test = eg + tr_Cinv / (2 * beta_i)
                 dFb = (train - F) / beta_i
                 n2 = norm2 + tr_inv / beta_i
+                if idg is not None:
+                    idg_i = idg_r + float(idg.thermal_trace(1.0 / gl, 1.0 / lam_i if null else 0.0, null)) / (2 * beta_i)
             if not np.all(np.isfinite([F, train, test, dFb, n2])):
                 check.fail("beta", beta_i, f"large enough for finite thermal terms M/(2 beta) (M = {M}, lam = {lam_i})")
-        for key, val in zip(("train", "test", "F", "tr_r", "te_r", "dFb", "dFl", "n2"),
-                            (train, test, F, et, eg, dFb, 0.5 * n2, n2)):
+        for key, val in zip(("train", "test", "F", "tr_r", "te_r", "dFb", "dFl", "n2", "idg", "idg_r"),
+                            (train, test, F, et, eg, dFb, 0.5 * n2, n2, idg_i, idg_r)):
             out[key][idx] = val
     return GibbsAverages(beta=B, lam=L, train=out["train"], test=out["test"], free_energy=out["F"],
                          train_ridge=out["tr_r"], test_ridge=out["te_r"], dF_dbeta=out["dFb"],
-                         dF_dlam=out["dFl"], mean_norm2=out["n2"])
+                         dF_dlam=out["dFl"], mean_norm2=out["n2"],
+                         test_idg=out["idg"] if idg is not None else None,
+                         test_idg_ridge=out["idg_r"] if idg is not None else None)
 
 
 def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", seed=0) -> "DatasetAverage":

@@ -27,6 +27,7 @@ This is the exact engine of :mod:`dynamics`, :mod:`replica` and :mod:`validation
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -134,6 +135,24 @@ class Eigensystem:
             D = self.problem.D
             out[..., D * D:] *= self.problem.feature_variance_v / self.problem.feature_variance
         return out
+
+    # ------------------------------------------------------------------ in-distribution error
+    @cached_property
+    def idg(self) -> "EigenIDG | None":
+        """The in-distribution error of the dataset's task pool in the modes held (``None`` without a pool).
+
+        ``E_IDG(θ) = ½[k₀ − 2ℓ·θ + θᵀC_Wθ]`` (:mod:`linattn.pools`); for ``θ = V a``:
+        ``½[k₀ − 2 a·(Vᵀℓ) + aᵀ(VᵀC_W V)a]``. Built once per eigensystem (``O(k M)`` memory).
+        """
+        if self.data.pool is None:
+            return None
+        from linattn.pools import idg_metric
+
+        met = idg_metric(self.problem, self.data.pool, self.model)
+        check.memory(8.0 * 3 * self.k * self.M, f"the in-distribution metric in {self.k} modes (M = {self.M})", "P or D")
+        V = self._V.T if self._V is not None else self.lift(np.eye(self.k))      # (k, M)
+        Q = V @ met.apply(V).T
+        return EigenIDG(metric=met, linear=V @ met.linear, Q=0.5 * (Q + Q.T))
 
     # ------------------------------------------------------------------ bases
     @property
@@ -250,6 +269,29 @@ class Eigensystem:
         """
         a = self._coefficients(a, batch=True)
         return self.problem.test_error_from_moments(a @ self.u, np.einsum("...k,kl,...l->...", a, self.W, a))
+
+
+@dataclass(frozen=True, eq=False)
+class EigenIDG:
+    """In-distribution error in eigen coordinates: ``metric`` (:class:`linattn.pools.IDGMetric`),
+    ``linear = Vᵀℓ`` (k,) and ``Q = VᵀC_W V`` (k, k)."""
+
+    metric: object
+    linear: np.ndarray
+    Q: np.ndarray
+
+    def error(self, a) -> np.ndarray:
+        """``½[k₀ − 2a·Vᵀℓ + aᵀQa]`` for coefficients ``a`` (..., k) of parameters in the modes held."""
+        a = np.asarray(a, float)
+        return 0.5 * (self.metric.const - 2.0 * a @ self.linear + np.einsum("...k,kl,...l->...", a, self.Q, a))
+
+    def thermal_trace(self, weights, null_weight, null_dim) -> np.ndarray:
+        """``tr(C_W B)`` for ``B = V diag(weights) Vᵀ + null_weight (I − VVᵀ)``: ``weights`` (..., k)."""
+        dq = np.diag(self.Q)
+        out = np.asarray(weights) @ dq
+        if null_dim:
+            out = out + np.asarray(null_weight) * (self.metric.trace - dq.sum())
+        return out
 
 
 def _apply_features(data, theta, model):

@@ -4,10 +4,11 @@ import pytest
 
 import linattn
 from helpers import Row, sweep_tests
-from linattn import attention, covariance, factorized, invariants, links, sampling
+from linattn import attention, covariance, factorized, invariants, links, pools, sampling
 
 PB = linattn.Problem(3, 4, 0.1)
 PB_TANH = linattn.Problem(3, 4, 0.1, link="tanh")
+PB_POOL = linattn.Problem(3, 4, 0.1, tasks=2)
 DATA = PB.sample(6, rng=0)
 G = 0.1 * np.eye(3)
 V = np.ones(3)
@@ -43,6 +44,16 @@ ROWS = [
     Row("links.Link.linear", links.Link.linear, dict(slope=0.5), dict(slope="real")),
     Row("invariants.n_primitives", invariants.n_primitives, dict(pb=PB_TANH), dict(pb="problem")),
     Row("Problem.test_error", PB.test_error, dict(Gamma=G, v=V), dict(Gamma="array_shape", v="array_shape")),
+    Row("Problem.test_error(tasks)", PB.test_error, dict(Gamma=G, v=V, tasks=np.ones((2, 3))),
+        dict(tasks="array_shape")),
+    Row("Problem(tasks)", linattn.Problem, dict(D=3, N=4, noise=0.1, tasks=5, task_law="sphere", assignment="balanced"),
+        dict(tasks="posint", task_law="choice", assignment="choice")),
+    Row("pools.task_moments", pools.task_moments, dict(pb=PB, tasks=np.ones((2, 3))),
+        dict(pb="problem", tasks="array_shape")),
+    Row("pools.idg_metric", pools.idg_metric, dict(pb=PB, tasks=np.ones((2, 3)), model="full"),
+        dict(pb="problem", tasks="array_shape", model="model")),
+    Row("sampling.draw_pool", sampling.draw_pool, dict(pb=PB_POOL, P=4, rng=0),
+        dict(pb="problem", P="posint", rng="rng")),
     Row("Problem.test_error_from_moments", PB.test_error_from_moments, dict(overlap=0.1, norm=0.2), {}),
     Row("Problem.sample", PB.sample, dict(P=5, rng=1, batch_size=2), dict(P="posint", rng="rng", batch_size="posint")),
     Row("Problem.n_params", PB.n_params, dict(model="full"), dict(model="model")),

@@ -36,7 +36,15 @@ ROWS = [
              n_scan="posint")),
 ]
 
-NOT_INPUTS = {"GibbsAverages", "DatasetAverage", "StationaryTheory", "StationaryCurve", "OrderParameters"}
+ROWS += [
+    Row("asymptotic", replica.asymptotic, dict(alpha=1.0, tau=0.5, kappa=2.0, noise=0.1, ridge=0.1),
+        dict(alpha="positive", tau="positive", kappa="positive_inf", noise="nonneg", ridge="nonneg")),
+    Row("pool_resolvent", replica.pool_resolvent, dict(x=1.0, kappa=2.0), dict(x="array", kappa="positive_inf")),
+    Row("ridge", replica.ridge, dict(data=DATA, pb=PB, lam=0.1, model="reduced", method="auto", rtol=1e-8, maxiter=100),
+        dict(data="prompts", pb="problem", lam="nonneg", model="model", method="choice", rtol="tol", maxiter="posint")),
+]
+
+NOT_INPUTS = {"AsymptoticErrors", "RidgeSolution", "GibbsAverages", "DatasetAverage", "StationaryTheory", "StationaryCurve", "OrderParameters"}
 test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
     ROWS, replica, NOT_INPUTS)
 
@@ -51,3 +59,11 @@ def test_special_cases():
         replica.rs_functional(PB, 5, 100.0, 0.1, 0.2, [0.3], [-0.1])
     with pytest.raises(ValueError, match="P_range"):
         replica.phase_boundary(PB, np.inf, 0.1, P_range=(10.0, 1.0))
+    with pytest.raises(ValueError, match="tau"):
+        replica.asymptotic(1.0, 1.0, 2.0, 0.0, 0.0)                      # ridgeless double-descent peak
+    with pytest.raises(ValueError, match="lam"):
+        replica.ridge(PB.sample(40, rng=0), PB, (0.1, 0.0), "full")       # one block without decay
+    with pytest.raises(ValueError, match="lam"):
+        replica.ridge(DATA, PB, (0.1, 0.2), "reduced")                   # a pair for the reduced model
+    with pytest.raises(ValueError, match="method"):
+        replica.ridge(DATA, PB, 0.0, "reduced", method="gram")           # min-norm with P >= M needs CG

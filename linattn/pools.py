@@ -1,0 +1,206 @@
+r"""Task pools: the exact in-distribution error of a set of tasks (THEORY §6.1).
+
+With a finite pool ``w_1 … w_K`` (Lu, Letey, Zavatone-Veth, Maiti & Pehlevan, PNAS 2025) a trained
+model is scored twice: on fresh tasks (the ICL error, :meth:`linattn.Problem.test_error`) and on the
+pool's own tasks with fresh tokens and noise (the in-distribution error, IDG). Both are exact.
+
+Derivation (linear link ``f(u) = b u``, ``Σ = I``). Fix a task and write ``a = b w/√D`` and
+``V_w = |a|² + σ²``. The query is independent of the context, so
+``E_{x_q}(y_q − ŷ)² = σ² + |a − Γᵀs − y2 v|²``; the context moments given the task are those of
+jointly Gaussian ``(y_i, x_i)``:
+
+.. math::
+   E s = a,\quad E[s sᵀ] = \frac{V_w}{N} I + \big(1 + \tfrac1N\big) a aᵀ,\quad
+   E y2 = V_w,\quad E[y2\, s] = \big(1 + \tfrac2N\big) V_w a,\quad E[y2²] = \big(1 + \tfrac2N\big) V_w².
+
+Averaged over the tasks (``R = ⟨a aᵀ⟩``, ``ā² = ⟨|a|²⟩``, ``m = ⟨V_w a⟩``, ``v₂ = ⟨V_w²⟩``):
+
+.. math::
+   E_{\rm IDG}(Γ, v) = ½\Big[σ² + ā² − 2\,\mathrm{tr}(ΓᵀR) − 2 m·v
+        + \frac{ā² + σ²}{N}‖Γ‖_F² + \big(1 + \tfrac1N\big)\mathrm{tr}(ΓᵀRΓ)
+        + 2\big(1 + \tfrac2N\big) mᵀΓv + \big(1 + \tfrac2N\big) v₂ |v|²\Big].
+
+The fourth moments of the tasks enter only through ``v₂`` (the ``v`` block). Averaging over
+``w ~ N(0, I_D)`` (``R = I/D``, ``m = 0``, ``v₂ = (1 + σ²)² + 2/D``) gives back THEORY §2 exactly.
+In parameter-vector form ``θ = [vec Γ, v]``: ``E = ½[k₀ − 2ℓ·θ + θᵀ C_W θ]`` with
+``ℓ = [vec R, m]`` and ``C_W`` built from ``(ā² + σ²)/N · I + (1 + 1/N) R ⊗ I`` on the ``Γ`` block
+(:class:`IDGMetric`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import check
+
+
+@dataclass(frozen=True)
+class TaskMoments:
+    """The moments of a set of tasks that enter the in-distribution error (module docstring).
+
+    Attributes
+    ----------
+    K : int
+        Number of tasks.
+    mean_sq : float
+        ``ā² = ⟨|a|²⟩`` with ``a = b w/√D``.
+    R : ndarray (D, D)
+        ``⟨a aᵀ⟩``.
+    m : ndarray (D,)
+        ``⟨V_w a⟩``, ``V_w = |a|² + σ²``.
+    v2 : float
+        ``⟨V_w²⟩``.
+    """
+
+    K: int
+    mean_sq: float
+    R: np.ndarray
+    m: np.ndarray
+    v2: float
+
+
+def task_moments(pb, tasks) -> TaskMoments:
+    """Moments of the rows of ``tasks`` (module docstring).
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+        Isotropic inputs and a linear link (the derivation needs Gaussian labels).
+    tasks : array_like (K, D)
+
+    Returns
+    -------
+    TaskMoments
+    """
+    check.problem(pb)
+    _require_linear(pb)
+    W = check.finite_array("tasks", tasks, ndim=2)
+    if W.shape[1] != pb.D or W.shape[0] < 1:
+        check.fail("tasks", f"<array with shape {W.shape}>", f"an array of shape (K, {pb.D}) with K >= 1")
+    a = W * (float(pb.link.slope) / np.sqrt(pb.D))
+    sq = np.einsum("kd,kd->k", a, a)
+    Vw = sq + pb.noise**2
+    K = W.shape[0]
+    return TaskMoments(K=K, mean_sq=float(sq.mean()), R=a.T @ a / K, m=(Vw @ a) / K, v2=float(np.mean(Vw**2)))
+
+
+def _require_linear(pb):
+    if not pb.link.is_linear or pb.covariance is not None:
+        raise ValueError("pb must have a linear link and isotropic inputs for the in-distribution error; got "
+                         f"link {pb.link.name!r}, covariance {pb.covariance!r}")
+
+
+def _idg_error(pb, moments: TaskMoments, Gamma, v=None) -> float:
+    r"""Exact error averaged over a set of tasks (module docstring):
+
+    .. math:: ½\big[σ² + ā² − 2\,\mathrm{tr}(ΓᵀR) − 2m·v + \tfrac{ā² + σ²}{N}‖Γ‖_F²
+              + (1 + \tfrac1N)\mathrm{tr}(ΓᵀRΓ) + 2(1 + \tfrac2N) mᵀΓv + (1 + \tfrac2N) v₂|v|²\big].
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    moments : TaskMoments
+    Gamma : ndarray (D, D)
+    v : ndarray (D,) or None
+
+    Returns
+    -------
+    float
+    """
+    N, s2 = pb.N, pb.noise**2
+    G = np.asarray(Gamma, float)
+    out = s2 + moments.mean_sq - 2.0 * float(np.sum(G * moments.R))
+    out += (moments.mean_sq + s2) / N * float(np.sum(G * G)) + (1.0 + 1.0 / N) * float(np.sum(G * (moments.R @ G)))
+    if v is not None:
+        v = np.asarray(v, float)
+        k = 1.0 + 2.0 / N
+        out += -2.0 * float(moments.m @ v) + 2.0 * k * float(moments.m @ G @ v) + k * moments.v2 * float(v @ v)
+    return 0.5 * out
+
+
+@dataclass(frozen=True, eq=False)
+class IDGMetric:
+    """``E_IDG(θ) = ½[k₀ − 2ℓ·θ + θᵀC_Wθ]`` on parameter vectors ``θ = [vec Γ, v]`` (module docstring).
+
+    Attributes
+    ----------
+    problem : linattn.Problem
+    model : str
+    moments : TaskMoments
+    const : float
+        ``k₀ = σ² + ā²``.
+    linear : ndarray (M,)
+        ``ℓ = [vec R, m]``.
+    trace : float
+        ``tr C_W``.
+    """
+
+    problem: object
+    model: str
+    moments: TaskMoments
+    const: float
+    linear: np.ndarray
+    trace: float
+
+    def apply(self, theta) -> np.ndarray:
+        """``C_W θ`` for parameter vectors ``theta`` of shape (..., M).
+
+        Parameters
+        ----------
+        theta : ndarray (..., M)
+
+        Returns
+        -------
+        ndarray (..., M)
+        """
+        theta = np.asarray(theta, float)
+        pb, mo = self.problem, self.moments
+        D, N, s2 = pb.D, pb.N, pb.noise**2
+        G = theta[..., : D * D].reshape(theta.shape[:-1] + (D, D))
+        out_G = (mo.mean_sq + s2) / N * G + (1.0 + 1.0 / N) * np.einsum("ik,...kj->...ij", mo.R, G)
+        if self.model == "reduced":
+            return out_G.reshape(theta.shape[:-1] + (D * D,))
+        v = theta[..., D * D:]
+        k = 1.0 + 2.0 / N
+        out_G = out_G + k * mo.m[:, None] * v[..., None, :]                   # ∂(mᵀΓv)/∂Γ = m vᵀ
+        out_v = k * np.einsum("i,...ij->...j", mo.m, G) + k * mo.v2 * v      # ∂/∂v: Γᵀm
+        return np.concatenate([out_G.reshape(theta.shape[:-1] + (D * D,)), out_v], axis=-1)
+
+    def error(self, theta) -> np.ndarray:
+        """``E_IDG`` of parameter vectors (..., M).
+
+        Parameters
+        ----------
+        theta : ndarray (..., M)
+
+        Returns
+        -------
+        ndarray (...)
+        """
+        theta = np.asarray(theta, float)
+        return 0.5 * (self.const - 2.0 * theta @ self.linear + np.einsum("...m,...m->...", theta, self.apply(theta)))
+
+
+def idg_metric(pb, tasks, model="reduced") -> IDGMetric:
+    """The in-distribution error of the rows of ``tasks`` as a quadratic form on ``θ``.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    tasks : array_like (K, D)
+    model : {"reduced", "full"}
+
+    Returns
+    -------
+    IDGMetric
+    """
+    check.model(model)
+    mo = task_moments(pb, tasks)
+    D, N, s2 = pb.D, pb.N, pb.noise**2
+    lin = mo.R.ravel()
+    trace = D * D * (mo.mean_sq + s2) / N + (1.0 + 1.0 / N) * D * float(np.trace(mo.R))
+    if model == "full":
+        lin = np.concatenate([lin, mo.m])
+        trace += D * (1.0 + 2.0 / N) * mo.v2
+    return IDGMetric(problem=pb, model=model, moments=mo, const=s2 + mo.mean_sq, linear=lin, trace=float(trace))

@@ -1,0 +1,175 @@
+r"""The ``D → ∞`` theory of task pools (Lu, Letey, Zavatone-Veth, Maiti & Pehlevan, PNAS 2025).
+
+Scaling: ``α = N/D``, ``κ = K/D``, ``τ = P/D²`` fixed as ``D → ∞``; ``ρ = σ²``. The peer's errors
+``e = E(y − ŷ)²`` are twice ours; their ridge ``λ_L`` on the stacked ``(Γ, v)`` equals our weight decay
+``λ = λ_L/D`` on ``Γ`` and ``λ_L`` on ``v`` (THEORY §6.1; :func:`replica.ridge` with ``lam=(λ_L/D, λ_L)``
+reproduces it exactly). In their units (THEORY §6.1):
+
+* ``ξ = (1 + ρ)/α`` and ``M_κ(x)``, the positive root of ``(x/κ)M² + (x + 1 − 1/κ)M − 1 = 0``:
+  the resolvent ``(1/D) tr(W + x)⁻¹`` of the pool's covariance ``W = (1/K)Σ_k w_k w_kᵀ``
+  (Marchenko–Pastur with ratio ``1/κ``; ``M_∞(x) = 1/(1 + x)``).
+* ``ε > 0`` solves ``f(ε) = 1 − τ + τλ_L/ε − ε M_κ(ξ + ε) = 0``; with ``ν = ξ + ε``, ``M = M_κ(ν)``,
+  ``M' = M_κ'(ν)``:
+
+  .. math::
+     c_e = \frac{ρ + ν − ν²M − ε(1 − 2νM − ν²M')}{1 − 2εM − ε²M' − τ},\qquad
+     e_{\rm ICL} = (ξ + 1)\big[1 − 2νM − ν²M' − c_e(M + εM')\big] − 2(1 − νM) + 1 + ρ,
+
+  and the in-distribution error ``e_IDG = −τ c_e`` (conjectured for ``λ_L > 0`` in the issue that
+  asked for this module; tested against exact simulation in ``tests/replica/test_asymptotic.py``).
+
+Certified root. ``εM_κ(ξ + ε) = ∫ ε/(t + ξ + ε) dμ(t)`` increases with ``ε`` and lies in
+``[ε/(1 + ξ + ε), ε/(ξ + ε)]`` (Jensen, the pool spectrum ``μ`` having mean 1), so ``f`` decreases
+strictly and ``f(λ_L) > 0``, ``f(2(1 + ξ + τλ_L)/τ) < 0``: exactly one root, found by Brent's method on
+that bracket (no starting-point guess). Ridgeless limit ``λ_L → 0``: for ``τ < 1`` the root tends to the
+root of ``1 − τ = εM_κ(ξ + ε)`` (bracket ``[(1 − τ)ξ/2, 2(1 + ξ)/τ]``); for ``τ > 1``, ``ε → 0``; at
+``τ = 1`` the ridgeless error diverges (double descent), and is refused.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize
+
+from linattn import check
+from linattn.errors import ConvergenceError
+
+
+def pool_resolvent(x, kappa):
+    r"""``M_κ(x)`` and ``M_κ'(x)`` (module docstring); ``kappa = inf`` gives ``1/(1 + x)``.
+
+    .. math:: M = \frac{2}{(x + 1 − 1/κ) + \sqrt{(x + 1 − 1/κ)² + 4x/κ}},\qquad
+              M' = −\frac{M²/κ + M}{2xM/κ + x + 1 − 1/κ}.
+
+    Parameters
+    ----------
+    x : float or ndarray
+        ``x > 0``.
+    kappa : float
+        ``κ > 0`` or ``inf``.
+
+    Returns
+    -------
+    M, dM : float or ndarray
+    """
+    x = check.real_array("x", x, low=0.0, low_open=True)
+    kappa = check.real("kappa", kappa, low=0.0, low_open=True, allow_inf=True)
+    return _resolvent(x, kappa)
+
+
+def _resolvent(x, kappa):
+    if np.isinf(kappa):
+        M = 1.0 / (1.0 + x)
+        return M, -M * M
+    b = x + 1.0 - 1.0 / kappa
+    M = 2.0 / (b + np.sqrt(b * b + 4.0 * x / kappa))
+    dM = -(M * M / kappa + M) / (2.0 * x * M / kappa + b)
+    return M, dM
+
+
+@dataclass(frozen=True)
+class AsymptoticErrors:
+    """``D → ∞`` errors of the ridge solution with a task pool (module docstring).
+
+    Attributes
+    ----------
+    alpha, tau, kappa, noise, ridge : float
+        ``α = N/D``, ``τ = P/D²``, ``κ = K/D`` (``inf``: fresh tasks), ``σ``, ``λ_L`` (= ``D λ``).
+    icl, idg : float
+        Fresh-task and in-distribution errors in our units ``E_g = e/2``.
+    eps : float
+        Root ``ε`` of the self-consistency (0 in the ridgeless limit with ``τ > 1``).
+    M, dM : float
+        ``M_κ(ξ + ε)`` and its derivative.
+    c_e : float
+    bracket : tuple of float
+        The certified bracket (``f(lo) > 0 > f(hi)``), ``(0, 0)`` when ``ε = 0``.
+    residual : float
+        ``|f(ε)|`` at the root (``|1 − τ − εM|`` in the ridgeless case).
+    converged : bool
+    iterations : int
+    """
+
+    alpha: float
+    tau: float
+    kappa: float
+    noise: float
+    ridge: float
+    icl: float
+    idg: float
+    eps: float
+    M: float
+    dM: float
+    c_e: float
+    bracket: tuple
+    residual: float
+    converged: bool
+    iterations: int
+
+
+def asymptotic(alpha, tau, kappa=np.inf, noise=0.0, ridge=0.0) -> AsymptoticErrors:
+    r"""The peer's ``D → ∞`` ICL and IDG errors (module docstring), in ``E_g`` units.
+
+    Parameters
+    ----------
+    alpha : float
+        ``α = N/D > 0``.
+    tau : float
+        ``τ = P/D² > 0`` (``τ = 1`` refused when ``ridge = 0``: the ridgeless error diverges).
+    kappa : float
+        ``κ = K/D > 0``; ``numpy.inf`` for a fresh task per prompt.
+    noise : float
+        Label-noise s.d. ``σ >= 0`` (``ρ = σ²``).
+    ridge : float
+        The peer's ``λ_L >= 0`` (our ``λ = λ_L/D`` on ``Γ``, ``λ_L`` on ``v``).
+
+    Returns
+    -------
+    AsymptoticErrors
+
+    Raises
+    ------
+    ValueError
+        Bad input, or ``ridge = 0`` with ``tau = 1``.
+    linattn.ConvergenceError
+        If the bracket certificate fails (it cannot, by the module's argument, unless round-off).
+
+    Examples
+    --------
+    >>> round(2 * asymptotic(alpha=1.0, tau=0.5, kappa=np.inf, noise=0.0, ridge=0.1).icl, 4)
+    1.1691
+    """
+    alpha = check.real("alpha", alpha, low=0.0, low_open=True)
+    tau = check.real("tau", tau, low=0.0, low_open=True)
+    kappa = check.real("kappa", kappa, low=0.0, low_open=True, allow_inf=True)
+    noise = check.real("noise", noise, low=0.0)
+    lam = check.real("ridge", ridge, low=0.0)
+    rho = noise**2
+    xi = (1.0 + rho) / alpha
+
+    def f(e):
+        return 1.0 - tau + tau * lam / e - e * float(_resolvent(xi + e, kappa)[0])
+
+    if lam == 0 and tau == 1.0:
+        check.fail("tau", tau, "!= 1 when ridge = 0 (the ridgeless error diverges at tau = 1)")
+    if lam == 0 and tau > 1:
+        eps, bracket, res, its = 0.0, (0.0, 0.0), 0.0, 0
+    else:
+        lo = lam if lam > 0 else 0.5 * (1.0 - tau) * xi
+        hi = 2.0 * (1.0 + xi + tau * lam) / tau
+        flo, fhi = f(lo), f(hi)
+        if not (flo > 0 > fhi):
+            raise ConvergenceError(f"asymptotic: bracket certificate failed, f({lo}) = {flo}, f({hi}) = {fhi}")
+        eps, info = optimize.brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200, full_output=True)
+        if not info.converged:
+            raise ConvergenceError(f"asymptotic: Brent's method did not converge ({info.flag})")
+        bracket, res, its = (lo, hi), abs(f(eps)), info.iterations
+    nu = xi + eps
+    M, dM = (float(v) for v in _resolvent(nu, kappa))
+    c_e = (rho + nu - nu * nu * M - eps * (1.0 - 2.0 * nu * M - nu * nu * dM)) / (1.0 - 2.0 * eps * M - eps * eps * dM - tau)
+    e_icl = (xi + 1.0) * (1.0 - 2.0 * nu * M - nu * nu * dM - c_e * (M + eps * dM)) - 2.0 * (1.0 - nu * M) + 1.0 + rho
+    e_idg = -tau * c_e
+    return AsymptoticErrors(alpha=alpha, tau=tau, kappa=kappa, noise=noise, ridge=lam, icl=0.5 * e_icl,
+                            idg=0.5 * e_idg, eps=float(eps), M=M, dM=dM, c_e=float(c_e), bracket=bracket,
+                            residual=float(res), converged=True, iterations=int(its))

@@ -1,0 +1,248 @@
+r"""Fast exact ridge solution of one dataset at zero temperature (single ``λ``, ``β = ∞``).
+
+``θ* = argmin E_t = A⁻¹b`` with ``A = H + Λ``, ``H = FᵀF/P``, ``b = Fᵀy/P`` and a weight decay ``Λ`` that may
+differ between the blocks (``λ_Γ`` on ``Γ``, ``λ_v`` on ``v``: the peer's ridge of Lu et al. is
+``λ_Γ = λ_L/D``, ``λ_v = λ_L``, THEORY §6.1). No ``M × M`` eigendecomposition and no ``P × M`` feature
+matrix are formed. Two exact routes:
+
+* **Gram** (``P < M``): push-through, ``θ* = Λ_r⁻¹Fᵀγ`` with ``(K_r + λ_Γ I)γ = y/P`` and
+  ``K_r = FΛ_r⁻¹Fᵀ/P = (SSᵀ + y2 y2ᵀ λ_Γ/λ_v) ∘ (X_qX_qᵀ)/P`` (``Λ = λ_Γ Λ_r``; a Hadamard product,
+  THEORY §2): ``O(P²D + P³)``. At ``λ = 0`` it is the min-norm interpolator (pseudo-inverse of ``K_r``).
+* **Conjugate gradients** (``P >= M``): the Hessian–vector product ``Aθ = Fᵀ(Fθ)/P + Λθ`` is two GEMMs
+  of size ``P × D × D`` (``Fθ = rowsum((SΓ) ∘ X_q) + y2 (X_q v)``, ``Fᵀr = Sᵀ diag(r) X_q``), preconditioned
+  by the population Hessian ``diag(c + λ_Γ, c_v + λ_v)``. **Stopping rule** (proven): for SPD ``A``,
+  ``‖θ − θ*‖ = ‖A⁻¹r‖ ≤ ‖r‖/λ_min(A) ≤ ‖r‖/min(λ_Γ, λ_v)``, so iterating until
+  ``‖r‖ ≤ rtol · min λ · ‖θ‖`` (the true residual, recomputed at the end) certifies a relative error
+  ``≤ rtol``. The test error then moves by at most ``|∇E_g|δ + ½ max(c, c_v) δ²`` (``δ`` the bound),
+  reported as ``test_bound``. With ``λ = 0`` no bound exists; CG stops at relative residual ``1e-13``
+  and ``certified`` is ``False``.
+
+Use :func:`replica.gibbs` (one eigendecomposition, then any ``β``, ``λ`` at once) for many
+temperatures or weight decays of one dataset, and this function for one ``λ`` at large ``D``
+(``docs/pools.md`` has the measured break-even).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg
+
+from linattn import check
+from linattn.errors import ConvergenceError
+
+
+@dataclass(frozen=True, eq=False)
+class RidgeSolution:
+    """The ridge solution of one dataset and its exact errors.
+
+    Attributes
+    ----------
+    Gamma : ndarray (D, D)
+    v : ndarray (D,) or None
+        ``None`` for the reduced model.
+    train : float
+        ``E_t(θ*)`` with the weight decay included.
+    test : float
+        Fresh-task error ``E_g(θ*)`` (exact, THEORY §2).
+    test_idg : float or None
+        In-distribution error over the dataset's pool (``None`` without a pool).
+    lam : tuple of float
+        ``(λ_Γ, λ_v)``.
+    method : str
+        ``"gram"`` or ``"cg"``.
+    iterations : int
+        CG iterations (0 for the Gram route).
+    residual : float
+        ``‖Aθ − b‖`` (true residual).
+    error_bound : float
+        Proven bound on ``‖θ − θ*‖`` (``0`` for the direct Gram route up to round-off; ``inf`` when ``λ = 0``
+        on the CG route).
+    test_bound : float
+        Proven bound on ``|E_g(θ) − E_g(θ*)|`` that follows from ``error_bound``.
+    certified : bool
+        ``error_bound <= rtol · |θ|``.
+    """
+
+    Gamma: np.ndarray
+    v: np.ndarray | None
+    train: float
+    test: float
+    test_idg: float | None
+    lam: tuple
+    method: str
+    iterations: int
+    residual: float
+    error_bound: float
+    test_bound: float
+    certified: bool
+
+
+def block_lambdas(lam, model):
+    """``(λ_Γ, λ_v)`` from a scalar or a pair (the pair only for the full model; both 0 or both > 0)."""
+    if np.ndim(lam) == 0:
+        lg = check.nonnegative("lam", lam)
+        return lg, lg
+    if model != "full" or np.shape(lam) != (2,):
+        check.fail("lam", lam, "a number >= 0, or a pair (lam_Gamma, lam_v) for model='full'")
+    lg, lv = check.nonnegative("lam[0]", lam[0]), check.nonnegative("lam[1]", lam[1])
+    if (lg == 0) != (lv == 0):
+        check.fail("lam", tuple(lam), "a pair with both entries > 0, or both 0 (min-norm)")
+    return lg, lv
+
+
+class _Operator:
+    """``F``, ``Fᵀ`` and ``A = FᵀF/P + Λ`` on parameter vectors, from the prompts (no feature matrix)."""
+
+    def __init__(self, data, model, lg, lv):
+        self.S, self.X, self.y2 = data.s, data.xq, data.y2
+        self.P, self.D = data.P, data.D
+        self.full = model == "full"
+        self.lam = np.full(self.D * self.D + (self.D if self.full else 0), lg)
+        if self.full:
+            self.lam[self.D * self.D:] = lv
+
+    def F(self, theta):
+        D = self.D
+        out = np.einsum("pd,pd->p", self.S @ theta[: D * D].reshape(D, D), self.X)
+        if self.full:
+            out += self.y2 * (self.X @ theta[D * D:])
+        return out
+
+    def FT(self, r):
+        G = self.S.T @ (r[:, None] * self.X)
+        if not self.full:
+            return G.ravel()
+        return np.concatenate([G.ravel(), self.X.T @ (r * self.y2)])
+
+    def A(self, theta):
+        return self.FT(self.F(theta)) / self.P + self.lam * theta
+
+
+def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_000) -> RidgeSolution:
+    r"""Exact ridge (or min-norm) solution of one dataset without an eigendecomposition (module docstring).
+
+    Parameters
+    ----------
+    data : linattn.Prompts
+    pb : linattn.Problem
+    lam : float or (float, float)
+        Weight decay ``λ >= 0``, or ``(λ_Γ, λ_v)`` per block (full model; both ``> 0`` or both 0).
+        The peer's ridge ``λ_L``: ``lam=(λ_L/D, λ_L)``.
+    model : {"reduced", "full"}
+    method : {"auto", "gram", "cg"}
+        ``"auto"``: Gram when ``P < M``, else CG. ``"gram"`` needs ``P < M`` or ``λ > 0``;
+        ``"cg"`` needs ``P >= M`` or ``λ > 0``.
+    rtol : float
+        Certified relative accuracy of ``θ`` on the CG route (``0 < rtol < 1``).
+    maxiter : int
+        CG iteration limit.
+
+    Returns
+    -------
+    RidgeSolution
+
+    Raises
+    ------
+    linattn.ConvergenceError
+        If CG does not reach its stopping rule within ``maxiter`` iterations.
+    """
+    check.problem_data(data, pb, model)
+    lg, lv = block_lambdas(lam, model)
+    method = check.choice("method", method, ("auto", "gram", "cg"))
+    rtol = check.real("rtol", rtol, low=0.0, high=1.0, low_open=True, high_open=True)
+    maxiter = check.positive_int("maxiter", maxiter)
+    P, D = data.P, data.D
+    M = pb.n_params(model)
+    if method == "auto":
+        method = "gram" if P < M else "cg"
+    if lg == 0 and ((method == "gram" and P >= M) or (method == "cg" and P < M)):
+        check.fail("method", method, f"'{'cg' if P >= M else 'gram'}' at lam = 0 with P = {P}, M = {M} "
+                                     "(the min-norm solution needs the Gram route when P < M and CG when P >= M)")
+    op = _Operator(data, model, lg, lv)
+    if method == "gram":
+        theta, its = _gram(data, op, lg, lv), 0
+        r = op.A(theta) - op.FT(data.yq) / P
+        res = float(np.linalg.norm(r))
+        bound = res / lg if lg > 0 else 0.0
+        bound = 0.0 if lg == 0 else bound
+    else:
+        check.memory(8.0 * (6 * M + 3 * P * D), f"conjugate gradients (P = {P}, M = {M})", "P or D")
+        theta, its, res = _cg(op, op.FT(data.yq) / P, pb, model, min(lg, lv), rtol, maxiter)
+        bound = res / min(lg, lv) if lg > 0 else np.inf
+    Gamma = theta[: D * D].reshape(D, D)
+    v = theta[D * D:] if model == "full" else None
+    resid = data.yq - op.F(theta)
+    train = 0.5 * float(resid @ resid) / P + 0.5 * float(theta @ (op.lam * theta))
+    test = pb.test_error(Gamma, v)
+    idg = pb.test_error(Gamma, v, tasks=data.pool) if data.pool is not None else None
+    cmax = max(pb.feature_variance, pb.feature_variance_v if model == "full" else 0.0)
+    grad = np.linalg.norm(np.concatenate([pb.feature_variance * Gamma.ravel() - pb.teacher_strength * np.eye(D).ravel() / D]
+                                         + ([pb.feature_variance_v * v] if v is not None else [])))
+    test_bound = float(grad * bound + 0.5 * cmax * bound**2) if np.isfinite(bound) else np.inf
+    norm = float(np.linalg.norm(theta))
+    return RidgeSolution(Gamma=Gamma, v=v, train=float(train), test=float(test),
+                         test_idg=None if idg is None else float(idg), lam=(lg, lv), method=method,
+                         iterations=int(its), residual=res, error_bound=float(bound), test_bound=test_bound,
+                         certified=bool(np.isfinite(bound) and (method == "gram" or bound <= rtol * max(norm, 1e-300))))
+
+
+def _gram(data, op, lg, lv):
+    """Push-through solve ``θ = Λ_r⁻¹Fᵀγ``, ``(K_r + λ_Γ I)γ = y/P`` (module docstring)."""
+    P = data.P
+    check.memory(8.0 * 3 * P * P, f"the {P} x {P} Gram matrix", "P")
+    K = data.s @ data.s.T
+    ratio = 1.0 if lg == 0 else lg / lv
+    if op.full:
+        K += ratio * np.outer(data.y2, data.y2)
+    K *= data.xq @ data.xq.T
+    K /= P
+    rhs = data.yq / P
+    if lg > 0:
+        K[np.diag_indices(P)] += lg
+        gam = linalg.cho_solve(linalg.cho_factor(K, lower=True, check_finite=False), rhs, check_finite=False)
+    else:   # min-norm: pseudo-inverse of K (exact zeros below 1e-12 of the largest eigenvalue)
+        g, U = np.linalg.eigh(K)
+        keep = g > 1e-12 * g[-1]
+        gam = U[:, keep] @ ((U[:, keep].T @ rhs) / g[keep])
+    theta = op.FT(gam)
+    if op.full:
+        theta[op.D * op.D:] *= ratio
+    return theta
+
+
+def _cg(op, b, pb, model, lam_lo, rtol, maxiter):
+    """Preconditioned CG on ``Aθ = b`` with the certified stopping rule of the module docstring."""
+    D = op.D
+    pre = np.full(b.size, 1.0 / (pb.feature_variance + op.lam[0]))
+    if model == "full":
+        pre[D * D:] = 1.0 / (pb.feature_variance_v + op.lam[-1])
+    theta = b * pre           # one Jacobi step from 0
+    r = b - op.A(theta)
+    z = pre * r
+    p = z.copy()
+    rz = float(r @ z)
+    bnorm = float(np.linalg.norm(b))
+    for it in range(1, maxiter + 1):
+        Ap = op.A(p)
+        step = rz / float(p @ Ap)
+        theta += step * p
+        r -= step * Ap
+        rn = float(np.linalg.norm(r))
+        target = rtol * lam_lo * float(np.linalg.norm(theta)) if lam_lo > 0 else 1e-13 * bnorm
+        if rn <= target or rn <= 1e-15 * bnorm:
+            r_true = b - op.A(theta)          # the recursion drifts: certify with the true residual
+            rt = float(np.linalg.norm(r_true))
+            if rt <= max(target, 1e-15 * bnorm) * 1.0000001:
+                return theta, it, rt
+            r = r_true
+            z = pre * r
+            p = z.copy()
+            rz = float(r @ z)
+            continue
+        z = pre * r
+        rz_new = float(r @ z)
+        p = z + (rz_new / rz) * p
+        rz = rz_new
+    raise ConvergenceError(f"ridge: conjugate gradients did not reach |r| <= {target:.3g} in {maxiter} iterations "
+                           f"(|r| = {rn:.3g}); raise maxiter, or use replica.gibbs (eigendecomposition)")
