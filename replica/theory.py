@@ -63,15 +63,19 @@ class StationaryTheory:
         ``⟨E_t⟩``, ``⟨E_g⟩`` (weight decay included in ``E_t``).
     train_ridge, test_ridge : float
         Zero-temperature parts ``E_t(θ*)``, ``E_g(θ*)``.
-    free_energy : float
-        ``F`` (equal to ``train_ridge`` at ``β = ∞``).
+    free_energy : float or None
+        ``F`` (equal to ``train_ridge`` at ``β = ∞``); ``None`` for a task pool at finite ``β`` (not computed).
     gap : float
         ``(⟨E_g⟩ − ⟨E_t⟩)/⟨E_t⟩`` (``inf`` if ``⟨E_t⟩ = 0``: min-norm interpolation).
-    order : OrderParameters
+    order : OrderParameters or None
+        ``None`` for a task pool (the pool theory has no replica order parameters).
     converged : bool
     iterations : int
     residual : float
         Largest relative residual of the saddle-point equations.
+    test_idg : float or None
+        With a task pool (``pb.tasks = K``): the in-distribution error ``⟨E_IDG⟩`` (:mod:`replica.pool_theory`);
+        ``test`` is then the fresh-task (ICL) error. ``None`` for fresh tasks.
     """
 
     problem: linattn.Problem
@@ -90,6 +94,7 @@ class StationaryTheory:
     converged: bool
     iterations: int
     residual: float
+    test_idg: float | None = None
 
 
 def _validate(pb, P, beta, lam, model, law, channel):
@@ -98,16 +103,26 @@ def _validate(pb, P, beta, lam, model, law, channel):
     beta = check.positive("beta", beta, allow_inf=True)
     lam = check.nonnegative("lam", lam)
     check.model(model)
-    lw = prompt_law(pb, model, law, channel)
-    M = lw.M
+    if pb.tasks is not None:
+        check.choice("law", law, ("finite", "mp"))
+        check.choice("channel", channel, ("correlated", "decoupled"))
+        lw, M = None, pb.n_params(model)
+    else:
+        lw = prompt_law(pb, model, law, channel)
+        M = lw.M
     if lam == 0 and P < M and np.isfinite(beta):
         raise ValueError(f"lam must be > 0 at finite beta when P < M = {M} (the Gibbs measure is not "
                          f"normalisable in the null space of H); got lam = 0 with P = {P}")
     return P, beta, lam, lw
 
 
-def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correlated") -> StationaryTheory:
-    """Replica-symmetric stationary errors (module docstring).
+def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correlated", pool=None, n_pools=16,
+               seed=0) -> StationaryTheory:
+    """Replica-symmetric stationary errors (module docstring); with a task pool, the pool theory.
+
+    For ``pb.tasks = K`` the errors come from :mod:`replica.pool_theory` (Gaussian features conditional on
+    the pool, times the finite-``D`` factor of this replica theory at ``K = ∞`` when ``law="finite"``), and
+    the result also carries ``test_idg``.
 
     Parameters
     ----------
@@ -122,7 +137,14 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
     law : {"finite", "mp"}
         Prompt law: exact finite-D law, or Marchenko–Pastur with decoupled labels.
     channel : {"correlated", "decoupled"}
-        With ``law="finite"``: keep (default) or drop the scale–label correlations.
+        With ``law="finite"``: keep (default) or drop the scale–label correlations (fresh tasks only).
+    pool : None, "mp" or array_like (K, D)
+        Task pool only: average over ``n_pools`` random pools (``None``), the pool's large-``D``
+        (Marchenko–Pastur) spectrum (``"mp"``), or condition on the given pool.
+    n_pools : int
+        Random pools averaged when ``pool=None``.
+    seed : int
+        Seed of those pools.
 
     Returns
     -------
@@ -136,6 +158,10 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
         If the saddle-point equations do not converge.
     """
     P, beta, lam, lw = _validate(pb, P, beta, lam, model, law, channel)
+    if pb.tasks is not None:
+        return _pool_stationary(pb, P, beta, lam, model, law, pool, n_pools, seed)
+    if pool is not None:
+        check.fail("pool", "<given>", "None for fresh tasks (pb.tasks=None)")
     c = pb.feature_variance
     lp = lam / c
     rr = ridge_resolvent(P, lp, lw)
@@ -170,17 +196,37 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
                             residual=max(rr.residual, res_sigma))
 
 
+def _pool_stationary(pb, P, beta, lam, model, law, pool, n_pools, seed):
+    from .pool_theory import pool_errors
+
+    if isinstance(pool, str):
+        check.choice("pool", pool, ("mp",))
+    elif pool is not None:
+        pool = check.finite_array("pool", pool, ndim=2)
+    n_pools = check.positive_int("n_pools", n_pools)
+    seed = check.seed_int("seed", seed)
+    e = pool_errors(pb, P, beta, lam, model, law, pool, n_pools, seed)
+    train, test = e["train"], e["test"]
+    return StationaryTheory(problem=pb, P=P, beta=beta, lam=lam, model=model, law=law, train=float(train),
+                            test=float(test), train_ridge=float(e["train_ridge"]), test_ridge=float(e["test_ridge"]),
+                            free_energy=float(e["train_ridge"]) if np.isinf(beta) else None,
+                            gap=float(linattn.relative_gap(train, test)), order=None, converged=True, iterations=0,
+                            residual=float(e["residual"]), test_idg=float(e["test_idg"]))
+
+
 @dataclass(frozen=True, eq=False)
 class StationaryCurve:
-    """Theory along a list of ``P`` values (arrays), with the worst solver residual."""
+    """Theory along a list of ``P`` values (arrays), with the worst solver residual (``test_idg`` and, at
+    finite ``β``, no ``free_energy`` for a task pool)."""
 
     P: np.ndarray
     train: np.ndarray
     test: np.ndarray
     gap: np.ndarray
-    free_energy: np.ndarray
+    free_energy: np.ndarray | None
     converged: bool
     max_residual: float
+    test_idg: np.ndarray | None = None
 
 
 def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", channel="correlated") -> StationaryCurve:
@@ -200,8 +246,10 @@ def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", cha
     Ps = check.finite_array("P_values", np.atleast_1d(P_values), ndim=1)
     pts = [stationary(pb, P, beta, lam, model, law, channel) for P in Ps]
     return StationaryCurve(P=Ps, train=np.array([p.train for p in pts]), test=np.array([p.test for p in pts]),
-                           gap=np.array([p.gap for p in pts]), free_energy=np.array([p.free_energy for p in pts]),
-                           converged=all(p.converged for p in pts), max_residual=max(p.residual for p in pts))
+                           gap=np.array([p.gap for p in pts]),
+                           free_energy=None if any(p.free_energy is None for p in pts) else np.array([p.free_energy for p in pts]),
+                           converged=all(p.converged for p in pts), max_residual=max(p.residual for p in pts),
+                           test_idg=None if pb.tasks is None else np.array([p.test_idg for p in pts]))
 
 
 def rs_functional(pb, P, beta, lam, rho, norm2, Delta, model="reduced", law="finite", channel="correlated") -> float:

@@ -204,6 +204,9 @@ def prompt_law(pb, model="reduced", law="finite", channel="correlated",
         Cached: equal arguments return the same object.
     """
     check.problem(pb)
+    if pb.tasks is not None:
+        raise ValueError(f"pb.tasks must be None: the random-scale law is the law of fresh-task prompts; got tasks="
+                         f"{pb.tasks} (the theory of task pools is replica.stationary, replica.asymptotic)")
     check.model(model)
     check.choice("law", law, LAWS)
     check.choice("channel", channel, CHANNELS)
