@@ -1,6 +1,8 @@
 """Training energy and its gradient (THEORY §1).
 
-.. math:: E_t(Γ, v) = \frac{1}{2P} Σ_μ (y_q^μ − ŷ^μ)² + \frac{λ}{2}(‖Γ‖_F² + |v|²),
+.. math:: E_t(Γ, v) = \frac{1}{2P} Σ_μ (y_q^μ − ŷ^μ)² + \frac{λ}{2}(‖Γ‖_F² + |v|²)
+
+(or ``(λ_Γ/2)‖Γ‖_F² + (λ_v/2)|v|²`` with a weight decay per block),
 
 with ``ŷ = sᵀ Γ x_q + y2 v·x_q``. The training loss reported everywhere includes the
 weight-decay term.
@@ -18,7 +20,13 @@ from .prompts import Prompts
 def _check(data, Gamma, lam, v):
     if not isinstance(data, Prompts):
         raise ValueError(f"data must be a linattn.Prompts; got {type(data).__name__}")
-    lam = check.nonnegative("lam", lam)
+    if np.ndim(lam) == 0:
+        lam = check.nonnegative("lam", lam)
+        lam = (lam, lam)
+    elif v is None or np.shape(lam) != (2,):
+        check.fail("lam", lam, "a number >= 0, or a pair (lam_Gamma, lam_v) when v is given")
+    else:
+        lam = (check.nonnegative("lam[0]", lam[0]), check.nonnegative("lam[1]", lam[1]))
     G = check.finite_array("Gamma", Gamma, shape=(data.D, data.D))
     if v is not None:
         data.require("full")
@@ -33,8 +41,9 @@ def train_energy(data: Prompts, Gamma, lam, v=None) -> float:
     ----------
     data : Prompts
     Gamma : array_like, shape (D, D)
-    lam : float
-        Weight decay ``λ >= 0``.
+    lam : float or (float, float)
+        Weight decay ``λ >= 0``, or ``(λ_Γ, λ_v)`` per block when ``v`` is given (the peer's ridge ``λ_L`` of
+        Lu et al. is ``(λ_L/D, λ_L)``, ``docs/pools.md``).
     v : array_like, shape (D,), optional
         ``None`` for the reduced model (``v = 0``).
 
@@ -44,8 +53,8 @@ def train_energy(data: Prompts, Gamma, lam, v=None) -> float:
     """
     lam, G, v = _check(data, Gamma, lam, v)
     r = data.yq - data.predict(G, v)
-    reg = np.sum(G * G) + (0.0 if v is None else float(v @ v))
-    return 0.5 * float(np.mean(r * r)) + 0.5 * lam * float(reg)
+    reg = lam[0] * float(np.sum(G * G)) + (0.0 if v is None else lam[1] * float(v @ v))
+    return 0.5 * float(np.mean(r * r)) + 0.5 * reg
 
 
 @dataclass(frozen=True)
@@ -66,8 +75,8 @@ def train_gradient(data: Prompts, Gamma, lam, v=None) -> Gradient:
     ----------
     data : Prompts
     Gamma : array_like, shape (D, D)
-    lam : float
-        Weight decay ``λ >= 0``.
+    lam : float or (float, float)
+        Weight decay ``λ >= 0``, or ``(λ_Γ, λ_v)`` per block when ``v`` is given.
     v : array_like, shape (D,), optional
         ``None`` for the reduced model.
 
@@ -77,8 +86,8 @@ def train_gradient(data: Prompts, Gamma, lam, v=None) -> Gradient:
     """
     lam, G, v = _check(data, Gamma, lam, v)
     r = data.yq - data.predict(G, v)
-    dG = -(data.s * r[:, None]).T @ data.xq / data.P + lam * G
+    dG = -(data.s * r[:, None]).T @ data.xq / data.P + lam[0] * G
     dv = None
     if v is not None:
-        dv = -(data.xq * (r * data.y2)[:, None]).sum(axis=0) / data.P + lam * v
+        dv = -(data.xq * (r * data.y2)[:, None]).sum(axis=0) / data.P + lam[1] * v
     return Gradient(dGamma=dG, dv=dv)

@@ -216,33 +216,34 @@ def _gram(data, op, lg, lv):
 
 
 class _Preconditioner:
-    r"""Kronecker-factored inverse of the dataset's Hessian blocks (the preconditioner of :func:`_cg`).
+    r"""Kronecker-factored inverse of the dataset's Hessian (the preconditioner of :func:`_cg`).
 
-    ``s`` and ``x_q`` are independent, so ``E H_ΓΓ = E[ssᵀ] ⊗ E[x xᵀ]``; the dataset's own factors
-    ``A_s = SᵀS/P`` and ``A_x = X_qᵀX_q/P`` carry its anisotropy (a pool of ``K < D`` tasks makes ``A_s`` nearly
-    singular along the pool's complement). ``(A_s ⊗ A_x + λ_Γ)⁻¹`` is applied in the product eigenbasis
-    (``O(D³)`` per application); the ``v`` block uses its exact ``X_qᵀ diag(y2²) X_q/P + λ_v``. The cross block
-    is dropped. Any SPD preconditioner leaves the CG iterates' limit and the stopping rule unchanged.
+    The features are ``h = z ⊗ x_q`` with ``z = [s; y2]`` (``z = s`` for the reduced model), and ``z`` and ``x_q``
+    are independent, so ``E H = E[z zᵀ] ⊗ E[x xᵀ]``. The dataset's own factors ``A_z = ZᵀZ/P`` and
+    ``A_x = X_qᵀX_q/P`` carry its anisotropy — a pool of ``K < D`` tasks makes ``A_z`` nearly singular off the
+    pool's span, and makes the ``v`` feature ``y2 x_q`` nearly collinear with ``Γ`` features along the pool (so
+    the ``Γ``–``v`` cross block must be kept). With ``Λ = Λ̃ ⊗ I``:
+    ``(A_z ⊗ A_x + Λ)⁻¹ = Λ̃^{-1/2} (B ⊗ A_x + I)⁻¹ Λ̃^{-1/2}``, ``B = Λ̃^{-1/2} A_z Λ̃^{-1/2}``, applied in the eigenbases
+    of ``B`` and ``A_x`` (``O(D³)``). Any SPD preconditioner leaves the solution and the stopping rule unchanged.
     """
 
     def __init__(self, op):
-        D, P = op.D, op.P
-        self.D, self.full = D, op.full
-        self.es, self.Us = np.linalg.eigh(op.S.T @ op.S / P)
+        P = op.P
+        Z = np.concatenate([op.S, op.y2[:, None]], axis=1) if op.full else op.S
+        lam_rows = op.lam[:: op.D]                       # Λ̃: one decay per row of Θ = [Γ; vᵀ]
+        ridge = bool(lam_rows[0] > 0)                   # λ = 0 (min-norm, P >= M): (A_z ⊗ A_x)⁻¹
+        self.scale = 1.0 / np.sqrt(lam_rows) if ridge else np.ones(lam_rows.size)
+        B = (Z.T @ Z / P) * np.outer(self.scale, self.scale)
+        self.eb, self.Ub = np.linalg.eigh(B)
         self.ex, self.Ux = np.linalg.eigh(op.X.T @ op.X / P)
-        self.inv = 1.0 / (np.outer(np.maximum(self.es, 0.0), np.maximum(self.ex, 0.0)) + op.lam[0])
-        if op.full:
-            Bv = (op.X * (op.y2**2)[:, None]).T @ op.X / P
-            Bv[np.diag_indices(D)] += op.lam[-1]
-            self.v_factor = linalg.cho_factor(Bv, lower=True, check_finite=False)
+        prod = np.outer(np.maximum(self.eb, 0.0), np.maximum(self.ex, 0.0))
+        self.inv = 1.0 / (prod + 1.0) if ridge else 1.0 / np.maximum(prod, 1e-300)
+        self.shape = (Z.shape[1], op.D)
 
     def __call__(self, r):
-        D = self.D
-        G = r[: D * D].reshape(D, D)
-        out = (self.Us @ ((self.Us.T @ G @ self.Ux) * self.inv) @ self.Ux.T).ravel()
-        if not self.full:
-            return out
-        return np.concatenate([out, linalg.cho_solve(self.v_factor, r[D * D:], check_finite=False)])
+        Y = r.reshape(self.shape) * self.scale[:, None]
+        Y = self.Ub @ ((self.Ub.T @ Y @ self.Ux) * self.inv) @ self.Ux.T
+        return (Y * self.scale[:, None]).ravel()
 
 
 def _cg(op, b, pb, model, lam_lo, rtol, maxiter):

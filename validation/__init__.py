@@ -12,7 +12,7 @@ feature learners of nonlinear single-index tasks (:func:`kernel_learner`, :func:
 :func:`hermite_features`, :func:`readout`, :class:`LearnerRun`), the factorized-attention simulator
 (:func:`factorized_descent`, :class:`FactorizedRun`: gradient descent, online SGD, Langevin), the training
 diagnostics of staged learning checked against its closed form (:func:`rank_dynamics`, :class:`RankDynamics`,
-:mod:`validation.rank_dynamics`), and the modules :mod:`validation.plots` (the figure registry),
+:mod:`validation.rank_dynamics`), exact dataset averages with task pools (:func:`pool_average`, :mod:`validation.pools`), and the modules :mod:`validation.plots` (the figure registry),
 :mod:`validation.report`, :mod:`validation.cli`.
 """
 from .attention_gd import AttentionRun, attention_gradient_descent
@@ -20,6 +20,7 @@ from .factorized import FactorizedRun, factorized_descent
 from .experiments import StationarySweep, boundary_from_means, stationary_sweep
 from .gradient_descent import DescentRun, descent_from_random_inits
 from .langevin import Chain, LangevinResult, chain, choose_dt, langevin
+from .pools import PoolAverage, pool_average
 from .rank_dynamics import RankDynamics, rank_dynamics
 from .learners import LearnerRun, feature_learner, hermite_features, kernel_learner, readout
 from .stats import MeanEstimate, autocorrelation, integrated_time, mean_and_se
@@ -30,4 +31,4 @@ __all__ = ["langevin", "LangevinResult", "chain", "Chain", "choose_dt", "attenti
            "boundary_from_means", "mean_and_se", "MeanEstimate", "integrated_time", "autocorrelation",
            "sweep", "load_sweep", "sweep_summary", "local_cluster", "EXPERIMENTS",
            "kernel_learner", "feature_learner", "hermite_features", "readout", "LearnerRun",
-           "factorized_descent", "FactorizedRun", "rank_dynamics", "RankDynamics"]
+           "factorized_descent", "FactorizedRun", "rank_dynamics", "RankDynamics", "pool_average", "PoolAverage"]

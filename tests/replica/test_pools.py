@@ -116,6 +116,10 @@ def test_ridge_solver_equals_dense_reference(P, model, lam):
     reg = Lg * np.sum(G * G) + (Lv * v @ v if v is not None else 0.0)
     r = d.yq - d.predict(G, v)
     assert sol.train == pytest.approx(0.5 * np.mean(r * r) + 0.5 * reg, rel=1e-7, abs=1e-14)
+    if model == "full" and Lg > 0:        # per-block weight decay in the energy: the solution is stationary
+        assert sol.train == pytest.approx(linattn.train_energy(d, sol.Gamma, (Lg, Lv), sol.v), rel=1e-10)
+        grad = linattn.train_gradient(d, sol.Gamma, (Lg, Lv), sol.v)
+        assert np.linalg.norm(np.concatenate([grad.dGamma.ravel(), grad.dv])) < 1e-7 * np.linalg.norm(d.yq) / P
 
 
 @pytest.mark.parametrize("model", ["reduced", "full"])

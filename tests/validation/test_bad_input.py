@@ -71,9 +71,12 @@ ROWS = [
              n_grid=16, seed=0),
         dict(spectrum="array", N="posint", a0="positive", rtol="tol", span="positive", step="positive", batch="posint",
              n_chains="posint", record="posint", n_grid="posint", seed="seed")),
+    Row("pool_average", validation.pool_average,
+        dict(pb=linattn.Problem(3, 4, 0.1, tasks=2), P=12, lam=0.1, n_datasets=2, model="full", seed=0, progress=False),
+        dict(pb="problem", P="posint", n_datasets="posint", model="model", seed="seed", progress="bool")),
 ]
 
-NOT_INPUTS = {"LangevinResult", "Chain", "AttentionRun", "DescentRun", "StationarySweep", "MeanEstimate", "LearnerRun",
+NOT_INPUTS = {"PoolAverage", "LangevinResult", "Chain", "AttentionRun", "DescentRun", "StationarySweep", "MeanEstimate", "LearnerRun",
               "FactorizedRun", "RankDynamics"}
 
 try:                         # the sweep runner needs the optional extra [dask]

@@ -18,7 +18,8 @@ from typing import Callable
 import numpy as np
 
 #: modules that define figures, in the order ``figures all`` runs them
-MODULES = ("fig1", "fig2_3", "fig4", "fig5_6", "phase", "nonlinear", "learners", "factorized", "diagnostics", "transformers")
+MODULES = ("fig1", "fig2_3", "fig4", "fig5_6", "phase", "nonlinear", "learners", "factorized", "diagnostics", "pools",
+           "transformers")
 
 #: settings of the figures and of the report
 MODES = ("smoke", "quick", "full")
