@@ -161,19 +161,31 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", seed=0) -
     seed = check.seed_int("seed", seed)
     n_datasets = check.positive_int("n_datasets", n_datasets, minimum=2)
     tr, te = np.empty(n_datasets), np.empty(n_datasets)
+    idg = np.empty(n_datasets) if pb.tasks is not None else None
     for i in range(n_datasets):
         g = gibbs(pb.sample(P, rng=(seed, P, i)), pb, beta, lam, model)
         tr[i], te[i] = float(g.train), float(g.test)
-    return DatasetAverage(train=tr, test=te)
+        if idg is not None:
+            idg[i] = float(g.test_idg)
+    return DatasetAverage(train=tr, test=te, test_idg=idg)
 
 
 @dataclass(frozen=True, eq=False)
 class DatasetAverage:
-    """Exact Gibbs averages of independent datasets (``train``, ``test``: one value per dataset),
-    their means and standard errors."""
+    """Exact Gibbs averages of independent datasets (``train``, ``test``: one value per dataset; ``test_idg``
+    with a task pool, else ``None``), their means and standard errors."""
 
     train: np.ndarray
     test: np.ndarray
+    test_idg: np.ndarray | None = None
+
+    @property
+    def test_idg_mean(self) -> float | None:
+        return None if self.test_idg is None else float(self.test_idg.mean())
+
+    @property
+    def test_idg_se(self) -> float | None:
+        return None if self.test_idg is None else float(self.test_idg.std(ddof=1) / np.sqrt(self.test_idg.size))
 
     @property
     def train_mean(self) -> float:

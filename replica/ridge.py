@@ -93,28 +93,28 @@ def block_lambdas(lam, model):
 
 
 class _Operator:
-    """``F``, ``Fᵀ`` and ``A = FᵀF/P + Λ`` on parameter vectors, from the prompts (no feature matrix)."""
+    """``F``, ``Fᵀ`` and ``A = FᵀF/P + Λ`` on parameter vectors, from the prompts (no feature matrix).
+
+    With ``z = [s; y2]`` (``z = s`` reduced) and ``Θ = [Γ; vᵀ]`` ((D+1) × D, so that ``θ = vec Θ`` row-major):
+    ``Fθ = rowsum((ZΘ) ∘ X_q)`` and ``Fᵀr = vec(Zᵀ diag(r) X_q)`` — one GEMM each, for both blocks at once.
+    """
 
     def __init__(self, data, model, lg, lv):
         self.S, self.X, self.y2 = data.s, data.xq, data.y2
         self.P, self.D = data.P, data.D
         self.full = model == "full"
+        self.Z = np.concatenate([data.s, data.y2[:, None]], axis=1) if self.full else data.s
+        self.ZT = np.ascontiguousarray(self.Z.T)        # (D+1, P) and (D, P): the faster GEMM layouts (measured)
+        self.XT = np.ascontiguousarray(self.X.T)
         self.lam = np.full(self.D * self.D + (self.D if self.full else 0), lg)
         if self.full:
             self.lam[self.D * self.D:] = lv
 
     def F(self, theta):
-        D = self.D
-        out = np.einsum("pd,pd->p", self.S @ theta[: D * D].reshape(D, D), self.X)
-        if self.full:
-            out += self.y2 * (self.X @ theta[D * D:])
-        return out
+        return np.einsum("dp,dp->p", theta.reshape(-1, self.D).T @ self.ZT, self.XT)
 
     def FT(self, r):
-        G = (self.S * r[:, None]).T @ self.X
-        if not self.full:
-            return G.ravel()
-        return np.concatenate([G.ravel(), self.X.T @ (r * self.y2)])
+        return ((self.ZT * r) @ self.X).ravel()
 
     def A(self, theta):
         return self.FT(self.F(theta)) / self.P + self.lam * theta
@@ -165,7 +165,7 @@ def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_0
         theta, res = _gram(data, op, lg, lv)
         its, bound = 0, 0.0
     else:
-        check.memory(8.0 * (6 * M + 3 * P * D), f"conjugate gradients (P = {P}, M = {M})", "P or D")
+        check.memory(8.0 * (6 * M + 6 * P * (D + 1)), f"conjugate gradients (P = {P}, M = {M})", "P or D")
         theta, its, res = _cg(op, op.FT(data.yq) / P, pb, model, min(lg, lv), rtol, maxiter)
         bound = res / min(lg, lv) if lg > 0 else np.inf
     Gamma = theta[: D * D].reshape(D, D)
@@ -229,7 +229,7 @@ class _Preconditioner:
 
     def __init__(self, op):
         P = op.P
-        Z = np.concatenate([op.S, op.y2[:, None]], axis=1) if op.full else op.S
+        Z = op.Z
         lam_rows = op.lam[:: op.D]                       # Λ̃: one decay per row of Θ = [Γ; vᵀ]
         ridge = bool(lam_rows[0] > 0)                   # λ = 0 (min-norm, P >= M): (A_z ⊗ A_x)⁻¹
         self.scale = 1.0 / np.sqrt(lam_rows) if ridge else np.ones(lam_rows.size)
