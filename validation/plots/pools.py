@@ -23,12 +23,12 @@ from . import register, save, style
 NOISE = 0.1
 
 SETTINGS = {
-    "smoke": dict(dd_D=12, dd_tau=[0.5, 2.0], dd_n=2, dd_theory=4, gt_D=(12,), gt_kappa=[0.5, 4.0], gt_n=(2,), gt_theory=6,
-                  fd_D=(12, 16), fd_n=(2, 2), fd_theory=2, fd_Dmax=24, ph_P=[20, 200], ph_K=[2, 20], ph_n=2),
-    "quick": dict(dd_D=32, dd_tau=[0.2, 0.5, 0.8, 1.25, 2.0, 4.0], dd_n=4, dd_theory=60, gt_D=(32, 64),
+    "smoke": dict(dd_D=12, dd_alpha=(1.0,), dd_tau=[0.5, 2.0], dd_n=2, dd_theory=4, gt_D=(12,), gt_kappa=[0.5, 4.0], gt_n=(2,), gt_theory=6,
+                  fd_D=(12, 16), fd_n=(2, 2), fd_theory=1, fd_Dmax=16, ph_P=[20, 200], ph_K=[2, 20], ph_n=2),
+    "quick": dict(dd_D=32, dd_alpha=(1.0, 10.0, 100.0), dd_tau=[0.2, 0.5, 0.8, 1.25, 2.0, 4.0], dd_n=4, dd_theory=60, gt_D=(32, 64),
                   gt_kappa=[0.2, 0.4, 0.7, 1.0, 1.6, 4.0], gt_n=(4, 2), gt_theory=30, fd_D=(20, 40, 64), fd_n=(24, 8, 3), fd_theory=9, fd_Dmax=256,
                   ph_P=[10, 20, 40, 80, 160, 320, 640, 1280, 2560], ph_K=[1, 2, 4, 8, 16, 32, 64, 128, 256, 1024], ph_n=8),
-    "full": dict(dd_D=100, dd_tau=[0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0], dd_n=10,
+    "full": dict(dd_D=100, dd_alpha=(1.0, 10.0, 100.0), dd_tau=[0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0], dd_n=10,
                  dd_theory=120, gt_D=(32, 64), gt_kappa=list(np.geomspace(0.2, 32, 12)), gt_n=(20, 20),
                  gt_theory=80, fd_D=(20, 40, 64),
                  fd_n=(100, 30, 10), fd_theory=20, fd_Dmax=256, ph_P=list(np.unique(np.geomspace(10, 5000, 16).astype(int))),
@@ -41,7 +41,7 @@ def double_descent(mode, progress):
     s = SETTINGS[mode]
     D, kappa, ridge_L = s["dd_D"], 0.5, 1e-4
     taus_th = np.concatenate([np.geomspace(0.1, 0.97, s["dd_theory"] // 2), np.geomspace(1.03, 6.0, s["dd_theory"] // 2)])
-    out = {"tau_theory": taus_th, "tau": np.array(s["dd_tau"]), "alpha": np.array([1.0, 10.0, 100.0]), "D": D}
+    out = {"tau_theory": taus_th, "tau": np.array(s["dd_tau"]), "alpha": np.array(s["dd_alpha"]), "D": D}
     for alpha in out["alpha"]:
         key = f"a{alpha:g}"
         th = [replica.asymptotic(alpha, t, kappa, NOISE, ridge_L) for t in taus_th]
