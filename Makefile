@@ -5,8 +5,7 @@
 #   make test  - set up .venv, run the test suite (two pytest-xdist workers with one BLAS thread each, work
 #                stealing so that the long statistical tests do not leave one worker idle at the end;
 #                on 2 cores that is 1.4x faster than one process with two BLAS threads)
-# Either works alone from a fresh clone. PYTHON may be overridden (default: python3). The install skips pip's
-# byte-compilation of every dependency (--no-compile: 32 s instead of 85 s measured for the full install).
+# Either works alone from a fresh clone. PYTHON may be overridden (default: python3).
 # The optional extra [dask] (xarray, zarr, dask.distributed; ~25 s to install) is installed so that
 # the sweep tests run in CI; the core imports and tests without it (those tests are then skipped).
 # The optional extra [torch] (nonlinear transformer demos: figures icl_emergence and grokking, examples/) is NOT
@@ -26,7 +25,7 @@ TORCH_FIGURES := icl_emergence grokking
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet --no-compile -e ".[test,dask]"
+	$(PY) -m pip install --quiet -e ".[test,dask]"
 	touch $(STAMP)
 
 install: $(STAMP)
