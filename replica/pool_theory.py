@@ -37,6 +37,7 @@ asymptotic theory of Lu et al. (:func:`replica.asymptotic`, measured in ``tests/
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -215,13 +216,21 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
     out = {k: float(np.mean([r[k] for r in runs])) for k in keys}
     out["residual"] = max(r["residual"] for r in runs)
     if law == "finite":
-        from .theory import stationary
-
         fresh_pb = dataclasses.replace(pb, tasks=None, task_law="gaussian", assignment="random")
-        shape = stationary(fresh_pb, P, beta, lam, model)
-        gauss = gaussian_errors(fresh_pb, P, beta, lam, model, _matrix_spectrum(fresh_pb, model, fresh_moments(fresh_pb)))
+        factors, residual = _finite_factors(fresh_pb, float(P), float(beta), float(lam), model)
         for k, src in (("train", "train"), ("test", "test"), ("test_idg", "test"), ("train_ridge", "train_ridge"),
                        ("test_ridge", "test_ridge"), ("test_idg_ridge", "test_ridge")):
-            out[k] *= getattr(shape, src) / gauss[src]
-        out["residual"] = max(out["residual"], shape.residual)
+            out[k] *= factors[src]
+        out["residual"] = max(out["residual"], residual)
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _finite_factors(fresh_pb, P, beta, lam, model):
+    """``E_replica(κ = ∞)/E_Gauss(κ = ∞)`` per error, and the replica solver's residual. Cached: it depends on
+    the fresh-task problem only, not on the pool, so a sweep over ``K`` computes it once."""
+    from .theory import stationary
+
+    shape = stationary(fresh_pb, P, beta, lam, model)
+    gauss = gaussian_errors(fresh_pb, P, beta, lam, model, _matrix_spectrum(fresh_pb, model, fresh_moments(fresh_pb)))
+    return {k: getattr(shape, k) / gauss[k] for k in ("train", "test", "train_ridge", "test_ridge")}, shape.residual
