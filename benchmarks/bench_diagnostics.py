@@ -1,11 +1,11 @@
 """Training diagnostics on long trajectories against naive baselines.
 
-1. A trajectory of T = 500 matrices 64 × 64 (a circuit recorded every few steps): dynamics.diagnose (one batched
+1. A trajectory of T = 500 matrices 64 × 64 (a circuit recorded every few steps): diagnostics.diagnose (one batched
    SVD per matrix, every measure from it) against the naive route — per matrix, a separate SVD for the effective
    rank, the marginalised rank and the stable rank, numpy.linalg.pinv for the subspace distance and
    scipy.linalg.subspace_angles for the principal angles.
 2. The top 16 singular values of a 2000 × 2000 matrix with a decaying spectrum (a large embedding-sized circuit):
-   randomised SVD (dynamics.singular_values(k=16)) against the full LAPACK SVD.
+   randomised SVD (diagnostics.singular_values(k=16)) against the full LAPACK SVD.
 Run: .venv/bin/python benchmarks/bench_diagnostics.py
 """
 import os
@@ -41,20 +41,20 @@ def main():
     T, n = 500, 64
     traj = rng.standard_normal((T, n, n)) * np.geomspace(1.0, 1e-3, n)      # full rank, decaying columns
     ref = traj[-1]
-    fast = dynamics.diagnose(traj, reference=ref)
+    fast = diagnostics.diagnose(traj, reference=ref)
     slow = naive(traj, ref)
     assert np.allclose(fast.effective_rank, slow[:, 0]) and np.allclose(fast.marginalised_rank, slow[:, 1])
     assert np.allclose(fast.stable_rank, slow[:, 2]) and np.allclose(fast.distance, slow[:, 3], atol=1e-8)
     rows = [(f"diagnose, T={T}, {n}x{n}", best_time(lambda: naive(traj, ref), repeat=2),
-             best_time(lambda: dynamics.diagnose(traj, reference=ref), repeat=2), ">= 3x")]
+             best_time(lambda: diagnostics.diagnose(traj, reference=ref), repeat=2), ">= 3x")]
     m = 2000
     U = np.linalg.qr(rng.standard_normal((m, m)))[0]
     V = np.linalg.qr(rng.standard_normal((m, m)))[0]
     A = (U * 0.8 ** np.arange(m)) @ V.T
-    top = dynamics.singular_values(A, k=16)
+    top = diagnostics.singular_values(A, k=16)
     assert np.allclose(top, 0.8 ** np.arange(16), rtol=1e-8)
     rows.append((f"top-16 singular values, {m}x{m}", best_time(lambda: np.linalg.svd(A, compute_uv=False), repeat=1),
-                 best_time(lambda: dynamics.singular_values(A, k=16), repeat=1), ">= 10x"))
+                 best_time(lambda: diagnostics.singular_values(A, k=16), repeat=1), ">= 10x"))
     report("Training diagnostics", rows)
 
 

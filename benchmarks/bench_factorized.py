@@ -21,7 +21,7 @@ from _common import report  # noqa: E402
 import dynamics  # noqa: E402
 import linattn  # noqa: E402
 from linattn.factorized import Parametrization, dataset_objective  # noqa: E402
-from validation.factorized import factorized_descent  # noqa: E402
+from validation.simulators.factorized import factorized_descent  # noqa: E402
 
 
 def numpy_sgd(pb, par, theta, n_steps, step, batch, rng):

@@ -17,7 +17,7 @@ from _common import report  # noqa: E402
 
 import linattn  # noqa: E402
 from validation import _kernels  # noqa: E402
-from validation.langevin import chain, langevin  # noqa: E402
+from validation.simulators.langevin import chain, langevin  # noqa: E402
 
 
 def numpy_loop(A, b, dt, beta, n_steps, rng):
@@ -62,7 +62,7 @@ def main():
     t_wrap = time.perf_counter() - t0
     print(f"numpy loop: {n_np / t_np:,.0f} steps/s (M = {b.size})")
     report("Langevin steps at Fig. 2 settings (kernel time, equal number of chain-steps)", rows)
-    print(f"one call of validation.langevin with the seed protocol (2e5 steps, setup included): {t_wrap:.2f} s")
+    print(f"one call of validation.simulators.langevin with the seed protocol (2e5 steps, setup included): {t_wrap:.2f} s")
     t0 = time.perf_counter()
     for N in (10, 20, 50, 100):
         pbn = linattn.Problem(10, N)

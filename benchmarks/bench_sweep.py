@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _common import report  # noqa: E402
 
 from validation import sweeps  # noqa: E402
+from validation.experiments import grid_points  # noqa: E402
 
 GRID = {"D": [10], "N": [10, 20, 50, 100], "P": [10, 30, 100, 300, 1000, 3000], "beta": [1e3], "lam": [0.01]}
 REPLICATES = 3
@@ -25,15 +26,15 @@ REPLICATES = 3
 def serial_loop():
     """The baseline: the same tasks, same seeds, in a plain loop in this process."""
     out = []
-    for t in sweeps._tasks("langevin", sweeps._grid(sweeps.langevin_point, GRID), REPLICATES, 0):
-        out.append(sweeps._run_task(sweeps.langevin_point, t)[1]["test"])
+    for t in sweeps._tasks("langevin", sweeps._grid(grid_points.langevin_point, GRID), REPLICATES, 0):
+        out.append(sweeps._run_task(grid_points.langevin_point, t)[1]["test"])
     return np.array(out)
 
 
 def warm():
     """One task in this process: imports, numba kernels loaded from the on-disk cache."""
-    task = sweeps._tasks("langevin", sweeps._grid(sweeps.langevin_point, GRID), 1, 0)[0]
-    sweeps._run_task(sweeps.langevin_point, task)
+    task = sweeps._tasks("langevin", sweeps._grid(grid_points.langevin_point, GRID), 1, 0)[0]
+    sweeps._run_task(grid_points.langevin_point, task)
 
 
 def main():

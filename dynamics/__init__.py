@@ -7,26 +7,16 @@ from the spectral laws.
 Public names: gradient_flow, gradient_descent, LearningCurves,
 long_time_limit, LongTimeLimit, averaged_curves, AveragedCurves, sweep, Sweep; staged learning of
 factorized attention (:mod:`dynamics.staged`): mean_flow, StagedFlow, mode_flow, ModeFlow, mode_constants,
-ModeConstants, mode_loss, logistic_modes, escape_times, saddle_losses; training diagnostics of any weight
-trajectory (:mod:`dynamics.diagnostics`, :mod:`dynamics.transitions`, :mod:`dynamics.checkpoints`):
-effective_rank, stable_rank, singular_values, subspace_distance, principal_angles, diagnose,
-TrajectoryDiagnostics, steepest_changes, change_points, loss_curvature, rolling_autocorrelation,
-load_checkpoints, Checkpoints, qk_circuit, ov_circuit, split_in_proj.
+ModeConstants, mode_loss, logistic_modes, escape_times, saddle_losses.
+(The training diagnostics moved to the package :mod:`diagnostics`.)
 """
 from .averaged import AveragedCurves, averaged_curves
-from .checkpoints import Checkpoints, load_checkpoints, ov_circuit, qk_circuit, split_in_proj
-from .diagnostics import (TrajectoryDiagnostics, diagnose, effective_rank, principal_angles, singular_values, stable_rank,
-                          subspace_distance)
 from .flow import LearningCurves, LongTimeLimit, gradient_descent, gradient_flow, long_time_limit
 from .staged import (ModeConstants, ModeFlow, StagedFlow, escape_times, logistic_modes, mean_flow, mode_constants,
                      mode_flow, mode_loss, saddle_losses)
 from .sweeps import Sweep, gap_sweep
-from .transitions import change_points, loss_curvature, rolling_autocorrelation, steepest_changes
 
 __all__ = ["gradient_flow", "gradient_descent", "LearningCurves",
            "long_time_limit", "LongTimeLimit", "averaged_curves", "AveragedCurves", "gap_sweep", "Sweep",
            "mean_flow", "StagedFlow", "mode_flow", "ModeFlow", "mode_constants", "ModeConstants", "mode_loss",
-           "logistic_modes", "escape_times", "saddle_losses",
-           "effective_rank", "stable_rank", "singular_values", "subspace_distance", "principal_angles", "diagnose",
-           "TrajectoryDiagnostics", "steepest_changes", "change_points", "loss_curvature", "rolling_autocorrelation",
-           "load_checkpoints", "Checkpoints", "qk_circuit", "ov_circuit", "split_in_proj"]
+           "logistic_modes", "escape_times", "saddle_losses"]

@@ -22,14 +22,14 @@ def demo_checkpoints(folder, steps=1500, every=25, seed=0):
     """Train a 2-layer attention-only transformer on in-context copying and save a state_dict every ``every`` steps."""
     import torch
 
-    from validation.transformers import _copy_batch, build_model
+    from diagnostics.transformers import copy_batch, build_model
 
     torch.manual_seed(seed)
     gen = np.random.default_rng(seed)
     model = build_model(32, 32, 24, d_model=32, heads=4, layers=2, tokens=True)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     for step in range(1, steps + 1):
-        x, ok = _copy_batch(torch, 32, 12, 64, gen)
+        x, ok = copy_batch(torch, 32, 12, 64, gen)
         loss = torch.nn.functional.cross_entropy(model(x[:, :-1])[ok], x[:, 1:][ok])
         opt.zero_grad()
         loss.backward()
@@ -43,10 +43,10 @@ def circuits(run, prefix, layer, heads):
     """QK circuits (T, heads, d, d) of one layer: W_Qᵀ W_K per head, from the weights' names in the checkpoints."""
     p = prefix.format(l=layer)
     if p + "in_proj_weight" in run.weights:                      # torch.nn.MultiheadAttention layout
-        W_Q, W_K, _ = dynamics.split_in_proj(run[p + "in_proj_weight"])
+        W_Q, W_K, _ = diagnostics.split_in_proj(run[p + "in_proj_weight"])
     else:
         W_Q, W_K = run[p + "W_Q.weight"], run[p + "W_K.weight"]
-    return dynamics.qk_circuit(W_Q, W_K, heads=heads)
+    return diagnostics.qk_circuit(W_Q, W_K, heads=heads)
 
 
 def main():
@@ -62,7 +62,7 @@ def main():
         folder = tempfile.mkdtemp(prefix="linattn-ckpt-")
         print(f"training a demo model, checkpoints in {folder}")
         args.prefix, args.heads, args.layers = demo_checkpoints(folder)
-    run = dynamics.load_checkpoints(folder)
+    run = diagnostics.load_checkpoints(folder)
     os.makedirs(args.out, exist_ok=True)
     import matplotlib
     matplotlib.use("Agg")
@@ -74,7 +74,7 @@ def main():
         qk = circuits(run, args.prefix, layer, args.heads)
         fig, axes = plt.subplots(1, 4, figsize=(16, 3.5))
         for h in range(args.heads):
-            d = dynamics.diagnose(qk[:, h], run.steps, skip=1, progress=False)
+            d = diagnostics.diagnose(qk[:, h], run.steps, skip=1, progress=False)
             for ax, key in zip(axes, ("effective_rank", "marginalised_rank", "stable_rank", "distance")):
                 ax.plot(run.steps, getattr(d, key), label=f"head {h}")
                 ax.set_title(key.replace("_", " "))

@@ -10,7 +10,7 @@ import argparse
 import numpy as np
 
 import dynamics
-from validation.transformers import train_modular_addition
+from diagnostics.transformers import train_modular_addition
 
 
 def main():
@@ -24,7 +24,7 @@ def main():
     run = train_modular_addition(p=args.p, steps=args.steps, seed=args.seed, d_model=args.d_model, mlp=args.mlp,
                                  progress=True)
     ov = run.ov[:, 0]
-    dist = np.mean([dynamics.subspace_distance(ov[:, h], ov[-1, h]) for h in range(run.heads)], axis=0)
+    dist = np.mean([diagnostics.subspace_distance(ov[:, h], ov[-1, h]) for h in range(run.heads)], axis=0)
     print(f"{'step':>7} {'train acc':>10} {'test acc':>9} {'OV distance':>12}")
     for i in range(9, len(run.steps), 10):
         print(f"{run.steps[i]:7d} {run.metrics['train_acc'][i]:10.3f} {run.metrics['test_acc'][i]:9.3f} {dist[i]:12.3f}")

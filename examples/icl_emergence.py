@@ -8,7 +8,7 @@ weights is half-way down, and the step and depth of the dip of the marginalised 
 """
 import argparse
 
-from validation.transformers import emergence_study
+from diagnostics.transformers import emergence_study
 
 
 def main():

@@ -9,7 +9,8 @@ import linattn
 import replica
 import spectra
 import validation
-from validation import plots, report
+from validation import figures as plots
+from validation.app import report
 
 PACKAGES = (linattn, spectra, dynamics, replica, validation)
 SKIP_MODULES = {"check"}     # the argument checks: documented one-liners used by the library itself
@@ -57,5 +58,5 @@ def test_numpydoc_sections(qual, func):
 
 def test_the_scan_finds_the_api():
     names = {q for q, _ in FUNCTIONS}
-    assert {"replica.stationary", "spectra.density", "dynamics.gradient_flow", "validation.langevin"} <= names
+    assert {"replica.stationary", "spectra.density", "dynamics.gradient_flow", "validation.simulators.langevin"} <= names
     assert len(FUNCTIONS) > 80

@@ -67,7 +67,9 @@ def _require(module):
                           "`pip install -e \".[dask]\"`") from err
 
 
-# ----------------------------------------------------------------------------- registered experiments
+# ----------------------------------------------------------------------------- registered grid functions
+#: functions registered by name with :func:`experiment` (the modules of :mod:`validation.experiments` register
+#: theirs: ``gibbs``, ``langevin``, ``long_time_limit``); the runner itself knows none of them
 EXPERIMENTS: dict = {}
 
 
@@ -87,79 +89,6 @@ def experiment(name):
         fn.experiment_name = name
         return fn
     return deco
-
-
-@experiment("gibbs")
-def gibbs_point(D, N, P, beta, lam, noise=0.0, model="full", rng=None):
-    """Exact Gibbs averages ``⟨E_t⟩``, ``⟨E_g⟩`` of one dataset (:func:`replica.gibbs`).
-
-    Parameters
-    ----------
-    D, N, P : int
-    beta, lam, noise : float
-    model : {"reduced", "full"}
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    dict
-        ``train``, ``test``.
-    """
-    import replica
-
-    pb = linattn.Problem(D, N, noise)
-    g = replica.gibbs(pb.sample(P, rng=rng), pb, beta, lam, model)
-    return {"train": float(g.train), "test": float(g.test)}
-
-
-@experiment("langevin")
-def langevin_point(D, N, P, beta, lam, noise=0.0, model="full", n_chains=1, rng=None):
-    """One Langevin simulation with the seed's protocol on a fresh dataset (the markers of
-    Figs. 2–3): sample means of ``E_t``, ``E_g`` and the exact Gibbs values of that dataset.
-
-    Parameters
-    ----------
-    D, N, P : int
-    beta, lam, noise : float
-    model : {"reduced", "full"}
-    n_chains : int
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    dict
-        ``train``, ``test``, ``exact_train``, ``exact_test``, ``dt``.
-    """
-    from .langevin import langevin
-
-    pb = linattn.Problem(D, N, noise)
-    data = pb.sample(P, rng=rng)
-    r = langevin(data, pb, beta, lam, model=model, n_chains=n_chains, seed=int(rng.integers(2**62)))
-    return {"train": r.mean_train, "test": r.mean_test, "exact_train": r.exact_train, "exact_test": r.exact_test,
-            "dt": r.dt}
-
-
-@experiment("long_time_limit")
-def long_time_point(D, N, P, lam, noise=0.0, model="full", rng=None):
-    """``ΔEr`` and the contrast ratio of the long-time limit of gradient flow on one dataset.
-
-    Parameters
-    ----------
-    D, N, P : int
-    lam, noise : float
-    model : {"reduced", "full"}
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    dict
-        ``train``, ``test``, ``gap``, ``contrast``.
-    """
-    import dynamics
-
-    pb = linattn.Problem(D, N, noise)
-    lim = dynamics.long_time_limit(pb.sample(P, rng=rng), pb, lam, model)
-    return {"train": lim.train, "test": lim.test, "gap": lim.gap, "contrast": lim.contrast}
 
 
 # ----------------------------------------------------------------------------- tasks and seeds
@@ -329,7 +258,7 @@ class _Store:
         self.group = zarr.open_group(path, mode="a")
         if exists:
             old = dict(self.group.attrs)
-            for key in ("experiment", "grid", "seed", "replicates"):
+            for key in ("experiment", "grid", "seed", "replicates") + (("settings",) if "settings" in attrs else ()):
                 if old.get(key) != attrs[key]:
                     raise ValueError(f"store {path!r} holds another sweep ({key} = {old.get(key)!r}, not "
                                      f"{attrs[key]!r}); use a new store")
@@ -408,7 +337,7 @@ class _Memory:
 
 # ----------------------------------------------------------------------------- execution
 @contextmanager
-def _worker_env():
+def worker_env():
     """Environment inherited by worker processes started in this block: one thread each."""
     saved = {k: os.environ.get(k) for k in WORKER_ENV}
     os.environ.update(WORKER_ENV)
@@ -442,7 +371,7 @@ def local_cluster(workers):
 
 @contextmanager
 def _local_cluster(workers, distributed):
-    with _worker_env(), distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+    with worker_env(), distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                                  dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         yield client
@@ -469,7 +398,7 @@ def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task):
     else:
         import multiprocessing
 
-        with _worker_env(), cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with worker_env(), cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
             futures = [pool.submit(runner, fn, t) for t in tasks]
             for fut in cf.as_completed(futures):
                 sink(*fut.result())
@@ -619,3 +548,155 @@ def sweep_summary(ds):
         out[f"{k}_se"] = vv.std("replicate", ddof=1) / np.sqrt(n)
     out["n"] = ok.sum("replicate")
     return type(ds)(out, attrs=ds.attrs)
+
+
+# ----------------------------------------------------------------------------- ragged points (experiments)
+def _run_point(fn, task, limit_threads=True):
+    """Evaluate point ``task.point["point"]``: ``(index, outputs or None, error or None)``; outputs keep
+    their numeric dtype and any shape (the points of an experiment need not share shapes)."""
+    if limit_threads:
+        _one_blas_thread()
+    try:
+        out = fn(task.point["point"], rng=None)
+        if not isinstance(out, dict) or not out:
+            raise TypeError(f"a point must return a non-empty dict of numeric arrays; got {type(out).__name__}")
+        arrays = {}
+        for k, v in out.items():
+            a = np.asarray(v)
+            if a.dtype.kind not in "biuf":
+                raise TypeError(f"output {k!r} of a point must be a numeric array; got dtype {a.dtype}")
+            arrays[k] = a
+        return task.index, arrays, None
+    except Exception as err:      # recorded, the others go on
+        return task.index, None, f"{type(err).__name__}: {err}"
+
+
+def _write_ragged(group, index, outputs, error):
+    """Write point ``index`` into its own subgroup ``p{index}`` (any shapes), the status last."""
+    i = index[0]
+    if outputs is not None:
+        sub = group.require_group(f"p{i}")
+        for k, v in outputs.items():
+            arr = sub.create_array(k, shape=v.shape, dtype=v.dtype, overwrite=True,
+                                   chunks=v.shape if v.size else None)
+            if v.size:
+                arr[...] = v
+        group["status"][i:i + 1] = DONE
+    else:
+        text = np.zeros(ERROR_BYTES, np.uint8)
+        raw = error.encode("utf-8")[:ERROR_BYTES]
+        text[:len(raw)] = np.frombuffer(raw, np.uint8)
+        group["error_text"][i:i + 1] = text[None]
+        group["status"][i:i + 1] = FAILED
+
+
+def _run_and_write_ragged(fn, task, path):
+    import zarr
+
+    if path not in _GROUPS:
+        _GROUPS[path] = zarr.open_group(path, mode="r+")
+    index, outputs, error = _run_point(fn, task)
+    _write_ragged(_GROUPS[path], index, outputs, error)
+    return index, DONE if outputs is not None else FAILED
+
+
+def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=1, progress=False,
+               allow_mixed=False, source=None):
+    """Evaluate ``fn(i, rng=None)`` for ``i = 0 … n_points − 1`` (the points of an experiment); return
+    the list of outputs in order.
+
+    Each point returns a dict of numeric arrays of any shape. With ``store`` (a folder) the outputs
+    go into a Zarr group as they finish, point ``i`` into its own subgroup ``p{i}`` (so concurrent
+    writers never share a file) with ``status[i]`` written last; a re-run evaluates only the points
+    not yet done. The runner knows nothing about experiments: ``fn`` carries its own seeds.
+
+    Parameters
+    ----------
+    fn : callable
+        Picklable (e.g. a ``functools.partial`` of a module-level function) when run off this process.
+    n_points : int
+    name : str
+        Recorded in the store; a store of another name is refused.
+    attrs : dict, optional
+        More attributes that must match for a resume (e.g. the settings as JSON).
+    store : str, optional
+    client : dask.distributed.Client, optional
+    workers : int
+        Local processes when no client is given (1: in this process).
+    progress, allow_mixed : bool
+    source : object, optional
+        Whose source code is hashed into the store (default ``fn``).
+
+    Returns
+    -------
+    list of dict
+
+    Raises
+    ------
+    RuntimeError
+        If a point failed (its error is in the message and, with a store, in the store).
+    """
+    n_points = check.positive_int("n_points", n_points)
+    workers = check.positive_int("workers", workers)
+    tasks = [Task((i,), {"point": i}, 0, (0,)) for i in range(n_points)]
+    code = _code_attrs(source if source is not None else fn, name, {"point": list(range(n_points))}, 1, 0)
+    code.update(attrs or {})
+    if store is None:
+        sink = _Memory((n_points,))
+        sink._outputs = {}
+        write = lambda index, outputs, error: (sink._outputs.__setitem__(index[0], outputs),  # noqa: E731
+                                               sink._errors.__setitem__(index, error) if error else None)
+        _execute(fn, tasks, client, workers, write, progress, runner=_run_point) if (client or workers > 1) else \
+            _serial_points(fn, tasks, write, progress)
+        failed = {i: e for i, e in sink._errors.items()}
+        if failed:
+            raise RuntimeError(f"{name}: {len(failed)} of {n_points} points failed; first: {next(iter(failed.values()))}")
+        return [sink._outputs[i] for i in range(n_points)]
+    if not isinstance(store, (str, os.PathLike)) or not str(store).strip():
+        check.fail("store", store, "a folder path for a Zarr group")
+    st = _Store(os.fspath(store), code, (n_points,), allow_mixed)
+    status = st.status()
+    todo = [t for t in tasks if status[t.index] != DONE]
+    if client is None and workers == 1:
+        _serial_points(fn, todo, functools.partial(_write_ragged, st.group), progress)
+    else:
+        runner = functools.partial(_run_and_write_ragged, path=st.path)
+        _execute(fn, todo, client, workers, lambda index, s: None, progress, runner=runner)
+    status = st.status()
+    errors = _decode_errors(st.group)
+    if errors or not np.all(status == DONE):
+        first = next(iter(errors.values()), "not evaluated")
+        raise RuntimeError(f"{name}: {int(np.sum(status != DONE))} of {n_points} points are not done in store "
+                           f"{os.fspath(store)!r}; first error: {first}")
+    return read_points(store)
+
+
+def _serial_points(fn, tasks, write, progress):
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        for t in tqdm(tasks, desc="points", disable=not progress):
+            write(*_run_point(fn, t, limit_threads=False))
+
+
+def read_points(store):
+    """The outputs of every point of a store written by :func:`run_points`, in order.
+
+    Parameters
+    ----------
+    store : str
+
+    Returns
+    -------
+    list of dict
+    """
+    zarr = _require("zarr")
+    if not isinstance(store, (str, os.PathLike)) or not os.path.isdir(store):
+        check.fail("store", store, "the folder of an existing point store")
+    group = zarr.open_group(os.fspath(store), mode="r")
+    n = group["status"].shape[0]
+    out = []
+    for i in range(n):
+        sub = group[f"p{i}"]
+        out.append({k: np.asarray(sub[k][...]) for k in sorted(sub.array_keys())})
+    return out

@@ -7,7 +7,7 @@ import spectra
 import linattn
 from helpers import assert_mean
 from linattn import attention, sampling
-from validation.attention_gd import attention_gradient_descent
+from validation.simulators.attention_gd import attention_gradient_descent
 
 
 @pytest.mark.parametrize("model", ["reduced", "full"])

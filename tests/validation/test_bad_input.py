@@ -7,7 +7,8 @@ import linattn
 import validation
 from helpers import Row, sweep_tests
 from linattn import sampling
-from validation import plots, report
+from validation import figures as plots
+from validation.app import report
 
 PB = linattn.Problem(3, 4, 0.1)
 DATA = PB.sample(20, rng=0)
@@ -38,7 +39,7 @@ ROWS = [
         dict(X="array", features="choice")),
     Row("readout", validation.readout, dict(t=np.ones(4), a=np.ones(4), knots=np.zeros(2)),
         dict(t="array", a="array_shape", knots="array")),
-    Row("langevin", validation.langevin, dict(data=DATA, pb=PB, beta=100.0, lam=0.1, gamma=1.0, dt=None, n_chains=2,
+    Row("langevin", validation.simulators.langevin, dict(data=DATA, pb=PB, beta=100.0, lam=0.1, gamma=1.0, dt=None, n_chains=2,
                                               seed=0, model="reduced", basis="eigen", init=None, progress=False,
                                               on_unequilibrated="raise", **FAST),
         dict(data="prompts", pb="problem", beta="positive", lam="nonneg", gamma="positive", n_equilibrate="nonnegint",
@@ -66,7 +67,7 @@ ROWS = [
     Row("mean_and_se", validation.mean_and_se, dict(x=X, tol=50.0), dict(x="array_shape", tol="positive")),
     Row("integrated_time", validation.integrated_time, dict(x=X, c=5.0), dict(x="array_shape", c="positive")),
     Row("autocorrelation", validation.autocorrelation, dict(x=X), dict(x="array_shape")),
-    Row("rank_dynamics", validation.rank_dynamics,
+    Row("rank_dynamics", validation.experiments.rank_dynamics,
         dict(spectrum=[1.0, 0.5], N=5, a0=1e-2, rtol=0.05, span=1.5, step=0.1, batch=4, n_chains=1, record=5,
              n_grid=16, seed=0),
         dict(spectrum="array", N="posint", a0="positive", rtol="tol", span="positive", step="positive", batch="posint",

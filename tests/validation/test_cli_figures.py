@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from validation import cli
-from validation import plots as figures
+from validation.app import cli
+from validation import figures
 
 
 def test_help_and_info(capsys):
@@ -47,7 +47,7 @@ def test_cli_errors_are_one_line(argv, words, tmp_path, capsys):
 
 
 def test_cli_error_in_a_real_process_has_no_traceback():
-    res = subprocess.run([sys.executable, "-m", "validation.cli", "figures", "fig4", "--out", "/proc/x"],
+    res = subprocess.run([sys.executable, "-m", "validation.app.cli", "figures", "fig4", "--out", "/proc/x"],
                          capture_output=True, text=True)
     assert res.returncode == 2 and res.stderr.strip().count("\n") == 0 and "Traceback" not in res.stderr
 
@@ -72,7 +72,7 @@ TORCH_FIGURES = {"icl_emergence", "grokking"}
 def test_every_figure_builder_runs(name, tmp_path, capsys):
     """Smoke test: each registered figure writes its PNG, PDF and data at tiny settings (the figures of
     the optional extra [torch] say that they are skipped and write nothing when torch is absent)."""
-    from validation.transformers import torch_available
+    from diagnostics.transformers import torch_available
 
     paths = figures.make([name], str(tmp_path), mode="smoke", progress=False)
     if name in TORCH_FIGURES and not torch_available():

@@ -5,9 +5,9 @@ import pytest
 from scipy import stats
 
 import linattn
-from validation import _kernels
-from validation.langevin import chain, langevin
-from validation.stats import integrated_time, mean_and_se
+from validation.simulators import _kernels
+from validation.simulators.langevin import chain, langevin
+from validation.simulators.stats import integrated_time, mean_and_se
 
 PB = linattn.Problem(10, 100)
 

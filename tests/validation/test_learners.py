@@ -6,7 +6,8 @@ import dynamics
 import linattn
 from helpers import assert_mean
 from linattn import sampling
-from validation import feature_learner, hermite_features, kernel_learner, learners
+from validation import feature_learner, hermite_features, kernel_learner
+from validation.simulators import learners
 
 
 def test_hermite_features_are_orthonormal(rng):

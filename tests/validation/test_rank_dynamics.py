@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from validation.rank_dynamics import baseline_rejected, checks, distance_falls, rank_dynamics, step_ups
+from validation.experiments.rank_dynamics import baseline_rejected, checks, distance_falls, rank_dynamics, step_ups
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def test_a_random_start_delays_every_step(run):
 
 
 def test_helpers_refuse_other_objects(run):
-    from validation.rank_dynamics import curvature_onsets, rise_windows
+    from validation.experiments.rank_dynamics import curvature_onsets, rise_windows
 
     for call, name in ((lambda: step_ups(None, run.flow), "r"), (lambda: step_ups(run, run.test_closed), "diag"),
                        (lambda: distance_falls(run, None), "diag"), (lambda: checks(run, step=-1.0), "step"),

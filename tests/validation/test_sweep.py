@@ -142,7 +142,7 @@ def test_cli_sweep_with_a_toml_grid(tmp_path):
     grid = tmp_path / "grid.toml"
     grid.write_text('D = [3]\nN = [5]\nP = [30]\nbeta = [50.0]\nlam = [0.1]\n')
     out = tmp_path / "store"
-    from validation import cli
+    from validation.app import cli
 
     assert cli.main(["sweep", "gibbs", "--grid", str(grid), "--replicates", "2", "--workers", "1",
                      "--store", str(out), "--no-progress"]) == 0
@@ -157,7 +157,7 @@ def test_cli_sweep_with_a_toml_grid(tmp_path):
 def test_figure_from_store_reads_instead_of_recomputing(tmp_path, monkeypatch):
     """`linattn figures fig2 --from-store DIR`: the first call runs the marker sweeps into DIR, the
     second reads them (no task is evaluated) and writes the same data."""
-    from validation import plots
+    from validation import figures as plots
 
     monkeypatch.setenv("LINATTN_SWEEP_WORKERS", "1")     # serial: the process pools are tested above
     store = str(tmp_path / "store")

@@ -1,0 +1,256 @@
+r"""Transition times of training curves and diagnostics: steepest changes, change points, curvature.
+
+Any scalar series recorded along training (a loss, an accuracy, an effective rank, a subspace distance)
+gets the same treatment, so that the transition times of different measures can be compared:
+
+* :func:`steepest_changes` — the ``n`` largest local maxima of ``|dS/du|``, ``u = ln t`` (or ``t``), after
+  optional Savitzky–Golay smoothing; for a logistic step ``a(t) = A/(1 + e^{−(t − t_0)/w})`` in ``u = t``
+  this is ``t_0`` exactly;
+* :func:`change_points` — the least-squares piecewise-constant fit with ``n`` change points (optimal
+  partitioning by dynamic programming, Jackson et al., IEEE SPL 2005), robust to noise in a staircase;
+* :func:`loss_curvature` — ``d² ln L / du²``: the curvature of the loss curve in log–log (or log–linear)
+  axes; negative at the onset of a drop (the loss bends downwards) and positive where it levels off.
+  This is the loss-curve curvature of Mainali & Teixeira (arXiv 2504.12916) in a definition we fix here;
+* :func:`rolling_autocorrelation` — lag-``ℓ`` autocorrelation of the linearly detrended series in a
+  sliding window, the early-warning indicator of critical slowing down before a transition (Scheffer
+  et al., Nature 2009): it rises towards 1 as a plateau loses stability.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.signal import savgol_filter
+
+from linattn import check
+
+
+def _series(series, times, name="series"):
+    t = check.finite_array("times", times, ndim=1)
+    if t.size < 3 or np.any(np.diff(t) <= 0):
+        check.fail("times", "<array>", "a strictly increasing 1-d array of at least 3 times")
+    S = check.finite_array(name, series, ndim=1, shape=(t.size,))
+    return S, t
+
+
+def _axis(t, scale):
+    scale = check.choice("scale", scale, ("log", "linear"))
+    if scale == "log":
+        if t[0] <= 0:
+            check.fail("times", t[0], "positive times for scale='log' (or scale='linear')")
+        return np.log(t)
+    return t
+
+
+def _uniform(u, S, n_grid=None):
+    """Resample ``S(u)`` on a uniform grid of ``u`` (linear interpolation); the grid and the values."""
+    n = n_grid or max(u.size, 64)
+    g = np.linspace(u[0], u[-1], n)
+    return g, np.interp(g, u, S)
+
+
+def _window(name, window, n):
+    if window is None:
+        return None
+    w = check.positive_int(name, window, minimum=5, maximum=n)
+    return w if w % 2 else w - 1
+
+
+def steepest_changes(series, times, n=1, scale="log", window=None) -> np.ndarray:
+    r"""Times of the ``n`` steepest changes of a series: the largest local maxima of ``|dS/du|``.
+
+    ``u = ln t`` (``scale="log"``, for learning curves on log time axes) or ``u = t``. The series is
+    resampled on a uniform grid of ``u`` (as many points as records, at least 64), optionally smoothed by a
+    Savitzky–Golay filter (cubic, ``window`` points) and differentiated by central differences; each
+    maximum is refined by the vertex of the parabola through its three grid points.
+
+    Parameters
+    ----------
+    series : array_like (T,)
+    times : array_like (T,)
+        Strictly increasing (positive for ``scale="log"``).
+    n : int
+        Number of transitions, ``1 <= n``.
+    scale : {"log", "linear"}
+    window : int, optional
+        Savitzky–Golay window (odd, ``5 <= window <= T``; even values are lowered by one).
+
+    Returns
+    -------
+    ndarray (n,)
+        Ascending times. Raises ``ValueError`` if the series has fewer than ``n`` local maxima of ``|dS/du|``.
+    """
+    S, t = _series(series, times)
+    n = check.positive_int("n", n, maximum=t.size)
+    u = _axis(t, scale)
+    g, y = _uniform(u, S)
+    w = _window("window", window, g.size)
+    dy = savgol_filter(y, w, 3, deriv=1, delta=g[1] - g[0]) if w else np.gradient(y, g)
+    a = np.abs(dy)
+    peaks = np.flatnonzero((a[1:-1] > a[:-2]) & (a[1:-1] >= a[2:])) + 1
+    if peaks.size < n:
+        check.fail("n", n, f"at most the number of local maxima of |dS/du| ({peaks.size})")
+    top = np.sort(peaks[np.argsort(a[peaks])[::-1][:n]])
+    h = g[1] - g[0]
+    den = a[top - 1] - 2 * a[top] + a[top + 1]
+    shift = np.divide(0.5 * (a[top - 1] - a[top + 1]), den, out=np.zeros(top.size), where=den != 0)
+    uu = g[top] + h * shift
+    return np.exp(uu) if scale == "log" else uu
+
+
+def change_points(series, times, n=1, scale="log", min_size=2) -> np.ndarray:
+    r"""Least-squares change points: the best fit of ``S`` by ``n + 1`` constant segments.
+
+    Minimises ``Σ_segments Σ_{i ∈ seg} (S_i − mean_seg)²`` over all segmentations with segments of at
+    least ``min_size`` records, exactly, by dynamic programming (optimal partitioning; ``O(n T²)``). A change
+    between records ``k − 1`` and ``k`` is reported at their midpoint in ``u`` (geometric mean of the times
+    for ``scale="log"``).
+
+    Parameters
+    ----------
+    series : array_like (T,)
+    times : array_like (T,)
+        Strictly increasing.
+    n : int
+        Number of change points, ``1 <= n`` and ``(n + 1) · min_size <= T``.
+    scale : {"log", "linear"}
+        Where between two records the change is placed.
+    min_size : int
+        Smallest segment, ``>= 1`` records.
+
+    Returns
+    -------
+    ndarray (n,)
+        Ascending times.
+    """
+    S, t = _series(series, times)
+    min_size = check.positive_int("min_size", min_size, maximum=t.size)
+    n = check.positive_int("n", n, maximum=max(1, t.size // min_size - 1))
+    if (n + 1) * min_size > t.size:
+        check.fail("n", n, f"at most T / min_size − 1 = {t.size // min_size - 1}")
+    u = _axis(t, scale)
+    T = S.size
+    c1 = np.concatenate([[0.0], np.cumsum(S)])
+    c2 = np.concatenate([[0.0], np.cumsum(S * S)])
+
+    def cost(i, j):                       # squared deviation of S[i:j] from its mean (vectorised in i)
+        m = j - i
+        s = c1[j] - c1[i]
+        return c2[j] - c2[i] - s * s / m
+
+    best = np.full((n + 2, T + 1), np.inf)
+    arg = np.zeros((n + 2, T + 1), dtype=int)
+    js = np.arange(T + 1)
+    best[1, min_size:] = cost(np.zeros(T + 1 - min_size, dtype=int), js[min_size:])
+    for k in range(2, n + 2):
+        for j in range(k * min_size, T + 1):
+            i = np.arange((k - 1) * min_size, j - min_size + 1)
+            c = best[k - 1, i] + cost(i, j)
+            m = int(np.argmin(c))
+            best[k, j], arg[k, j] = c[m], i[m]
+    cuts, j = [], T
+    for k in range(n + 1, 1, -1):
+        j = arg[k, j]
+        cuts.append(j)
+    cuts = np.array(cuts[::-1])
+    mid = 0.5 * (u[cuts - 1] + u[cuts])
+    return np.exp(mid) if scale == "log" else mid
+
+
+def loss_curvature(loss, times, scale="log", window=None) -> np.ndarray:
+    r"""Curvature ``d² ln L / du²`` of a loss curve, ``u = ln t`` (log–log axes) or ``t``.
+
+    Computed on a uniform grid of ``u`` (linear interpolation of ``ln L``), smoothed and differentiated by a
+    cubic Savitzky–Golay filter of ``window`` points (default: a ninth of the grid), and interpolated back
+    to ``times``. Negative where the loss starts to fall faster (onset of a drop), positive where it levels
+    off; its extrema bracket each transition.
+
+    Parameters
+    ----------
+    loss : array_like (T,)
+        Positive losses.
+    times : array_like (T,)
+        Strictly increasing (positive for ``scale="log"``).
+    scale : {"log", "linear"}
+    window : int, optional
+        Savitzky–Golay window (odd, ``5 <= window <=`` grid size).
+
+    Returns
+    -------
+    ndarray (T,)
+    """
+    L, t = _series(loss, times, "loss")
+    if np.any(L <= 0):
+        check.fail("loss", "<array with non-positive entries>", "positive losses (the curvature is of ln L)")
+    u = _axis(t, scale)
+    g, y = _uniform(u, np.log(L))
+    w = _window("window", window if window is not None else max(5, g.size // 9), g.size)
+    d2 = savgol_filter(y, w, 3, deriv=2, delta=g[1] - g[0])
+    return np.interp(u, g, d2)
+
+
+def rolling_autocorrelation(series, window, lag=1) -> np.ndarray:
+    r"""Lag-``ℓ`` autocorrelation of the linearly detrended series in each window of ``window`` records.
+
+    For the window ending at record ``j`` (``j = window − 1, …, T − 1``): remove the least-squares line,
+    then ``ρ = Σ_i r_i r_{i+ℓ} / Σ_i r_i²`` (Scheffer et al., Nature 2009: rising autocorrelation is the
+    early warning of a transition). A window whose residual vanishes (an exact straight line) gets 0.
+
+    Parameters
+    ----------
+    series : array_like (T,)
+    window : int
+        ``lag + 3 <= window <= T``.
+    lag : int
+        ``>= 1``.
+
+    Returns
+    -------
+    ndarray (T − window + 1,)
+        Value ``k`` belongs to the window ending at record ``window − 1 + k``.
+    """
+    S = check.finite_array("series", series, ndim=1)
+    lag = check.positive_int("lag", lag)
+    window = check.positive_int("window", window, minimum=lag + 3, maximum=max(S.size, lag + 3))
+    if S.size < window:
+        check.fail("series", f"<array of length {S.size}>", f"a series of at least window = {window} records")
+    W = np.lib.stride_tricks.sliding_window_view(S, window)
+    x = np.arange(window) - 0.5 * (window - 1)
+    slope = (W @ x) / (x @ x)
+    r = W - W.mean(axis=1, keepdims=True) - slope[:, None] * x
+    num = np.sum(r[:, :-lag] * r[:, lag:], axis=1)
+    den = np.sum(r * r, axis=1)
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 1e-300)
+
+def crossing_times(times, values, level, below=False) -> np.ndarray:
+    """First time each trajectory reaches ``level`` (linear interpolation between records; ``nan`` if never).
+
+    Parameters
+    ----------
+    times : array_like (T,)
+    values : array_like (..., T)
+        Trajectories along the last axis.
+    level : float or array_like broadcastable to ``values[..., 0]``
+    below : bool
+        ``True``: first time ``values <= level`` (a falling loss); else ``values >= level``.
+
+    Returns
+    -------
+    ndarray (...)
+    """
+    t = check.finite_array("times", times, ndim=1)
+    v = check.finite_array("values", values)
+    if v.shape[-1] != t.size:
+        check.fail("values", f"<array with shape {v.shape}>", f"an array whose last axis has length {t.size}")
+    below = check.boolean("below", below)
+    lev = np.broadcast_to(np.asarray(level, float), v.shape[:-1])[..., None]
+    hit = (v <= lev) if below else (v >= lev)
+    out = np.full(v.shape[:-1], np.nan)
+    for idx in np.ndindex(*v.shape[:-1]):
+        k = int(np.argmax(hit[idx]))
+        if not hit[idx][k]:
+            continue
+        if k == 0:
+            out[idx] = t[0]
+            continue
+        v0, v1, L = v[idx][k - 1], v[idx][k], lev[idx][0]
+        out[idx] = t[k - 1] + (t[k] - t[k - 1]) * (L - v0) / (v1 - v0) if v1 != v0 else t[k]
+    return out

@@ -1,0 +1,228 @@
+"""The ``linattn`` command line.
+
+Subcommands
+-----------
+``info``      population quantities of a problem (c, c_v, the ICL solution and its test error)
+``figures``   regenerate the seed figures (PNG + PDF + data) into a folder
+``validate``  run every theory-vs-simulation comparison and write a Markdown report
+``sweep``     run a registered experiment (or ``module:function``) over a parameter grid in a TOML
+              file, serially, on local processes or on a Dask cluster, into a Zarr store
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+
+def _info(args):
+    import linattn
+
+    pb = linattn.Problem(D=args.D, N=args.N, noise=args.noise)
+    # scalars only: no D x D array is built, so any D is answered instantly
+    print(f"Problem(D={pb.D}, N={pb.N}, noise={pb.noise})")
+    print(f"  feature variance c            = {pb.feature_variance:.10g}")
+    print(f"  v-feature variance c_v        = {pb.feature_variance_v:.10g}")
+    print(f"  parameters M (reduced, full)  = {pb.n_params('reduced')}, {pb.n_params('full')}")
+    print(f"  ICL solution Gamma = I/(D c)  = {pb.teacher_norm2:.10g} * I,  v = 0")
+    print(f"  test error E_g(Gamma_ICL)     = {pb.test_error_from_moments(pb.teacher_norm2, pb.teacher_norm2):.10g}")
+    print(f"  test error of Gamma = 0       = {pb.test_error_from_moments(0.0, 0.0):.10g}")
+    return 0
+
+
+def _figures(args):
+    from .. import figures
+
+    if args.list:
+        for name, fig in figures.registry().items():
+            print(f"{name:8s} {fig.title}")
+        return 0
+    if not figures.names():
+        print("no figures are registered yet")
+        return 0
+    if (args.workers != 1 or args.scheduler) and not args.store:
+        raise ValueError("--workers and --scheduler evaluate a figure's points into a store: give --store DIR")
+    if args.scheduler is not None and not args.scheduler.strip():
+        raise ValueError("scheduler must be the address of a Dask scheduler (tcp://host:port); got ''")
+    paths = figures.make(args.names or ["all"], args.out, mode=_mode(args), progress=not args.no_progress,
+                         store=args.store, jobs=args.jobs, exclude=args.exclude or (), workers=args.workers,
+                         scheduler=args.scheduler)
+    for p in paths:
+        print(p)
+    return 0
+
+
+def _validate(args):
+    from . import report
+
+    path, ok = report.run(args.out, mode=_mode(args), progress=not args.no_progress)
+    print(path)
+    return 0 if ok else 1
+
+
+def _sweep(args):
+    import importlib
+
+    from .. import sweeps as sw
+
+    fn = args.experiment
+    if ":" in fn:
+        module, _, name = fn.partition(":")
+        try:
+            fn = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as err:
+            raise ValueError(f"experiment must be a registered name or module:function; {args.experiment!r}: {err}")
+    grid = _read_grid(args.grid)
+    kw = dict(replicates=args.replicates, seed=args.seed, store=args.store, allow_mixed=args.allow_mixed,
+              progress=not args.no_progress)
+    if args.scheduler:
+        client = _connect(args.scheduler)
+        try:
+            ds = sw.sweep(fn, grid, client=client, **kw)
+        finally:
+            client.close()
+    elif args.workers and args.workers > 1:
+        with sw.local_cluster(args.workers) as client:
+            ds = sw.sweep(fn, grid, client=client, **kw)
+    else:
+        ds = sw.sweep(fn, grid, workers=args.workers, **kw)
+    done = int((ds["status"] == sw.DONE).sum())
+    failed = int((ds["status"] == sw.FAILED).sum())
+    print(f"{done} of {ds['status'].size} evaluations done, {failed} failed" + (f"; store: {args.store}" if args.store else ""))
+    return 0
+
+
+def _read_grid(path):
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as fh:
+            grid = tomllib.load(fh)
+    except OSError as err:
+        raise ValueError(f"grid must be a readable TOML file; {path!r}: {err.strerror or err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"grid must be a TOML file of `name = [values]` lines; {path!r}: {err}") from None
+    return grid
+
+
+def _connect(address):
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError("scheduler needs dask.distributed: pip install -e \".[dask]\"") from None
+    try:
+        return Client(address, timeout="3s")
+    except (OSError, TimeoutError) as err:
+        raise ValueError(f"scheduler {address!r} cannot be reached: {err}") from None
+
+
+def _mode(args):
+    return "full" if args.full else "smoke" if args.smoke else "quick"
+
+
+def _modes(q):
+    mode = q.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="quick settings (default)")
+    mode.add_argument("--full", action="store_true", help="the seed papers' full protocol")
+    mode.add_argument("--smoke", action="store_true", help="tiny settings that only exercise the code (for tests)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``linattn`` command.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    p = argparse.ArgumentParser(
+        prog="linattn",
+        description="Theory of in-context learning in single-layer linear attention trained on finite "
+                    "data (Hessian spectra, free energies, learning dynamics), checked against simulation.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    q = sub.add_parser("info", help="population quantities of a problem")
+    q.add_argument("--D", type=int, required=True, help="token dimension")
+    q.add_argument("--N", type=int, required=True, help="context length")
+    q.add_argument("--noise", type=float, default=0.0, help="label-noise standard deviation sigma")
+    q.set_defaults(func=_info)
+
+    q = sub.add_parser("figures", help="regenerate the seed figures")
+    q.add_argument("names", nargs="*", help="figure names (see --list) or 'all'")
+    _modes(q)
+    q.add_argument("--out", default="figures", help="output folder (default: figures)")
+    q.add_argument("--list", action="store_true", help="list the registered figures")
+    q.add_argument("--store", "--from-store", dest="store", default=None, metavar="DIR",
+                   help="compute each figure's points resumably into Zarr stores under DIR and draw from them "
+                        "(a second call evaluates nothing that is done)")
+    where = q.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=1,
+                       help="with --store: local processes evaluating the points (default 1: this process)")
+    where.add_argument("--scheduler", default=None,
+                       help="with --store: address of a Dask scheduler evaluating the points, e.g. tcp://host:8786")
+    q.add_argument("--no-progress", action="store_true", help="no progress bars")
+    q.add_argument("--jobs", type=int, default=1, help="figures computed in parallel processes (default 1)")
+    q.add_argument("--exclude", action="append", metavar="NAME", help="leave figure NAME out (repeatable)")
+    q.set_defaults(func=_figures)
+
+    q = sub.add_parser("validate", help="theory-vs-simulation report")
+    _modes(q)
+    q.add_argument("--out", default="figures", help="output folder (default: figures)")
+    q.add_argument("--no-progress", action="store_true", help="no progress bars")
+    q.set_defaults(func=_validate)
+
+    q = sub.add_parser("sweep", help="run an experiment over a parameter grid (local processes or Dask)")
+    q.add_argument("experiment", help="registered experiment (gibbs, langevin, long_time_limit) or module:function")
+    q.add_argument("--grid", required=True, help="TOML file: one `name = [values]` line per parameter")
+    q.add_argument("--replicates", type=int, default=1, help="evaluations per grid point (default 1)")
+    q.add_argument("--seed", type=int, default=0, help="sweep seed (default 0)")
+    q.add_argument("--store", default=None, help="Zarr folder (resumable); default: results only printed")
+    where = q.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=None,
+                       help="N > 1: a Dask LocalCluster of N single-threaded workers; 1: serial "
+                            "(default: local processes, one per core)")
+    where.add_argument("--scheduler", default=None, help="address of a Dask scheduler, e.g. tcp://host:8786")
+    q.add_argument("--allow-mixed", action="store_true", help="accept a store written by another code version")
+    q.add_argument("--no-progress", action="store_true", help="no progress bar")
+    q.set_defaults(func=_sweep)
+    return p
+
+
+def main(argv=None) -> int:
+    """Run the command line; every error is one line on stderr and a non-zero exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 1 when a validation comparison fails, 2 on bad input, 3 on a solver that did
+        not converge, 4 on an operating-system error, 5 when memory runs out, 6 when an optional
+        extra is missing.
+    """
+    from linattn.errors import ConvergenceError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ValueError as err:
+        code, message = 2, str(err)
+    except ConvergenceError as err:
+        code, message = 3, str(err)
+    except OSError as err:
+        code, message = 4, str(err)
+    except ImportError as err:
+        code, message = 6, str(err)
+    except MemoryError:
+        code, message = 5, "out of memory (reduce the sizes or set LINATTN_MEMORY_LIMIT)"
+    print(f"linattn: error: {' '.join(message.split())}", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,343 @@
+"""The unit of the validation layer: an experiment is settings → run → result → checks.
+
+An experiment is a subclass of :class:`Experiment` in a module of :mod:`validation.experiments`. It
+declares
+
+* ``name`` (how figures, the report, the command line and sweeps call it) and ``title``;
+* ``presets``: its frozen settings per mode — ``"smoke"`` (exercises every code path in seconds; its
+  numbers are not judged), ``"quick"`` (what ``make run`` regenerates) and ``"full"`` (the papers'
+  protocol) — each a plain ``dict`` that :meth:`Experiment.settings` turns into a read-only
+  :class:`Settings`;
+* ``points(settings)``: the independent units of work (a list of JSON-able dicts), and
+  ``compute(settings, point)``: one point's outputs (a dict of numeric arrays; every random number
+  is seeded from the settings and the point, so a point gives the same numbers wherever it runs);
+* ``assemble(settings, outputs)``: the :class:`Result` from the outputs of all points, in order;
+* ``checks(result)``: its theory-vs-simulation comparisons (a list of :class:`Check`; the report is
+  the loop over these).
+
+:func:`run` evaluates the points in this process, on local processes or on a Dask cluster, and with
+``store=`` writes each point as it finishes into a Zarr group (:func:`validation.sweeps.run_points`):
+an interrupted run resumes where it stopped. Adding an experiment means adding a module: the
+registry (:func:`registry`) discovers every module of this package.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import pkgutil
+from dataclasses import dataclass, field
+from collections.abc import Mapping
+from typing import ClassVar
+
+import numpy as np
+
+from linattn import check
+
+#: the modes of every experiment and figure
+MODES = ("smoke", "quick", "full")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One theory-vs-simulation comparison: a row of the validation report.
+
+    Attributes
+    ----------
+    section : str
+        The report section (usually the experiment's name).
+    quantity : str
+        What is compared.
+    parameters : str
+        The setting, in words and numbers.
+    theory, simulation, rel_error : str
+        The two values (with their uncertainty) and their relative difference, formatted.
+    passed : bool
+        Whether the criterion holds.
+    criterion : str
+        The rule, with the error estimate it rests on.
+    """
+
+    section: str
+    quantity: str
+    parameters: str
+    theory: str
+    simulation: str
+    rel_error: str
+    passed: bool
+    criterion: str
+
+    def __post_init__(self):
+        object.__setattr__(self, "passed", bool(self.passed))
+
+    def __repr__(self):
+        return f"Check({self.section}: {self.quantity} — {'PASS' if self.passed else 'FAIL'})"
+
+
+class Settings(Mapping):
+    """Read-only settings of an experiment: a mapping, also readable as attributes (``s.n_datasets``)."""
+
+    def __init__(self, values):
+        object.__setattr__(self, "_values", dict(values))
+
+    def __getitem__(self, key):
+        return self._values[key]
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self):
+        return len(self._values)
+
+    def __getattr__(self, key):
+        try:
+            return self._values[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __setattr__(self, key, value):
+        raise AttributeError("Settings are read-only: make new ones with Experiment.settings(mode, **overrides)")
+
+    def __repr__(self):
+        return f"Settings({', '.join(f'{k}={v!r}' for k, v in self._values.items())})"[:300]
+
+
+def _jsonable(value):
+    """``value`` with numpy scalars and arrays turned into JSON types (tuples become lists)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+@dataclass(frozen=True, eq=False)
+class Result:
+    """What an experiment computed: its name, mode, settings, arrays and metadata.
+
+    Attributes
+    ----------
+    experiment : str
+    mode : str
+        The preset the settings came from (``"custom"`` for hand-made settings).
+    settings : dict
+    data : dict of str to ndarray
+        The arrays (what the figure draws and the ``.npz`` next to it holds).
+    meta : dict
+        JSON-able metadata (summaries, derived scalars).
+    """
+
+    experiment: str
+    mode: str
+    settings: dict
+    data: dict = field(repr=False)
+    meta: dict = field(default_factory=dict, repr=False)
+
+    def __repr__(self):
+        return (f"Result({self.experiment!r}, mode={self.mode!r}, {len(self.data)} arrays, "
+                f"meta keys {sorted(self.meta)[:6]})")
+
+    def save(self, path: str) -> str:
+        """Write the result to ``path`` (``.npz``: the arrays, and the rest as JSON in ``__result__``).
+
+        Parameters
+        ----------
+        path : str
+
+        Returns
+        -------
+        str
+            The path written.
+        """
+        header = json.dumps({"experiment": self.experiment, "mode": self.mode,
+                             "settings": _jsonable(dict(self.settings)), "meta": _jsonable(self.meta)})
+        arrays = {k: np.asarray(v) for k, v in self.data.items()}
+        if "__result__" in arrays:
+            check.fail("data", "<dict with key '__result__'>", "a dict of arrays without the reserved key '__result__'")
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        np.savez_compressed(path, __result__=np.asarray(header), **arrays)
+        return path
+
+    @classmethod
+    def load(cls, path: str) -> "Result":
+        """Read a result written by :meth:`save` (no pickles: object arrays are refused).
+
+        Parameters
+        ----------
+        path : str
+
+        Returns
+        -------
+        Result
+        """
+        if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+            check.fail("path", path, "the path of a result file written by Result.save")
+        try:
+            with np.load(path, allow_pickle=False) as npz:
+                header = json.loads(str(npz["__result__"]))
+                data = {k: npz[k] for k in npz.files if k != "__result__"}
+        except (OSError, ValueError, KeyError) as err:
+            raise ValueError(f"path {os.fspath(path)!r} is not a result file written by Result.save: {err}") from None
+        return cls(header["experiment"], header["mode"], header["settings"], data, header["meta"])
+
+
+class Experiment:
+    """Base class of an experiment (module docstring). Subclasses set ``name``, ``title``, ``presets``
+    and implement :meth:`points`, :meth:`compute`, :meth:`assemble` and (optionally) :meth:`checks`.
+
+    ``report_order`` places the experiment's checks in the validation report (``None``: no section).
+    """
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    presets: ClassVar[dict] = {}
+    report_order: ClassVar[float | None] = None
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        if cls.name:
+            if cls.name in _REGISTRY and _REGISTRY[cls.name].__module__ != cls.__module__:
+                raise ValueError(f"experiment name {cls.name!r} is registered twice ({_REGISTRY[cls.name].__module__}, "
+                                 f"{cls.__module__})")
+            _REGISTRY[cls.name] = cls
+
+    # -- settings ---------------------------------------------------------------------------------------
+    @classmethod
+    def settings(cls, mode: str = "quick", **overrides) -> Settings:
+        """The preset of ``mode`` with ``overrides`` applied (only known keys).
+
+        Parameters
+        ----------
+        mode : {"smoke", "quick", "full"}
+        **overrides
+            Keys of the preset to replace.
+
+        Returns
+        -------
+        Settings
+        """
+        check.choice("mode", mode, tuple(cls.presets) or MODES)
+        base = dict(cls.presets[mode])
+        unknown = sorted(set(overrides) - set(base))
+        if unknown:
+            raise ValueError(f"settings of experiment {cls.name!r} have no key {unknown[0]!r}; known keys: {sorted(base)}")
+        base.update(overrides)
+        return Settings(base)
+
+    # -- the work ---------------------------------------------------------------------------------------
+    def points(self, s: Settings) -> list:
+        """The independent units of work (JSON-able dicts); default: one point."""
+        return [{}]
+
+    def compute(self, s: Settings, point: dict) -> dict:
+        """One point's outputs: a dict of numeric arrays."""
+        raise NotImplementedError
+
+    def assemble(self, s: Settings, outputs: list) -> tuple:
+        """``(data, meta)`` of the :class:`Result` from the outputs of every point (in order)."""
+        data = {}
+        for out in outputs:
+            data.update(out)
+        return data, {}
+
+    def checks(self, result: Result) -> list:
+        """The comparisons of this experiment (list of :class:`Check`); default: none."""
+        return []
+
+
+_REGISTRY: dict[str, type] = {}
+_DISCOVERED: list = []
+
+
+def registry() -> dict:
+    """Every experiment, by name (discovers the modules of :mod:`validation.experiments` once).
+
+    Returns
+    -------
+    dict of str to Experiment subclass
+    """
+    if not _DISCOVERED:
+        package = importlib.import_module("validation.experiments")
+        for info in pkgutil.iter_modules(package.__path__):
+            if not info.name.startswith("_") and info.name != "base":
+                importlib.import_module(f"validation.experiments.{info.name}")
+        _DISCOVERED.append(True)
+    return dict(_REGISTRY)
+
+
+def get(name: str) -> Experiment:
+    """The experiment called ``name`` (an instance).
+
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    Experiment
+    """
+    reg = registry()
+    if name not in reg:
+        check.fail("experiment", name, f"one of the registered experiments {sorted(reg)}")
+    return reg[name]()
+
+
+def _point_task(name, settings, point, rng=None):
+    """Evaluate point ``point`` (an index) of experiment ``name`` (module-level: workers import it)."""
+    exp = get(name)
+    s = Settings(settings)
+    return exp.compute(s, exp.points(s)[point])
+
+
+def run(experiment, mode="quick", settings=None, store=None, client=None, workers=1, progress=True,
+        allow_mixed=False) -> Result:
+    """Run an experiment: every point, then :meth:`Experiment.assemble`.
+
+    Parameters
+    ----------
+    experiment : str or Experiment
+    mode : {"smoke", "quick", "full"}
+        The preset (ignored when ``settings`` is given, except as the label of the result).
+    settings : Settings or dict, optional
+        Settings of your own (e.g. ``Exp.settings("quick", n_datasets=50)``).
+    store : str, optional
+        Zarr folder: each point is written as it finishes and a re-run resumes (optional extra ``[dask]``).
+    client : dask.distributed.Client, optional
+        Evaluate the points on this cluster.
+    workers : int
+        Local processes when no client is given (1: in this process).
+    progress : bool
+    allow_mixed : bool
+        Accept a store written by another code version.
+
+    Returns
+    -------
+    Result
+    """
+    from ..sweeps import run_points
+
+    exp = get(experiment) if isinstance(experiment, str) else experiment
+    if not isinstance(exp, Experiment):
+        check.fail("experiment", experiment, "an experiment name or an Experiment instance")
+    check.choice("mode", mode, MODES)
+    s = exp.settings(mode) if settings is None else Settings(dict(settings))
+    pts = exp.points(s)
+    label = mode if settings is None else "custom"
+    if store is None and client is None and workers == 1:
+        from tqdm import tqdm
+
+        outputs = [exp.compute(s, p) for p in tqdm(pts, desc=exp.name, disable=not progress or len(pts) < 2,
+                                                  leave=False)]
+    else:
+        import functools
+
+        fn = functools.partial(_point_task, exp.name, _jsonable(dict(s)))
+        outputs = run_points(fn, len(pts), name=f"{exp.name}:{label}", attrs={"settings": json.dumps(_jsonable(dict(s)))},
+                             store=store, client=client, workers=workers, progress=progress, allow_mixed=allow_mixed,
+                             source=type(exp))
+    data, meta = exp.assemble(s, outputs)
+    return Result(exp.name, label, dict(s), data, meta)

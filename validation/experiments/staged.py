@@ -1,0 +1,294 @@
+"""Experiments on factorized attention shared by the figures, the report and the tests.
+
+:func:`staged_experiment` (closed form vs exact ODE vs online SGD for ``Γ = PQ`` on an anisotropic
+spectrum), :func:`saddle_experiment` (separate key/query heads vs one merged head: exact ODE and SGD),
+:func:`finite_p_gap` (ΔEr and contrast
+ratio of the merged and the product parametrization trained on the same datasets).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import dynamics
+import linattn
+from linattn import check
+from diagnostics import crossing_times
+from linattn.factorized import Parametrization
+
+from ..simulators.factorized import FactorizedRun, factorized_descent
+
+
+
+
+def noise_free_problem(spectrum, N):
+    """The noise-free problem with input eigenvalues ``spectrum`` (identity basis)."""
+    spectrum = check.real_array("spectrum", spectrum, low=0.0, low_open=True)
+    return linattn.Problem(spectrum.size, N, 0.0, covariance=spectrum)
+
+
+def n_steps_covering(t_max, step, record):
+    """Steps of size ``step`` covering ``t_max``, rounded up to a multiple of ``record``."""
+    n = int(np.ceil(t_max / check.positive("step", step)))
+    return n + (-n) % check.positive_int("record", record)
+
+
+@dataclass(frozen=True)
+class StagedExperiment:
+    """Closed form, exact ODEs and SGD of ``Γ = PQ`` (``"value_kq_modes"``) from a small start.
+
+    Attributes
+    ----------
+    problem : linattn.Problem
+    a0 : float
+    times : ndarray (T,)
+    closed_modes, closed_test : ndarray (T, D), (T,)
+        Logistic law from the balanced aligned start (exact for it).
+    ode_random_modes, ode_random_test : ndarray
+        Exact population ODE from a small *random* start of the same size (not aligned, not balanced).
+    sgd : FactorizedRun
+        Online SGD from the balanced aligned start (``n_chains`` chains).
+    t_half, t_half_sgd, t_half_random : ndarray (D,), (n_chains, D), (D,)
+        Half-rise times: closed form, SGD, exact ODE from the random start.
+    """
+
+    problem: linattn.Problem
+    a0: float
+    times: np.ndarray
+    closed_modes: np.ndarray
+    closed_test: np.ndarray
+    ode_random_modes: np.ndarray
+    ode_random_test: np.ndarray
+    sgd: FactorizedRun
+    t_half: np.ndarray
+    t_half_sgd: np.ndarray
+    t_half_random: np.ndarray
+
+
+def staged_experiment(spectrum, N, a0=1e-3, step=0.05, batch=128, n_chains=4, record=50, seed=0) -> StagedExperiment:
+    """Run :class:`StagedExperiment` for input eigenvalues ``spectrum`` (noise-free, identity basis).
+
+    Parameters
+    ----------
+    spectrum : array_like (D,)
+    N : int
+    a0 : float
+        Initial mode amplitude (``p_α = q_α = √a0``); the random start has ``‖Γ(0)‖_F = a0 √D``.
+    step : float
+        SGD step ``η``; the time of step ``k`` is ``kη``.
+    batch, n_chains, record, seed : int
+
+    Returns
+    -------
+    StagedExperiment
+    """
+    pb = noise_free_problem(spectrum, N)
+    a0 = check.positive("a0", a0)
+    mc = dynamics.mode_constants(pb)
+    t_half = dynamics.escape_times(pb, a0)
+    n_steps = n_steps_covering(1.6 * t_half.max(), step, record)
+    par = Parametrization("value_kq_modes", pb.D)
+    sgd = factorized_descent(pb, par, par.aligned(np.full(pb.D, a0)), n_steps, step, batch=batch, record=record,
+                             n_chains=n_chains, seed=seed)
+    times = sgd.steps * step
+    closed = dynamics.logistic_modes(pb, a0, times)
+    rng = np.random.default_rng(seed)
+    th = rng.standard_normal(par.n_params)
+    th *= np.sqrt(a0 * np.sqrt(pb.D)) / np.linalg.norm(th[: pb.D**2])     # ‖P‖ = ‖Q‖ ≈ (a0 √D)^{1/2}
+    ode = dynamics.mean_flow(pb, par, th, times)
+    half = 0.5 * mc.a_inf
+    return StagedExperiment(problem=pb, a0=a0, times=times, closed_modes=closed, closed_test=dynamics.mode_loss(pb, closed),
+                            ode_random_modes=ode.modes, ode_random_test=ode.test, sgd=sgd, t_half=t_half,
+                            t_half_sgd=crossing_times(times, np.swapaxes(sgd.modes, 1, 2), half[None, :]),
+                            t_half_random=crossing_times(times, ode.modes.T, half))
+
+
+@dataclass(frozen=True)
+class SaddleExperiment:
+    """Separate key/query heads vs one merged head on the same spectrum: exact ODEs and online SGD.
+
+    Attributes
+    ----------
+    problem : linattn.Problem
+    saddles : ndarray (D + 1,)
+        :func:`dynamics.saddle_losses`.
+    times : ndarray (T,)
+    ode_separate, ode_merged : ndarray (T,)
+        Exact population test error along the flows.
+    sgd_separate, sgd_merged : FactorizedRun
+    """
+
+    problem: linattn.Problem
+    saddles: np.ndarray
+    times: np.ndarray
+    ode_separate: np.ndarray
+    ode_merged: np.ndarray
+    sgd_separate: FactorizedRun
+    sgd_merged: FactorizedRun
+
+
+def saddle_experiment(spectrum, N, scale=0.3, t_max=6000.0, step=0.2, batch=128, n_chains=4, record=100,
+                      seed=0) -> SaddleExperiment:
+    """Run :class:`SaddleExperiment`: ``D`` rank-one separate heads (``ATTN_S``) and one merged head (``ATTN_M``)
+    from the same small random start of size ``scale`` (Zhang, Singh, Latham & Saxe 2025).
+
+    Parameters
+    ----------
+    spectrum : array_like (D,)
+    N : int
+    scale : float
+        Start size (:meth:`linattn.factorized.Parametrization.init`).
+    t_max, step : float
+        Time span and SGD step.
+    batch, n_chains, record, seed : int
+
+    Returns
+    -------
+    SaddleExperiment
+    """
+    pb = noise_free_problem(spectrum, N)
+    n_steps = n_steps_covering(check.positive("t_max", t_max), step, record)
+    out = {}
+    for tag, par in (("separate", Parametrization("separate_kq", pb.D, heads=pb.D)),
+                     ("merged", Parametrization("merged_heads", pb.D))):
+        th = par.init(scale, seed)
+        run = factorized_descent(pb, par, th, n_steps, step, batch=batch, record=record, n_chains=n_chains, seed=seed)
+        ode = dynamics.mean_flow(pb, par, th, run.steps[1:] * step)
+        out[tag] = (run, np.concatenate([[run.test[0, 0]], ode.test]))
+    times = out["separate"][0].steps * step
+    return SaddleExperiment(problem=pb, saddles=dynamics.saddle_losses(spectrum, N), times=times,
+                            ode_separate=out["separate"][1], ode_merged=out["merged"][1],
+                            sgd_separate=out["separate"][0], sgd_merged=out["merged"][0])
+
+
+@dataclass(frozen=True)
+class FiniteGap:
+    """ΔEr, contrast ratio and test error per dataset for the merged and the product model (shape (n_P, n))."""
+
+    P: np.ndarray
+    gap_merged: np.ndarray
+    gap_product: np.ndarray
+    contrast_merged: np.ndarray
+    contrast_product: np.ndarray
+    test_merged: np.ndarray
+    test_product: np.ndarray
+
+
+def finite_p_gap(pb, P_values, lam, n_datasets, scale=1e-2, t_max=2e4, seed=0) -> FiniteGap:
+    """Train the merged ``Γ`` (exact long-time limit of gradient flow from 0) and ``Γ = PQ`` (exact ODE from a
+    small random start, ``λ`` on ``P`` and ``Q``) on the same datasets; return ΔEr and the contrast ratio.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+        Isotropic.
+    P_values : array_like of int
+    lam : float
+        Weight decay (> 0: both limits exist).
+    n_datasets : int
+    scale : float
+        Start size of ``P`` and ``Q``.
+    t_max : float
+        Integration time of the product model (checked: the gradient at ``t_max`` is below 1e-6).
+    seed : int
+
+    Returns
+    -------
+    FiniteGap
+    """
+    P_values = np.asarray(P_values, dtype=int)
+    lam = check.positive("lam", lam)
+    n = check.positive_int("n_datasets", n_datasets)
+    par = Parametrization("value_kq_modes", pb.D)
+    shape = (P_values.size, n)
+    res = {k: np.zeros(shape) for k in ("gm", "gp", "cm", "cp", "tm", "tp")}
+    for i, P in enumerate(P_values):
+        for r in range(n):
+            data = pb.sample(int(P), rng=(seed, int(P), r))
+            lt = dynamics.long_time_limit(data, pb, lam)
+            res["gm"][i, r], res["tm"][i, r], res["cm"][i, r] = lt.gap, lt.test, lt.contrast
+            fl = dynamics.mean_flow(pb, par, par.init(scale, (seed, int(P), r)), [t_max / 2, t_max], data=data, lam=lam)
+            drift = abs(fl.loss[-1] - fl.loss[0])
+            if drift > 1e-6 * fl.loss[-1]:
+                raise linattn.ConvergenceError(f"finite_p_gap: the product model is still moving at t_max = {t_max} "
+                                               f"(relative change {drift / fl.loss[-1]:.1e}); increase t_max")
+            res["gp"][i, r], res["tp"][i, r] = linattn.relative_gap(fl.loss[-1], fl.test[-1]), fl.test[-1]
+            res["cp"][i, r] = linattn.contrast_ratio(fl.Gamma)
+    return FiniteGap(P=P_values, gap_merged=res["gm"], gap_product=res["gp"], contrast_merged=res["cm"],
+                     contrast_product=res["cp"], test_merged=res["tm"], test_product=res["tp"])
+
+
+@dataclass(frozen=True)
+class GibbsComparison:
+    """Langevin averages of a parametrization on one dataset against the exact merged Gibbs measure.
+
+    Attributes
+    ----------
+    train, train_se, test, test_se : float
+        Langevin ``⟨E_t⟩`` (weight decay on ``θ`` included) and ``⟨E_g⟩``, mean and s.e. over chains.
+    exact_train, exact_test : float
+        :func:`replica.gibbs` of the merged model at the same ``(P, β, λ)``.
+    e_min : float
+        Minimum of ``E_t(θ)`` of the parametrization (exact ODE to convergence).
+    harmonic_dof : int
+        ``n_params`` minus the dimension of the norm-preserving symmetry (``D(D−1)/2`` for ``PQ``).
+    equipartition : float
+        ``e_min + harmonic_dof/(2β)``: the large-β prediction for ``⟨E_t⟩``.
+    """
+
+    train: float
+    train_se: float
+    test: float
+    test_se: float
+    exact_train: float
+    exact_test: float
+    e_min: float
+    harmonic_dof: int
+    equipartition: float
+
+
+def gibbs_comparison(pb, data, beta, lam, kind="value_kq_modes", n_steps=60_000, step=0.002, n_chains=16,
+                     burn=0.3, seed=0) -> GibbsComparison:
+    """Langevin on the factorized energy vs the exact merged Gibbs averages and the equipartition law.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+        Isotropic (the merged Gibbs averages are exact for it).
+    data : linattn.Prompts
+    beta, lam : float
+        Inverse temperature and weight decay (``> 0``).
+    kind : {"merged", "value_kq_modes"}
+    n_steps : int
+    step : float
+        Euler–Maruyama step ``η`` (bias ``O(η)``).
+    n_chains : int
+    burn : float
+        Fraction of the records discarded, in ``[0, 1)``.
+    seed : int
+
+    Returns
+    -------
+    GibbsComparison
+    """
+    import replica
+
+    kind = check.choice("kind", kind, ("merged", "value_kq_modes"))
+    beta = check.positive("beta", beta)
+    lam = check.positive("lam", lam)
+    burn = check.real("burn", burn, low=0.0, high=1.0, high_open=True)
+    par = Parametrization(kind, pb.D)
+    exact = replica.gibbs(data, pb, beta, lam)
+    start = par.init(0.5, seed)
+    fl = dynamics.mean_flow(pb, par, start, [1.0, 50.0 / lam], data=data, lam=lam, rtol=1e-11)
+    run = factorized_descent(pb, par, fl.theta[-1], n_steps, step, data=data, lam=lam, beta=beta,
+                             record=max(1, n_steps // 100), n_chains=n_chains, seed=seed)
+    k0 = int(burn * run.steps.size)
+    et = (run.loss + 0.5 * lam * np.sum(run.theta**2, axis=2))[:, k0:].mean(1)
+    eg = run.test[:, k0:].mean(1)
+    dof = par.n_params - (pb.D * (pb.D - 1) // 2 if kind == "value_kq_modes" else 0)
+    se = lambda x: float(x.std(ddof=1) / np.sqrt(x.size))    # noqa: E731
+    return GibbsComparison(train=float(et.mean()), train_se=se(et), test=float(eg.mean()), test_se=se(eg),
+                           exact_train=float(exact.train), exact_test=float(exact.test), e_min=float(fl.loss[-1]), harmonic_dof=dof,
+                           equipartition=float(fl.loss[-1] + dof / (2 * beta)))

@@ -1,0 +1,200 @@
+"""Factorized attention (Mainali & Teixeira, seed ``000/004``; Zhang, Singh, Latham & Saxe 2025).
+
+``staged``: staged learning of ``Γ = PQ`` on an anisotropic spectrum — loss and mode amplitudes against
+time, closed form vs exact ODE vs online SGD, and the escape time against the eigenvalue.
+``saddles``: separate key/query heads (saddle to saddle) vs one merged head (one abrupt drop).
+``factorized_gap``: ΔEr and contrast ratio against P for the merged and the product parametrization
+trained on the same datasets.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import linattn
+
+from ..experiments.staged import finite_p_gap, saddle_experiment, staged_experiment
+from . import register, save, style
+
+STAGED = {"smoke": dict(spectrum=np.geomspace(1.0, 0.5, 3), N=15, n_chains=2, batch=32),
+          "quick": dict(spectrum=np.geomspace(1.0, 0.2, 6), N=31, n_chains=4, batch=128),
+          "full": dict(spectrum=np.geomspace(1.0, 0.1, 8), N=31, n_chains=8, batch=256)}
+SADDLES = {"smoke": dict(t_max=300.0, n_chains=2, batch=32, step=0.2),
+           "quick": dict(t_max=8000.0, n_chains=4, batch=128, step=0.25),
+           "full": dict(t_max=8000.0, n_chains=8, batch=256, step=0.1)}
+GAP = {"smoke": dict(D=3, N=10, P=[4, 30], n=2, t_max=5e3),
+       "quick": dict(D=5, N=20, P=[5, 10, 20, 40, 80, 160, 320], n=3, t_max=1e4),
+       "full": dict(D=8, N=40, P=[8, 16, 32, 64, 128, 256, 512, 1024], n=20, t_max=2e4)}
+ZHANG_SPECTRUM = np.array([0.4, 0.3, 0.2, 0.1])
+
+
+def _log_marks(t, n=40):
+    """Indices of about ``n`` records evenly spaced in log-time (markers on log axes)."""
+    pos = t[t > 0]
+    idx = np.searchsorted(t, np.geomspace(pos[0], t[-1], n))
+    return np.unique(np.clip(idx, 0, t.size - 1))
+
+
+def _mean_sd(x, axis=0):
+    return x.mean(axis), x.std(axis, ddof=1) if x.shape[axis] > 1 else np.zeros(x.shape[1 - axis] if x.ndim == 2 else 0)
+
+
+@register("staged", "Staged learning of value × key-query attention on an anisotropic spectrum",
+          caption="Mainali & Teixeira (seed 000/004), Γ = PQ (value_kq_modes), noise-free, N = 31, input eigenvalues "
+                  "s geometric from 1 to 0.2 (D = 6, quick; D = 8 from 1 to 0.1, full). (a) exact test error vs time: "
+                  "closed-form logistic law from a balanced aligned start a⁰ = 10⁻³ (solid; exact for that start), exact "
+                  "ODE from a random start of the same size (dashed), online SGD with fresh batches (markers, mean ± sd "
+                  "over chains, time = step × η). (b) mode amplitudes a_α(t)/a^∞_α, same lines and markers. "
+                  "(c) half-rise time vs s_α: closed form ln[(a^∞ − a⁰)/a⁰]/(2b_α) ∝ D/s² (line), SGD (circles), "
+                  "random start (crosses: later, since the modes must first align).")
+def make_staged(out_dir, mode="quick", progress=True):
+    s = STAGED[mode]
+    ex = staged_experiment(s["spectrum"], s["N"], n_chains=s["n_chains"], batch=s["batch"], seed=1)
+    d = dict(times=ex.times, spectrum=ex.problem.covariance.spectrum, closed_modes=ex.closed_modes,
+             closed_test=ex.closed_test, ode_random_modes=ex.ode_random_modes, ode_random_test=ex.ode_random_test,
+             sgd_modes=ex.sgd.modes, sgd_test=ex.sgd.test, t_half=ex.t_half, t_half_sgd=ex.t_half_sgd,
+             t_half_random=ex.t_half_random, a_inf=_a_inf(ex.problem))
+    with style():
+        fig = _plot_staged(d)
+    return save(fig, out_dir, "staged", d, {"mode": mode, "N": s["N"], "a0": ex.a0})
+
+
+def _a_inf(pb):
+    import dynamics
+
+    return dynamics.mode_constants(pb).a_inf
+
+
+def _plot_staged(d):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    t = d["times"]
+    keep = t > 0
+    ax = axes[0]
+    ax.plot(t[keep], d["closed_test"][keep], "k-", label="closed form (balanced, aligned)")
+    ax.plot(t[keep], d["ode_random_test"][keep], "k--", label="exact ODE, random start")
+    m, sd = _mean_sd(d["sgd_test"])
+    sl = _log_marks(t)
+    ax.errorbar(t[sl], m[sl], yerr=sd[sl], fmt="o", ms=3, color="C3", label="online SGD")
+    ax.set_xscale("log")
+    ax.set_xlabel("time t")
+    ax.set_ylabel(r"test error $E_g$")
+    ax.legend(fontsize=8)
+    ax.set_title("(a) loss: one drop per mode", fontsize=10)
+    ax = axes[1]
+    for k, a in enumerate(d["a_inf"]):
+        col = f"C{k % 10}"
+        ax.plot(t[keep], d["closed_modes"][keep, k] / a, "-", color=col, label=f"s = {d['spectrum'][k]:.2f}")
+        ax.plot(t[keep], d["ode_random_modes"][keep, k] / a, "--", color=col)
+        ms, sds = _mean_sd(d["sgd_modes"][:, :, k])
+        ax.errorbar(t[sl], ms[sl] / a, yerr=sds[sl] / a, fmt="o", ms=2.5, color=col)
+    ax.set_xscale("log")
+    ax.set_xlabel("time t")
+    ax.set_ylabel(r"$a_\alpha(t)/a^\infty_\alpha$")
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title("(b) mode amplitudes (solid: closed form, dashed: random start)", fontsize=10)
+    ax = axes[2]
+    s = d["spectrum"]
+    ax.plot(s, d["t_half"], "k-", label=r"closed form $\propto D/s^2$")
+    ms, sds = _mean_sd(d["t_half_sgd"])
+    ax.errorbar(s, ms, yerr=sds, fmt="o", color="C3", label="online SGD")
+    ax.plot(s, d["t_half_random"], "x", color="C0", ms=8, label="exact ODE, random start")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(r"input eigenvalue $s_\alpha$")
+    ax.set_ylabel(r"half-rise time $t_{1/2}$")
+    ax.legend(fontsize=8)
+    ax.set_title("(c) escape time vs eigenvalue", fontsize=10)
+    fig.suptitle(r"staged learning of $\Gamma = PQ$ (value $\times$ key-query), D = %d" % s.size)
+    fig.tight_layout()
+    return fig
+
+
+@register("saddles", "Separate key/query heads learn saddle to saddle; a merged head drops once",
+          caption="Zhang, Singh, Latham & Saxe (ICML 2025) defaults: D = 4, N = 31, input eigenvalues (0.4, 0.3, 0.2, 0.1), "
+                  "noise-free, both models started from the same small random start (scale 0.3). Exact test error vs time "
+                  "from the exact population ODE (lines) and online SGD (markers, mean ± sd over chains, η = 0.25). "
+                  "Left: 4 separate rank-one key/query heads (ATTN_S) pass through the saddles M₀ … M₄, whose losses "
+                  "(dotted, dynamics.saddle_losses, Zhang et al. Eq. 19) are learned one principal component at a time; "
+                  "right: one merged head (ATTN_M) drops once to E_g(Γ_*) (Γ_* = preconditioned estimator). The last "
+                  "escape depends strongly on the start: over 6 random starts of this scale the exact flow reaches M₄ "
+                  "between t ≈ 2·10³ and 10⁵ (this figure: start seed 0, t ≈ 5·10³).")
+def make_saddles(out_dir, mode="quick", progress=True):
+    s = SADDLES[mode]
+    ex = saddle_experiment(ZHANG_SPECTRUM, 31, t_max=s["t_max"], step=s["step"], n_chains=s["n_chains"], batch=s["batch"],
+                           seed=0)
+    d = dict(times=ex.times, saddles=ex.saddles, ode_separate=ex.ode_separate, ode_merged=ex.ode_merged,
+             sgd_separate=ex.sgd_separate.test, sgd_merged=ex.sgd_merged.test)
+    with style():
+        fig = _plot_saddles(d)
+    return save(fig, out_dir, "saddles", d, {"mode": mode, "spectrum": ZHANG_SPECTRUM.tolist(), "N": 31})
+
+
+def _plot_saddles(d):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    t = d["times"]
+    keep = t > 0
+    sl = _log_marks(t, 50)
+    for ax, tag, title in ((axes[0], "separate", "separate K, Q (4 rank-one heads)"),
+                           (axes[1], "merged", "merged K–Q (one head)")):
+        ax.plot(t[keep], d[f"ode_{tag}"][keep], "k-", label="exact ODE")
+        m, sd = _mean_sd(d[f"sgd_{tag}"])
+        ax.errorbar(t[sl], m[sl], yerr=sd[sl], fmt="o", ms=3, color="C3", label="online SGD")
+        for k, v in enumerate(d["saddles"]):
+            ax.axhline(v, color="0.6", ls=":", lw=1)
+            ax.text(t[keep][0], v, f" $M_{k}$", va="bottom", fontsize=8, color="0.4")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("time t")
+        ax.set_title(title, fontsize=10)
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel(r"test error $E_g$")
+    fig.suptitle("saddle-to-saddle (separate) vs abrupt (merged) learning, D = 4, N = 31")
+    fig.tight_layout()
+    return fig
+
+
+@register("factorized_gap", "Finite P: ΔEr of the merged vs the product parametrization on the same datasets",
+          caption="Each training set of P prompts (isotropic, D = 5, N = 20, noise-free, λ = 0.01, quick; D = 8, N = 40, "
+                  "full) is fitted twice: the merged Γ (exact long-time limit of gradient flow: ridge with λ‖Γ‖²/2) and "
+                  "Γ = PQ (exact ODE from a small random start to convergence, weight decay λ(‖P‖² + ‖Q‖²)/2, which is "
+                  "λ‖Γ‖_* at the balanced optimum). (a) ΔEr = (E_g − E_t)/E_t vs P, mean ± s.e. over datasets, with "
+                  "the seed's ΔEr = 5 line and P = D² (dotted); (b) contrast ratio C = trΓ/(‖Γ‖_F√D); (c) exact test "
+                  "error.")
+def make_gap(out_dir, mode="quick", progress=True):
+    s = GAP[mode]
+    pb = linattn.Problem(s["D"], s["N"], 0.0)
+    fg = finite_p_gap(pb, s["P"], 0.01, s["n"], t_max=s["t_max"], seed=3)
+    d = dict(P=fg.P, gap_merged=fg.gap_merged, gap_product=fg.gap_product, contrast_merged=fg.contrast_merged,
+             contrast_product=fg.contrast_product, test_merged=fg.test_merged, test_product=fg.test_product,
+             D=np.array(s["D"]))
+    with style():
+        fig = _plot_gap(d)
+    return save(fig, out_dir, "factorized_gap", d, {"mode": mode, "N": s["N"], "lam": 0.01})
+
+
+def _plot_gap(d):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    P = d["P"]
+    n = d["gap_merged"].shape[1]
+    for ax, key, ylabel, log in ((axes[0], "gap", r"$\Delta E_r$", True), (axes[1], "contrast", "contrast ratio C", False),
+                                 (axes[2], "test", r"test error $E_g$", True)):
+        for tag, label, col in (("merged", r"merged $\Gamma$", "C0"), ("product", r"$\Gamma = PQ$", "C3")):
+            v = d[f"{key}_{tag}"]
+            ax.errorbar(P, v.mean(1), yerr=v.std(1, ddof=1) / np.sqrt(n) if n > 1 else None, fmt="o-", color=col,
+                        label=label, capsize=2)
+        ax.axvline(int(d["D"]) ** 2, color="0.5", ls=":")
+        ax.set_xscale("log")
+        if log:
+            ax.set_yscale("log")
+        ax.set_xlabel("training prompts P")
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=8)
+    axes[0].axhline(5.0, color="k", ls="--", lw=1)
+    fig.suptitle(r"finite P: merged vs factorized training of the same datasets (D = %d, $\lambda$ = 0.01)" % int(d["D"]))
+    fig.tight_layout()
+    return fig

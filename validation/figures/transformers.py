@@ -1,0 +1,186 @@
+"""Diagnostics of nonlinear transformers (optional extra ``[torch]``; Mainali & Teixeira, seed ``000/004``).
+
+``icl_emergence``: attention-only transformers of 1 and 2 layers (3 in full mode) on in-context copying and
+in-context linear regression — loss, marginalised effective rank and subspace distance of the QK circuits.
+``grokking``: one-layer transformer on modular addition — train/test accuracy and the OV (and QK)
+subspace distance to the final weights.
+
+Both are registered with ``requires="torch"``: without torch :func:`validation.figures.make` skips them with a
+message (they write nothing); everything else runs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import register, save, style
+
+EMERGENCE = {
+    "smoke": dict(depths=(1, 2), seeds=(0, 1), copy=dict(steps=100, record=10, half=6, vocab=12),
+                  regression=dict(steps=100, record=10, D=3, N=6)),
+    "quick": dict(depths=(1, 2), seeds=(0, 1, 2), copy=dict(steps=2000, record=25, half=12, vocab=32),
+                  regression=dict(steps=3000, record=25, D=12, N=24)),
+    "full": dict(depths=(1, 2, 3), seeds=(0, 1, 2, 3, 4), copy=dict(steps=4000, record=25, half=12, vocab=32),
+                 regression=dict(steps=6000, record=25, D=12, N=24)),
+}
+GROKKING = {"smoke": dict(p=7, steps=100, record=10, seeds=(0,), d_model=16, mlp=32),
+            "quick": dict(p=31, steps=6000, record=50, seeds=(0, 1), d_model=64, mlp=256),
+            "full": dict(p=31, steps=10000, record=50, seeds=(0, 1, 2, 3), d_model=64, mlp=256)}
+
+
+@register("icl_emergence", "Attention-only transformers: loss, marginalised effective rank and subspace distance of QK",
+          requires="torch",
+          caption="Needs the optional extra [torch] (skipped without it). Attention-only transformers (causal softmax "
+                  "attention, 4 heads, d_model = 32, no MLP) of 1 and 2 layers, Adam lr 1e-3, batch 64, fresh data every "
+                  "step, 3 seeds (quick). Top row: in-context copying (blocks of distinct tokens from a vocabulary of "
+                  "32 repeated with a random period 6…12; loss on the predictable tokens). Bottom row: in-context "
+                  "linear regression with the library's prompts (D = 12, N = 24; dotted: E_g of the best linear "
+                  "attention). (a) loss; (b) marginalised effective rank of QK_h (top singular value removed, mean "
+                  "over heads) per layer; (c) subspace distance of QK_h(t) to its final value (mean over heads). "
+                  "Markers: the step at which each curve is half-way from its first to its last value (mean ± sd over "
+                  "seeds).")
+def make_icl_emergence(out_dir, mode="quick", progress=True):
+    from diagnostics.transformers import emergence_study
+
+    s = EMERGENCE[mode]
+    d, meta = {}, {"mode": mode, "depths": list(s["depths"]), "seeds": list(s["seeds"])}
+    for task in ("copy", "regression"):
+        kw = dict(s[task])
+        st = emergence_study(task, depths=s["depths"], seeds=s["seeds"], progress=progress, **kw)
+        d[f"{task}_steps"] = st.steps
+        d[f"{task}_baseline"] = st.baseline
+        for L in st.depths:
+            ev = st.events[L]
+            d[f"{task}_L{L}_loss"] = st.loss[L]
+            d[f"{task}_L{L}_marginalised"] = np.array([e.marginalised for e in ev])
+            d[f"{task}_L{L}_distance"] = np.array([e.distance for e in ev])
+            d[f"{task}_L{L}_loss_step"] = np.array([e.loss_step for e in ev])
+            d[f"{task}_L{L}_loss_steepest"] = np.array([e.loss_steepest for e in ev])
+            d[f"{task}_L{L}_distance_step"] = np.array([e.distance_step for e in ev])
+            d[f"{task}_L{L}_dip_step"] = np.array([e.dip_step for e in ev])
+            d[f"{task}_L{L}_dip_depth"] = np.array([e.dip_depth for e in ev])
+        meta[task] = kw
+    with style():
+        fig = _plot_emergence(d, s["depths"])
+    return save(fig, out_dir, "icl_emergence", d, meta)
+
+
+def _mean_sd(x):
+    return x.mean(0), (x.std(0, ddof=1) if x.shape[0] > 1 else np.zeros(x.shape[1:]))
+
+
+def _plot_emergence(d, depths):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8))
+    styles = ["-", "--", ":", "-."]
+    for row, task in enumerate(("copy", "regression")):
+        t = d[f"{task}_steps"]
+        for i, L in enumerate(depths):
+            c = f"C{i}"
+            m, sd = _mean_sd(d[f"{task}_L{L}_loss"])
+            ax = axes[row, 0]
+            ax.plot(t, m, color=c, label=f"{L} layer{'s' if L > 1 else ''}")
+            ax.fill_between(t, m - sd, m + sd, color=c, alpha=0.2, lw=0)
+            ls = d[f"{task}_L{L}_loss_step"]
+            for ax in axes[row]:
+                ax.axvline(ls.mean(), color=c, lw=0.8, alpha=0.6)
+            for layer in range(L):
+                for col, key in ((1, "marginalised"), (2, "distance")):
+                    m, sd = _mean_sd(d[f"{task}_L{L}_{key}"][:, :, layer])
+                    ax = axes[row, col]
+                    ax.plot(t, m, color=c, ls=styles[layer], label=f"L={L}, layer {layer + 1}")
+                    ax.fill_between(t, m - sd, m + sd, color=c, alpha=0.15, lw=0)
+                ds = d[f"{task}_L{L}_distance_step"][:, layer]
+                y = np.interp(ds.mean(), t, d[f"{task}_L{L}_distance"][:, :, layer].mean(0))
+                axes[row, 2].errorbar([ds.mean()], [y], xerr=[ds.std(ddof=1) if ds.size > 1 else 0.0], fmt="o",
+                                      color=c, ms=4)
+        if task == "regression":
+            axes[row, 0].axhline(d[f"{task}_baseline"], color="k", ls=":", lw=1, label="best linear attention")
+        axes[row, 0].set_yscale("log")
+        axes[row, 0].set_ylabel(f"{task}: training loss")
+        axes[row, 1].set_ylabel("marginalised effective rank of QK")
+        axes[row, 2].set_ylabel("subspace distance of QK to final")
+        for ax in axes[row]:
+            ax.set_xscale("log")
+            ax.set_xlabel("step")
+            ax.legend(fontsize=7)
+    axes[0, 0].set_title("(a) loss (vertical: loss half-way step)")
+    axes[0, 1].set_title("(b) marginalised effective rank")
+    axes[0, 2].set_title("(c) subspace distance (dots: half-way step)")
+    fig.tight_layout()
+    return fig
+
+
+@register("grokking", "Grokking in modular addition: train/test accuracy and the OV subspace distance",
+          requires="torch",
+          caption="Needs the optional extra [torch] (skipped without it). One-layer transformer (4 heads, d_model = 64, "
+                  "ReLU MLP 256) on (a + b) mod 31, half of the pairs for training, full-batch AdamW (lr 3e-3, weight "
+                  "decay 1, betas 0.9/0.98), 2 seeds (quick). (a) train and test accuracy; (b) subspace distance of the "
+                  "OV circuits (mean over heads) and of the QK circuits to their final values, with the marginalised "
+                  "effective rank of OV on the right axis (grey); verticals: the steps at which the train accuracy first "
+                  "reaches 0.99 (memorised) and the test accuracy 0.9 (generalised), seed means. The test accuracy sits "
+                  "near 0.5 while memorising: the mirror (b, a) of half the test pairs is a training pair.")
+def make_grokking(out_dir, mode="quick", progress=True):
+    import dynamics
+
+    from diagnostics.transformers import halfway_step, train_modular_addition
+
+    s = GROKKING[mode]
+    d = {}
+    for seed in s["seeds"]:
+        r = train_modular_addition(p=s["p"], steps=s["steps"], record=s["record"], seed=seed, d_model=s["d_model"],
+                                   mlp=s["mlp"], progress=progress)
+        d["steps"] = r.steps
+        for k in ("train_acc", "test_acc", "test_loss"):
+            d.setdefault(k, []).append(r.metrics[k])
+        d.setdefault("loss", []).append(r.loss)
+        for c in ("ov", "qk"):
+            C = getattr(r, c)[:, 0]
+            d.setdefault(f"{c}_distance", []).append(
+                np.mean([diagnostics.subspace_distance(C[:, h], C[-1, h]) for h in range(r.heads)], axis=0))
+            d.setdefault(f"{c}_marginalised", []).append(diagnostics.effective_rank(C, skip=1).mean(axis=1))
+    d = {k: np.array(v) for k, v in d.items()}
+    from diagnostics import crossing_times
+
+    # memorised: train accuracy 0.99; generalised: test accuracy 0.9 (the test accuracy sits near 0.5 during
+    # memorisation: the mirror (b, a) of half the test pairs is in the training set)
+    d["train_half"] = crossing_times(d["steps"], d["train_acc"], 0.99)
+    d["test_half"] = crossing_times(d["steps"], d["test_acc"], 0.9)
+    d["ov_distance_half"] = np.array([halfway_step(d["steps"], x, 5) for x in d["ov_distance"]])
+    with style():
+        fig = _plot_grokking(d)
+    return save(fig, out_dir, "grokking", d, {"mode": mode, **{k: (list(v) if isinstance(v, tuple) else v)
+                                                              for k, v in s.items()}})
+
+
+def _plot_grokking(d):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    t = d["steps"]
+    ax = axes[0]
+    for i in range(d["train_acc"].shape[0]):
+        ax.plot(t, d["train_acc"][i], color="C0", lw=1, label="train" if i == 0 else None)
+        ax.plot(t, d["test_acc"][i], color="C3", lw=1, label="test" if i == 0 else None)
+    ax.set_ylabel("accuracy")
+    ax = axes[1]
+    for i in range(d["ov_distance"].shape[0]):
+        ax.plot(t, d["ov_distance"][i], color="C2", label="OV distance" if i == 0 else None)
+        ax.plot(t, d["qk_distance"][i], color="C1", ls="--", label="QK distance" if i == 0 else None)
+    ax.set_ylabel("subspace distance to final")
+    tw = ax.twinx()
+    for i in range(d["ov_marginalised"].shape[0]):
+        tw.plot(t, d["ov_marginalised"][i], color="0.5", lw=0.8, label="OV marginalised erank" if i == 0 else None)
+    tw.set_ylabel("marginalised effective rank of OV", color="0.4")
+    for ax in axes:
+        for key, c in (("train_half", "C0"), ("test_half", "C3")):
+            v = d[key][np.isfinite(d[key])]
+            if v.size:
+                ax.axvline(v.mean(), color=c, ls=":", lw=1)
+        ax.set_xscale("log")
+        ax.set_xlabel("step")
+        ax.legend(fontsize=7, loc="center left")
+    axes[0].set_title("(a) modular addition: accuracy")
+    axes[1].set_title("(b) circuits: subspace distance to the final weights")
+    fig.tight_layout()
+    return fig
