@@ -137,7 +137,7 @@ def _run_one(name, out_dir, mode, progress, store, workers=1, scheduler=None):
     result = compute(fig.experiment, mode, progress, store, workers, scheduler)
     with style():
         image = fig.func(result)
-    return save(image, out_dir, name, result.data, result.meta)
+    return save(image, out_dir, name, result.data, {**result.meta, "mode": result.mode})
 
 
 _RESULTS: dict = {}
