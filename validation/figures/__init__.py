@@ -33,7 +33,7 @@ _REGISTRY: dict[str, "Figure"] = {}
 @dataclass(frozen=True)
 class Figure:
     """A registered figure: ``draw(result)`` returns a matplotlib figure of the saved result of
-    ``experiment``; ``caption`` says what is plotted, the parameters, theory vs simulation, and the
+    ``experiment`` (or a dict ``file stem -> figure`` or ``-> (figure, data, meta)`` for several files); ``caption`` says what is plotted, the parameters, theory vs simulation, and the
     paper's figure; ``order`` places it in ``figures all`` and in the gallery (seed figures first,
     then by topic)."""
 
@@ -137,7 +137,13 @@ def _run_one(name, out_dir, mode, progress, store, workers=1, scheduler=None):
     result = compute(fig.experiment, mode, progress, store, workers, scheduler)
     with style():
         image = fig.func(result)
-    return save(image, out_dir, name, result.data, {**result.meta, "mode": result.mode})
+    if not isinstance(image, dict):              # one image with the whole result
+        return save(image, out_dir, name, result.data, {**result.meta, "mode": result.mode})
+    paths = []                                   # several files: stem -> image or (image, data, meta)
+    for stem, item in image.items():
+        picture, data, meta = item if isinstance(item, tuple) else (item, result.data, result.meta)
+        paths += save(picture, out_dir, stem, data, {**meta, "mode": result.mode})
+    return paths
 
 
 _RESULTS: dict = {}
