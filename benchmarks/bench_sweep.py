@@ -7,6 +7,7 @@ lambda = 0.01). Expected: close to 2x on 2 cores; the overhead per task is
 (2 T_cluster - T_serial) / n_tasks. Requires the optional extra [dask].
 Run: .venv/bin/python benchmarks/bench_sweep.py
 """
+import itertools
 import os
 import sys
 import time
@@ -23,18 +24,29 @@ GRID = {"D": [10], "N": [10, 20, 50, 100], "P": [10, 30, 100, 300, 1000, 3000], 
 REPLICATES = 3
 
 
+def _points():
+    keys = list(GRID)
+    for values in itertools.product(*(GRID[k] for k in keys)):
+        yield dict(zip(keys, values))
+
+
+def _evaluate(point, replicate):
+    """One task with the sweep's seed (:func:`validation.sweeps.task_seed`), one BLAS thread like a worker."""
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(np.random.SeedSequence(sweeps.task_seed(0, "langevin", point, replicate)))
+    with threadpool_limits(limits=1, user_api="blas"):
+        return grid_points.langevin_point(**point, rng=rng)["test"]
+
+
 def serial_loop():
     """The baseline: the same tasks, same seeds, in a plain loop in this process."""
-    out = []
-    for t in sweeps._tasks("langevin", sweeps._grid(grid_points.langevin_point, GRID), REPLICATES, 0):
-        out.append(sweeps._run_task(grid_points.langevin_point, t)[1]["test"])
-    return np.array(out)
+    return np.array([_evaluate(point, r) for point in _points() for r in range(REPLICATES)])
 
 
 def warm():
     """One task in this process: imports, numba kernels loaded from the on-disk cache."""
-    task = sweeps._tasks("langevin", sweeps._grid(grid_points.langevin_point, GRID), 1, 0)[0]
-    sweeps._run_task(grid_points.langevin_point, task)
+    _evaluate(next(_points()), 0)
 
 
 def main():

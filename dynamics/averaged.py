@@ -41,7 +41,7 @@ import numpy as np
 import linattn
 from linattn import check
 from spectra import block_overlaps, block_resolvent, data_transforms, prompt_law
-from spectra.resolvent import cmatmul
+from spectra import cmatmul
 
 # parabolic contour for e^{-y} (tuned for a uniform error < 1e-14 on [0, inf); tests/dynamics)
 CONTOUR_NODES = 31

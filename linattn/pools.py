@@ -91,7 +91,7 @@ def _require_linear(pb):
                          f"link {pb.link.name!r}, covariance {pb.covariance!r}")
 
 
-def _idg_error(pb, moments: TaskMoments, Gamma, v=None) -> float:
+def idg_error_from_moments(pb, moments: TaskMoments, Gamma, v=None) -> float:
     r"""Exact error averaged over a set of tasks (module docstring):
 
     .. math:: ½\big[σ² + ā² − 2\,\mathrm{tr}(ΓᵀR) − 2m·v + \tfrac{ā² + σ²}{N}‖Γ‖_F²

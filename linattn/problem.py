@@ -299,7 +299,7 @@ class Problem:
         (``V = 1 + σ²``, ``b = 1`` for the default link; exact for any link, module docstring).
         This is the error on a fresh task (the ICL error). With ``tasks=W`` it is the exact error
         averaged over the rows of ``W`` (fresh tokens and noise, the task drawn from ``W``): the
-        in-distribution error when ``W`` is the training pool (:func:`linattn.pools._idg_error`).
+        in-distribution error when ``W`` is the training pool (:func:`linattn.pools.idg_error_from_moments`).
 
         Parameters
         ----------
@@ -316,9 +316,9 @@ class Problem:
         G = check.finite_array("Gamma", Gamma, shape=(self.D, self.D))
         vv = None if v is None else check.finite_array("v", v, shape=(self.D,))
         if tasks is not None:
-            from .pools import _idg_error, task_moments
+            from .pools import idg_error_from_moments, task_moments
 
-            return _idg_error(self, task_moments(self, tasks), G, vv)
+            return idg_error_from_moments(self, task_moments(self, tasks), G, vv)
         if self.covariance is not None:
             return float(self.test_error_from_moments(*self._anisotropic_moments(G, vv)))
         norm = self.feature_variance * np.sum(G * G)

@@ -9,9 +9,10 @@ from .asymptotic import AsymptoticErrors, asymptotic, pool_resolvent
 from .gibbs import DatasetAverage, GibbsAverages, dataset_average, gibbs
 from .phase import phase_boundary
 from .ridge import RidgeSolution, ridge
-from .theory import (OrderParameters, StationaryCurve, StationaryTheory, rs_constant, rs_functional, stationary,
-                     stationary_curve)
+from .pool_theory import PoolErrors
+from .stationary import StationaryCurve, stationary, stationary_curve
+from .theory import OrderParameters, StationaryTheory, rs_constant, rs_functional
 
 __all__ = ["gibbs", "GibbsAverages", "dataset_average", "DatasetAverage", "stationary", "stationary_curve", "StationaryTheory",
            "StationaryCurve", "OrderParameters", "rs_functional", "rs_constant", "phase_boundary",
-           "asymptotic", "AsymptoticErrors", "pool_resolvent", "ridge", "RidgeSolution"]
+           "asymptotic", "AsymptoticErrors", "pool_resolvent", "ridge", "RidgeSolution", "PoolErrors"]

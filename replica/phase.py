@@ -17,7 +17,7 @@ from scipy import optimize
 import linattn
 from linattn import check
 
-from .theory import stationary
+from .stationary import stationary
 
 
 def phase_boundary(pb, beta, lam, level=5.0, model="reduced", law="finite", P_range=(1.0, 1e5), n_scan=80):

@@ -28,7 +28,7 @@ the thermal parts at finite ``β`` use ``(Ĥ + λ)⁻¹ ≈ (κ/λ)(Σ̃ + κ)�
 
 Finite-``D`` shape of the prompts (``law="finite"``). At ``κ = ∞`` the Gaussian treatment is the
 Marchenko–Pastur theory, off by ~10 % at ``D = 20`` because a prompt's feature norm fluctuates
-(THEORY §3.1–3.2); the library's replica theory (:func:`replica.stationary`, fresh tasks) corrects
+(``docs/replica.md``); the library's replica theory (:func:`replica.stationary`, fresh tasks) corrects
 it. ``law="finite"`` multiplies each error by that factor, ``E_finite(κ = ∞)/E_Gauss(κ = ∞)``, computed for the
 same ``(D, N, σ, P, β, λ)`` (an approximation: measured to within 3 % of exact dataset averages at ``D = 20`` for
 ``κ ∈ [0.2, 5]``, ``τ ∈ {0.5, 2, 10}``, ``docs/pools.md``); ``law="mp"`` is the Gaussian theory alone. As ``D → ∞`` both tend to the
@@ -47,6 +47,8 @@ from linattn import check
 from linattn.errors import ConvergenceError
 from linattn.pools import TaskMoments, task_moments
 from linattn.sampling import draw_pool
+
+from .theory import StationaryTheory, fresh_stationary, validate
 
 
 @dataclass(frozen=True)
@@ -116,11 +118,29 @@ def _diag(M):
     return np.diag(M) if M.ndim == 2 else M
 
 
-def gaussian_errors(pb, P, beta, lam, model, spectrum: _Spectrum) -> dict:
+@dataclass(frozen=True)
+class PoolErrors:
+    """Errors of the pool theory: ``train``, ``test`` (fresh tasks), ``test_idg`` (Gibbs averages at ``β``),
+    their zero-temperature parts ``*_ridge``, the effective ridge ``kappa_eff``, ``df2`` and the solver
+    ``residual`` (floats)."""
+
+    train: float
+    test: float
+    test_idg: float
+    train_ridge: float
+    test_ridge: float
+    test_idg_ridge: float
+    kappa_eff: float
+    df2: float
+    residual: float
+
+
+def gaussian_errors(pb, P, beta, lam, model, spectrum: _Spectrum) -> PoolErrors:
     """The Gaussian-feature theory of the module docstring for one pool spectrum.
 
-    Returns a dict with ``train``, ``test`` (fresh tasks), ``test_idg`` (Gibbs averages at ``beta``),
-    their zero-temperature parts ``*_ridge``, and ``kappa`` (effective ridge), ``df2``, ``residual``.
+    Returns
+    -------
+    PoolErrors
     """
     sp, D = spectrum, pb.D
     s, n = sp.s, sp.n
@@ -142,14 +162,14 @@ def gaussian_errors(pb, P, beta, lam, model, spectrum: _Spectrum) -> dict:
     idg = 0.5 * (sp.Ey2 - 2.0 * float(Gd @ inv) + float(np.sum(Gd * s * inv**2)) + scale * D * float(np.sum(n * s**2 * inv**2)))
     theta2 = float(np.sum(Gd * inv**2)) + scale * D * float(np.sum(n * s * inv**2))
     train = 0.5 * ((lam / kap) ** 2 * 2.0 * idg + lam * theta2) if kap > 0 else 0.0
-    out = dict(train_ridge=train, test_ridge=test, test_idg_ridge=idg, kappa=kap, df2=df2, residual=res)
+    out = dict(train_ridge=train, test_ridge=test, test_idg_ridge=idg, kappa_eff=kap, df2=df2, residual=res)
     if np.isinf(beta):
         out.update(train=train, test=test, test_idg=idg)
     else:       # tr(C (H + λ)⁻¹) ≈ (κ/λ) D tr(C̃ (Σ̃ + κ)⁻¹)
         out.update(train=train + M / (2 * beta),
                    test=test + (kap / lam) * D * float(np.sum(n * Cd * inv)) / (2 * beta),
                    test_idg=idg + (kap / lam) * D * float(np.sum(n * s * inv)) / (2 * beta))
-    return out
+    return PoolErrors(**{k: float(v) for k, v in out.items()})
 
 
 def _cnorm(sp: _Spectrum, inv) -> float:
@@ -197,24 +217,28 @@ def fresh_moments(pb) -> TaskMoments:
                        v2=(a2 + pb.noise**2) ** 2 + 2.0 * a2 * a2 / pb.D)
 
 
-def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_pools=16, seed=0) -> dict:
+def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_pools=16, rng=0) -> PoolErrors:
     """Pool theory (module docstring): averaged over ``n_pools`` random pools (``pool=None``), for one given
     ``pool`` (K × D array), or at the pool's large-``D`` spectrum (``pool="mp"``).
 
-    Returns the dict of :func:`gaussian_errors`; with ``law="finite"`` every error is multiplied by the
-    finite-``D`` factor ``E_finite(κ = ∞)/E_Gauss(κ = ∞)`` (the fresh-task error's factor for ``test_idg``).
+    With ``law="finite"`` every error is multiplied by the finite-``D`` factor ``E_finite(κ = ∞)/E_Gauss(κ = ∞)``
+    (the fresh-task error's factor for ``test_idg``).
+
+    Returns
+    -------
+    PoolErrors
     """
     if isinstance(pool, str):
         spectra_ = [_mp_spectrum(pb, model)]
     elif pool is not None:
         spectra_ = [_matrix_spectrum(pb, model, task_moments(pb, pool))]
     else:
-        gen = np.random.default_rng([seed, pb.D, pb.tasks])
+        gen = np.random.default_rng([rng, pb.D, pb.tasks])
         spectra_ = [_matrix_spectrum(pb, model, task_moments(pb, draw_pool(pb, 1, gen)[0])) for _ in range(n_pools)]
-    keys = ("train", "test", "test_idg", "train_ridge", "test_ridge", "test_idg_ridge", "kappa", "df2")
+    keys = ("train", "test", "test_idg", "train_ridge", "test_ridge", "test_idg_ridge", "kappa_eff", "df2")
     runs = [gaussian_errors(pb, P, beta, lam, model, sp) for sp in spectra_]
-    out = {k: float(np.mean([r[k] for r in runs])) for k in keys}
-    out["residual"] = max(r["residual"] for r in runs)
+    out = {k: float(np.mean([getattr(r, k) for r in runs])) for k in keys}
+    out["residual"] = max(r.residual for r in runs)
     if law == "finite":
         fresh_pb = dataclasses.replace(pb, tasks=None, task_law="gaussian", assignment="random")
         factors, residual = _finite_factors(fresh_pb, float(P), float(beta), float(lam), model)
@@ -222,15 +246,41 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
                        ("test_ridge", "test_ridge"), ("test_idg_ridge", "test_ridge")):
             out[k] *= factors[src]
         out["residual"] = max(out["residual"], residual)
-    return out
+    return PoolErrors(**out)
+
+
+def pool_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correlated", pool=None, n_pools=16,
+                    rng=0) -> StationaryTheory:
+    """The pool theory as a :class:`~replica.theory.StationaryTheory` (with ``test_idg``); arguments as in
+    :func:`replica.stationary`.
+
+    Returns
+    -------
+    StationaryTheory
+    """
+    import linattn
+
+    P, beta, lam, _ = validate(pb, P, beta, lam, model, law, channel)
+    if isinstance(pool, str):
+        check.choice("pool", pool, ("mp",))
+    elif pool is not None:
+        pool = check.finite_array("pool", pool, ndim=2)
+    n_pools = check.positive_int("n_pools", n_pools)
+    if isinstance(rng, np.random.Generator):
+        rng = int(rng.integers(2**63))
+    rng = check.seed_int("rng", rng)
+    e = pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng)
+    return StationaryTheory(problem=pb, P=P, beta=beta, lam=lam, model=model, law=law, train=e.train,
+                            test=e.test, train_ridge=e.train_ridge, test_ridge=e.test_ridge,
+                            free_energy=e.train_ridge if np.isinf(beta) else None,
+                            gap=float(linattn.relative_gap(e.train, e.test)), order=None, converged=True, iterations=0,
+                            residual=float(e.residual), test_idg=e.test_idg)
 
 
 @functools.lru_cache(maxsize=256)
 def _finite_factors(fresh_pb, P, beta, lam, model):
     """``E_replica(κ = ∞)/E_Gauss(κ = ∞)`` per error, and the replica solver's residual. Cached: it depends on
     the fresh-task problem only, not on the pool, so a sweep over ``K`` computes it once."""
-    from .theory import stationary
-
-    shape = stationary(fresh_pb, P, beta, lam, model)
+    shape = fresh_stationary(fresh_pb, P, beta, lam, model)
     gauss = gaussian_errors(fresh_pb, P, beta, lam, model, _matrix_spectrum(fresh_pb, model, fresh_moments(fresh_pb)))
-    return {k: getattr(shape, k) / gauss[k] for k in ("train", "test", "train_ridge", "test_ridge")}, shape.residual
+    return {k: getattr(shape, k) / getattr(gauss, k) for k in ("train", "test", "train_ridge", "test_ridge")}, shape.residual

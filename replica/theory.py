@@ -97,7 +97,8 @@ class StationaryTheory:
     test_idg: float | None = None
 
 
-def _validate(pb, P, beta, lam, model, law, channel):
+def validate(pb, P, beta, lam, model, law, channel):
+    """The checked ``(P, β, λ, prompt law)`` of the stationary theories (the prompt law is ``None`` with a pool)."""
     check.problem(pb)
     P = check.real("P", P, low=1.0)
     beta = check.positive("beta", beta, allow_inf=True)
@@ -116,35 +117,16 @@ def _validate(pb, P, beta, lam, model, law, channel):
     return P, beta, lam, lw
 
 
-def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correlated", pool=None, n_pools=16,
-               seed=0) -> StationaryTheory:
-    """Replica-symmetric stationary errors (module docstring); with a task pool, the pool theory.
-
-    For ``pb.tasks = K`` the errors come from :mod:`replica.pool_theory` (Gaussian features conditional on
-    the pool, times the finite-``D`` factor of this replica theory at ``K = ∞`` when ``law="finite"``), and
-    the result also carries ``test_idg``.
+def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correlated") -> StationaryTheory:
+    """Replica-symmetric stationary errors with a fresh task per prompt (module docstring); the public entry
+    point is :func:`replica.stationary`, which also dispatches task pools.
 
     Parameters
     ----------
     pb : linattn.Problem
-    P : float
-        Number of prompts (``P >= 1``; non-integer values interpolate the theory).
-    beta : float
-        Inverse temperature ``β > 0``; ``numpy.inf`` for zero temperature.
-    lam : float
-        Weight decay ``λ >= 0`` (``λ = 0``: min-norm limit; needs ``β = ∞`` when ``P < M``).
-    model : {"reduced", "full"}
-    law : {"finite", "mp"}
-        Prompt law: exact finite-D law, or Marchenko–Pastur with decoupled labels.
-    channel : {"correlated", "decoupled"}
-        With ``law="finite"``: keep (default) or drop the scale–label correlations (fresh tasks only).
-    pool : None, "mp" or array_like (K, D)
-        Task pool only: average over ``n_pools`` random pools (``None``), the pool's large-``D``
-        (Marchenko–Pastur) spectrum (``"mp"``), or condition on the given pool.
-    n_pools : int
-        Random pools averaged when ``pool=None``.
-    seed : int
-        Seed of those pools.
+        With ``tasks=None``.
+    P, beta, lam, model, law, channel
+        As in :func:`replica.stationary`.
 
     Returns
     -------
@@ -153,15 +135,13 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
     Raises
     ------
     ValueError
-        Bad input; ``λ = 0`` with ``P = M`` (divergent min-norm solution) or with ``P < M`` at finite ``β``.
+        Bad input (see :func:`replica.stationary`).
     linattn.ConvergenceError
         If the saddle-point equations do not converge.
     """
-    P, beta, lam, lw = _validate(pb, P, beta, lam, model, law, channel)
+    P, beta, lam, lw = validate(pb, P, beta, lam, model, law, channel)
     if pb.tasks is not None:
-        return _pool_stationary(pb, P, beta, lam, model, law, pool, n_pools, seed)
-    if pool is not None:
-        check.fail("pool", "<given>", "None for fresh tasks (pb.tasks=None)")
+        check.fail("pb", pb, "a problem with fresh tasks (tasks=None); for a task pool use replica.stationary")
     c = pb.feature_variance
     lp = lam / c
     rr = ridge_resolvent(P, lp, lw)
@@ -196,62 +176,6 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
                             residual=max(rr.residual, res_sigma))
 
 
-def _pool_stationary(pb, P, beta, lam, model, law, pool, n_pools, seed):
-    from .pool_theory import pool_errors
-
-    if isinstance(pool, str):
-        check.choice("pool", pool, ("mp",))
-    elif pool is not None:
-        pool = check.finite_array("pool", pool, ndim=2)
-    n_pools = check.positive_int("n_pools", n_pools)
-    seed = check.seed_int("seed", seed)
-    e = pool_errors(pb, P, beta, lam, model, law, pool, n_pools, seed)
-    train, test = e["train"], e["test"]
-    return StationaryTheory(problem=pb, P=P, beta=beta, lam=lam, model=model, law=law, train=float(train),
-                            test=float(test), train_ridge=float(e["train_ridge"]), test_ridge=float(e["test_ridge"]),
-                            free_energy=float(e["train_ridge"]) if np.isinf(beta) else None,
-                            gap=float(linattn.relative_gap(train, test)), order=None, converged=True, iterations=0,
-                            residual=float(e["residual"]), test_idg=float(e["test_idg"]))
-
-
-@dataclass(frozen=True, eq=False)
-class StationaryCurve:
-    """Theory along a list of ``P`` values (arrays), with the worst solver residual (``test_idg`` and, at
-    finite ``β``, no ``free_energy`` for a task pool)."""
-
-    P: np.ndarray
-    train: np.ndarray
-    test: np.ndarray
-    gap: np.ndarray
-    free_energy: np.ndarray | None
-    converged: bool
-    max_residual: float
-    test_idg: np.ndarray | None = None
-
-
-def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", channel="correlated") -> StationaryCurve:
-    """:func:`stationary` at every ``P`` of ``P_values`` (a theory curve).
-
-    Parameters
-    ----------
-    pb, beta, lam, model, law, channel
-        As in :func:`stationary`.
-    P_values : array_like (n,)
-        Numbers of prompts (``>= 1``).
-
-    Returns
-    -------
-    StationaryCurve
-    """
-    Ps = check.finite_array("P_values", np.atleast_1d(P_values), ndim=1)
-    pts = [stationary(pb, P, beta, lam, model, law, channel) for P in Ps]
-    return StationaryCurve(P=Ps, train=np.array([p.train for p in pts]), test=np.array([p.test for p in pts]),
-                           gap=np.array([p.gap for p in pts]),
-                           free_energy=None if any(p.free_energy is None for p in pts) else np.array([p.free_energy for p in pts]),
-                           converged=all(p.converged for p in pts), max_residual=max(p.residual for p in pts),
-                           test_idg=None if pb.tasks is None else np.array([p.test_idg for p in pts]))
-
-
 def rs_functional(pb, P, beta, lam, rho, norm2, Delta, model="reduced", law="finite", channel="correlated") -> float:
     r"""The replica-symmetric functional ``Φ(ρ, Q_i, Δ_i)`` whose extremum gives ``−βF``
     (``docs/replica.md`` §2), in ``θ̃ = √c θ`` units with total (not per-coordinate) overlaps:
@@ -282,7 +206,7 @@ def rs_functional(pb, P, beta, lam, rho, norm2, Delta, model="reduced", law="fin
     -------
     float
     """
-    P, beta, lam, lw = _validate(pb, P, beta, lam, model, law, channel)
+    P, beta, lam, lw = validate(pb, P, beta, lam, model, law, channel)
     if not np.isfinite(beta):
         check.fail("beta", beta, "a finite number > 0 (the functional is defined at finite temperature)")
     rho = check.real("rho", rho)

@@ -8,7 +8,8 @@ slq_spectrum, hessian_matvec                  matrix-free stochastic Lanczos qua
 density, cdf, spectral_cdf, stieltjes,        laws: law in {"finite", "mp"}, model in {"reduced", "full"}
 zero_atom, support_edges, kolmogorov_distance
 prompt_law, PromptLaw                         the finite-D law of one prompt's invariants
-block_resolvent, data_transforms,             the one fixed-point implementation (complex z; z = −λ')
+block_resolvent, data_transforms,             the one fixed-point implementation (complex z; z = −λ'),
+cmatmul                                       complex @ real matrix products without complex BLAS
 ridge_resolvent, teacher_overlap,
 block_overlaps, pair_overlaps
 eigensystem, Eigensystem                      the exact per-dataset engine of dynamics, replica, validation
@@ -21,13 +22,13 @@ from .eigensystem import Eigensystem, as_eigensystem, eigensystem
 from .eigenvalues import hessian_dense, hessian_eigenvalues
 from .law import LAWS, PromptLaw, prompt_law
 from .matrix_free import SpectralEstimate, hessian_matvec, slq_spectrum
-from .resolvent import (DataTransforms, Resolvent, RidgeResolvent, block_overlaps, block_resolvent, data_transforms,
-                        pair_overlaps, ridge_resolvent, teacher_overlap)
+from .resolvent import (DataTransforms, Resolvent, RidgeResolvent, block_overlaps, block_resolvent, cmatmul,
+                        data_transforms, pair_overlaps, ridge_resolvent, teacher_overlap)
 
 __all__ = [
     "hessian_eigenvalues", "hessian_dense", "slq_spectrum", "hessian_matvec", "SpectralEstimate",
     "density", "cdf", "spectral_cdf", "support_edges", "SpectralCDF", "stieltjes", "zero_atom", "kolmogorov_distance",
     "prompt_law", "PromptLaw", "LAWS", "block_resolvent", "data_transforms", "ridge_resolvent",
     "Resolvent", "DataTransforms", "RidgeResolvent", "teacher_overlap", "block_overlaps", "pair_overlaps",
-    "eigensystem", "as_eigensystem", "Eigensystem", "mp",
+    "eigensystem", "as_eigensystem", "Eigensystem", "mp", "cmatmul",
 ]

@@ -1,0 +1,101 @@
+"""The stationary theory of the dataset-averaged errors: one entry point for fresh tasks
+(:func:`replica.theory.fresh_stationary`, the replica-symmetric theory) and task pools
+(:func:`replica.pool_theory.pool_stationary`, which builds on the fresh-task theory; the dependency runs
+one way), and the theory along a list of ``P``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from linattn import check
+
+from .pool_theory import pool_stationary
+from .theory import StationaryTheory, fresh_stationary
+
+
+def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correlated", pool=None, n_pools=16,
+               rng=0) -> StationaryTheory:
+    """Replica-symmetric stationary errors (module docstring); with a task pool, the pool theory.
+
+    For ``pb.tasks = K`` the errors come from :mod:`replica.pool_theory` (Gaussian features conditional on
+    the pool, times the finite-``D`` factor of this replica theory at ``K = ∞`` when ``law="finite"``), and
+    the result also carries ``test_idg``.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    P : float
+        Number of prompts (``P >= 1``; non-integer values interpolate the theory).
+    beta : float
+        Inverse temperature ``β > 0``; ``numpy.inf`` for zero temperature.
+    lam : float
+        Weight decay ``λ >= 0`` (``λ = 0``: min-norm limit; needs ``β = ∞`` when ``P < M``).
+    model : {"reduced", "full"}
+    law : {"finite", "mp"}
+        Prompt law: exact finite-D law, or Marchenko–Pastur with decoupled labels.
+    channel : {"correlated", "decoupled"}
+        With ``law="finite"``: keep (default) or drop the scale–label correlations (fresh tasks only).
+    pool : None, "mp" or array_like (K, D)
+        Task pool only: average over ``n_pools`` random pools (``None``), the pool's large-``D``
+        (Marchenko–Pastur) spectrum (``"mp"``), or condition on the given pool.
+    n_pools : int
+        Random pools averaged when ``pool=None``.
+    rng : int or numpy.random.Generator
+        Randomness of those pools (an int seed; a Generator is reduced to one draw of it).
+
+    Returns
+    -------
+    StationaryTheory
+
+    Raises
+    ------
+    ValueError
+        Bad input; ``λ = 0`` with ``P = M`` (divergent min-norm solution) or with ``P < M`` at finite ``β``.
+    linattn.ConvergenceError
+        If the saddle-point equations do not converge.
+    """
+    if pb is not None and getattr(pb, "tasks", None) is not None:
+        return pool_stationary(pb, P, beta, lam, model, law, channel, pool, n_pools, rng)
+    if pool is not None:
+        check.fail("pool", "<given>", "None for fresh tasks (pb.tasks=None)")
+    return fresh_stationary(pb, P, beta, lam, model, law, channel)
+
+
+@dataclass(frozen=True, eq=False)
+class StationaryCurve:
+    """Theory along a list of ``P`` values (arrays), with the worst solver residual (``test_idg`` and, at
+    finite ``β``, no ``free_energy`` for a task pool)."""
+
+    P: np.ndarray
+    train: np.ndarray
+    test: np.ndarray
+    gap: np.ndarray
+    free_energy: np.ndarray | None
+    converged: bool
+    max_residual: float
+    test_idg: np.ndarray | None = None
+
+
+def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", channel="correlated") -> StationaryCurve:
+    """:func:`stationary` at every ``P`` of ``P_values`` (a theory curve).
+
+    Parameters
+    ----------
+    pb, beta, lam, model, law, channel
+        As in :func:`stationary`.
+    P_values : array_like (n,)
+        Numbers of prompts (``>= 1``).
+
+    Returns
+    -------
+    StationaryCurve
+    """
+    Ps = check.finite_array("P_values", np.atleast_1d(P_values), ndim=1)
+    pts = [stationary(pb, P, beta, lam, model, law, channel) for P in Ps]
+    return StationaryCurve(P=Ps, train=np.array([p.train for p in pts]), test=np.array([p.test for p in pts]),
+                           gap=np.array([p.gap for p in pts]),
+                           free_energy=None if any(p.free_energy is None for p in pts) else np.array([p.free_energy for p in pts]),
+                           converged=all(p.converged for p in pts), max_residual=max(p.residual for p in pts),
+                           test_idg=None if pb.tasks is None else np.array([p.test_idg for p in pts]))
