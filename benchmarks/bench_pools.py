@@ -29,7 +29,7 @@ D, ALPHA, NOISE, RIDGE = 64, 10, 0.1, 1e-4
 
 
 def peer_route(data, ridge_L):
-    """The peer's normal equations in their layout and scaling (THEORY §6.1): with their tokens x/√D,
+    """The peer's normal equations in their layout and scaling (conventions §6.1): with their tokens x/√D,
     H_Z[μ] = x_q [sᵀ, y2/√D] in our variables, their Γ is D × (D+1), Γ_ours = Γ[:, :D]ᵀ, v_ours = Γ[:, D]/√D."""
     P, D = data.P, data.D
     H = np.empty((P, D, D + 1))

@@ -1,6 +1,6 @@
 """Exact Hessian spectra and the theory laws: ratios against naive baselines in the same run.
 
-Targets (spectra issue; DESIGN.md "Performance"):
+Targets (the performance targets of the spectra issue):
 * exact spectrum at D = N = 100: alpha = 0.5 >= 5x faster than "feature matrix -> F^T F -> eigvalsh",
   alpha = 2 no slower (also alpha = 1 reported);
 * 400 points of the finite-size density well under a second after warm-up (against a plain

@@ -1,4 +1,4 @@
-r"""Dataset-averaged learning curves from the spectral theory (THEORY §3.3, extended).
+r"""Dataset-averaged learning curves from the spectral theory (conventions §3.3, extended).
 
 From ``θ_0 = 0``, gradient flow in rescaled time ``τ = γ c t`` gives (``H/c`` units)
 ``θ(τ) = φ_τ(H/c) b`` with the filter ``φ_τ(x) = (1 − e^{−(x+λ')τ})/(x + λ')``. Hence, exactly,
@@ -23,7 +23,7 @@ theory itself.
 A Gaussian initialisation ``θ_0 ~ N(0, σ_0² I)`` adds ``(c σ_0²/2) Σ_i κ_i D_i r̄_i`` terms with
 ``∫ e^{−2(x+λ')τ} dρ_i`` (per-block spectral measures) to the mean errors.
 
-``law="mp"`` uses Marchenko–Pastur with decoupled labels (THEORY §3.2/§3.3 baseline);
+``law="mp"`` uses Marchenko–Pastur with decoupled labels (conventions §3.2/§3.3 baseline);
 ``law="finite"`` the finite-D prompt law with the scale–label correlations (``channel="decoupled"``
 drops them: the second baseline).
 
@@ -136,7 +136,7 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
     law : {"finite", "mp"}
     channel : {"correlated", "decoupled"}
         With ``law="finite"``: keep (default) or drop the scale–label correlations (the baseline
-        of THEORY §3.3).
+        of conventions §3.3).
     model : {"reduced", "full"}
 
     Returns

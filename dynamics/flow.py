@@ -1,4 +1,4 @@
-r"""Exact gradient-flow and gradient-descent solutions per dataset (THEORY §2).
+r"""Exact gradient-flow and gradient-descent solutions per dataset (conventions §2).
 
 Gradient flow ``dθ/dt = −γ ∇E_t`` and gradient descent ``θ_{n+1} = θ_n − η ∇E_t`` are linear:
 
@@ -14,11 +14,11 @@ Errors. ``E_t(θ) = E_t(θ*) + ½ (θ − θ*)ᵀ A (θ − θ*)`` and
 quadratic forms in ``θ(t)``. For a Gaussian initialisation ``θ_0 ~ N(0, σ_0² I)``,
 ``θ(t) = m(t) + L(t) z`` with ``z ~ N(0, I)``, ``m = V(1 − d)β*`` and
 ``L = σ_0 [V diag(d) Vᵀ + d_⊥ (I − V Vᵀ)]``; for ``q = zᵀ Q z + lᵀ z + κ``,
-``E q = tr Q + κ`` and ``Var q = 2 tr Q² + |l|²`` (THEORY §2), all traces reduce to the
+``E q = tr Q + κ`` and ``Var q = 2 tr Q² + |l|²`` (conventions §2), all traces reduce to the
 eigensystem (:mod:`spectra.eigensystem`) — the mean and the s.d. over initialisations are
 exact, with no sampling.
 
-References: seed paper ``003`` (exact solution of the parameter dynamics, Sec. III, Eq. (16)).
+References: the seed paper (conventions §4) (exact solution of the parameter dynamics, Sec. III, Eq. (16)).
 """
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ diagonal ``Γ = U diag(a) Uᵀ`` separates exactly (:mod:`linattn.covariance`):
           \qquad τ_α = 1/(γ b_α) = D/(γ a^2 s_α^2).
 
 ``a^∞ = 1/s^∞`` (``a = 1``, ``σ = 0``) is the exact population minimiser ``Γ_*``. (An earlier derivation
-in THEORY §6.2 claimed mode coupling through ``E[Σ̂BΣ̂]`` shifts ``a^∞`` by ``O(1/N)``; at
+in conventions §6.2 claimed mode coupling through ``E[Σ̂BΣ̂]`` shifts ``a^∞`` by ``O(1/N)``; at
 ``d = 3, s = (1, ½, ¼), N = 10`` raw-token least squares on 4·10⁵ prompts gives
 ``(0.784, 1.382, 2.234) ± (0.002, 0.007, 0.012)`` against ``1/s^∞ = (0.784, 1.379, 2.222)``: the modes do
 not couple at the fixed point; see ``docs/factorized.md``.) The escape (half-rise) time from ``a^0``

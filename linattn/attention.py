@@ -1,6 +1,6 @@
 r"""The single-layer linear-attention network itself, on embedded prompts.
 
-Embedding (THEORY §1): ``Z ∈ R^{(D+1)×(N+1)}`` with columns ``[x_i; y_i]`` and last column
+Embedding (conventions §1): ``Z ∈ R^{(D+1)×(N+1)}`` with columns ``[x_i; y_i]`` and last column
 ``[x_q; 0]``. Merged key-query matrix ``W ∈ R^{(D+1)×(D+1)}``; the layer computes
 
 .. math:: f(Z) = Z Zᵀ W Z / N, \qquad ŷ = f(Z)_{D+1, N+1}.

@@ -1,7 +1,7 @@
 """Argument checks shared by every public function of the library (public: ``linattn.check``).
 
 Every check raises ``ValueError`` naming the argument, the value received and the accepted
-range (DESIGN.md, "Bad input"). Nothing is clipped or coerced silently: booleans are not
+range. Nothing is clipped or coerced silently: booleans are not
 numbers, complex values are not real, and work that cannot fit in memory is refused before it
 starts (:func:`memory`).
 """

@@ -19,7 +19,7 @@ cross term vanishes by the ``(w, ε) → −(w, ε)`` symmetry). Its minimiser i
 .. math:: Γ_* = a^2\Big[a^2\frac{N+1}{N} Σ + \frac{a^2 \operatorname{tr}Σ + D σ^2}{N} I\Big]^{-1},\quad v = 0,
 
 which is the preconditioned estimator of Mainali & Teixeira [1]_ (their ``Σ̂[((N+1)/N)Σ + (trΣ/N) I]⁻¹``
-for ``a = 1``, ``σ = 0``, in our ``1/√D`` label units). For ``Σ = I`` all of this reduces to THEORY §2
+for ``a = 1``, ``σ = 0``, in our ``1/√D`` label units). For ``Σ = I`` all of this reduces to conventions §2
 (``S_2 = c I``, ``Γ_* = I/(D c)``). Checked against raw-token Monte Carlo in
 ``tests/linattn/test_covariance.py``.
 

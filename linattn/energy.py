@@ -1,4 +1,4 @@
-"""Training energy and its gradient (THEORY §1).
+"""Training energy and its gradient (conventions §1).
 
 .. math:: E_t(Γ, v) = \frac{1}{2P} Σ_μ (y_q^μ − ŷ^μ)² + \frac{λ}{2}(‖Γ‖_F² + |v|²)
 

@@ -1,6 +1,6 @@
 r"""Link functions of single-index tasks ``y = f(u) + σ ε``, ``u = w·x/√D``, and their Gaussian moments.
 
-Hermite coefficients (THEORY §6.3; Letey, Rysmakhanov, Lu et al., "nonlinearity–noise equivalence"):
+Hermite coefficients (conventions §6.3; Letey, Rysmakhanov, Lu et al., "nonlinearity–noise equivalence"):
 for ``z ~ N(0, 1)``
 
 .. math:: μ_0 = E f(z),\qquad μ_1 = E[z f(z)],\qquad μ_*^2 = E f(z)^2 − μ_0^2 − μ_1^2 .

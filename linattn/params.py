@@ -1,4 +1,4 @@
-"""Parameter vectors ``θ = [vec(Γ) row-major, v]`` and their blocks (DESIGN.md)."""
+"""Parameter vectors ``θ = [vec(Γ) row-major, v]`` and their blocks (conventions §1)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-r"""Task pools: the exact in-distribution error of a set of tasks (THEORY §6.1).
+r"""Task pools: the exact in-distribution error of a set of tasks (conventions §6.1).
 
 With a finite pool ``w_1 … w_K`` (Lu, Letey, Zavatone-Veth, Maiti & Pehlevan, PNAS 2025) a trained
 model is scored twice: on fresh tasks (the ICL error, :meth:`linattn.Problem.test_error`) and on the
@@ -21,7 +21,7 @@ Averaged over the tasks (``R = ⟨a aᵀ⟩``, ``ā² = ⟨|a|²⟩``, ``m = ⟨
         + 2\big(1 + \tfrac2N\big) mᵀΓv + \big(1 + \tfrac2N\big) v₂ |v|²\Big].
 
 The fourth moments of the tasks enter only through ``v₂`` (the ``v`` block). Averaging over
-``w ~ N(0, I_D)`` (``R = I/D``, ``m = 0``, ``v₂ = (1 + σ²)² + 2/D``) gives back THEORY §2 exactly.
+``w ~ N(0, I_D)`` (``R = I/D``, ``m = 0``, ``v₂ = (1 + σ²)² + 2/D``) gives back conventions §2 exactly.
 In parameter-vector form ``θ = [vec Γ, v]``: ``E = ½[k₀ − 2ℓ·θ + θᵀ C_W θ]`` with
 ``ℓ = [vec R, m]`` and ``C_W`` built from ``(ā² + σ²)/N · I + (1 + 1/N) R ⊗ I`` on the ``Γ`` block
 (:class:`IDGMetric`).

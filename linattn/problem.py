@@ -1,6 +1,6 @@
 r"""The in-context regression problem: dimensions, noise and its exact population quantities.
 
-Conventions follow THEORY.md §1–2 (binding for the whole library): tokens ``x_i ~ N(0, I_D)``,
+Conventions follow docs/conventions.md §1–2 (binding for the whole library): tokens ``x_i ~ N(0, I_D)``,
 one task ``w ~ N(0, I_D)`` per prompt, labels ``y_i = f(w·x_i/√D) + σ ε_i`` (``f`` the link;
 ``f(u) = u`` by default), linear-attention prediction ``ŷ = sᵀ Γ x_q + y2 v·x_q`` with
 ``s = (1/N) Σ y_i x_i`` and ``y2 = (1/N) Σ y_i²``.
@@ -18,11 +18,11 @@ and ``v`` features vanishes and the feature covariance stays ``diag(c I, c_v I)`
     c_v &= \frac{φ_4 + 6σ^2 φ_2 + 3σ^4}{N} + \big(1 − \tfrac1N\big) E_r(φ_2 + σ^2)^2,
 
 and ``E_g(Γ, v) = ½ [V − 2 b tr Γ/D + c ‖Γ‖_F² + c_v |v|²]``. For ``f(u) = u``: ``b = 1``,
-``V = 1 + σ²`` and the closed forms of THEORY §2.
+``V = 1 + σ²`` and the closed forms of conventions §2.
 
 References
 ----------
-.. [1] Seed paper (``shared/seeds/003``): "in-context learning in single-layer linear attention
+.. [1] Seed paper: "in-context learning in single-layer linear attention
    trained on finite data" — exact gradient-flow solution and data-dependent free energy.
 """
 from __future__ import annotations
@@ -79,7 +79,7 @@ class Problem:
     tasks : None or int
         Task diversity. ``None`` (default): every prompt has its own fresh task ``w ~ N(0, I_D)``
         (the seed's setting). ``K >= 1``: each dataset draws a pool of ``K`` tasks and gives every
-        prompt one of them (Lu, Letey, Zavatone-Veth, Maiti & Pehlevan, PNAS 2025; THEORY §6.1).
+        prompt one of them (Lu, Letey, Zavatone-Veth, Maiti & Pehlevan, PNAS 2025; conventions §6.1).
         The exact test error :meth:`test_error` stays the fresh-task (ICL) error; ``tasks=W``
         gives the in-distribution (IDG) error (:mod:`linattn.pools`).
     task_law : {"gaussian", "sphere"}
@@ -215,7 +215,7 @@ class Problem:
     def feature_variance(self) -> float:
         r"""``c = E[h_j²] = (N + D + 1)/(N D) + σ²/N`` for every entry of ``h = vec(s x_qᵀ)``.
 
-        Exact (THEORY §2): ``E[s sᵀ] = c I`` and ``x_q`` is independent with unit covariance. For a
+        Exact (conventions §2): ``E[s sᵀ] = c I`` and ``x_q`` is independent with unit covariance. For a
         linear link ``f(u) = a u``: ``a²(N + D + 1)/(N D) + σ²/N``; any link: module docstring.
         """
         self._require_isotropic("feature_variance (the isotropic feature covariance c I)")
@@ -274,7 +274,7 @@ class Problem:
                   \mathrm{overlap} = u·θ = b \operatorname{tr} Γ / D,\quad
                   \mathrm{norm} = θᵀ C θ = c ‖Γ‖_F² + c_v |v|²
 
-        (THEORY §2). This is the one place where the formula is written: the exact per-parameter
+        (conventions §2). This is the one place where the formula is written: the exact per-parameter
         error (:meth:`test_error`), the per-dataset engines (eigen coordinates) and the replica
         theory (order parameters ``overlap = tρ``, ``norm = ρ² + Σ_i κ_i σ_i²``) all call it.
 
@@ -292,7 +292,7 @@ class Problem:
         return 0.5 * (self.label_variance - 2.0 * np.asarray(overlap) + np.asarray(norm))
 
     def test_error(self, Gamma, v=None, tasks=None) -> float:
-        r"""Exact generalization error of the parameters (THEORY §2).
+        r"""Exact generalization error of the parameters (conventions §2).
 
         .. math:: E_g(Γ, v) = ½ [V − (2b/D) \operatorname{tr} Γ + c ‖Γ‖_F² + c_v |v|²]
 

@@ -1,7 +1,7 @@
 """Training prompts reduced to their sufficient statistics, and the features built from them.
 
 The data enter the linear-attention model only through ``(s, x_q, y_q, y2)`` per prompt
-(THEORY §1). Features: ``h = vec(s x_qᵀ)`` (row-major, ``D²`` entries); the full model appends
+(conventions §1). Features: ``h = vec(s x_qᵀ)`` (row-major, ``D²`` entries); the full model appends
 ``y2 x_q`` (``D`` entries). Parameter vectors are ``θ = [vec(Γ) row-major, v]``.
 """
 from __future__ import annotations
@@ -135,7 +135,7 @@ class Prompts:
         return F
 
     def gram(self, model: str = "reduced") -> np.ndarray:
-        r"""Gram matrix ``G_{μν} = h_μ·h_ν / P`` without forming features (THEORY §2).
+        r"""Gram matrix ``G_{μν} = h_μ·h_ν / P`` without forming features (conventions §2).
 
         Reduced: ``G = (S Sᵀ) ∘ (X_q X_qᵀ) / P``; full: ``G = (S Sᵀ + y2 y2ᵀ) ∘ (X_q X_qᵀ) / P``.
         Cost ``O(P² D)`` instead of ``O(P² D²)``.

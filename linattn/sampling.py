@@ -23,7 +23,7 @@ orthogonal parts ``x_i − g_i ŵ`` are independent of the labels, so
 
 .. math:: N s = ŵ\,Σ_i y_i g_i + \sqrt{Σ_i y_i^2}\; ζ_⊥,\qquad y2 = Σ_i y_i^2 / N,
 
-exactly, in ``O(N + D)`` per prompt (THEORY §6.3; the O(N + D) construction asked for by the
+exactly, in ``O(N + D)`` per prompt (conventions §6.3; the O(N + D) construction asked for by the
 nonlinear-link issue).
 
 Anisotropic inputs ``x = U diag(√s) z`` (linear links): in the eigenbasis of ``Σ`` the labels are

@@ -1,6 +1,6 @@
 r"""The memorization → generalization boundary: one definition of ``ΔEr`` and of ``P*``.
 
-Relative generalization gap (THEORY §2, seed ``003`` Figs. 5–6):
+Relative generalization gap (conventions §2, seed paper, Figs. 5–6):
 
 .. math:: ΔE_r = (E_g − E_t)/E_t,
 

@@ -2,8 +2,8 @@ r"""The ``D → ∞`` theory of task pools (Lu, Letey, Zavatone-Veth, Maiti & Pe
 
 Scaling: ``α = N/D``, ``κ = K/D``, ``τ = P/D²`` fixed as ``D → ∞``; ``ρ = σ²``. The peer's errors
 ``e = E(y − ŷ)²`` are twice ours; their ridge ``λ_L`` on the stacked ``(Γ, v)`` equals our weight decay
-``λ = λ_L/D`` on ``Γ`` and ``λ_L`` on ``v`` (THEORY §6.1; :func:`replica.ridge` with ``lam=(λ_L/D, λ_L)``
-reproduces it exactly). In their units (THEORY §6.1):
+``λ = λ_L/D`` on ``Γ`` and ``λ_L`` on ``v`` (conventions §6.1; :func:`replica.ridge` with ``lam=(λ_L/D, λ_L)``
+reproduces it exactly). In their units (conventions §6.1):
 
 * ``ξ = (1 + ρ)/α`` and ``M_κ(x)``, the positive root of ``(x/κ)M² + (x + 1 − 1/κ)M − 1 = 0``:
   the resolvent ``(1/D) tr(W + x)⁻¹`` of the pool's covariance ``W = (1/K)Σ_k w_k w_kᵀ``

@@ -1,4 +1,4 @@
-r"""Exact data-dependent free energy and Gibbs averages (THEORY §2).
+r"""Exact data-dependent free energy and Gibbs averages (conventions §2).
 
 The Gibbs measure ``p(θ) ∝ exp(−β E_t(θ))`` of the quadratic training energy is Gaussian with
 mean ``θ*`` (the ridge solution) and covariance ``A⁻¹/β``, ``A = H + λI``. Hence, exactly,

@@ -2,12 +2,12 @@ r"""Fast exact ridge solution of one dataset at zero temperature (single ``λ``,
 
 ``θ* = argmin E_t = A⁻¹b`` with ``A = H + Λ``, ``H = FᵀF/P``, ``b = Fᵀy/P`` and a weight decay ``Λ`` that may
 differ between the blocks (``λ_Γ`` on ``Γ``, ``λ_v`` on ``v``: the peer's ridge of Lu et al. is
-``λ_Γ = λ_L/D``, ``λ_v = λ_L``, THEORY §6.1). No ``M × M`` eigendecomposition and no ``P × M`` feature
+``λ_Γ = λ_L/D``, ``λ_v = λ_L``, conventions §6.1). No ``M × M`` eigendecomposition and no ``P × M`` feature
 matrix are formed. Two exact routes:
 
 * **Gram** (``P < M``): push-through, ``θ* = Λ_r⁻¹Fᵀγ`` with ``(K_r + λ_Γ I)γ = y/P`` and
   ``K_r = FΛ_r⁻¹Fᵀ/P = (SSᵀ + y2 y2ᵀ λ_Γ/λ_v) ∘ (X_qX_qᵀ)/P`` (``Λ = λ_Γ Λ_r``; a Hadamard product,
-  THEORY §2): ``O(P²D + P³)``. At ``λ = 0`` it is the min-norm interpolator (pseudo-inverse of ``K_r``).
+  conventions §2): ``O(P²D + P³)``. At ``λ = 0`` it is the min-norm interpolator (pseudo-inverse of ``K_r``).
 * **Conjugate gradients** (``P >= M``): the Hessian–vector product ``Aθ = Fᵀ(Fθ)/P + Λθ`` is two GEMMs
   of size ``P × D × D`` (``Fθ = rowsum((SΓ) ∘ X_q) + y2 (X_q v)``, ``Fᵀr = Sᵀ diag(r) X_q``), preconditioned
   by the Kronecker factors of the dataset's own Hessian (:class:`_Preconditioner`). **Stopping rule** (proven): for SPD ``A``,
@@ -44,7 +44,7 @@ class RidgeSolution:
     train : float
         ``E_t(θ*)`` with the weight decay included.
     test : float
-        Fresh-task error ``E_g(θ*)`` (exact, THEORY §2).
+        Fresh-task error ``E_g(θ*)`` (exact, conventions §2).
     test_idg : float or None
         In-distribution error over the dataset's pool (``None`` without a pool).
     lam : tuple of float

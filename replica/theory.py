@@ -23,10 +23,10 @@ carries the correlation between a prompt's scale ``ξ`` and its label moments. T
 ``V = Σ_i (D_i/M)(−log r_i + λ' r_i − 1) + (P/M) E log(1 + Σ_j q_j ξ_j r_j)``.
 
 Special cases (tested): ``law="mp"`` (or ``channel="decoupled"``) reproduces the random-matrix
-formulas of THEORY §3.2. ``β = ∞`` drops the thermal terms; ``λ = 0`` with ``P < M`` is the
+formulas of conventions §3.2. ``β = ∞`` drops the thermal terms; ``λ = 0`` with ``P < M`` is the
 min-norm limit, solved in the scaled variables of :class:`spectra.RidgeResolvent`.
 
-References: seed paper ``003`` (data-dependent free energy, Sec. IV); replica method for ridge
+References: the seed paper (conventions §4) (data-dependent free energy, Sec. IV); replica method for ridge
 regression with structured data: Loureiro et al., NeurIPS 2021; elliptical data: El Karoui (2018).
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 r"""Per-dataset eigensystem of the training energy, computed once and reused.
 
 ``E_t(θ) = ½ Ȳ² − b·θ + ½ θᵀ A θ`` with ``A = H + λ I``, ``H = Fᵀ F / P``, ``b = Fᵀ y / P``
-(THEORY §2). Every exact result of :mod:`dynamics` and :mod:`replica` (gradient flow,
+(conventions §2). Every exact result of :mod:`dynamics` and :mod:`replica` (gradient flow,
 gradient descent, ridge and min-norm solutions, Gibbs averages for any ``β`` and ``λ``) is a
 function of the eigenvalues ``g_k`` of ``H`` on its range and of a few projections on its
 eigenvectors ``v_k``; this class holds them.

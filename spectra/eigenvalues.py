@@ -1,6 +1,6 @@
 r"""Exact eigenvalues of the empirical Hessian ``H = (1/P) Σ_μ h_μ h_μᵀ``.
 
-Two exact paths (THEORY §2):
+Two exact paths (conventions §2):
 
 * ``P < M`` — the nonzero spectrum of ``H`` equals that of the ``P × P`` Gram matrix
   ``G = F Fᵀ / P``, built without features as a Hadamard product

@@ -1,7 +1,7 @@
 r"""Quadrature for the law of one prompt's scalar invariants (the finite-D random-scale law).
 
 At finite ``D, N, σ`` the squared feature norm fluctuates strongly between prompts
-(THEORY §3.1): with ``h = √(c ξ) u`` (``u`` isotropic) the Hessian spectrum follows the
+(conventions §3.1): with ``h = √(c ξ) u`` (``u`` isotropic) the Hessian spectrum follows the
 random-scale (elliptical) law whose only input is the law of ``ξ``. The stationary and dynamical
 theories additionally need, per value of ``ξ``, the label moments ``E[f² | ξ]``, ``E[f y | ξ]``,
 ``E[y² | ξ]`` (``f`` = projection of the rescaled feature on the ICL direction, ``y`` = label):
@@ -30,7 +30,7 @@ Laws offered
 ``law="finite"``  the construction above (``channel="correlated"``, the default, keeps the label
                   moments per node; ``channel="decoupled"`` replaces them by the isotropic
                   model ``y = t f + e`` with ``e`` independent of ``ξ``: ``E[f²|ξ] = ξ``,
-                  ``E[f y|ξ] = t ξ``, ``E[y²|ξ] = t² ξ + s²`` — the assumption of THEORY §3.2);
+                  ``E[f y|ξ] = t ξ``, ``E[y²|ξ] = t² ξ + s²`` — the assumption of conventions §3.2);
 ``law="mp"``      one node at ``ξ = E ξ`` (Marchenko–Pastur; for the full model, MP with a
                   two-valued population covariance ``diag(1, c_v/c)``) with decoupled labels.
 """

@@ -3,7 +3,7 @@ r"""Block resolvent of the random-scale law, and the spectral transforms of the 
 This module holds the one implementation of the Stieltjes-transform fixed point used by the
 whole library (densities, CDFs, the replica saddle point, the averaged learning curves).
 
-Deterministic equivalent (THEORY §3.1, extended to parameter blocks)
+Deterministic equivalent (conventions §3.1, extended to parameter blocks)
 --------------------------------------------------------------------
 In ``H/c`` units, with the features of block ``i`` (dimension ``D_i``) having per-prompt scale
 ``ξ_i`` and ``q_i = D_i / P``, the resolvent ``(H/c − z)^{-1}`` is equivalent to
@@ -12,7 +12,7 @@ In ``H/c`` units, with the features of block ``i`` (dimension ``D_i``) having pe
 .. math:: r_i(z) = \frac{1}{−z + E[ξ_i ω]},\qquad ω = \frac{1}{1 + Σ_j q_j ξ_j r_j(z)},
 
 and the normalised Stieltjes transform is ``m(z) = Σ_i D_i r_i(z) / M``. For one block this is
-``m = 1/(−z + E[ξ/(1 + q ξ m)])`` (THEORY §3.1); ``ξ ≡ 1`` gives Marchenko–Pastur. The block
+``m = 1/(−z + E[ξ/(1 + q ξ m)])`` (conventions §3.1); ``ξ ≡ 1`` gives Marchenko–Pastur. The block
 structure is exact in expectation for the full model: the ensemble is invariant under
 ``(s, w) → −(s, w)``, which flips the ``Γ`` features and not the ``v`` features, so the
 off-diagonal block of ``E[(H − z)^{-1}]`` vanishes; within a block it is a multiple of the

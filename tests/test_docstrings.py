@@ -1,5 +1,5 @@
 """numpydoc: every public function and method of the five packages documents its ``Parameters``
-(when it takes any) and its ``Returns`` (DESIGN.md "User-facing"; issue "Trust" §3)."""
+(when it takes any) and its ``Returns``."""
 import inspect
 
 import pytest

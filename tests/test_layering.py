@@ -1,4 +1,4 @@
-"""DESIGN.md layering: ``linattn ← spectra ← {dynamics, replica} ← validation``. Imports only point
+"""The layering of the packages (README, Layout): ``linattn ← spectra ← {dynamics, replica} ← validation``. Imports only point
 downwards: no module imports a package of its own layer or above (dynamics and replica do not
 import each other). Read from the source with ``ast`` (function-level imports included)."""
 import ast

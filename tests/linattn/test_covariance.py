@@ -79,7 +79,7 @@ def test_icl_solution_is_the_preconditioned_estimator():
 def test_mode_fixed_points_do_not_couple():
     """The population minimiser from raw-token least squares (d = 3, s = (1, ½, ¼), N = 10, σ = 0) has the
     per-mode eigenvalues 1/s^∞ = N/((N+1)s + tr S) — not the 'coupled' values (0.766, 1.413, 2.490) that
-    THEORY §6.2 attributes to E[Σ̂BΣ̂]. Tolerance: 4 s.e. over 10 independent fits of 2·10⁵ prompts each (with
+    conventions §6.2 attributes to E[Σ̂BΣ̂]. Tolerance: 4 s.e. over 10 independent fits of 2·10⁵ prompts each (with
     4·10⁴ per fit the least-squares estimate of the slowest mode still carries a finite-sample bias of about
     1 %, visible at 3.6 s.e.)."""
     s = np.array([1.0, 0.5, 0.25])
@@ -93,7 +93,7 @@ def test_mode_fixed_points_do_not_couple():
         est.append(np.diag(np.linalg.lstsq(F, tk.yq, rcond=None)[0].reshape(3, 3)))
     est = np.array(est)
     mean, se = est.mean(0), est.std(0, ddof=1) / np.sqrt(len(est))
-    assert_discriminating(mean, se, theory, {"coupled (THEORY 6.2)": np.array([0.766, 1.413, 2.490])}, tol=0.0, k=4.0,
+    assert_discriminating(mean, se, theory, {"coupled (conventions §6.2 before the correction)": np.array([0.766, 1.413, 2.490])}, tol=0.0, k=4.0,
                           label="a_inf")
 
 

@@ -69,7 +69,7 @@ def test_in_distribution_error_against_monte_carlo(model):
 
 
 def test_gaussian_task_average_is_the_fresh_task_error():
-    """Averaging the IDG moments over w ~ N(0, I) gives THEORY §2: R = I/D, m = 0, v₂ = (1+σ²)² + 2/D."""
+    """Averaging the IDG moments over w ~ N(0, I) gives conventions §2: R = I/D, m = 0, v₂ = (1+σ²)² + 2/D."""
     pb = linattn.Problem(3, 4, 0.5)
     rng = np.random.default_rng(0)
     G, v = rng.standard_normal((3, 3)), rng.standard_normal(3)

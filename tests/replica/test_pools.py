@@ -24,7 +24,7 @@ def _paper_ridgeless_icl(tau, alpha, rho, kappa):
 
 
 def test_asymptotic_check_value():
-    """THEORY §6.1: α = 1, τ = 0.5, ρ = 0, λ_L = 0.1, κ = ∞ → their e_ICL = 1.1691 (E_g = e/2)."""
+    """conventions §6.1: α = 1, τ = 0.5, ρ = 0, λ_L = 0.1, κ = ∞ → their e_ICL = 1.1691 (E_g = e/2)."""
     a = replica.asymptotic(1.0, 0.5, np.inf, 0.0, 0.1)
     assert 2 * a.icl == pytest.approx(1.16907, abs=1e-5)
     assert a.icl == pytest.approx(a.idg, rel=1e-12)                     # κ = ∞: pool tasks are fresh tasks

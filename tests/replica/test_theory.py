@@ -22,7 +22,7 @@ def test_theory_against_dataset_averaged_exact_values(problem, model, n_datasets
     """Acceptance (issue "Trust" §1): β = 10³, λ = 0.01, P from 10 to 1000, exact Gibbs averages of
     400 (D = 10) or 200 (D = 20) datasets per P against (a) the replica theory with the exact
     finite-D prompt law and (b) its baselines, Marchenko–Pastur and the decoupled label channel
-    (THEORY §3.2), paired on the same exact averages.
+    (conventions §3.2), paired on the same exact averages.
 
     Tolerance: ``1/M + 3 s.e.`` for both errors at every P. The replica-symmetric saddle point
     neglects the fluctuations of the order parameters, a relative correction of order ``1/M``
@@ -65,7 +65,7 @@ def test_saddle_point_of_the_rs_functional(model):
 
 @pytest.mark.parametrize("law", ["finite", "mp"])
 def test_random_matrix_formulas_are_a_special_case(law):
-    """With decoupled labels the saddle point equals THEORY §3.2's formulas with m(−λ'), m'(−λ')."""
+    """With decoupled labels the saddle point equals conventions §3.2's formulas with m(−λ'), m'(−λ')."""
     pb = linattn.Problem(10, 100, 0.3)
     c, lam = pb.feature_variance, 0.01
     lp, t2, s2 = lam / c, pb.teacher_norm2, pb.icl_residual

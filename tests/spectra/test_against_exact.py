@@ -31,7 +31,7 @@ def test_finite_law_fits_d20(alpha, model):
     ks_finite = spectra.kolmogorov_distance(pooled, alpha, pb, law="finite", model=model)
     ks_mp = spectra.kolmogorov_distance(pooled, alpha, pb, law="mp", model=model)
     assert ks_finite <= 0.02, f"finite-size law: KS {ks_finite:.4f} (MP: {ks_mp:.4f}, SE {se:.4f})"
-    # and the finite-size law resolves what MP misses (THEORY §3.1: MP off by 0.05–0.1 here)
+    # and the finite-size law resolves what MP misses (conventions §3.1: MP off by 0.05–0.1 here)
     assert ks_mp > 0.04 and ks_finite < ks_mp / 4
 
 

@@ -20,8 +20,6 @@ from linattn.factorized import Parametrization
 from ..simulators.factorized import FactorizedRun, factorized_descent
 
 
-
-
 def noise_free_problem(spectrum, N):
     """The noise-free problem with input eigenvalues ``spectrum`` (identity basis)."""
     spectrum = check.real_array("spectrum", spectrum, low=0.0, low_open=True)
@@ -148,18 +146,41 @@ def saddle_experiment(spectrum, N, scale=0.3, t_max=6000.0, step=0.2, batch=128,
     SaddleExperiment
     """
     pb = noise_free_problem(spectrum, N)
-    n_steps = n_steps_covering(check.positive("t_max", t_max), step, record)
-    out = {}
-    for tag, par in (("separate", Parametrization("separate_kq", pb.D, heads=pb.D)),
-                     ("merged", Parametrization("merged_heads", pb.D))):
-        th = par.init(scale, seed)
-        run = factorized_descent(pb, par, th, n_steps, step, batch=batch, record=record, n_chains=n_chains, seed=seed)
-        ode = dynamics.mean_flow(pb, par, th, run.steps[1:] * step)
-        out[tag] = (run, np.concatenate([[run.test[0, 0]], ode.test]))
+    out = {tag: saddle_run(pb, tag, scale, t_max, step, batch, n_chains, record, seed) for tag in SADDLE_MODELS}
     times = out["separate"][0].steps * step
     return SaddleExperiment(problem=pb, saddles=dynamics.saddle_losses(spectrum, N), times=times,
                             ode_separate=out["separate"][1], ode_merged=out["merged"][1],
                             sgd_separate=out["separate"][0], sgd_merged=out["merged"][0])
+
+
+#: the two models of :func:`saddle_experiment`
+SADDLE_MODELS = ("separate", "merged")
+
+
+def saddle_run(pb, tag, scale=0.3, t_max=6000.0, step=0.2, batch=128, n_chains=4, record=100, seed=0) -> tuple:
+    """One model of :func:`saddle_experiment`: online SGD and the exact ODE from the start ``init(scale, seed)``.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    tag : {"separate", "merged"}
+        ``D`` rank-one separate key/query heads, or one merged head.
+    scale, t_max, step : float
+    batch, n_chains, record, seed : int
+
+    Returns
+    -------
+    (FactorizedRun, ndarray (T,))
+        The SGD run and the exact test error at its record times.
+    """
+    check.choice("tag", tag, SADDLE_MODELS)
+    n_steps = n_steps_covering(check.positive("t_max", t_max), step, record)
+    par = (Parametrization("separate_kq", pb.D, heads=pb.D) if tag == "separate"
+           else Parametrization("merged_heads", pb.D))
+    th = par.init(scale, seed)
+    run = factorized_descent(pb, par, th, n_steps, step, batch=batch, record=record, n_chains=n_chains, seed=seed)
+    ode = dynamics.mean_flow(pb, par, th, run.steps[1:] * step)
+    return run, np.concatenate([[run.test[0, 0]], ode.test])
 
 
 @dataclass(frozen=True)
@@ -200,23 +221,43 @@ def finite_p_gap(pb, P_values, lam, n_datasets, scale=1e-2, t_max=2e4, seed=0) -
     P_values = np.asarray(P_values, dtype=int)
     lam = check.positive("lam", lam)
     n = check.positive_int("n_datasets", n_datasets)
+    res = [gap_one(pb, int(P), r, lam, scale, t_max, seed) for P in P_values for r in range(n)]
+    return FiniteGap(P=P_values, **gap_arrays(res, P_values.size, n))
+
+
+def gap_arrays(rows, n_P, n) -> dict:
+    """The fields of :class:`FiniteGap` (shape ``(n_P, n)``) from the dicts of :func:`gap_one`, ``P``-major."""
+    keys = ("gap_merged", "gap_product", "contrast_merged", "contrast_product", "test_merged", "test_product")
+    return {k: np.array([float(x[k]) for x in rows]).reshape(n_P, n) for k in keys}
+
+
+def gap_one(pb, P, r, lam, scale=1e-2, t_max=2e4, seed=0) -> dict:
+    """Dataset ``r`` of :func:`finite_p_gap` at ``P`` prompts (``rng=(seed, P, r)``): both models trained on it.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    P, r : int
+    lam, scale, t_max : float
+    seed : int
+
+    Returns
+    -------
+    dict
+        ``gap_*``, ``test_*`` and ``contrast_*`` of the merged and the product model (floats).
+    """
+    lam = check.positive("lam", lam)
     par = Parametrization("value_kq_modes", pb.D)
-    shape = (P_values.size, n)
-    res = {k: np.zeros(shape) for k in ("gm", "gp", "cm", "cp", "tm", "tp")}
-    for i, P in enumerate(P_values):
-        for r in range(n):
-            data = pb.sample(int(P), rng=(seed, int(P), r))
-            lt = dynamics.long_time_limit(data, pb, lam)
-            res["gm"][i, r], res["tm"][i, r], res["cm"][i, r] = lt.gap, lt.test, lt.contrast
-            fl = dynamics.mean_flow(pb, par, par.init(scale, (seed, int(P), r)), [t_max / 2, t_max], data=data, lam=lam)
-            drift = abs(fl.loss[-1] - fl.loss[0])
-            if drift > 1e-6 * fl.loss[-1]:
-                raise linattn.ConvergenceError(f"finite_p_gap: the product model is still moving at t_max = {t_max} "
-                                               f"(relative change {drift / fl.loss[-1]:.1e}); increase t_max")
-            res["gp"][i, r], res["tp"][i, r] = linattn.relative_gap(fl.loss[-1], fl.test[-1]), fl.test[-1]
-            res["cp"][i, r] = linattn.contrast_ratio(fl.Gamma)
-    return FiniteGap(P=P_values, gap_merged=res["gm"], gap_product=res["gp"], contrast_merged=res["cm"],
-                     contrast_product=res["cp"], test_merged=res["tm"], test_product=res["tp"])
+    data = pb.sample(int(P), rng=(seed, int(P), r))
+    lt = dynamics.long_time_limit(data, pb, lam)
+    fl = dynamics.mean_flow(pb, par, par.init(scale, (seed, int(P), r)), [t_max / 2, t_max], data=data, lam=lam)
+    drift = abs(fl.loss[-1] - fl.loss[0])
+    if drift > 1e-6 * fl.loss[-1]:
+        raise linattn.ConvergenceError(f"finite_p_gap: the product model is still moving at t_max = {t_max} "
+                                       f"(relative change {drift / fl.loss[-1]:.1e}); increase t_max")
+    return dict(gap_merged=float(lt.gap), test_merged=float(lt.test), contrast_merged=float(lt.contrast),
+                gap_product=float(linattn.relative_gap(fl.loss[-1], fl.test[-1])), test_product=float(fl.test[-1]),
+                contrast_product=float(linattn.contrast_ratio(fl.Gamma)))
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@ r"""Langevin simulation of training: Euler–Maruyama on the training energy.
 
 .. math:: θ ← θ − γ\,dt\,∇E_t(θ) + \sqrt{2γ\,dt/β}\;ξ,\qquad ∇E_t = Aθ − b,
 
-(THEORY §2), whose continuous-time stationary law is the Gibbs measure ``∝ exp(−βE_t)``.
+(conventions §2), whose continuous-time stationary law is the Gibbs measure ``∝ exp(−βE_t)``.
 The chain is run in the eigenbasis of ``A`` (``θ = V η``, the complete basis of the dataset's
 :func:`spectra.eigensystem` with ``null_space=True``): since ``Vᵀξ`` is again a vector of
 independent standard normals, this is the *same* Markov chain as in the parameter basis, at

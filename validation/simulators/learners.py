@@ -1,4 +1,4 @@
-r"""Kernel learner vs feature learner on nonlinear single-index tasks (Gu, Xu & Zdeborová, seed ``003``).
+r"""Kernel learner vs feature learner on nonlinear single-index tasks (Gu, Xu & Zdeborová).
 
 Both are one-layer attention models trained on ``P`` prompts of a :class:`linattn.Problem` with a
 nonlinear link ``f`` (labels ``y = f(w·x/√D) + σε``, a fresh task per prompt, so the task diversity
@@ -24,7 +24,7 @@ is ``P``). They differ in where the nonlinearity sits:
   ``a = (0, 1, 0, …)``. Its landscape is not convex; the run reports whether it converged.
 
 Neither ships code in the paper; the replica theory of the feature learner is not implemented
-(the issue's stretch goal). References: H. Gu, Y. Xu, L. Zdeborová (seed ``003`` abstract);
+(the issue's stretch goal). References: H. Gu, Y. Xu, L. Zdeborová (abstract);
 M. Letey et al. for the equivalence the kernel learner's linear block obeys.
 """
 from __future__ import annotations

@@ -1,0 +1,196 @@
+"""Relative generalization gap ``ΔEr`` and contrast ratio against task diversity ``P`` (seed paper,
+Figs. 5–6), and the memorization → generalization diagram over ``(P, N)`` and ``(P, D)``.
+
+Three experiments:
+
+* ``gaps_long_time`` (figure ``fig5``): full model, ``λ = 0.01``, long-time limit of gradient flow;
+  panel (a) ``D = 10``, ``N ∈ {10, 20, 50, 100}``, panel (b) ``N = 100``, ``D ∈ {5, 10, 15, 20}``;
+  training set ``j`` at ``P`` of the problem ``(D, N)`` uses ``rng = (1000 D + N, P, j)``
+  (:func:`dynamics.gap_sweep`), so there is one point per ``(D, N, P)`` (a pair in both panels is
+  computed once). The replica theory (``β = ∞``) and the boundaries ``P*`` are computed in ``assemble``.
+* ``gaps_finite_time`` (figure ``fig6``): the same for the reduced model, ``λ = 0``, gradient flow
+  from ``θ_0 = 0`` stopped at ``t = 10³`` (no theory).
+* ``phase`` (figure ``phase``): the replica theory's ``ΔEr`` over ``(P, N)`` at ``D = 10`` and over
+  ``(P, D)`` at ``N = 100`` with its boundary ``P*`` (one point per map row), and the boundary from
+  exact dataset averages on a ``P`` grid around the theory's (one point per ``(D, N)``; training
+  sets ``rng = (100 D + N, P, j)``). An exact boundary without a crossing is stored as ``nan``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import dynamics
+import linattn
+import replica
+
+from .base import Experiment
+from .stationary import boundary_from_means
+
+#: context lengths of panel (a) (``D = 10``) and token dimensions of panel (b) (``N = 100``)
+NS = (10, 20, 50, 100)
+DS = (5, 10, 15, 20)
+#: per-``P`` statistics of :func:`dynamics.gap_sweep` kept by the figures
+_SWEEP_FIELDS = ("P", "gap_mean", "gap_sd", "gap_median", "gap_q16", "gap_q84", "contrast_mean", "contrast_sd")
+
+
+def panels(s):
+    """The panels of a gap figure: ``(tag, label, [(D, N), ...])`` for (a) ``D = 10`` and (b) ``N = 100``.
+
+    Parameters
+    ----------
+    s : Settings
+        With ``N_values`` and ``D_values``.
+
+    Returns
+    -------
+    list of tuple
+    """
+    return [("a", "N", [(10, int(N)) for N in s["N_values"]]), ("b", "D", [(int(D), 100) for D in s["D_values"]])]
+
+
+def _unique(pairs):
+    """``pairs`` without repetitions, in order of first appearance."""
+    return list(dict.fromkeys(tuple(p) for p in pairs))
+
+
+def _gap_presets(model, lam, time, sizes):
+    """Presets of a gap experiment: ``sizes[mode] = (n_P, n_datasets)``; smoke mode uses two problems per panel."""
+    out = {}
+    for mode, (n_P, n_datasets) in sizes.items():
+        n = 2 if mode == "smoke" else len(NS)
+        out[mode] = dict(model=model, lam=lam, time=time, n_P=n_P, n_datasets=n_datasets,
+                         N_values=list(NS[:n]), D_values=list(DS[:n]))
+    return out
+
+
+class _GapSweep(Experiment):
+    """``ΔEr`` and contrast ratio against ``P`` for the problems of both panels (not registered)."""
+
+    def P_grid(self, s):
+        """The ``P`` grid: ``n_P`` log-spaced integers from 1 to 10⁴."""
+        return np.unique(np.round(np.geomspace(1, 1e4, s.n_P)).astype(int))
+
+    def points(self, s):
+        pairs = _unique(pair for _, _, ps in panels(s) for pair in ps)
+        return [dict(D=D, N=N, P=int(P)) for D, N in pairs for P in self.P_grid(s)]
+
+    def compute(self, s, point):
+        D, N = point["D"], point["N"]
+        sw = dynamics.gap_sweep(linattn.Problem(D, N), [point["P"]], s.lam, s.n_datasets, s.model, time=s.time,
+                                seed=D * 1000 + N)
+        out = {k: getattr(sw, k) for k in _SWEEP_FIELDS + ("train_mean", "test_mean")}
+        for name, q in zip(("q16", "median", "q84"), np.quantile(sw.contrast_all, [0.16, 0.5, 0.84], axis=1)):
+            out[f"contrast_{name}"] = q
+        return out
+
+    def assemble(self, s, outputs):
+        by_pair = {}
+        for p, out in zip(self.points(s), outputs):
+            by_pair.setdefault((p["D"], p["N"]), []).append(out)
+        P_grid = self.P_grid(s)
+        theory = s.lam > 0
+        data, rows = {}, {}
+        for tag, _, pairs in panels(s):
+            rows[tag] = []
+            for D, N in pairs:
+                sw = {k: np.concatenate([np.atleast_1d(o[k]) for o in by_pair[(D, N)]]) for k in by_pair[(D, N)][0]}
+                key = f"D{D}_N{N}"
+                data.update({f"{tag}_{k}_{key}": sw[k] for k in _SWEEP_FIELDS})
+                data.update({f"{tag}_contrast_{q}_{key}": sw[f"contrast_{q}"] for q in ("q16", "median", "q84")})
+                data.update({f"{tag}_{k}_{key}": sw[k] for k in ("train_mean", "test_mean")})
+                row = dict(D=D, N=N, P_star_exact_mean_of_ratios=linattn.transition_point(sw["P"], sw["gap_mean"]),
+                           P_star_exact_ratio_of_means=boundary_from_means(sw["P"], sw["train_mean"], sw["test_mean"]))
+                if theory:
+                    pb = linattn.Problem(D, N)
+                    Pt = np.geomspace(P_grid[0], P_grid[-1], 120)
+                    cur = replica.stationary_curve(pb, Pt, np.inf, s.lam, s.model)
+                    data.update({f"{tag}_theory_P_{key}": Pt, f"{tag}_theory_gap_{key}": cur.gap})
+                    row["P_star_theory"] = replica.phase_boundary(pb, np.inf, s.lam, model=s.model)
+                rows[tag].append(row)
+        return data, {"rows": rows}
+
+
+class GapsLongTime(_GapSweep):
+    """Seed paper, Fig. 5: full model, ``λ = 0.01``, long-time limit, with the replica theory."""
+
+    name = "gaps_long_time"
+    title = "ΔEr and contrast ratio vs P (full model, λ = 0.01, long-time limit)"
+    presets = _gap_presets("full", 0.01, None, {"smoke": (4, 2), "quick": (14, 20), "full": (20, 100)})
+
+
+class GapsFiniteTime(_GapSweep):
+    """Seed paper, Fig. 6: reduced model, ``λ = 0``, gradient flow stopped at ``t = 10³``."""
+
+    name = "gaps_finite_time"
+    title = "ΔEr and contrast ratio vs P (reduced model, λ = 0, t = 10³)"
+    presets = _gap_presets("reduced", 0.0, 1e3, {"smoke": (4, 2), "quick": (14, 15), "full": (20, 50)})
+
+
+class PhaseDiagram(Experiment):
+    """Memorization → generalization diagram: theory maps and exact boundaries (module docstring)."""
+
+    name = "phase"
+    title = "Memorization → generalization diagram over (P, N) and (P, D): theory and exact P*"
+    presets = {"smoke": dict(lam=0.01, n_P=8, n_map=2, n_D=2, N_exact=[100], D_exact=[10], n_datasets=2, n_grid=3),
+               "quick": dict(lam=0.01, n_P=70, n_map=24, n_D=28, N_exact=[10, 20, 50, 100, 200], D_exact=[5, 10, 15, 20],
+                             n_datasets=20, n_grid=11),
+               "full": dict(lam=0.01, n_P=70, n_map=24, n_D=28, N_exact=[10, 20, 50, 100, 200], D_exact=[5, 10, 15, 20],
+                            n_datasets=100, n_grid=11)}
+
+    @staticmethod
+    def grids(s):
+        """``P_grid``, ``N_map`` and ``D_map`` of the theory maps.
+
+        Parameters
+        ----------
+        s : Settings
+
+        Returns
+        -------
+        dict of str to ndarray
+        """
+        return {"P_grid": np.geomspace(1, 1e4, s.n_P),
+                "N_map": np.unique(np.round(np.geomspace(5, 400, s.n_map)).astype(int)),
+                "D_map": np.unique(np.round(np.linspace(3, 30, s.n_D)).astype(int))}
+
+    def _pairs(self, s):
+        g = self.grids(s)
+        return {"map_N": [(10, int(N)) for N in g["N_map"]], "map_D": [(int(D), 100) for D in g["D_map"]],
+                "exact_N": [(10, int(N)) for N in s.N_exact], "exact_D": [(int(D), 100) for D in s.D_exact]}
+
+    def points(self, s):
+        pairs = self._pairs(s)
+        return ([dict(kind="map", D=D, N=N) for D, N in _unique(pairs["map_N"] + pairs["map_D"])]
+                + [dict(kind="exact", D=D, N=N) for D, N in _unique(pairs["exact_N"] + pairs["exact_D"])])
+
+    def compute(self, s, point):
+        pb = linattn.Problem(point["D"], point["N"])
+        guess = replica.phase_boundary(pb, np.inf, s.lam, model="full")
+        if point["kind"] == "map":
+            gap = replica.stationary_curve(pb, self.grids(s)["P_grid"], np.inf, s.lam, "full").gap
+            return {"gap": gap, "Pstar_theory": np.nan if guess is None else guess}
+        if guess is None:
+            return {"boundary": np.array([np.nan, np.nan])}
+        grid = np.unique(np.round(np.geomspace(max(guess / 2.5, 1.0), guess * 2.5, s.n_grid)).astype(int))
+        sw = dynamics.gap_sweep(pb, grid, s.lam, s.n_datasets, "full", seed=pb.D * 100 + pb.N)
+        exact = boundary_from_means(sw.P, sw.train_mean, sw.test_mean)
+        return {"boundary": np.array([guess, np.nan if exact is None else exact], dtype=float)}
+
+    def assemble(self, s, outputs):
+        out = {(p["kind"], p["D"], p["N"]): o for p, o in zip(self.points(s), outputs)}
+        pairs = self._pairs(s)
+        data = self.grids(s)
+        data["gap_PN"] = np.array([out["map", D, N]["gap"] for D, N in pairs["map_N"]]).reshape(-1, s.n_P)
+        data["gap_PD"] = np.array([out["map", D, N]["gap"] for D, N in pairs["map_D"]]).reshape(-1, s.n_P)
+        data["N_exact"], data["D_exact"] = np.array(s.N_exact), np.array(s.D_exact)
+        for axis in ("N", "D"):
+            pts = pairs[f"exact_{axis}"]
+            data[f"Pstar_{axis}"] = np.array([out["exact", D, N]["boundary"] for D, N in pts], float).reshape(len(pts), 2)
+        for axis in ("N", "D"):
+            data[f"Pstar_theory_{axis}"] = np.array([float(out["map", D, N]["Pstar_theory"])
+                                                     for D, N in pairs[f"map_{axis}"]], float)
+        rows = [dict(N=int(N), P_star_theory=float(t), P_star_exact=float(e)) for N, (t, e) in zip(data["N_exact"],
+                                                                                                 data["Pstar_N"])]
+        rows += [dict(D=int(D), P_star_theory=float(t), P_star_exact=float(e)) for D, (t, e) in zip(data["D_exact"],
+                                                                                                  data["Pstar_D"])]
+        return data, {"rows": rows}
