@@ -17,7 +17,7 @@ from scipy.linalg import subspace_angles
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import best_time, report  # noqa: E402
 
-import dynamics  # noqa: E402
+import diagnostics  # noqa: E402
 
 
 def naive(traj, ref):

@@ -17,8 +17,15 @@ The PyTorch demos (attention-only ICL emergence, grokking) are in :mod:`diagnost
 (optional extra ``[torch]``; importing this package never imports torch).
 """
 from .checkpoints import Checkpoints, load_checkpoints, ov_circuit, qk_circuit, split_in_proj
-from .measures import (TrajectoryDiagnostics, diagnose, effective_rank, principal_angles, singular_values, stable_rank,
-                       subspace_distance)
+from .measures import (
+                       TrajectoryDiagnostics,
+                       diagnose,
+                       effective_rank,
+                       principal_angles,
+                       singular_values,
+                       stable_rank,
+                       subspace_distance,
+)
 from .transitions import change_points, crossing_times, loss_curvature, rolling_autocorrelation, steepest_changes
 
 __all__ = ["effective_rank", "stable_rank", "singular_values", "subspace_distance", "principal_angles", "diagnose",

@@ -12,8 +12,18 @@ ModeConstants, mode_loss, logistic_modes, escape_times, saddle_losses.
 """
 from .averaged import AveragedCurves, averaged_curves
 from .flow import LearningCurves, LongTimeLimit, gradient_descent, gradient_flow, long_time_limit
-from .staged import (ModeConstants, ModeFlow, StagedFlow, escape_times, logistic_modes, mean_flow, mode_constants,
-                     mode_flow, mode_loss, saddle_losses)
+from .staged import (
+                     ModeConstants,
+                     ModeFlow,
+                     StagedFlow,
+                     escape_times,
+                     logistic_modes,
+                     mean_flow,
+                     mode_constants,
+                     mode_flow,
+                     mode_loss,
+                     saddle_losses,
+)
 from .sweeps import Sweep, gap_sweep
 
 __all__ = ["gradient_flow", "gradient_descent", "LearningCurves",

@@ -38,10 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import linattn
 from linattn import check
-from spectra import block_overlaps, block_resolvent, data_transforms, prompt_law
-from spectra import cmatmul
+from spectra import block_overlaps, block_resolvent, cmatmul, data_transforms, prompt_law
 
 # parabolic contour for e^{-y} (tuned for a uniform error < 1e-14 on [0, inf); tests/dynamics)
 CONTOUR_NODES = 31

@@ -29,7 +29,6 @@ import numpy as np
 
 import linattn
 from linattn import check
-
 from spectra import Eigensystem, as_eigensystem
 
 

@@ -19,8 +19,8 @@ from tqdm import tqdm
 
 import linattn
 from linattn import check
-
 from spectra import eigensystem
+
 from .flow import gradient_flow, long_time_limit
 
 

@@ -15,14 +15,14 @@ import tempfile
 
 import numpy as np
 
-import dynamics
+import diagnostics
 
 
 def demo_checkpoints(folder, steps=1500, every=25, seed=0):
     """Train a 2-layer attention-only transformer on in-context copying and save a state_dict every ``every`` steps."""
     import torch
 
-    from diagnostics.transformers import copy_batch, build_model
+    from diagnostics.transformers import build_model, copy_batch
 
     torch.manual_seed(seed)
     gen = np.random.default_rng(seed)

@@ -9,7 +9,7 @@ import argparse
 
 import numpy as np
 
-import dynamics
+import diagnostics
 from diagnostics.transformers import train_modular_addition
 
 

@@ -35,7 +35,6 @@ from . import check
 from .covariance import Covariance, as_covariance
 from .links import Link, as_link, radial_moments
 
-
 #: largest accepted label-noise s.d. (see :class:`Problem`)
 MAX_NOISE = 1e6
 

@@ -8,8 +8,8 @@ solution (:func:`ridge`) and the ``D → ∞`` task-pool theory of Lu et al. (:f
 from .asymptotic import AsymptoticErrors, asymptotic, pool_resolvent
 from .gibbs import DatasetAverage, GibbsAverages, dataset_average, gibbs
 from .phase import phase_boundary
-from .ridge import RidgeSolution, ridge
 from .pool_theory import PoolErrors
+from .ridge import RidgeSolution, ridge
 from .stationary import StationaryCurve, stationary, stationary_curve
 from .theory import OrderParameters, StationaryTheory, rs_constant, rs_functional
 

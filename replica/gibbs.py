@@ -23,9 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import linattn
-from spectra import as_eigensystem
 from linattn import check
+from spectra import as_eigensystem
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,14 +16,23 @@ eigensystem, Eigensystem                      the exact per-dataset engine of dy
 mp                                            Marchenko–Pastur closed forms (reference)
 """
 from . import mp
-from .density import (SpectralCDF, cdf, density, kolmogorov_distance, spectral_cdf, stieltjes,
-                      support_edges, zero_atom)
+from .density import SpectralCDF, cdf, density, kolmogorov_distance, spectral_cdf, stieltjes, support_edges, zero_atom
 from .eigensystem import Eigensystem, as_eigensystem, eigensystem
 from .eigenvalues import hessian_dense, hessian_eigenvalues
 from .law import LAWS, PromptLaw, prompt_law
 from .matrix_free import SpectralEstimate, hessian_matvec, slq_spectrum
-from .resolvent import (DataTransforms, Resolvent, RidgeResolvent, block_overlaps, block_resolvent, cmatmul,
-                        data_transforms, pair_overlaps, ridge_resolvent, teacher_overlap)
+from .resolvent import (
+                      DataTransforms,
+                      Resolvent,
+                      RidgeResolvent,
+                      block_overlaps,
+                      block_resolvent,
+                      cmatmul,
+                      data_transforms,
+                      pair_overlaps,
+                      ridge_resolvent,
+                      teacher_overlap,
+)
 
 __all__ = [
     "hessian_eigenvalues", "hessian_dense", "slq_spectrum", "hessian_matvec", "SpectralEstimate",

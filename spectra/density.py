@@ -29,7 +29,6 @@ from linattn.errors import ConvergenceError
 from .law import LAWS, prompt_law
 from .resolvent import block_resolvent
 
-
 #: relative resolution of ``Im m`` on the real axis: the fixed point is solved to a relative
 #: residual of 1e-11, so an imaginary part below 1e-9 |m| is not resolved from zero (it is the
 #: round-off of the real part, which near an atom's pole ``−atom/x`` is huge). Such points lie

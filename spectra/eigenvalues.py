@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 
-import linattn
 from linattn import check
 
 METHODS = ("auto", "gram", "dense", "naive")

@@ -43,8 +43,7 @@ import numpy as np
 from scipy.stats import qmc
 
 import linattn
-from linattn import check
-from linattn import invariants
+from linattn import check, invariants
 
 LAWS = ("finite", "mp")
 MAX_SOBOL_DIM = 21201

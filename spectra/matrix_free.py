@@ -20,7 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
-import linattn
 from linattn import check
 
 

@@ -18,10 +18,28 @@ from .experiments import run as run_experiment
 from .experiments.pools import PoolAverage, pool_average
 from .experiments.rank_dynamics import RankDynamics, rank_dynamics
 from .experiments.stationary import StationarySweep, boundary_from_means, stationary_sweep
-from .simulators import (AttentionRun, Chain, DescentRun, FactorizedRun, LangevinResult, LearnerRun, MeanEstimate,
-                         attention_gradient_descent, autocorrelation, chain, choose_dt, descent_from_random_inits,
-                         factorized_descent, feature_learner, hermite_features, integrated_time, kernel_learner,
-                         langevin, mean_and_se, readout)
+from .simulators import (
+                         AttentionRun,
+                         Chain,
+                         DescentRun,
+                         FactorizedRun,
+                         LangevinResult,
+                         LearnerRun,
+                         MeanEstimate,
+                         attention_gradient_descent,
+                         autocorrelation,
+                         chain,
+                         choose_dt,
+                         descent_from_random_inits,
+                         factorized_descent,
+                         feature_learner,
+                         hermite_features,
+                         integrated_time,
+                         kernel_learner,
+                         langevin,
+                         mean_and_se,
+                         readout,
+)
 from .sweeps import load_sweep, local_cluster, sweep, sweep_summary
 
 __all__ = ["langevin", "LangevinResult", "chain", "Chain", "choose_dt", "attention_gradient_descent",

@@ -3,7 +3,12 @@ dataset averages: the numbers quoted in README.md and docs/replica.md.
 
 Run from the repository root: .venv/bin/python docs/scripts/accuracy_summary.py  (~1 minute)
 """
-import numpy as np, linattn, replica, dynamics
+import numpy as np
+
+import dynamics
+import linattn
+import replica
+
 print("STATIONARY beta=1e3 lam=0.01 P=10..1000")
 for prob, model, n in [((10, 100, 0.0), "reduced", 400), ((10, 100, 0.0), "full", 400), ((20, 40, 0.25), "reduced", 200), ((20, 40, 0.25), "full", 200)]:
     pb = linattn.Problem(*prob); res = {"finite": [], "mp": [], "decoupled": []}

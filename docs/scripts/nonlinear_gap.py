@@ -13,8 +13,6 @@ Run from the repository root: .venv/bin/python docs/scripts/nonlinear_gap.py [n_
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
-import numpy as np
-
 import linattn
 import replica
 

@@ -11,9 +11,11 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))              # the packages (before tests/validation, a test folder)
 sys.path.append(str(ROOT / "tests"))       # tests/helpers.py
-import numpy as np
-import replica, dynamics
 import importlib.util
+
+import dynamics
+import replica
+
 
 def load(path, name):
     spec = importlib.util.spec_from_file_location(name, path)

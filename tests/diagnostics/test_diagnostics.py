@@ -3,8 +3,6 @@ import numpy as np
 import pytest
 
 import diagnostics
-import dynamics
-from diagnostics import checkpoints
 
 RNG = np.random.default_rng(7)
 

@@ -3,8 +3,8 @@ import sys
 
 import numpy as np
 import pytest
-
 from helpers import Row, check_case, sweep_cases
+
 from diagnostics.transformers import TransformerRun, emergence, torch_available
 
 

@@ -2,12 +2,12 @@
 theory, and the theory against the mean of exact per-dataset curves (rungs 1–3)."""
 import numpy as np
 import pytest
+from helpers import assert_discriminating
 
 import dynamics
 import linattn
 import replica
 from dynamics.averaged import exp_contour, filter_poles
-from helpers import assert_discriminating
 
 PB = linattn.Problem(10, 100)
 LAM = 0.01

@@ -4,13 +4,13 @@ import tempfile
 
 import numpy as np
 import pytest
+from helpers import Row, sweep_tests
 
 import diagnostics
 import dynamics
 import linattn
 import spectra
 from dynamics.averaged import exp_contour, filter_poles
-from helpers import Row, sweep_tests
 
 PB = linattn.Problem(3, 4, 0.1)
 DATA = PB.sample(6, rng=0)

@@ -1,11 +1,11 @@
 """Exact gradient flow / descent per dataset (rungs 1, 2, 5)."""
 import numpy as np
 import pytest
+from helpers import assert_mean
 
 import dynamics
-import spectra
 import linattn
-from helpers import assert_mean
+import spectra
 from linattn import attention, sampling
 from validation.simulators.attention_gd import attention_gradient_descent
 

@@ -1,9 +1,9 @@
 """Bad-input sweep of the model package (rung 5): every public callable, every argument."""
 import numpy as np
 import pytest
+from helpers import Row, sweep_tests
 
 import linattn
-from helpers import Row, sweep_tests
 from linattn import attention, covariance, factorized, invariants, links, pools, sampling
 
 PB = linattn.Problem(3, 4, 0.1)

@@ -1,11 +1,11 @@
 """Anisotropic inputs x ~ N(0, Σ): exact moments against raw tokens, sampler, isotropic special case."""
 import numpy as np
 import pytest
+from helpers import assert_discriminating
 from scipy import stats
 
 import linattn
 import replica
-from helpers import assert_discriminating
 from linattn import sampling
 
 D, N = 4, 6

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from scipy import integrate
 
+import dynamics
 import linattn
 import replica
-import dynamics
 import spectra
 from linattn import links, sampling
 from linattn.links import Link, as_link

@@ -1,9 +1,9 @@
 """Task pools: sampler, exact in-distribution error (rungs 1–2)."""
 import numpy as np
 import pytest
+from helpers import assert_mean
 
 import linattn
-from helpers import assert_mean
 from linattn import pools, sampling
 
 

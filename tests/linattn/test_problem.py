@@ -1,10 +1,10 @@
 """Problem: validation, exact population quantities against Monte Carlo (test ladder rung 1)."""
 import numpy as np
 import pytest
+from helpers import assert_mean
 
 import linattn
 from linattn import Problem
-from helpers import assert_mean
 
 
 @pytest.mark.parametrize("kwargs, name", [

@@ -1,11 +1,11 @@
 """The exact O(D) sampler against the naive sampler that builds X (test ladder rungs 1–2)."""
 import numpy as np
 import pytest
+from helpers import assert_mean
 from scipy import stats
 
 import linattn
 from linattn import Problem, invariants, sampling
-from helpers import assert_mean
 
 # Two-sample KS tests at level 1e-3: a correct sampler fails one by chance with probability 1e-3.
 ALPHA = 1e-3

@@ -1,11 +1,11 @@
 """Bad-input sweep of replica (rung 5): every public callable, every argument."""
 import numpy as np
 import pytest
+from helpers import Row, sweep_tests
 
 import linattn
 import replica
 import spectra
-from helpers import Row, sweep_tests
 
 PB = linattn.Problem(3, 4, 0.1)
 DATA = PB.sample(12, rng=0)

@@ -1,11 +1,11 @@
 """Exact Gibbs averages and free energy (rung 1: identities against finite differences and Monte Carlo)."""
 import numpy as np
 import pytest
+from helpers import assert_mean
 
-import spectra
 import linattn
 import replica
-from helpers import assert_mean
+import spectra
 
 
 @pytest.mark.parametrize("model, P", [("reduced", 10), ("reduced", 40), ("full", 12), ("full", 60)])

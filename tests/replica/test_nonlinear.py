@@ -2,12 +2,12 @@
 averages, with the D → ∞ nonlinearity–noise equivalence as the baseline it must beat."""
 import numpy as np
 import pytest
+from helpers import assert_discriminating
 
+import dynamics
 import linattn
 import replica
 import spectra
-import dynamics
-from helpers import assert_discriminating
 
 P_GRID = (30, 100, 300)
 

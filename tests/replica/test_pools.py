@@ -1,12 +1,12 @@
 """Task pools in replica and dynamics: the D → ∞ theory, the fast ridge solver, test_idg of the exact engines."""
 import numpy as np
 import pytest
+from helpers import assert_mean
 
 import dynamics
 import linattn
 import replica
 import spectra
-from helpers import assert_mean
 from linattn import pools
 
 

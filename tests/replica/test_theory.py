@@ -2,12 +2,12 @@
 acceptance tables against dataset-averaged exact Gibbs values (rungs 1, 3, 5)."""
 import numpy as np
 import pytest
+from helpers import assert_discriminating
 from scipy.optimize import approx_fprime
 
 import linattn
 import replica
 import spectra
-from helpers import assert_discriminating
 from validation import boundary_from_means
 
 P_GRID = (10, 20, 50, 100, 200, 500, 1000)

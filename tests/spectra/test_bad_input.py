@@ -2,10 +2,10 @@
 wrong answers found by the review of issue "Trust"."""
 import numpy as np
 import pytest
+from helpers import Row, sweep_tests
 
 import linattn
 import spectra
-from helpers import Row, sweep_tests
 from spectra import matrix_free, mp
 
 PB = linattn.Problem(3, 4, 0.1)

@@ -2,10 +2,10 @@
 import tempfile
 
 import numpy as np
+from helpers import Row, sweep_tests
 
 import linattn
 import validation
-from helpers import Row, sweep_tests
 from linattn import sampling
 from validation import figures as plots
 from validation.app import report

@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from validation.app import cli
 from validation import figures
+from validation.app import cli
 
 
 def test_help_and_info(capsys):

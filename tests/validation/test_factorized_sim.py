@@ -7,8 +7,8 @@ from scipy import stats
 import linattn
 from dynamics.staged import escape_times, mode_constants
 from linattn.factorized import Parametrization
-from validation.simulators.factorized import _descent_reference, _kernel_prompts, factorized_descent
 from validation.experiments.staged import gibbs_comparison
+from validation.simulators.factorized import _descent_reference, _kernel_prompts, factorized_descent
 
 CASES = [("merged", 1, 1), ("value_kq", 1, 1), ("value_kq_modes", 1, 1), ("separate_kq", 3, 2), ("merged_heads", 2, 1)]
 PB = linattn.Problem(4, 10, 0.2, covariance=[1.0, 0.5, 0.25, 0.1])

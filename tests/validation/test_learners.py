@@ -1,10 +1,10 @@
 """Kernel and feature learners (issue "Nonlinear targets", kernel vs feature learner)."""
 import numpy as np
 import pytest
+from helpers import assert_mean
 
 import dynamics
 import linattn
-from helpers import assert_mean
 from linattn import sampling
 from validation import feature_learner, hermite_features, kernel_learner
 from validation.simulators import learners

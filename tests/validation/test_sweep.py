@@ -1,6 +1,5 @@
 """validation.sweep: deterministic seeds, serial = local processes = Dask, resumable Zarr store,
 recorded failures, code-version guard, and bad input (issue "Sweeps that outgrow one machine")."""
-import json
 import os
 import subprocess
 import sys

@@ -19,16 +19,14 @@ import dynamics
 import linattn
 import replica
 import spectra
-from linattn import sampling
+from linattn import check, sampling
 
-from linattn import check
-
-from ..simulators.attention_gd import attention_gradient_descent
-from ..experiments.stationary import stationary_sweep
-from ..simulators.langevin import chain, langevin
 from ..experiments import Check, registry
 from ..experiments import run as run_experiment
+from ..experiments.stationary import stationary_sweep
 from ..figures import MODES, writable_folder, write_gallery
+from ..simulators.attention_gd import attention_gradient_descent
+from ..simulators.langevin import chain, langevin
 
 
 @dataclass

@@ -7,7 +7,7 @@ Random numbers: the explicit per-chain xoshiro256+ states of :mod:`validation.si
 Marsaglia & Tsang's exact gamma sampler (ACM TOMS 26, 363 (2000)).
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._kernels import fill_normal, next_normal, next_uniform, seed_state
 

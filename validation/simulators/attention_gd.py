@@ -17,8 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linattn import check
-from linattn import attention
+from linattn import attention, check
 
 
 @dataclass(frozen=True, eq=False)
