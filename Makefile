@@ -6,6 +6,8 @@
 #                stealing so that the long statistical tests do not leave one worker idle at the end;
 #                on 2 cores that is 1.4x faster than one process with two BLAS threads)
 # Either works alone from a fresh clone. PYTHON may be overridden (default: python3).
+# The optional extras [dask] and [docs] (mkdocs + mkdocstrings, ~10 s; `make docs` builds the API reference into
+# build/site with warnings as errors) are installed so that their tests run in CI.
 # The optional extra [dask] (xarray, zarr, dask.distributed; ~25 s to install) is installed so that
 # the sweep tests run in CI; the core imports and tests without it (those tests are then skipped).
 # The optional extra [torch] (nonlinear transformer demos: figures icl_emergence and grokking, examples/) is NOT
@@ -20,12 +22,12 @@ STAMP  := $(VENV)/.installed-stamp
 OUT    ?= figures
 TORCH_FIGURES := icl_emergence grokking
 
-.PHONY: run test bench install clean torch
+.PHONY: run test bench install clean torch docs lint
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,dask]"
+	$(PY) -m pip install --quiet -e ".[test,dask,docs]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -46,6 +48,12 @@ torch: $(STAMP)
 	  $(PY) -m pip install --quiet torch --index-url https://download.pytorch.org/whl/cpu
 	$(PY) -m pip install --quiet -e ".[test,dask,torch]"
 	$(VENV)/bin/linattn figures $(TORCH_FIGURES) --quick --jobs 2 --out $(OUT)
+
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do $(PY) $$f || exit 1; done
