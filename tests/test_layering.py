@@ -1,46 +1,160 @@
-"""The layering of the packages (README, Layout): ``linattn ← spectra ← {dynamics, replica} ← validation``. Imports only point
-downwards: no module imports a package of its own layer or above (dynamics and replica do not
-import each other). Read from the source with ``ast`` (function-level imports included)."""
+"""The layering of the packages (README, Layout): imports only point downwards.
+
+``linattn ← {spectra, diagnostics}``, ``spectra ← {dynamics, replica}``, everything ← ``validation``; inside
+``validation`` the rooms ``simulators ← sweeps ← experiments ← figures ← app``. No package imports one of its
+own layer or above (dynamics and replica do not import each other; diagnostics knows nothing of linear
+attention beyond the model package). There is no import cycle between modules at module level anywhere, and
+none at all (function-level imports included) inside ``replica``. Read from the source with ``ast``.
+"""
 import ast
 import pathlib
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-LAYER = {"linattn": 0, "spectra": 1, "dynamics": 2, "replica": 2, "validation": 3}
+LAYER = {"linattn": 0, "spectra": 1, "diagnostics": 1, "dynamics": 2, "replica": 2, "validation": 3}
+#: rooms of validation (a module in the package root other than __init__ is the runner room ``sweeps``)
+ROOM = {"simulators": 0, "sweeps": 1, "experiments": 2, "figures": 3, "app": 4}
 
 
-def imported_packages(path):
-    tree = ast.parse(path.read_text(), filename=str(path))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield node.lineno, alias.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            yield node.lineno, node.module.split(".")[0]
+def _modules():
+    for package in LAYER:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            yield name, path
+
+
+MODULES = dict(_modules())
+
+
+def _resolve(module, node):
+    """Absolute module names an import node of ``module`` refers to (relative imports resolved)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    is_pkg = MODULES[module].name == "__init__.py"
+    base = module.split(".")
+    if node.level:
+        base = base[: len(base) - node.level + (1 if is_pkg else 0)]
+        prefix = ".".join(base + ([node.module] if node.module else []))
+    else:
+        prefix = node.module or ""
+    out = []
+    for a in node.names:           # `from pkg import module` names a module
+        full = f"{prefix}.{a.name}"
+        out.append(full if full in MODULES else prefix)
+    return out
+
+
+def imports(module, top_level_only=False):
+    """``(lineno, imported module)`` of a module; ``top_level_only``: not inside functions or classes."""
+    tree = ast.parse(MODULES[module].read_text(), filename=str(MODULES[module]))
+    nodes = tree.body if top_level_only else ast.walk(tree)
+    for node in nodes:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for target in _resolve(module, node):
+                yield node.lineno, target
 
 
 def edges():
-    for package in LAYER:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            for lineno, target in imported_packages(path):
-                if target in LAYER and target != package:
-                    yield path.relative_to(ROOT), lineno, package, target
+    for module in MODULES:
+        package = module.split(".")[0]
+        for lineno, target in imports(module):
+            top = target.split(".")[0]
+            if top in LAYER and top != package:
+                yield module, lineno, package, top
+
+
+def _room(module):
+    parts = module.split(".")
+    if parts[0] != "validation" or len(parts) < 2:
+        return None
+    return ROOM.get(parts[1], ROOM["sweeps"] if parts[1] == "sweeps" else None)
+
+
+def room_edges():
+    for module in MODULES:
+        src = _room(module)
+        if src is None:
+            continue
+        for lineno, target in imports(module):
+            dst = _room(target) if target.startswith("validation.") else None
+            if dst is not None and target.split(".")[1] != module.split(".")[1]:
+                yield module, lineno, target, src, dst
 
 
 def test_the_scan_sees_the_known_downward_edges():
     found = {(p, t) for _, _, p, t in edges()}
-    assert {("spectra", "linattn"), ("dynamics", "spectra"), ("replica", "spectra"),
+    assert {("spectra", "linattn"), ("dynamics", "spectra"), ("replica", "spectra"), ("diagnostics", "linattn"),
             ("validation", "replica")} <= found
+    rooms = {(s, d) for _, _, _, s, d in room_edges()}
+    assert (ROOM["experiments"], ROOM["simulators"]) in rooms and (ROOM["app"], ROOM["figures"]) in rooms
 
 
-@pytest.mark.parametrize("path, lineno, package, target", list(edges()),
-                         ids=[f"{p}:{n}" for p, n, _, _ in edges()])
-def test_imports_point_downwards(path, lineno, package, target):
-    assert LAYER[target] < LAYER[package], f"{path}:{lineno}: {package} imports {target} (same layer or above)"
+@pytest.mark.parametrize("module, lineno, package, target", list(edges()),
+                         ids=[f"{m}:{n}" for m, n, _, _ in edges()])
+def test_imports_point_downwards(module, lineno, package, target):
+    assert LAYER[target] < LAYER[package], f"{module}:{lineno}: {package} imports {target} (same layer or above)"
 
 
-def test_a_sideways_edge_would_be_caught(tmp_path):
-    bad = tmp_path / "m.py"
-    bad.write_text("def f():\n    import replica\n")
-    assert list(imported_packages(bad)) == [(2, "replica")]
+@pytest.mark.parametrize("module, lineno, target, src, dst", list(room_edges()),
+                         ids=[f"{m}:{n}" for m, n, *_ in room_edges()])
+def test_validation_rooms_point_downwards(module, lineno, target, src, dst):
+    assert dst < src, f"{module}:{lineno} imports {target}: a room of validation imports its own level or above"
+
+
+def _cycles(graph):
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _graph(top_level_only, within=None):
+    graph = {}
+    for module in MODULES:
+        if within and not module.startswith(within):
+            continue
+        targets = {t for _, t in imports(module, top_level_only) if t in MODULES and t != module}
+        # a package's __init__ importing its own submodules is not a cycle of the layering
+        graph[module] = {t for t in targets if not (module + ".").startswith(t + ".")}
+    return graph
+
+
+def test_no_module_level_import_cycle():
+    assert _cycles(_graph(top_level_only=True)) == []
+
+
+def test_no_import_cycle_inside_replica():
+    assert _cycles(_graph(top_level_only=False, within="replica.")) == []
+
+
+def test_a_sideways_edge_and_a_cycle_would_be_caught():
+    assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+    tree = ast.parse("def f():\n    import replica\n")
+    assert [n.names[0].name for n in ast.walk(tree) if isinstance(n, ast.Import)] == ["replica"]

@@ -12,6 +12,8 @@ experiments of the figures ``staged``, ``saddles``, ``factorized_gap`` and of th
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 import dynamics
@@ -34,11 +36,11 @@ def _a_inf(pb):
     return dynamics.mode_constants(pb).a_inf
 
 
-def _saddle_point(s, tag):
-    """Outputs of model ``tag`` of the saddle experiment: record times, exact and SGD test error."""
-    pb = noise_free_problem(s.spectrum, s.N)
-    run, ode = saddle_run(pb, tag, t_max=s.t_max, step=s.step, batch=s.batch, n_chains=s.n_chains, seed=s.seed)
-    return {"times": run.steps * s.step, "ode": ode, "sgd": run.test}
+def _saddle_point(spectrum, N, tag, t_max, step, batch, n_chains, seed):
+    """Outputs of model ``tag`` of the saddle experiment (start scale 0.3): record times, exact and SGD test error."""
+    pb = noise_free_problem(spectrum, N)
+    run, ode = saddle_run(pb, tag, t_max=t_max, step=step, batch=batch, n_chains=n_chains, seed=seed)
+    return {"times": run.steps * step, "ode": ode, "sgd": run.test}
 
 
 class Staged(Experiment):
@@ -77,7 +79,7 @@ class Saddles(Experiment):
         return [dict(tag=tag) for tag in SADDLE_MODELS]
 
     def compute(self, s, point):
-        return _saddle_point(s, point["tag"])
+        return _saddle_point(s.spectrum, s.N, point["tag"], s.t_max, s.step, s.batch, s.n_chains, s.seed)
 
     def assemble(self, s, outputs):
         out = dict(zip(SADDLE_MODELS, outputs))
@@ -105,10 +107,7 @@ class FactorizedGap(Experiment):
 
     def assemble(self, s, outputs):
         P = np.asarray(s.P, dtype=int)
-        data = dict(P=P, **gap_arrays(outputs, P.size, s.n), D=np.array(s.D))
-        order = ("P", "gap_merged", "gap_product", "contrast_merged", "contrast_product", "test_merged",
-                 "test_product", "D")
-        return {k: data[k] for k in order}, {"N": s.N, "lam": s.lam}
+        return dict(P=P, **gap_arrays(outputs, P.size, s.n), D=np.array(s.D)), {"N": s.N, "lam": s.lam}
 
 
 def _report_preset(spectrum, chains, batch, saddle_t, gibbs_steps, saddle_starts, saddle_scale, saddle_points):
@@ -133,22 +132,16 @@ class FactorizedCheck(Experiment):
         return ([dict(part="staged")] + [dict(part="saddle", tag=tag) for tag in SADDLE_MODELS]
                 + [dict(part="flow", k=k) for k in range(s.saddle_starts)] + [dict(part="gibbs", kind=k) for k in self.GIBBS])
 
-    @staticmethod
-    def _saddle_settings(s):
-        return dict(spectrum=list(ZHANG_SPECTRUM), N=31, t_max=s.saddle_t, step=0.25, n_chains=s.chains, batch=s.batch,
-                    seed=0)
-
     def compute(self, s, point):
         from linattn.factorized import Parametrization
 
         part = point["part"]
         if part == "staged":
             ex = staged_experiment(s.spectrum, 31, n_chains=s.chains, batch=s.batch, seed=11)
-            return {"t_half": ex.t_half, "t_half_sgd": ex.t_half_sgd}
+            return {"spectrum": ex.problem.covariance.spectrum, "b": dynamics.mode_constants(ex.problem).b,
+                    "t_half": ex.t_half, "t_half_sgd": ex.t_half_sgd}
         if part == "saddle":
-            from .base import Settings
-
-            return _saddle_point(Settings(self._saddle_settings(s)), point["tag"])
+            return _saddle_point(ZHANG_SPECTRUM, 31, point["tag"], s.saddle_t, 0.25, s.batch, s.chains, 0)
         if part == "flow":
             pb = noise_free_problem(ZHANG_SPECTRUM, 31)
             par = Parametrization("separate_kq", 4, heads=4)
@@ -158,21 +151,21 @@ class FactorizedCheck(Experiment):
         g = gibbs_comparison(pb, pb.sample(40, rng=13), self.GIBBS[point["kind"]]["beta"], 0.05, kind=point["kind"],
                              n_steps=s.gibbs_steps, step=self.GIBBS[point["kind"]]["step"],
                              seed=self.GIBBS[point["kind"]]["seed"])
-        return {k: np.asarray(v) for k, v in g.__dict__.items()}
+        return {k: np.asarray(v) for k, v in dataclasses.asdict(g).items()}
 
     def assemble(self, s, outputs):
         from linattn.factorized import Parametrization, population_objective
 
-        pts = self.points(s)
-        by = {(p["part"], p.get("tag", p.get("kind"))): o for p, o in zip(pts, outputs)}
-        data = {"staged_b": dynamics.mode_constants(noise_free_problem(s.spectrum, 31)).b,
-                "t_half": by["staged", None]["t_half"], "t_half_sgd": by["staged", None]["t_half_sgd"]}
-        for tag in SADDLE_MODELS:
-            data.update({f"{k}_{tag}": v for k, v in by["saddle", tag].items()})
+        data, flows = {}, []
+        for p, out in zip(self.points(s), outputs):
+            if p["part"] == "flow":
+                flows.append(out["test"])
+            else:
+                prefix = {"staged": "staged", "saddle": p.get("tag"), "gibbs": f"gibbs_{p.get('kind')}"}[p["part"]]
+                data.update({f"{prefix}_{k}": v for k, v in out.items()})
         pb = noise_free_problem(ZHANG_SPECTRUM, 31)
         data["saddles"] = dynamics.saddle_losses(list(ZHANG_SPECTRUM), 31)
         data["icl_test"] = np.asarray(pb.icl_solution().test_error)
-        flows = [o["test"] for p, o in zip(pts, outputs) if p["part"] == "flow"]
         # the saddles M_1 … M_3 themselves: heads 1..m on the top-m eigenvectors at a∞ (v = 1, k = q = √a∞ u), rest zero
         par = Parametrization("separate_kq", 4, heads=4)
         mc = dynamics.mode_constants(pb)
@@ -188,28 +181,26 @@ class FactorizedCheck(Experiment):
             loss.append(obj.value(par.gamma(th)))
             closest.append(max(np.min(np.abs(f / data["saddles"][m] - 1)) for f in flows))
         data.update(saddle_loss=np.array(loss), saddle_grad=np.array(grad), saddle_closest=np.array(closest))
-        for kind in self.GIBBS:
-            data.update({f"gibbs_{kind}_{k}": v for k, v in by["gibbs", kind].items()})
         return data, {}
 
     def checks(self, r):
         s, d = r.settings, r.data
-        D, chains, batch = len(s["spectrum"]), s["chains"], s["batch"]
+        D, chains, batch = len(d["staged_spectrum"]), s["chains"], s["batch"]
         out = []
         step, rec = self.STEP, self.RECORD
-        for k, sk in enumerate(s["spectrum"]):
-            m, sd = d["t_half_sgd"][:, k].mean(), d["t_half_sgd"][:, k].std(ddof=1) / np.sqrt(chains)
-            t_half = d["t_half"][k]
+        for k, sk in enumerate(d["staged_spectrum"]):
+            m, sd = d["staged_t_half_sgd"][:, k].mean(), d["staged_t_half_sgd"][:, k].std(ddof=1) / np.sqrt(chains)
+            t_half = d["staged_t_half"][k]
             tol = 4 * sd + step * d["staged_b"][k] * t_half + rec * step
             out.append(Check("factorized", f"escape time t_1/2, mode s={sk:.2f}", f"Γ=PQ, D={D}, N=31, a0=1e-3, online "
                              f"SGD η={step}, batch {batch}, {chains} chains", _fmt(t_half), _fmt(m, sd),
                              f"{m / t_half - 1:+.2%}", abs(m - t_half) <= tol,
                              "|Δ| ≤ 4 s.e. + ηb·t½ (discretisation) + one record"))
-        saddles, ode, times = d["saddles"], d["ode_separate"], d["times_separate"]
+        saddles, ode, times = d["saddles"], d["separate_ode"], d["separate_times"]
         for m in range(1, 5):
             k = int(np.argmin(np.abs(ode / saddles[m] - 1)))
             ode_gap = abs(ode[k] / saddles[m] - 1)
-            sim = d["sgd_separate"][:, k]
+            sim = d["separate_sgd"][:, k]
             mean, se = sim.mean(), sim.std(ddof=1) / np.sqrt(sim.size)
             out.append(Check("factorized", f"SGD plateau at saddle M_{m} (separate K/Q)", f"D=4, N=31, 4 rank-one heads, "
                              f"start scale 0.3, online SGD η=0.25, batch {batch}, {chains} chains, t={times[k]:.0f}",
@@ -227,7 +218,7 @@ class FactorizedCheck(Experiment):
                              abs(loss / saddles[m] - 1) < 1e-12 and grad < 1e-12 and closest < 1e-3,
                              "loss to 1e-12, gradient < 1e-12 (a fixed point); every flow passes within 1e-3 (how close "
                              "depends on the start: 1e-10 to 1e-4 measured over 10 starts)"))
-        final, ic = d["sgd_merged"][:, -1], float(d["icl_test"])
+        final, ic = d["merged_sgd"][:, -1], float(d["icl_test"])
         se = final.std(ddof=1) / np.sqrt(final.size)
         out.append(Check("factorized", "merged head: final E_g = E_g(Γ_*)", f"D=4, N=31, online SGD η=0.25, {chains} "
                          "chains", _fmt(ic), _fmt(final.mean(), se), f"{final.mean() / ic - 1:+.2%}",

@@ -1,30 +1,18 @@
-"""Factorized attention (Mainali & Teixeira, seed ``000/004``; Zhang, Singh, Latham & Saxe 2025).
+"""Factorized attention (Mainali & Teixeira, seed paper; Zhang, Singh, Latham & Saxe 2025).
 
 ``staged``: staged learning of ``Γ = PQ`` on an anisotropic spectrum — loss and mode amplitudes against
 time, closed form vs exact ODE vs online SGD, and the escape time against the eigenvalue.
 ``saddles``: separate key/query heads (saddle to saddle) vs one merged head (one abrupt drop).
 ``factorized_gap``: ΔEr and contrast ratio against P for the merged and the product parametrization
 trained on the same datasets.
+
+The experiments are in :mod:`validation.experiments.factorized`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-import linattn
-
-from ..experiments.staged import finite_p_gap, saddle_experiment, staged_experiment
-from . import register, save, style
-
-STAGED = {"smoke": dict(spectrum=np.geomspace(1.0, 0.5, 3), N=15, n_chains=2, batch=32),
-          "quick": dict(spectrum=np.geomspace(1.0, 0.2, 6), N=31, n_chains=4, batch=128),
-          "full": dict(spectrum=np.geomspace(1.0, 0.1, 8), N=31, n_chains=8, batch=256)}
-SADDLES = {"smoke": dict(t_max=300.0, n_chains=2, batch=32, step=0.2),
-           "quick": dict(t_max=8000.0, n_chains=4, batch=128, step=0.25),
-           "full": dict(t_max=8000.0, n_chains=8, batch=256, step=0.1)}
-GAP = {"smoke": dict(D=3, N=10, P=[4, 30], n=2, t_max=5e3),
-       "quick": dict(D=5, N=20, P=[5, 10, 20, 40, 80, 160, 320], n=3, t_max=1e4),
-       "full": dict(D=8, N=40, P=[8, 16, 32, 64, 128, 256, 512, 1024], n=20, t_max=2e4)}
-ZHANG_SPECTRUM = np.array([0.4, 0.3, 0.2, 0.1])
+from . import register
 
 
 def _log_marks(t, n=40):
@@ -39,29 +27,16 @@ def _mean_sd(x, axis=0):
 
 
 @register("staged", "Staged learning of value × key-query attention on an anisotropic spectrum",
-          caption="Mainali & Teixeira (seed 000/004), Γ = PQ (value_kq_modes), noise-free, N = 31, input eigenvalues "
+          caption="Mainali & Teixeira (seed paper), Γ = PQ (value_kq_modes), noise-free, N = 31, input eigenvalues "
                   "s geometric from 1 to 0.2 (D = 6, quick; D = 8 from 1 to 0.1, full). (a) exact test error vs time: "
                   "closed-form logistic law from a balanced aligned start a⁰ = 10⁻³ (solid; exact for that start), exact "
                   "ODE from a random start of the same size (dashed), online SGD with fresh batches (markers, mean ± sd "
                   "over chains, time = step × η). (b) mode amplitudes a_α(t)/a^∞_α, same lines and markers. "
                   "(c) half-rise time vs s_α: closed form ln[(a^∞ − a⁰)/a⁰]/(2b_α) ∝ D/s² (line), SGD (circles), "
-                  "random start (crosses: later, since the modes must first align).")
-def make_staged(out_dir, mode="quick", progress=True):
-    s = STAGED[mode]
-    ex = staged_experiment(s["spectrum"], s["N"], n_chains=s["n_chains"], batch=s["batch"], seed=1)
-    d = dict(times=ex.times, spectrum=ex.problem.covariance.spectrum, closed_modes=ex.closed_modes,
-             closed_test=ex.closed_test, ode_random_modes=ex.ode_random_modes, ode_random_test=ex.ode_random_test,
-             sgd_modes=ex.sgd.modes, sgd_test=ex.sgd.test, t_half=ex.t_half, t_half_sgd=ex.t_half_sgd,
-             t_half_random=ex.t_half_random, a_inf=_a_inf(ex.problem))
-    with style():
-        fig = _plot_staged(d)
-    return save(fig, out_dir, "staged", d, {"mode": mode, "N": s["N"], "a0": ex.a0})
-
-
-def _a_inf(pb):
-    import dynamics
-
-    return dynamics.mode_constants(pb).a_inf
+                  "random start (crosses: later, since the modes must first align).",
+          experiment="staged", order=30)
+def draw_staged(result):
+    return _plot_staged(result.data)
 
 
 def _plot_staged(d):
@@ -118,16 +93,10 @@ def _plot_staged(d):
                   "(dotted, dynamics.saddle_losses, Zhang et al. Eq. 19) are learned one principal component at a time; "
                   "right: one merged head (ATTN_M) drops once to E_g(Γ_*) (Γ_* = preconditioned estimator). The last "
                   "escape depends strongly on the start: over 6 random starts of this scale the exact flow reaches M₄ "
-                  "between t ≈ 2·10³ and 10⁵ (this figure: start seed 0, t ≈ 5·10³).")
-def make_saddles(out_dir, mode="quick", progress=True):
-    s = SADDLES[mode]
-    ex = saddle_experiment(ZHANG_SPECTRUM, 31, t_max=s["t_max"], step=s["step"], n_chains=s["n_chains"], batch=s["batch"],
-                           seed=0)
-    d = dict(times=ex.times, saddles=ex.saddles, ode_separate=ex.ode_separate, ode_merged=ex.ode_merged,
-             sgd_separate=ex.sgd_separate.test, sgd_merged=ex.sgd_merged.test)
-    with style():
-        fig = _plot_saddles(d)
-    return save(fig, out_dir, "saddles", d, {"mode": mode, "spectrum": ZHANG_SPECTRUM.tolist(), "N": 31})
+                  "between t ≈ 2·10³ and 10⁵ (this figure: start seed 0, t ≈ 5·10³).",
+          experiment="saddles", order=31)
+def draw_saddles(result):
+    return _plot_saddles(result.data)
 
 
 def _plot_saddles(d):
@@ -162,17 +131,10 @@ def _plot_saddles(d):
                   "Γ = PQ (exact ODE from a small random start to convergence, weight decay λ(‖P‖² + ‖Q‖²)/2, which is "
                   "λ‖Γ‖_* at the balanced optimum). (a) ΔEr = (E_g − E_t)/E_t vs P, mean ± s.e. over datasets, with "
                   "the seed's ΔEr = 5 line and P = D² (dotted); (b) contrast ratio C = trΓ/(‖Γ‖_F√D); (c) exact test "
-                  "error.")
-def make_gap(out_dir, mode="quick", progress=True):
-    s = GAP[mode]
-    pb = linattn.Problem(s["D"], s["N"], 0.0)
-    fg = finite_p_gap(pb, s["P"], 0.01, s["n"], t_max=s["t_max"], seed=3)
-    d = dict(P=fg.P, gap_merged=fg.gap_merged, gap_product=fg.gap_product, contrast_merged=fg.contrast_merged,
-             contrast_product=fg.contrast_product, test_merged=fg.test_merged, test_product=fg.test_product,
-             D=np.array(s["D"]))
-    with style():
-        fig = _plot_gap(d)
-    return save(fig, out_dir, "factorized_gap", d, {"mode": mode, "N": s["N"], "lam": 0.01})
+                  "error.",
+          experiment="factorized_gap", order=32)
+def draw_gap(result):
+    return _plot_gap(result.data)
 
 
 def _plot_gap(d):
