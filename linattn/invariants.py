@@ -38,7 +38,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from . import check
 
@@ -74,6 +73,8 @@ class Invariants:
 
 
 def _chi2_ppf(dof, u):
+    from scipy import special
+
     if dof <= 0:
         return np.zeros_like(u)
     return 2.0 * special.gammaincinv(0.5 * dof, u)
@@ -92,6 +93,8 @@ def from_uniforms(pb, u) -> Invariants:
     -------
     Invariants
     """
+    from scipy import special
+
     check.problem(pb)
     u = check.finite_array("u", u, shape=(None, n_primitives(pb)))
     if np.any((u <= 0) | (u >= 1)):

@@ -34,7 +34,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from . import check
 
@@ -203,6 +202,8 @@ def as_link(link, name="link") -> Link:
 def _half_rule(n):
     """Composite Gauss–Legendre rule on each half line ``±[0, CUTOFF]`` (``n`` nodes per unit panel),
     with the standard normal density folded into the weights."""
+    from scipy import special
+
     x, w = special.roots_legendre(n)
     left = np.arange(CUTOFF, dtype=float)
     z = (left[:, None] + 0.5 * (x + 1.0)[None, :]).ravel()
@@ -214,6 +215,8 @@ def _half_rule(n):
 def _r_rule(D, n):
     """Nodes ``r = ρ²`` and weights of ``ρ = |w|/√D`` (density ∝ ρ^{D−1} e^{−Dρ²/2}): composite
     Gauss–Legendre, ``n`` nodes on each of ``R_PANELS`` panels of ``[0, 1 + 40/√D]``."""
+    from scipy import special
+
     x, w = special.roots_legendre(n)
     top = 1.0 + 40.0 / np.sqrt(D)
     h = top / R_PANELS

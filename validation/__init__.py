@@ -13,39 +13,37 @@ report and the command line. Rooms (imports point down the list):
 * :mod:`validation.figures` — figures that draw saved results (registry, gallery);
 * :mod:`validation.app` — the validation report and the ``linattn`` command line.
 """
-from .experiments import Check, Experiment, Result, grid_points  # noqa: F401  (registers the grid functions)
-from .experiments import run as run_experiment
-from .experiments.pools import PoolAverage, pool_average
-from .experiments.rank_dynamics import RankDynamics, rank_dynamics
-from .experiments.stationary import StationarySweep, boundary_from_means, stationary_sweep
-from .simulators import (
-                         AttentionRun,
-                         Chain,
-                         DescentRun,
-                         FactorizedRun,
-                         LangevinResult,
-                         LearnerRun,
-                         MeanEstimate,
-                         attention_gradient_descent,
-                         autocorrelation,
-                         chain,
-                         choose_dt,
-                         descent_from_random_inits,
-                         factorized_descent,
-                         feature_learner,
-                         hermite_features,
-                         integrated_time,
-                         kernel_learner,
-                         langevin,
-                         mean_and_se,
-                         readout,
-)
-from .sweeps import load_sweep, local_cluster, sweep, sweep_summary
+import importlib
 
-__all__ = ["langevin", "LangevinResult", "chain", "Chain", "choose_dt", "attention_gradient_descent",
-           "AttentionRun", "descent_from_random_inits", "DescentRun", "stationary_sweep", "StationarySweep",
-           "boundary_from_means", "mean_and_se", "MeanEstimate", "integrated_time", "autocorrelation",
-           "sweep", "load_sweep", "sweep_summary", "local_cluster",
-           "kernel_learner", "feature_learner", "hermite_features", "readout", "LearnerRun",
-           "factorized_descent", "FactorizedRun", "rank_dynamics", "RankDynamics", "pool_average", "PoolAverage",
-           "Experiment", "Result", "Check", "run_experiment"]
+from .experiments import grid_points  # noqa: F401  (registers the grid functions gibbs, langevin, long_time_limit)
+
+#: public name -> module that defines it (imported on first use: ``import validation`` and ``linattn --help`` stay
+#: fast, the simulators' numba kernels and the theory floors load only when needed)
+_LAZY = {
+    **dict.fromkeys(["Check", "Experiment", "Result"], "validation.experiments.base"),
+    "run_experiment": "validation.experiments.base:run",
+    **dict.fromkeys(["PoolAverage", "pool_average"], "validation.experiments.pools"),
+    **dict.fromkeys(["RankDynamics", "rank_dynamics"], "validation.experiments.rank_dynamics"),
+    **dict.fromkeys(["StationarySweep", "boundary_from_means", "stationary_sweep"], "validation.experiments.stationary"),
+    **dict.fromkeys(["AttentionRun", "Chain", "DescentRun", "FactorizedRun", "LangevinResult", "LearnerRun",
+                     "MeanEstimate", "attention_gradient_descent", "autocorrelation", "chain", "choose_dt",
+                     "descent_from_random_inits", "factorized_descent", "feature_learner", "hermite_features",
+                     "integrated_time", "kernel_learner", "langevin", "mean_and_se", "readout"],
+                    "validation.simulators"),
+    **dict.fromkeys(["load_sweep", "local_cluster", "sweep", "sweep_summary"], "validation.sweeps"),
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'validation' has no attribute {name!r}")
+    module, _, attr = _LAZY[name].partition(":")
+    value = getattr(importlib.import_module(module), attr or name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -45,6 +45,7 @@ import itertools
 import json
 import os
 import subprocess
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -657,6 +658,7 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
     st = _Store(os.fspath(store), code, (n_points,), allow_mixed)
     status = st.status()
     todo = [t for t in tasks if status[t.index] != DONE]
+    print(f"{name}: {len(todo)} of {n_points} points to evaluate (store {os.fspath(store)})", file=sys.stderr)
     if client is None and workers == 1:
         _serial_points(fn, todo, functools.partial(_write_ragged, st.group), progress)
     else:

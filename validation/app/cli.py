@@ -157,7 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(a second call evaluates nothing that is done)")
     where = q.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, default=1,
-                       help="with --store: local processes evaluating the points (default 1: this process)")
+                       help="with --store: a Dask LocalCluster of N single-threaded workers evaluates the points "
+                            "(default 1: this process)")
     where.add_argument("--scheduler", default=None,
                        help="with --store: address of a Dask scheduler evaluating the points, e.g. tcp://host:8786")
     q.add_argument("--no-progress", action="store_true", help="no progress bars")

@@ -26,8 +26,8 @@ import importlib
 import json
 import os
 import pkgutil
-from dataclasses import dataclass, field
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np

@@ -4,6 +4,13 @@
 eigendecomposition) and averages the fresh-task (ICL) and in-distribution (IDG) errors, with standard errors.
 :func:`checks` compares them with the ``D → ∞`` theory of Lu et al. (:func:`replica.asymptotic`) and with the
 finite-``D`` pool theory (:func:`replica.stationary` with ``Problem(tasks=K)``).
+
+Experiments (each dataset average is seeded by ``(seed, P, K, i)``, so every average is a point; the theory
+curves that cost most are points too, the cheap ones are computed in ``assemble``):
+
+* ``pools_check`` (report section ``pools``): the four dataset averages of :func:`checks`;
+* ``pools_double_descent``, ``pools_gtask``, ``pools_finite_d``, ``pools_phase``: the figures of the same names
+  (:mod:`validation.figures.pools`).
 """
 from __future__ import annotations
 
@@ -15,6 +22,8 @@ from tqdm import tqdm
 import linattn
 import replica
 from linattn import check
+
+from .base import Check, Experiment
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,20 +96,115 @@ def pool_average(pb, P, lam, n_datasets=20, model="full", seed=0, progress=False
     return PoolAverage(icl=icl, idg=idg, train=train)
 
 
-@dataclass(frozen=True)
-class Check:
-    """One comparison: ``name``, ``setting``, ``theory``, ``measured`` (strings), ``passed``, ``rule``, ``rel``."""
 
-    name: str
-    setting: str
-    theory: str
-    measured: str
-    rel: str
-    passed: bool
-    rule: str
+def _average_arrays(avg: PoolAverage) -> dict:
+    return {"icl": avg.icl, "idg": avg.idg, "train": avg.train}
 
 
-def checks(n16=40, n32=20, n20=24, progress=False) -> list[Check]:
+# ----------------------------------------------------------------------------- report section ``pools``
+#: the setting of the ``D → ∞`` comparison (peer conventions: sphere tasks, ridge ``λ_L``)
+ALPHA, TAU, KAPPA, NOISE, RIDGE_L = 1.0, 2.0, 0.5, 0.1, 0.1
+#: ``(τ, κ)`` of the finite-``D`` comparison at ``D = 20``, ``N = 40``, ``λ = 0.1/D``
+FINITE_CASES = ((2.0, 0.5), (2.0, 2.0))
+D20, N20, LAM20 = 20, 40, 0.1 / 20
+
+
+def _sphere_problem(D, alpha, kappa, noise=NOISE):
+    return linattn.Problem(D, int(alpha * D), noise, tasks=int(kappa * D), task_law="sphere")
+
+
+class PoolsCheck(Experiment):
+    """Report section ``pools`` (:func:`checks`): exact averages at ``D = 16, 32`` (extrapolation) and ``D = 20``."""
+
+    name = "pools_check"
+    title = "Task pools: the D → ∞ theory, the finite-D pool theory and the fast ridge solver"
+    presets = {"smoke": dict(n16=3, n32=2, n20=3), "quick": dict(n16=40, n32=20, n20=24),
+               "full": dict(n16=160, n32=80, n20=100)}
+    report_order = 90
+
+    def points(self, s):
+        return [dict(D=16), dict(D=32)] + [dict(D=D20, tau=t, kappa=k) for t, k in FINITE_CASES]
+
+    def compute(self, s, point):
+        D = point["D"]
+        if D != D20:
+            n = s.n16 if D == 16 else s.n32
+            avg = pool_average(_sphere_problem(D, ALPHA, KAPPA), int(TAU * D * D), (RIDGE_L / D, RIDGE_L), n, seed=7)
+        else:
+            pb = linattn.Problem(D20, N20, NOISE, tasks=int(point["kappa"] * D20))
+            avg = pool_average(pb, int(point["tau"] * D20 * D20), LAM20, s.n20, seed=1)
+        return _average_arrays(avg)
+
+    def assemble(self, s, outputs):
+        data = {}
+        for p, out in zip(self.points(s), outputs):
+            key = f"D{p['D']}" if p["D"] != D20 else f"D20_tau{p['tau']:g}_kappa{p['kappa']:g}"
+            data.update({f"{key}_{k}": v for k, v in out.items()})
+        th, base = (replica.asymptotic(ALPHA, TAU, k, NOISE, RIDGE_L) for k in (KAPPA, np.inf))
+        data.update(asym_icl=np.asarray(th.icl), asym_idg=np.asarray(th.idg), fresh_icl=np.asarray(base.icl))
+        for tau, kappa in FINITE_CASES:
+            pb = linattn.Problem(D20, N20, NOISE, tasks=int(kappa * D20))
+            st = replica.stationary(pb, int(tau * D20 * D20), np.inf, LAM20, "full", n_pools=32)
+            asym = replica.asymptotic(N20 / D20, tau, kappa, NOISE, LAM20 * D20)
+            key = f"D20_tau{tau:g}_kappa{kappa:g}"
+            data.update({f"{key}_theory": np.array([st.test, st.test_idg]),
+                         f"{key}_asym": np.array([asym.icl, asym.idg])})
+        Ds = np.array([1000, 2000, 4000, 8000])
+        vals = np.array([(lambda st: (st.test, st.test_idg))(replica.stationary(
+            _sphere_problem(int(d), ALPHA, KAPPA), TAU * d * d, np.inf, RIDGE_L / d, "reduced", law="mp", pool="mp"))
+            for d in Ds])
+        data["mp_extrapolated"] = np.array([float(np.polyval(np.polyfit(1.0 / Ds, vals[:, k], 2), 0.0)) for k in range(2)])
+        pb = linattn.Problem(12, 24, NOISE, tasks=6)
+        sample = pb.sample(400, rng=3)
+        fast = replica.ridge(sample, pb, 0.01, "full")
+        ref = replica.gibbs(sample, pb, np.inf, 0.01, "full")
+        data["fast_rel"] = np.asarray(max(abs(fast.test / float(ref.test) - 1), abs(fast.test_idg / float(ref.test_idg) - 1),
+                                          abs(fast.train / float(ref.train) - 1)))
+        meta = {"fast_method": str(fast.method), "fast_iterations": int(fast.iterations),
+                "fast_certified": bool(fast.certified)}
+        return data, meta
+
+    def checks(self, r):
+        s, d = r.settings, r.data
+        n16, n32, n20 = s["n16"], s["n32"], s["n20"]
+        out = []
+        th_icl, th_idg, base_icl = float(d["asym_icl"]), float(d["asym_idg"]), float(d["fresh_icl"])
+        for name, attr, ref in (("ICL", "icl", th_icl), ("IDG", "idg", th_idg)):
+            a16, a32 = d[f"D16_{attr}"], d[f"D32_{attr}"]
+            extrap = 2 * a32.mean() - a16.mean()
+            se = float(np.hypot(2 * a32.std(ddof=1) / np.sqrt(a32.size), a16.std(ddof=1) / np.sqrt(a16.size)))
+            tol = 4 * se + 0.25 * abs(a32.mean() - a16.mean())
+            rejected = abs(extrap - base_icl) > tol
+            out.append(Check("pools", f"D → ∞ theory, {name} error (Lu et al.; IDG = −τ c_e conjectured)",
+                             f"α={ALPHA:g}, τ={TAU:g}, κ={KAPPA:g}, σ={NOISE:g}, λ_L={RIDGE_L:g}; exact at D=16 ({n16}), "
+                             f"32 ({n32}), extrapolated 2E₃₂ − E₁₆",
+                             f"{ref:.4g} (κ=∞: {base_icl:.4g})", f"{extrap:.4g} ± {se:.2g}", f"{abs(extrap / ref - 1):.2%}",
+                             bool(abs(extrap - ref) <= tol and rejected), "4 s.e. + 25 % of the 1/D correction; κ=∞ rejected"))
+        for tau20, kappa20 in FINITE_CASES:
+            key = f"D20_tau{tau20:g}_kappa{kappa20:g}"
+            avg = PoolAverage(icl=d[f"{key}_icl"], idg=d[f"{key}_idg"], train=d[f"{key}_train"])
+            theory, asym = d[f"{key}_theory"], d[f"{key}_asym"]
+            for k, (name, m, se) in enumerate((("ICL", avg.icl_mean, avg.icl_se), ("IDG", avg.idg_mean, avg.idg_se))):
+                t, b = float(theory[k]), float(asym[k])
+                ok = abs(t / m - 1) <= 0.035 + 3 * se / m and (abs(b - t) <= 3 * se or abs(t - m) < abs(b - m))
+                out.append(Check("pools", f"finite-D pool theory, {name} error", f"D=20, N=40, σ={NOISE:g}, λ=0.005, "
+                                 f"τ={tau20:g}, κ={kappa20:g}, full model, {n20} datasets", f"{t:.4g} (D→∞: {b:.4g})",
+                                 f"{m:.4g} ± {se:.2g}", f"{abs(t / m - 1):.2%} (D→∞ {abs(b / m - 1):.1%})", bool(ok),
+                                 "≤ 3.5 % + 3 s.e., and closer than the D → ∞ formula where the two differ by > 3 s.e."))
+        ext = [float(x) for x in d["mp_extrapolated"]]
+        err = max(abs(ext[0] - th_icl), abs(ext[1] - th_idg))
+        out.append(Check("pools", "finite-D pool theory at D → ∞ = Lu et al.", f"α={ALPHA:g}, τ={TAU:g}, κ={KAPPA:g}, "
+                         f"σ={NOISE:g}, λ_L={RIDGE_L:g}; D = 1000…8000, quadratic in 1/D", f"{th_icl:.8g}, {th_idg:.8g}",
+                         f"{ext[0]:.8g}, {ext[1]:.8g}", f"{err:.1e} (abs.)", bool(err < 1e-6), "|difference| < 1e-6"))
+        m, rel = r.meta, float(d["fast_rel"])
+        out.append(Check("pools", "fast ridge solver (CG, no eigendecomposition) = eigensystem route",
+                         "D=12, N=24, K=6, P=400 (> M), λ=0.01, full model", "replica.gibbs(β=∞)",
+                         f"{m['fast_method']}, {m['fast_iterations']} it., certified={m['fast_certified']}", f"{rel:.1e}",
+                         bool(rel < 1e-7 and m["fast_certified"]), "relative difference < 1e-7 (rtol = 1e-8)"))
+        return out
+
+
+def checks(n16=40, n32=20, n20=24, progress=False) -> list:
     """The comparisons of the report section ``pools`` (each one also a test in ``tests/replica/test_pools.py``).
 
     1. ``D → ∞`` theory vs exact averages extrapolated in ``1/D`` (``2E₃₂ − E₁₆``), ICL and IDG, peer conventions
@@ -111,57 +215,204 @@ def checks(n16=40, n32=20, n20=24, progress=False) -> list[Check]:
     3. The pool theory's ``D → ∞`` limit (quadratic extrapolation over ``D = 1000 … 8000``) equals the
        asymptotic formula within ``1e-6``.
     4. The fast ridge solver equals the eigendecomposition route (:func:`replica.gibbs`, ``β = ∞``) on one dataset.
+
+    Parameters
+    ----------
+    n16, n32, n20 : int
+        Datasets at ``D = 16``, ``32`` and ``20``.
+    progress : bool
+
+    Returns
+    -------
+    list of validation.experiments.base.Check
     """
-    out = []
-    alpha, tau, kappa, noise, ridge_L = 1.0, 2.0, 0.5, 0.1, 0.1
-    th = replica.asymptotic(alpha, tau, kappa, noise, ridge_L)
-    base = replica.asymptotic(alpha, tau, np.inf, noise, ridge_L)
-    avgs = {}
-    for D, n in ((16, n16), (32, n32)):
-        pb = linattn.Problem(D, int(alpha * D), noise, tasks=int(kappa * D), task_law="sphere")
-        avgs[D] = pool_average(pb, int(tau * D * D), (ridge_L / D, ridge_L), n, seed=7, progress=progress)
-    for name, attr, ref in (("ICL", "icl", th.icl), ("IDG", "idg", th.idg)):
-        a16, a32 = getattr(avgs[16], attr), getattr(avgs[32], attr)
-        extrap = 2 * a32.mean() - a16.mean()
-        se = float(np.hypot(2 * a32.std(ddof=1) / np.sqrt(a32.size), a16.std(ddof=1) / np.sqrt(a16.size)))
-        tol = 4 * se + 0.25 * abs(a32.mean() - a16.mean())
-        rejected = abs(extrap - base.icl) > tol
-        out.append(Check(f"D → ∞ theory, {name} error (Lu et al.; IDG = −τ c_e conjectured)",
-                         f"α={alpha:g}, τ={tau:g}, κ={kappa:g}, σ={noise:g}, λ_L={ridge_L:g}; exact at D=16 ({n16}), "
-                         f"32 ({n32}), extrapolated 2E₃₂ − E₁₆",
-                         f"{ref:.4g} (κ=∞: {base.icl:.4g})", f"{extrap:.4g} ± {se:.2g}", f"{abs(extrap / ref - 1):.2%}",
-                         bool(abs(extrap - ref) <= tol and rejected), "4 s.e. + 25 % of the 1/D correction; κ=∞ rejected"))
-    D, N, lam = 20, 40, 0.1 / 20
-    for tau20, kappa20 in ((2.0, 0.5), (2.0, 2.0)):
-        pb = linattn.Problem(D, N, noise, tasks=int(kappa20 * D))
-        P = int(tau20 * D * D)
-        avg = pool_average(pb, P, lam, n20, seed=1, progress=progress)
-        st = replica.stationary(pb, P, np.inf, lam, "full", n_pools=32)
-        asym = replica.asymptotic(N / D, tau20, kappa20, noise, lam * D)
-        for name, m, se, t, b in (("ICL", avg.icl_mean, avg.icl_se, st.test, asym.icl),
-                                  ("IDG", avg.idg_mean, avg.idg_se, st.test_idg, asym.idg)):
-            ok = abs(t / m - 1) <= 0.035 + 3 * se / m and (abs(b - t) <= 3 * se or abs(t - m) < abs(b - m))
-            out.append(Check(f"finite-D pool theory, {name} error", f"D=20, N=40, σ={noise:g}, λ=0.005, τ={tau20:g}, "
-                             f"κ={kappa20:g}, full model, {n20} datasets", f"{t:.4g} (D→∞: {b:.4g})", f"{m:.4g} ± {se:.2g}",
-                             f"{abs(t / m - 1):.2%} (D→∞ {abs(b / m - 1):.1%})", bool(ok),
-                             "≤ 3.5 % + 3 s.e., and closer than the D → ∞ formula where the two differ by > 3 s.e."))
-    Ds = np.array([1000, 2000, 4000, 8000])
-    vals = np.array([(lambda st: (st.test, st.test_idg))(replica.stationary(
-        linattn.Problem(int(d), int(alpha * d), noise, tasks=int(kappa * d), task_law="sphere"), tau * d * d, np.inf,
-        ridge_L / d, "reduced", law="mp", pool="mp")) for d in Ds])
-    ext = [float(np.polyval(np.polyfit(1.0 / Ds, vals[:, k], 2), 0.0)) for k in range(2)]
-    err = max(abs(ext[0] - th.icl), abs(ext[1] - th.idg))
-    out.append(Check("finite-D pool theory at D → ∞ = Lu et al.", f"α={alpha:g}, τ={tau:g}, κ={kappa:g}, σ={noise:g}, "
-                     f"λ_L={ridge_L:g}; D = 1000…8000, quadratic in 1/D", f"{th.icl:.8g}, {th.idg:.8g}",
-                     f"{ext[0]:.8g}, {ext[1]:.8g}", f"{err:.1e} (abs.)", bool(err < 1e-6), "|difference| < 1e-6"))
-    pb = linattn.Problem(12, 24, noise, tasks=6)
-    data = pb.sample(400, rng=3)
-    fast = replica.ridge(data, pb, 0.01, "full")
-    ref = replica.gibbs(data, pb, np.inf, 0.01, "full")
-    rel = max(abs(fast.test / float(ref.test) - 1), abs(fast.test_idg / float(ref.test_idg) - 1),
-              abs(fast.train / float(ref.train) - 1))
-    out.append(Check("fast ridge solver (CG, no eigendecomposition) = eigensystem route",
-                     "D=12, N=24, K=6, P=400 (> M), λ=0.01, full model", "replica.gibbs(β=∞)",
-                     f"{fast.method}, {fast.iterations} it., certified={fast.certified}", f"{rel:.1e}",
-                     bool(rel < 1e-7 and fast.certified), "relative difference < 1e-7 (rtol = 1e-8)"))
-    return out
+    from .base import run
+
+    exp = PoolsCheck()
+    return exp.checks(run(exp, settings=dict(n16=n16, n32=n32, n20=n20), progress=progress))
+
+
+# ----------------------------------------------------------------------------- figures
+FIG_NOISE = 0.1
+
+
+class PoolsFigure(Experiment):
+    """Base of the pool figures: points are theory curves (``kind="theory"``) and dataset averages (``"sim"``)."""
+
+    def _split(self, s, outputs):
+        """The ``(point, output)`` pairs of the theory points and of the averages."""
+        pairs = list(zip(self.points(s), outputs))
+        return [x for x in pairs if x[0]["kind"] == "theory"], [x for x in pairs if x[0]["kind"] == "sim"]
+
+
+class DoubleDescent(PoolsFigure):
+    """ICL and IDG errors against ``τ = P/D²`` at ``κ = 0.5`` (figure ``pools_double_descent``): one theory point
+    per ``α`` (the finite-``D`` pool theory), one point per ``(α, τ)`` average."""
+
+    name = "pools_double_descent"
+    title = "Task pools: double descent in τ = P/D² (ICL and IDG), κ = 0.5, α ∈ {1, 10, 100}"
+    presets = {"smoke": dict(D=12, alpha=[1.0], tau=[0.5, 2.0], n=2, theory=4),
+               "quick": dict(D=32, alpha=[1.0, 10.0, 100.0], tau=[0.2, 0.5, 0.8, 1.25, 2.0, 4.0], n=4, theory=60),
+               "full": dict(D=100, alpha=[1.0, 10.0, 100.0],
+                            tau=[0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0], n=10, theory=120)}
+    KAPPA, RIDGE_L, SEED = 0.5, 1e-4, 3
+
+    def points(self, s):
+        return ([dict(kind="theory", alpha=a) for a in s.alpha]
+                + [dict(kind="sim", alpha=a, tau=t) for a in s.alpha for t in s.tau])
+
+    @staticmethod
+    def _taus(s):
+        return np.concatenate([np.geomspace(0.1, 0.97, s.theory // 2), np.geomspace(1.03, 6.0, s.theory // 2)])
+
+    def _problem(self, s, alpha):
+        return linattn.Problem(s.D, int(alpha * s.D), FIG_NOISE, tasks=int(self.KAPPA * s.D), task_law="sphere")
+
+    def compute(self, s, point):
+        pb, D = self._problem(s, point["alpha"]), s.D
+        if point["kind"] == "theory":
+            fd = [replica.stationary(pb, t * D * D, np.inf, self.RIDGE_L / D, "full", n_pools=8) for t in self._taus(s)]
+            return {"icl_finite": np.array([f.test for f in fd]), "idg_finite": np.array([f.test_idg for f in fd])}
+        a = pool_average(pb, int(round(point["tau"] * D * D)), (self.RIDGE_L / D, self.RIDGE_L), s.n, seed=self.SEED)
+        return {"icl": a.icl_mean, "icl_se": a.icl_se, "idg": a.idg_mean, "idg_se": a.idg_se}
+
+    def assemble(self, s, outputs):
+        taus_th = self._taus(s)
+        out = {"tau_theory": taus_th, "tau": np.array(s.tau), "alpha": np.array(s.alpha), "D": np.array(s.D)}
+        theory, sims = self._split(s, outputs)
+        for alpha in out["alpha"]:
+            key = f"a{alpha:g}"
+            th = [replica.asymptotic(alpha, t, self.KAPPA, FIG_NOISE, self.RIDGE_L) for t in taus_th]
+            out[f"{key}_icl_theory"] = np.array([a.icl for a in th])
+            out[f"{key}_idg_theory"] = np.array([a.idg for a in th])
+            fin = next(o for p, o in theory if p["alpha"] == alpha)
+            out[f"{key}_icl_finite"], out[f"{key}_idg_finite"] = fin["icl_finite"], fin["idg_finite"]
+            mine = [o for p, o in sims if p["alpha"] == alpha]
+            for name in ("icl", "idg", "icl_se", "idg_se"):
+                out[f"{key}_{name}"] = np.array([float(o[name]) for o in mine])
+        return out, {}
+
+
+class GTask(PoolsFigure):
+    """``g_task = E_ICL − E_IDG`` against ``κ`` at ``α = τ = 10`` (figure ``pools_gtask``): one theory point per ``D``
+    (the finite-``D`` pool theory), one point per ``(D, κ)`` average."""
+
+    name = "pools_gtask"
+    title = "Task pools: g_task = E_ICL − E_IDG against κ (α = τ = 10), D = 32 and 64 vs theory"
+    presets = {"smoke": dict(D=[12], kappa=[0.5, 4.0], n=[2], theory=6),
+               "quick": dict(D=[32, 64], kappa=[0.2, 0.4, 0.7, 1.0, 1.6, 4.0], n=[4, 2], theory=30),
+               "full": dict(D=[32, 64], kappa=np.geomspace(0.2, 32, 12).tolist(), n=[20, 20], theory=80)}
+    ALPHA, TAU, RIDGE_L, SEED = 10.0, 10.0, 1e-4, 5
+
+    def points(self, s):
+        return ([dict(kind="theory", D=D) for D in s.D]
+                + [dict(kind="sim", D=D, n=n, kappa=k) for D, n in zip(s.D, s.n) for k in s.kappa])
+
+    def _problem(self, D, kappa):
+        return linattn.Problem(D, int(self.ALPHA * D), FIG_NOISE, tasks=max(1, int(round(kappa * D))), task_law="sphere")
+
+    def compute(self, s, point):
+        D = point["D"]
+        if point["kind"] == "theory":
+            fin = []
+            for k in np.geomspace(0.1, 40, s.theory):
+                st = replica.stationary(self._problem(D, k), self.TAU * D * D, np.inf, self.RIDGE_L / D, "full",
+                                        n_pools=16)
+                fin.append(st.test - st.test_idg)
+            return {"finite": np.array(fin)}
+        a = pool_average(self._problem(D, point["kappa"]), int(self.TAU * D * D), (self.RIDGE_L / D, self.RIDGE_L),
+                         point["n"], seed=self.SEED)
+        g = a.icl - a.idg
+        return {"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.size)}
+
+    def assemble(self, s, outputs):
+        kth = np.geomspace(0.1, 40, s.theory)
+        out = {"kappa_theory": kth, "kappa": np.array(s.kappa, float), "Ds": np.array(s.D)}
+        th = [replica.asymptotic(self.ALPHA, self.TAU, k, FIG_NOISE, self.RIDGE_L) for k in kth]
+        out["gtask_theory"] = np.array([a.icl - a.idg for a in th])
+        theory, sims = self._split(s, outputs)
+        for D in s.D:
+            mine = [o for p, o in sims if p["D"] == D]
+            out[f"D{D}_finite"] = next(o for p, o in theory if p["D"] == D)["finite"]
+            out[f"D{D}"] = np.array([float(o["mean"]) for o in mine])
+            out[f"D{D}_se"] = np.array([float(o["se"]) for o in mine])
+        return out, {}
+
+
+class FiniteD(PoolsFigure):
+    """Exact averages at several ``D`` against ``1/D`` (figure ``pools_finite_d``): one theory point per ``κ``
+    (the finite-``D`` pool theory over ``D = 16 …``), one point per ``(κ, D)`` average."""
+
+    name = "pools_finite_d"
+    title = "Task pools: exact averages at D = 20, 40, 64 vs the finite-D pool theory vs the D → ∞ formula"
+    presets = {"smoke": dict(D=[12, 16], n=[2, 2], theory=1, Dmax=16),
+               "quick": dict(D=[20, 40, 64], n=[24, 8, 3], theory=9, Dmax=256),
+               "full": dict(D=[20, 40, 64], n=[100, 30, 10], theory=20, Dmax=256)}
+    ALPHA, TAU, RIDGE_L, KAPPAS, SEED = 1.0, 2.0, 0.1, (0.5, 2.0), 9
+
+    def points(self, s):
+        return ([dict(kind="theory", kappa=k) for k in self.KAPPAS]
+                + [dict(kind="sim", kappa=k, D=D, n=n) for k in self.KAPPAS for D, n in zip(s.D, s.n)])
+
+    def _problem(self, D, kappa):
+        return linattn.Problem(int(D), int(self.ALPHA * D), FIG_NOISE, tasks=int(kappa * D))
+
+    @staticmethod
+    def _d_theory(s):
+        return np.unique(np.geomspace(16, s.Dmax, s.theory).astype(int))
+
+    def compute(self, s, point):
+        kappa = point["kappa"]
+        if point["kind"] == "theory":
+            fin = []
+            for D in self._d_theory(s):
+                st = replica.stationary(self._problem(D, kappa), self.TAU * D * D, np.inf, self.RIDGE_L / D, "full",
+                                        n_pools=64)
+                fin.append((st.test, st.test_idg))
+            return {"finite": np.array(fin)}
+        D = point["D"]
+        av = pool_average(self._problem(D, kappa), int(self.TAU * D * D), self.RIDGE_L / D, point["n"], seed=self.SEED)
+        return {"exact": np.array([av.icl_mean, av.icl_se, av.idg_mean, av.idg_se])}
+
+    def assemble(self, s, outputs):
+        out = {"Ds": np.array(s.D), "kappas": np.array(self.KAPPAS), "D_theory": self._d_theory(s)}
+        theory, sims = self._split(s, outputs)
+        for kappa in out["kappas"]:
+            key = f"k{kappa:g}"
+            a = replica.asymptotic(self.ALPHA, self.TAU, kappa, FIG_NOISE, self.RIDGE_L)
+            out[f"{key}_asym"] = np.array([a.icl, a.idg])
+            out[f"{key}_finite"] = next(o for p, o in theory if p["kappa"] == kappa)["finite"]
+            out[f"{key}_exact"] = np.array([o["exact"] for p, o in sims if p["kappa"] == kappa])
+        return out, {}
+
+
+class PoolPhase(Experiment):
+    """The ``(P, K)`` diagram at ``D = 10`` (figure ``pools_phase``): one point per cell (``K = None``: a fresh
+    task per prompt)."""
+
+    name = "pools_phase"
+    title = "Task pools: (P, K) phase diagram at D = 10 linking the seed's ΔEr = 5 transition to κ ≈ 1"
+    presets = {"smoke": dict(P=[20, 200], K=[2, 20], n=2),
+               "quick": dict(P=[10, 20, 40, 80, 160, 320, 640, 1280, 2560], K=[1, 2, 4, 8, 16, 32, 64, 128, 256, 1024],
+                             n=8),
+               "full": dict(P=np.unique(np.geomspace(10, 5000, 16).astype(int)).tolist(),
+                            K=[1, 2, 3, 5, 8, 12, 20, 32, 50, 80, 128, 256, 512, 1024, 4096], n=30)}
+    D, N, LAM, SEED = 10, 100, 0.01, 11
+
+    def points(self, s):
+        return [dict(K=None if K is None else int(K), P=int(P)) for K in list(s.K) + [None] for P in s.P]
+
+    def compute(self, s, point):
+        K = point["K"]
+        a = pool_average(linattn.Problem(self.D, self.N, tasks=K), point["P"], self.LAM, s.n, seed=self.SEED)
+        return {"gap": linattn.relative_gap(a.train_mean, a.icl_mean),
+                "gtask_rel": 1.0 - a.idg_mean / a.icl_mean if K is not None else 0.0}
+
+    def assemble(self, s, outputs):
+        Ps, Ks = np.array(s.P, int), np.array(s.K, int)
+        gap = np.array([float(o["gap"]) for o in outputs]).reshape(Ks.size + 1, Ps.size)
+        gt = np.array([float(o["gtask_rel"]) for o in outputs]).reshape(Ks.size + 1, Ps.size)
+        pstar = replica.phase_boundary(linattn.Problem(self.D, self.N), np.inf, self.LAM, model="full")
+        data = {"P": Ps, "K": Ks, "gap": gap, "gtask_rel": gt, "P_star_theory": np.nan if pstar is None else pstar}
+        rows = [dict(K="inf" if i == len(Ks) else int(Ks[i]), gap=[float(x) for x in gap[i]]) for i in range(len(Ks) + 1)]
+        return data, {"rows": rows}

@@ -14,7 +14,10 @@ singular values of ``Γ(t)`` are the mode amplitudes ``a_α(t)`` and every spect
 
 :func:`rank_dynamics` computes the diagnostics of the closed form, of the exact ODE from the aligned start
 and from a small random start, and of online SGD, on the same time grid (the figure ``rank_dynamics``,
-the report and the tests share it).
+the report and the tests share it); :func:`checks` are the report's rows.
+
+Experiments: ``rank_dynamics`` (the figure) and ``diagnostics_check`` (report section ``diagnostics``), one point
+each — the SGD chains and the random start of one run come from one seed.
 """
 from __future__ import annotations
 
@@ -22,14 +25,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import diagnostics
 import dynamics
 import linattn
+from diagnostics import crossing_times
 from linattn import check
 from linattn.factorized import Parametrization
 
 from ..simulators.factorized import factorized_descent
-from diagnostics import crossing_times
-
+from .base import Check, Experiment
 from .staged import n_steps_covering, noise_free_problem
 
 
@@ -232,17 +236,6 @@ def curvature_onsets(r: RankDynamics, loss) -> np.ndarray:
     return np.sort(r.times[idx[np.argsort(c[idx])[: r.problem.D]]])
 
 
-@dataclass(frozen=True)
-class Check:
-    """One theory-vs-measurement acceptance of :func:`checks` (a report row)."""
-
-    name: str
-    theory: str
-    measured: str
-    passed: bool
-    rule: str
-
-
 def rise_windows(r: RankDynamics, tau=None) -> np.ndarray:
     """Rise windows ``[t_½ − τ, t_½ + τ]`` of modes ``2 … D`` (shape (D − 1, 2)); ``tau`` overrides ``τ_α``
     (for baselines)."""
@@ -252,7 +245,7 @@ def rise_windows(r: RankDynamics, tau=None) -> np.ndarray:
     return np.stack([t_half[1:] - tau[1:], t_half[1:] + tau[1:]], axis=1)
 
 
-def checks(r: RankDynamics, step=0.05, record=20) -> list:
+def checks(r: RankDynamics, step=0.05, record=20, parameters="") -> list:
     """Acceptance of the diagnostics against the closed form (report section ``diagnostics`` and tests).
 
     Tolerances: the exact ODE integrates to ``rtol = 1e-9`` (effective ranks to 1e-6); a detected step or
@@ -267,19 +260,26 @@ def checks(r: RankDynamics, step=0.05, record=20) -> list:
         SGD step used by :func:`rank_dynamics`.
     record : int
         Record interval used by :func:`rank_dynamics`.
+    parameters : str
+        The setting written in each row.
 
     Returns
     -------
-    list of Check
+    list of validation.experiments.base.Check
+        Section ``"diagnostics"``; no relative error (``"—"``).
     """
     _checked(r)
     step, record = check.positive("step", step), check.positive_int("record", record)
     g = r.times[1] / r.times[0] - 1.0
     mc = dynamics.mode_constants(r.problem)
     out = []
+
+    def row(quantity, theory, measured, passed, rule):
+        out.append(Check("diagnostics", quantity, parameters, theory, measured, "—", passed, rule))
+
     d_er = np.abs(r.closed.effective_rank - r.flow.effective_rank).max()
-    out.append(Check("effective rank: exact ODE = closed form", "0", f"max |Δ| {d_er:.1e}", d_er < 1e-6,
-                     "≤ 1e-6 (ODE tolerance 1e-9)"))
+    row("effective rank: exact ODE = closed form", "0", f"max |Δ| {d_er:.1e}", d_er < 1e-6,
+        "≤ 1e-6 (ODE tolerance 1e-9)")
     win = rise_windows(r)
     sgd_steps = np.array([step_ups(r, d, window=31) for d in r.sgd])
     flow_steps = step_ups(r, r.flow)
@@ -288,9 +288,9 @@ def checks(r: RankDynamics, step=0.05, record=20) -> list:
         m, se = sgd_steps[:, k].mean(), sgd_steps[:, k].std(ddof=1) / np.sqrt(len(r.sgd))
         slack = 4 * se + step * mc.b[a] * hi + record * step + g * hi
         ok = lo <= flow_steps[k] <= hi and lo - slack <= m <= hi + slack
-        out.append(Check(f"effective rank steps up in the rise window of mode {a + 1}",
-                         f"[{lo:.1f}, {hi:.1f}] (t½ ± τ)", f"exact ODE {flow_steps[k]:.1f}; SGD {m:.1f} ± {se:.1f}", ok,
-                         "ODE inside; SGD inside ± (4 s.e. + ηb·t + one record + one grid step)"))
+        row(f"effective rank steps up in the rise window of mode {a + 1}",
+            f"[{lo:.1f}, {hi:.1f}] (t½ ± τ)", f"exact ODE {flow_steps[k]:.1f}; SGD {m:.1f} ± {se:.1f}", ok,
+            "ODE inside; SGD inside ± (4 s.e. + ηb·t + one record + one grid step)")
     falls_flow = distance_falls(r, r.flow)
     falls_sgd = np.array([distance_falls(r, d) for d in r.sgd])
     entering = np.sort(r.t_enter[np.isfinite(r.t_enter)])
@@ -300,22 +300,22 @@ def checks(r: RankDynamics, step=0.05, record=20) -> list:
         m, se = falls_sgd[:, j].mean(), falls_sgd[:, j].std(ddof=1) / np.sqrt(len(r.sgd))
         slack = 4 * se + step * mc.b[a] * te + record * step + 2 * g * te
         ok = abs(falls_flow[j] / te - 1) <= g and abs(m - te) <= slack and te < r.t_half[a] and m < r.t_half[a]
-        out.append(Check(f"subspace distance falls when mode {a + 1} enters (before its t½ = {r.t_half[a]:.1f})",
-                         f"{te:.2f} (a_α = rtol·max a)", f"exact ODE {falls_flow[j]:.2f}; SGD {m:.2f} ± {se:.2f}", ok,
-                         "ODE within one grid step; SGD within 4 s.e. + ηb·t + one record + two grid steps; both < t½"))
+        row(f"subspace distance falls when mode {a + 1} enters (before its t½ = {r.t_half[a]:.1f})",
+            f"{te:.2f} (a_α = rtol·max a)", f"exact ODE {falls_flow[j]:.2f}; SGD {m:.2f} ± {se:.2f}", ok,
+            "ODE within one grid step; SGD within 4 s.e. + ηb·t + one record + two grid steps; both < t½")
     onset_closed = curvature_onsets(r, r.test_closed)
     onset_sgd = np.array([curvature_onsets(r, y) for y in r.test_sgd])
     for a, te in enumerate(onset_closed):
         m, se = onset_sgd[:, a].mean(), onset_sgd[:, a].std(ddof=1) / np.sqrt(len(r.sgd))
         slack = 4 * se + step * mc.b[a] * te + record * step + 2 * g * te
-        out.append(Check(f"loss curvature: onset of drop {a + 1} (deepest minimum of d²lnE/d(ln t)²)",
-                         f"{te:.2f} (closed form; t½ − τ = {r.t_half[a] - r.tau[a]:.2f})", f"SGD {m:.2f} ± {se:.2f}",
-                         abs(m - te) <= slack, "SGD within 4 s.e. + ηb·t + one record + two grid steps"))
+        row(f"loss curvature: onset of drop {a + 1} (deepest minimum of d²lnE/d(ln t)²)",
+            f"{te:.2f} (closed form; t½ − τ = {r.t_half[a] - r.tau[a]:.2f})", f"SGD {m:.2f} ± {se:.2f}",
+            abs(m - te) <= slack, "SGD within 4 s.e. + ηb·t + one record + two grid steps")
     after = [np.interp(falls_flow[j] * (1 + 3 * g), r.times, r.flow.distance) for j in range(len(entering))]
     levels = r.distance_levels[modes + 1]
     dev = np.max(np.abs(np.array(after) - levels)) if len(after) else 0.0
-    out.append(Check("subspace distance plateaus after each entry", ", ".join(f"{v:.4f}" for v in levels),
-                     ", ".join(f"{v:.4f}" for v in after), dev < 1e-6, "exact levels ‖a^∞ outside‖/‖a^∞‖ to 1e-6"))
+    row("subspace distance plateaus after each entry", ", ".join(f"{v:.4f}" for v in levels),
+        ", ".join(f"{v:.4f}" for v in after), dev < 1e-6, "exact levels ‖a^∞ outside‖/‖a^∞‖ to 1e-6")
     return out
 
 
@@ -337,3 +337,103 @@ def baseline_rejected(r: RankDynamics) -> bool:
     win = rise_windows(r, tau=base)
     steps = step_ups(r, r.flow)
     return not np.all((win[:, 0] <= steps) & (steps <= win[:, 1]))
+
+
+# ----------------------------------------------------------------------------- experiments
+_TRAJECTORIES = ("closed", "flow", "random")
+
+
+def rank_arrays(r: RankDynamics) -> dict:
+    """The numbers of ``r`` as a flat dict of arrays (:func:`rank_from_arrays` rebuilds it).
+
+    Parameters
+    ----------
+    r : RankDynamics
+
+    Returns
+    -------
+    dict of str to ndarray
+    """
+    _checked(r)
+    out = dict(spectrum=r.problem.covariance.spectrum, N=np.array(r.problem.N), a0=np.array(r.a0),
+               rtol=np.array(r.rtol), times=r.times, test_closed=r.test_closed, test_sgd=r.test_sgd, t_half=r.t_half,
+               tau=r.tau, t_enter=r.t_enter, distance_levels=r.distance_levels)
+    fields = [f for f in diagnostics.TrajectoryDiagnostics.__dataclass_fields__ if f != "rtol"]
+    for tag in _TRAJECTORIES:
+        out.update({f"{tag}_{f}": np.asarray(getattr(getattr(r, tag), f)) for f in fields})
+    out.update({f"sgd_{f}": np.array([getattr(x, f) for x in r.sgd]) for f in fields})
+    return out
+
+
+def rank_from_arrays(d) -> RankDynamics:
+    """The :class:`RankDynamics` written by :func:`rank_arrays`.
+
+    Parameters
+    ----------
+    d : mapping of str to ndarray
+
+    Returns
+    -------
+    RankDynamics
+    """
+    rtol = float(d["rtol"])
+    fields = [f for f in diagnostics.TrajectoryDiagnostics.__dataclass_fields__ if f != "rtol"]
+
+    def traj(values):
+        values = dict(values, skip=int(values["skip"]))
+        return diagnostics.TrajectoryDiagnostics(**values, rtol=rtol)
+
+    sgd = [traj({f: d[f"sgd_{f}"][i] for f in fields}) for i in range(len(d["sgd_times"]))]
+    return RankDynamics(problem=noise_free_problem(d["spectrum"], int(d["N"])), a0=float(d["a0"]), rtol=rtol,
+                        times=d["times"], test_closed=d["test_closed"], sgd=sgd, test_sgd=d["test_sgd"],
+                        t_half=d["t_half"], tau=d["tau"], t_enter=d["t_enter"], distance_levels=d["distance_levels"],
+                        **{tag: traj({f: d[f"{tag}_{f}"] for f in fields}) for tag in _TRAJECTORIES})
+
+
+class RankDynamicsFigure(Experiment):
+    """Diagnostics of staged learning (figure ``rank_dynamics``): one point (the SGD chains and the random start
+    share the seed)."""
+
+    name = "rank_dynamics"
+    title = "Effective rank and subspace distance of staged learning: theory vs ODE vs SGD"
+    presets = {"smoke": dict(spectrum=np.geomspace(1.0, 0.5, 3).tolist(), N=15, n_chains=2, batch=32, n_grid=60, seed=3),
+               "quick": dict(spectrum=np.geomspace(1.0, 0.25, 4).tolist(), N=31, n_chains=3, batch=128, n_grid=400,
+                             seed=3),
+               "full": dict(spectrum=np.geomspace(1.0, 0.125, 5).tolist(), N=31, n_chains=8, batch=256, n_grid=600,
+                            seed=3)}
+
+    def compute(self, s, point):
+        r = rank_dynamics(s.spectrum, s.N, n_chains=s.n_chains, batch=s.batch, n_grid=s.n_grid, seed=s.seed)
+        return dict(times=r.times, t_half=r.t_half, tau=r.tau, t_enter=r.t_enter, levels=r.distance_levels,
+                    test_closed=r.test_closed, test_sgd=r.test_sgd,
+                    erank_closed=r.closed.effective_rank, erank_random=r.random.effective_rank,
+                    erank_sgd=np.array([x.effective_rank for x in r.sgd]), marg_closed=r.closed.marginalised_rank,
+                    dist_closed=r.closed.distance, dist_random=r.random.distance,
+                    dist_sgd=np.array([x.distance for x in r.sgd]), a0=r.a0, rtol=r.rtol)
+
+    def assemble(self, s, outputs):
+        data = dict(outputs[0])
+        meta = {"N": s.N, "a0": float(data.pop("a0")), "rtol": float(data.pop("rtol")),
+                "spectrum": list(map(float, s.spectrum))}
+        return data, meta
+
+
+class DiagnosticsCheck(Experiment):
+    """Report section ``diagnostics``: :func:`checks` of one :func:`rank_dynamics` run (one point, seed 21)."""
+
+    name = "diagnostics_check"
+    title = "Training diagnostics (effective rank, subspace distance) vs the closed form of staged learning"
+    presets = {"smoke": dict(spectrum=[1.0, 0.5, 0.25], chains=2, batch=32, n_grid=120),
+               "quick": dict(spectrum=[1.0, 0.63, 0.4, 0.25], chains=3, batch=128, n_grid=400),
+               "full": dict(spectrum=[1.0, 0.71, 0.5, 0.35, 0.25], chains=8, batch=256, n_grid=600)}
+    report_order = 80
+
+    def compute(self, s, point):
+        return rank_arrays(rank_dynamics(s.spectrum, 31, n_chains=s.chains, batch=s.batch, n_grid=s.n_grid, seed=21))
+
+    def checks(self, result):
+        s = result.settings
+        r = rank_from_arrays(result.data)
+        setting = (f"Γ=PQ, D={r.problem.D}, N=31, a0=1e-3, rtol={r.rtol}; exact ODE and online SGD η=0.05, batch "
+                   f"{s['batch']}, {s['chains']} chains")
+        return checks(r, parameters=setting)

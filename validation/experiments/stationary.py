@@ -6,20 +6,34 @@ For one problem, :func:`stationary_sweep` computes
 * Langevin simulations (:func:`validation.simulators.langevin`) on a few datasets per ``P`` — the markers of
   the seed's Figs. 2–3 — and
 * the memorization → generalization boundary ``P*`` (``ΔEr = 5``) from each of the three.
+
+Experiments (every random number is seeded per dataset, so the points below are independent):
+
+* ``stationary`` (:class:`StationaryErrors`, what :func:`stationary_sweep` runs), and its presets for the
+  figures ``stationary_N`` (seed paper, Fig. 2: ``N ∈ {10, 20, 50, 100}`` at ``D = 10``) and ``stationary_D``
+  (Fig. 3: ``D ∈ {5, 10, 15, 20}`` at ``N = 100``). Points, per problem: the theory curve and ``P*``; one
+  exact marker per ``P`` (``n_exact`` datasets, ``rng=(seed, P, i)``); one Langevin run per ``P`` and
+  dataset ``j`` (data ``rng=(seed + 1, P, j)``, chain seed ``seed · 7919 + j``).
+* ``transition_check`` (report section ``transition``): ``P*`` of exact Gibbs averages and of Langevin
+  simulations against the theory, ``D = 10``, ``N = 100``.
+* ``replica_check`` (report section ``replica``): dataset-averaged exact Gibbs errors against the replica
+  theory; one point per (problem, ``P``).
+* ``langevin_check`` (report section ``langevin``): Langevin chains against the exact Gibbs averages and
+  their exact discretisation bias; one point per (model, ``P``) and one for the coarse-step bias.
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
-from tqdm import tqdm
 
 import linattn
 import replica
 from linattn import check
 
-from ..simulators.langevin import langevin
+from ..simulators.langevin import chain, langevin
+from .base import Check, Experiment
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,49 +78,56 @@ class StationarySweep:
             out[prefix + k] = np.nan if v is None else v  # npz storage of "no crossing" (documented)
         return out
 
+    @classmethod
+    def from_dict(cls, data, prefix=""):
+        """The sweep written by :meth:`as_dict` (NaN boundaries read back as ``None``).
+
+        Parameters
+        ----------
+        data : mapping of str to array_like
+        prefix : str
+
+        Returns
+        -------
+        StationarySweep
+        """
+        values = {f.name: data[prefix + f.name] for f in fields(cls)}
+        for k in ("D", "N"):
+            values[k] = int(values[k])
+        for k in ("beta", "lam"):
+            values[k] = float(values[k])
+        values["model"] = str(values["model"])
+        for k in ("P_star_theory", "P_star_exact", "P_star_sim"):
+            values[k] = _none_if_nan(values[k])
+        return cls(**values)
+
+
+def fmt(x, se=None, digits=4):
+    """``x`` (and ``± se``) as the report writes numbers.
+
+    Parameters
+    ----------
+    x : float
+    se : float, optional
+    digits : int
+
+    Returns
+    -------
+    str
+    """
+    return f"{x:.{digits}g}" if se is None else f"{x:.{digits}g} ± {se:.2g}"
+
+
+def _none_if_nan(x):
+    """``None`` for NaN (how a missing boundary is stored), else ``float(x)``."""
+    x = float(x)
+    return None if np.isnan(x) else x
+
 
 def _mean_se(x):
     """Mean and standard error over the last axis."""
     x = np.asarray(x, float)
     return x.mean(-1), x.std(-1, ddof=1) / np.sqrt(x.shape[-1])
-
-
-def _markers(pb, model, beta, lam, P_exact, n_exact, P_sim, n_sim, lkw, seed, progress, store):
-    """Exact markers ``(n_P, 4)``: train mean, s.e., test mean, s.e.; Langevin markers ``(n_P, 5)``
-    with the mean step ``dt`` last; computed here."""
-    ex = []
-    for P in tqdm(P_exact, desc=f"exact Gibbs D={pb.D} N={pb.N}", disable=not progress, leave=False):
-        avg = replica.dataset_average(pb, int(P), beta, lam, n_exact, model, seed=seed)
-        ex.append((*_mean_se(avg.train), *_mean_se(avg.test)))
-    sim = []
-    for P in tqdm(P_sim, desc=f"Langevin D={pb.D} N={pb.N}", disable=not progress, leave=False):
-        runs = [langevin(pb.sample(int(P), rng=(seed + 1, int(P), j)), pb, beta, lam, model=model,
-                         seed=seed * 7919 + j, **lkw) for j in range(n_sim)]
-        sim.append((*_mean_se([r.mean_train for r in runs]), *_mean_se([r.mean_test for r in runs]),
-                    np.mean([r.dt for r in runs])))
-    return np.array(ex), np.array(sim)
-
-
-def _markers_from_store(pb, model, beta, lam, P_exact, n_exact, P_sim, n_sim, lkw, seed, progress, store):
-    """As :func:`_markers`, computed by resumable sweeps into Zarr stores under ``store``."""
-    from ..sweeps import sweep
-
-    if set(lkw) - {"n_chains"}:
-        check.fail("langevin_kw", lkw, "a dict with at most n_chains when the markers come from a store")
-    fixed = {"D": [pb.D], "N": [pb.N], "noise": [pb.noise], "beta": [beta], "lam": [lam], "model": [model]}
-    tag = f"D{pb.D}_N{pb.N}"
-    ex = sweep("gibbs", {**fixed, "P": [int(P) for P in P_exact]}, replicates=n_exact, seed=seed,
-               store=os.path.join(store, f"gibbs_{tag}"), progress=progress).squeeze()
-    sim = sweep("langevin", {**fixed, "P": [int(P) for P in P_sim], "n_chains": [int(lkw["n_chains"])]},
-                replicates=n_sim, seed=seed + 1, store=os.path.join(store, f"langevin_{tag}"),
-                progress=progress).squeeze()
-    for name, ds in (("gibbs", ex), ("langevin", sim)):
-        if not (ds["status"] == 1).all():
-            raise ValueError(f"store {store!r}: {int((ds['status'] != 1).sum())} {name} evaluations failed: "
-                             f"{sorted(set(ds['error'].values.ravel()) - {''})}")
-    ex = np.stack([*_mean_se(ex["train"].values), *_mean_se(ex["test"].values)], axis=1)
-    sim = np.stack([*_mean_se(sim["train"].values), *_mean_se(sim["test"].values), sim["dt"].values.mean(-1)], axis=1)
-    return ex.reshape(-1, 4), sim.reshape(-1, 5)
 
 
 def boundary_from_means(P, train_mean, test_mean, level=5.0):
@@ -130,9 +151,186 @@ def boundary_from_means(P, train_mean, test_mean, level=5.0):
     return linattn.transition_point(P, linattn.relative_gap(train_mean, test_mean), level)
 
 
+def _grids(P_theory, P_exact, P_sim):
+    """The three ``P`` grids (defaults of :func:`stationary_sweep` for ``None``)."""
+    P_theory = np.geomspace(1, 1e4, 100) if P_theory is None else check.finite_array("P_theory", P_theory, ndim=1)
+    P_exact = (np.unique(np.round(np.geomspace(1, 1e4, 13)).astype(int)) if P_exact is None
+               else check.finite_array("P_exact", P_exact, ndim=1).astype(int))
+    P_sim = (np.array([10, 30, 100, 300, 1000, 3000]) if P_sim is None
+             else check.finite_array("P_sim", P_sim, ndim=1).astype(int))
+    return P_theory, P_exact, P_sim
+
+
+class StationaryErrors(Experiment):
+    """Theory, exact Gibbs averages and Langevin markers of the stationary errors against ``P``, for each
+    problem of ``problems`` (entries ``[D, N]`` or ``[D, N, noise]``); module docstring.
+
+    Settings: ``problems``; ``model``, ``beta``, ``lam``; the grids ``P_theory``, ``P_exact``, ``P_sim``
+    (``None``: the defaults of :func:`stationary_sweep`); ``n_exact`` and ``n_sim`` datasets per exact and
+    simulated marker; ``langevin_kw`` (passed to :func:`validation.simulators.langevin`); ``seed`` (``None``:
+    ``D · 1000 + N`` per problem, the seed's figures).
+    """
+
+    name = "stationary"
+    title = "Stationary train/test errors vs P: replica theory, exact Gibbs averages, Langevin"
+    _common = dict(model="full", beta=1e3, lam=0.01, seed=None)
+    presets = {"smoke": dict(problems=[[10, 100]], n_exact=2, n_sim=2, langevin_kw=dict(n_chains=1),
+                             P_theory=np.geomspace(1, 1e3, 6).tolist(), P_exact=[10, 100], P_sim=[10, 300], **_common),
+               "quick": dict(problems=[[10, 100]], n_exact=20, n_sim=3, langevin_kw=dict(n_chains=1),
+                             P_theory=None, P_exact=None, P_sim=None, **_common),
+               "full": dict(problems=[[10, 100]], n_exact=100, n_sim=10, langevin_kw=dict(n_chains=4),
+                            P_theory=None, P_exact=None, P_sim=None, **_common)}
+
+    @staticmethod
+    def _problem(s, k):
+        """Problem ``k`` of the settings and its seed."""
+        pb = linattn.Problem(*s.problems[k])
+        return pb, (pb.D * 1000 + pb.N if s.seed is None else s.seed)
+
+    def points(self, s):
+        _, P_exact, P_sim = _grids(s.P_theory, s.P_exact, s.P_sim)
+        pts = []
+        for k in range(len(s.problems)):
+            pts.append(dict(problem=k, kind="theory"))
+            pts += [dict(problem=k, kind="exact", P=int(P)) for P in P_exact]
+            pts += [dict(problem=k, kind="langevin", P=int(P), j=j) for P in P_sim for j in range(s.n_sim)]
+        return pts
+
+    def compute(self, s, point):
+        pb, seed = self._problem(s, point["problem"])
+        if point["kind"] == "theory":
+            P_theory = _grids(s.P_theory, None, None)[0]
+            M = pb.n_params(s.model)
+            theory_P = np.array([P for P in P_theory if not (s.lam == 0 and abs(P - M) < 1e-9)])
+            cur = replica.stationary_curve(pb, theory_P, s.beta, s.lam, s.model)
+            star = replica.phase_boundary(pb, s.beta, s.lam, model=s.model)
+            return {"P": cur.P, "train": cur.train, "test": cur.test, "P_star": np.nan if star is None else star}
+        P = point["P"]
+        if point["kind"] == "exact":
+            avg = replica.dataset_average(pb, P, s.beta, s.lam, s.n_exact, s.model, seed=seed)
+            return {"train": avg.train, "test": avg.test}
+        lkw = dict(n_chains=1)
+        lkw.update(s.langevin_kw or {})
+        j = point["j"]
+        r = langevin(pb.sample(P, rng=(seed + 1, P, j)), pb, s.beta, s.lam, model=s.model, seed=seed * 7919 + j, **lkw)
+        return {"train": r.mean_train, "test": r.mean_test, "dt": r.dt}
+
+    def sweeps(self, s, outputs):
+        """One :class:`StationarySweep` per problem from the outputs of the points.
+
+        Parameters
+        ----------
+        s : Settings
+        outputs : list of dict
+
+        Returns
+        -------
+        list of StationarySweep
+        """
+        _, P_exact, P_sim = _grids(s.P_theory, s.P_exact, s.P_sim)
+        by_problem = [dict(theory=None, exact=[], langevin={}) for _ in s.problems]
+        for p, out in zip(self.points(s), outputs):
+            group = by_problem[p["problem"]]
+            if p["kind"] == "theory":
+                group["theory"] = out
+            elif p["kind"] == "exact":
+                group["exact"].append(out)
+            else:
+                group["langevin"].setdefault(p["P"], []).append(out)
+        result = []
+        for k, group in enumerate(by_problem):
+            pb, _ = self._problem(s, k)
+            ex = np.array([(*_mean_se(o["train"]), *_mean_se(o["test"])) for o in group["exact"]])
+            sim = np.array([(*_mean_se([o["train"] for o in runs]), *_mean_se([o["test"] for o in runs]),
+                             np.mean([o["dt"] for o in runs])) for runs in (group["langevin"][int(P)] for P in P_sim)])
+            th = group["theory"]
+            result.append(StationarySweep(
+                D=pb.D, N=pb.N, model=s.model, beta=s.beta, lam=s.lam, P_theory=th["P"], theory_train=th["train"],
+                theory_test=th["test"], P_exact=P_exact, exact_train=ex[:, 0], exact_train_se=ex[:, 1],
+                exact_test=ex[:, 2], exact_test_se=ex[:, 3], P_sim=P_sim, sim_train=sim[:, 0],
+                sim_train_se=sim[:, 1], sim_test=sim[:, 2], sim_test_se=sim[:, 3], sim_dt=sim[:, 4],
+                P_star_theory=_none_if_nan(th["P_star"]),
+                P_star_exact=boundary_from_means(P_exact, ex[:, 0], ex[:, 2]),
+                P_star_sim=boundary_from_means(P_sim, sim[:, 0], sim[:, 2])))
+        return result
+
+    def assemble(self, s, outputs):
+        data, stars = {}, {}
+        for r in self.sweeps(s, outputs):
+            data.update(r.as_dict(prefix=f"D{r.D}_N{r.N}_"))
+            stars[f"D{r.D}_N{r.N}"] = (r.P_star_theory, r.P_star_exact, r.P_star_sim)
+        return data, {"beta": s.beta, "lam": s.lam, "model": s.model, "P_star": stars}
+
+
+def sweeps_of(result):
+    """The :class:`StationarySweep` of each problem of a :class:`StationaryErrors` result, in order.
+
+    Parameters
+    ----------
+    result : validation.experiments.Result
+
+    Returns
+    -------
+    list of StationarySweep
+    """
+    return [StationarySweep.from_dict(result.data, f"D{p[0]}_N{p[1]}_") for p in result.settings["problems"]]
+
+
+def _figure_presets(problems, smoke_problems):
+    """Presets of a seed figure: its problems, ``20`` / ``100`` datasets per exact marker and ``3`` / ``10``
+    simulated datasets (``1`` / ``4`` chains each) per Langevin marker in quick / full mode."""
+    smoke = dict(StationaryErrors.presets["smoke"], problems=smoke_problems)
+    return {"smoke": smoke, "quick": dict(StationaryErrors.presets["quick"], problems=problems),
+            "full": dict(StationaryErrors.presets["full"], problems=problems)}
+
+
+class StationaryVsN(StationaryErrors):
+    """Seed paper, Fig. 2: ``N ∈ {10, 20, 50, 100}`` at ``D = 10`` (smoke: the first two)."""
+
+    name = "stationary_N"
+    title = "Stationary train/test errors vs P for several N at D = 10"
+    presets = _figure_presets([[10, N] for N in (10, 20, 50, 100)], [[10, 10], [10, 20]])
+
+
+class StationaryVsD(StationaryErrors):
+    """Seed paper, Fig. 3: ``D ∈ {5, 10, 15, 20}`` at ``N = 100`` (smoke: the first two)."""
+
+    name = "stationary_D"
+    title = "Stationary train/test errors vs P for several D at N = 100"
+    presets = _figure_presets([[D, 100] for D in (5, 10, 15, 20)], [[5, 100], [10, 100]])
+
+
+class TransitionCheck(StationaryErrors):
+    """Report section ``transition``: ``P*`` (``ΔEr = 5``) of exact Gibbs averages and of Langevin
+    simulations against the replica theory, full model, ``D = 10``, ``N = 100``, ``β = 10³``, ``λ = 0.01``."""
+
+    name = "transition_check"
+    title = "Memorization → generalization boundary P*: theory vs exact Gibbs vs Langevin"
+    _common = dict(problems=[[10, 100]], model="full", beta=1e3, lam=0.01, seed=71, langevin_kw=dict(n_chains=1),
+                   P_theory=None)
+    presets = {"smoke": dict(n_exact=2, n_sim=2, P_exact=[20, 100, 500], P_sim=[20, 500], **_common),
+               "quick": dict(n_exact=20, n_sim=3, P_exact=np.geomspace(20, 500, 9).astype(int).tolist(),
+                             P_sim=np.geomspace(20, 500, 7).astype(int).tolist(), **_common),
+               "full": dict(n_exact=100, n_sim=10, P_exact=np.geomspace(20, 500, 9).astype(int).tolist(),
+                            P_sim=np.geomspace(20, 500, 7).astype(int).tolist(), **_common)}
+    report_order = 50
+
+    def checks(self, r):
+        sw = sweeps_of(r)[0]
+        rows = []
+        for label, val in (("exact Gibbs", sw.P_star_exact), ("Langevin", sw.P_star_sim)):
+            ok = val is not None and sw.P_star_theory is not None and abs(val / sw.P_star_theory - 1) <= 0.2
+            rel = "—" if val is None else f"{val / sw.P_star_theory - 1:+.1%}"
+            rows.append(Check("transition", f"P* (ΔEr = 5), {label}", "full, D=10, N=100, β=1e3, λ=0.01",
+                              fmt(sw.P_star_theory), "none" if val is None else fmt(val), rel, ok,
+                              "within 20 % (P grid spacing ≈ 40 %, linear interpolation)"))
+        return rows
+
+
 def stationary_sweep(pb, model="full", beta=1e3, lam=0.01, P_theory=None, P_exact=None, n_exact=100,
                      P_sim=None, n_sim=4, langevin_kw=None, seed=0, progress=False, store=None) -> StationarySweep:
-    """Theory, exact dataset averages and Langevin markers against ``P`` (module docstring).
+    """Theory, exact dataset averages and Langevin markers against ``P`` (module docstring): the
+    experiment ``stationary`` with these settings.
 
     Parameters
     ----------
@@ -149,10 +347,9 @@ def stationary_sweep(pb, model="full", beta=1e3, lam=0.01, P_theory=None, P_exac
     seed : int
     progress : bool
     store : str, optional
-        A folder: the exact and Langevin markers are computed by :func:`validation.sweep` into the
-        Zarr stores ``store/gibbs_D{D}_N{N}`` and ``store/langevin_D{D}_N{N}`` (resumable: what is
-        there is read, not recomputed; optional extra ``[dask]``). ``langevin_kw`` may then only
-        hold ``n_chains``.
+        A folder: the points (theory, each exact marker, each simulated dataset) are computed into a
+        Zarr group there (:func:`validation.experiments.run`; resumable: what is there is read, not
+        recomputed; optional extra ``[dask]``).
 
     Returns
     -------
@@ -160,34 +357,143 @@ def stationary_sweep(pb, model="full", beta=1e3, lam=0.01, P_theory=None, P_exac
         Each simulated point averages the per-dataset sample means of ``n_sim`` datasets; its error
         bar is the standard error over datasets (which includes the thermal sampling error).
     """
+    from .base import run
+
     check.problem(pb)
     check.model(model)
     beta = check.positive("beta", beta)
     lam = check.nonnegative("lam", lam)
-    P_theory = np.geomspace(1, 1e4, 100) if P_theory is None else check.finite_array("P_theory", P_theory, ndim=1)
-    P_exact = (np.unique(np.round(np.geomspace(1, 1e4, 13)).astype(int)) if P_exact is None
-               else check.finite_array("P_exact", P_exact, ndim=1).astype(int))
-    P_sim = (np.array([10, 30, 100, 300, 1000, 3000]) if P_sim is None
-             else check.finite_array("P_sim", P_sim, ndim=1).astype(int))
+    P_theory, P_exact, P_sim = _grids(P_theory, P_exact, P_sim)
     n_exact = check.positive_int("n_exact", n_exact, minimum=2)
     n_sim = check.positive_int("n_sim", n_sim, minimum=2)
     seed = check.seed_int("seed", seed)
     progress = check.boolean("progress", progress)
     if store is not None and (not isinstance(store, (str, os.PathLike)) or not str(store).strip()):
         check.fail("store", store, "None or a folder path")
-    lkw = dict(n_chains=1)
-    lkw.update(langevin_kw or {})
-    M = pb.n_params(model)
-    theory_P = np.array([P for P in P_theory if not (lam == 0 and abs(P - M) < 1e-9)])
-    cur = replica.stationary_curve(pb, theory_P, beta, lam, model)
-    markers = _markers_from_store if store is not None else _markers
-    ex, sim = markers(pb, model, beta, lam, P_exact, n_exact, P_sim, n_sim, lkw, seed, progress, store)
-    ex_tr, ex_te = ex[:, 0], ex[:, 2]
-    return StationarySweep(
-        D=pb.D, N=pb.N, model=model, beta=beta, lam=lam, P_theory=cur.P, theory_train=cur.train,
-        theory_test=cur.test, P_exact=P_exact, exact_train=ex_tr, exact_train_se=ex[:, 1],
-        exact_test=ex_te, exact_test_se=ex[:, 3], P_sim=P_sim, sim_train=sim[:, 0],
-        sim_train_se=sim[:, 1], sim_test=sim[:, 2], sim_test_se=sim[:, 3], sim_dt=sim[:, 4],
-        P_star_theory=replica.phase_boundary(pb, beta, lam, model=model),
-        P_star_exact=boundary_from_means(P_exact, ex_tr, ex_te),
-        P_star_sim=boundary_from_means(P_sim, sim[:, 0], sim[:, 2]))
+    if langevin_kw is not None and not isinstance(langevin_kw, dict):
+        check.fail("langevin_kw", langevin_kw, "None or a dict of keyword arguments of langevin")
+    settings = dict(problems=[[pb.D, pb.N, pb.noise]], model=model, beta=beta, lam=lam, seed=seed,
+                    P_theory=P_theory.tolist(), P_exact=P_exact.tolist(), P_sim=P_sim.tolist(), n_exact=n_exact,
+                    n_sim=n_sim, langevin_kw=dict(langevin_kw or {}))
+    result = run(StationaryErrors(), settings=settings, store=None if store is None else os.fspath(store),
+                 progress=progress)
+    return sweeps_of(result)[0]
+
+
+# -- report sections ------------------------------------------------------------------------------------
+BETA, LAM = 1e3, 0.01
+
+
+class ReplicaCheck(Experiment):
+    """Report section ``replica``: dataset-averaged exact Gibbs errors against the replica theory (worst
+    ``P`` per problem), ``β = 10³``, ``λ = 0.01``; one point per (problem, ``P``), datasets ``rng=(51, P, i)``."""
+
+    name = "replica_check"
+    title = "Stationary errors: replica theory vs exact Gibbs dataset averages"
+    CASES = (((10, 100, 0.0), "reduced"), ((10, 100, 0.0), "full"), ((20, 40, 0.25), "full"))
+    presets = {"smoke": dict(n_datasets=3, P=[10, 100]),
+               "quick": dict(n_datasets=60, P=[10, 20, 50, 100, 200, 500, 1000]),
+               "full": dict(n_datasets=100, P=[10, 20, 50, 100, 200, 500, 1000])}
+    report_order = 30
+
+    def points(self, s):
+        return [dict(case=c, P=P) for c in range(len(self.CASES)) for P in s.P]
+
+    def compute(self, s, point):
+        (D, N, sig), model = self.CASES[point["case"]]
+        pb, P = linattn.Problem(D, N, sig), point["P"]
+        avg = replica.dataset_average(pb, P, BETA, LAM, s.n_datasets, model, seed=51)
+        th = replica.stationary(pb, P, BETA, LAM, model)
+        mp = replica.stationary(pb, P, BETA, LAM, model, law="mp")
+        return dict(train=avg.train_mean, train_se=avg.train_se, test=avg.test_mean, test_se=avg.test_se,
+                    theory_train=th.train, theory_test=th.test, mp_train=mp.train, mp_test=mp.test)
+
+    def assemble(self, s, outputs):
+        shape = (len(self.CASES), len(s.P))
+        return {k: np.array([float(o[k]) for o in outputs]).reshape(shape) for k in outputs[0]}, {}
+
+    def checks(self, r):
+        d, s, rows = r.data, r.settings, []
+        n = s["n_datasets"]
+        for c, ((D, N, sig), model) in enumerate(self.CASES):
+            worst, worst_mp, worst_row, ok = 0.0, 0.0, None, True
+            for i, P in enumerate(s["P"]):
+                for name in ("train", "test"):
+                    a, b, se, m = (d[f"theory_{name}"][c, i], d[name][c, i], d[f"{name}_se"][c, i],
+                                   d[f"mp_{name}"][c, i])
+                    rel = abs(a / b - 1)
+                    ok = ok and rel <= 0.01 + 3 * se / b
+                    worst_mp = max(worst_mp, abs(m / b - 1))
+                    if rel >= worst:
+                        worst, worst_row = rel, (name, P, a, b, se)
+            name, P, a, b, se = worst_row
+            rows.append(Check("replica", f"stationary {name} error (worst P)",
+                              f"{model}, D={D}, N={N}, σ={sig:g}, β=1e3, λ=0.01, P∈[10,1000], {n} datasets", fmt(a),
+                              fmt(b, se), f"{worst:.2%} (MP worst {worst_mp:.1%})", ok and worst <= 0.03,
+                              "≤ 1 % (goal) + 3 s.e. at every P, and ≤ 3 %"))
+        return rows
+
+
+class LangevinCheck(Experiment):
+    """Report section ``langevin``: Langevin chains against the exact Gibbs averages (``D = 10``, ``N = 100``,
+    ``β = 10³``, ``λ = 0.01``; data ``rng=(61, P)``, chains seed 62), and the exact ``O(dt)`` bias of a
+    coarse step (data ``rng=(63, 1)``, chains seed 64). One point per (model, ``P``) and one for the bias."""
+
+    name = "langevin_check"
+    title = "Langevin chains vs exact Gibbs averages and their exact discretisation bias"
+    MODELS = ("reduced", "full")
+    presets = {"smoke": dict(chains=2, P=[100]), "quick": dict(chains=8, P=[10, 100, 1000]),
+               "full": dict(chains=32, P=[10, 100, 1000])}
+    report_order = 40
+
+    def points(self, s):
+        return [dict(model=m, P=P) for m in self.MODELS for P in s.P] + [dict(model="full", P=100, coarse=True)]
+
+    def compute(self, s, point):
+        pb = linattn.Problem(10, 100)
+        if point.get("coarse"):
+            data = pb.sample(100, rng=(63, 1))
+            ch = chain(data, pb, BETA, LAM, 1.0, "full")
+            dt = 1.6 / ch.lambda_max
+            r = langevin(data, pb, BETA, LAM, dt=dt, n_chains=s.chains * 4, model="full", seed=64)
+            return dict(discrete_train=ch.means(dt)[0], mean_train=r.mean_train, se_train_exact=r.se_train_exact,
+                        exact_train=r.exact_train, bias_train=r.bias_train)
+        P = point["P"]
+        r = langevin(pb.sample(P, rng=(61, P)), pb, BETA, LAM, n_chains=s.chains, model=point["model"], seed=62)
+        out = {"dt": r.dt}
+        for name, est in (("train", r.train_estimate), ("test", r.test_estimate)):
+            out.update({f"{name}_mean": est.mean, f"{name}_iat_se": est.se, f"{name}_reliable": float(est.reliable),
+                        f"{name}_se_exact": getattr(r, f"se_{name}_exact"), f"{name}_exact": getattr(r, f"exact_{name}"),
+                        f"{name}_bias": getattr(r, f"bias_{name}")})
+        return out
+
+    def assemble(self, s, outputs):
+        shape = (len(self.MODELS), len(s.P))
+        chains_out, coarse = outputs[:-1], outputs[-1]
+        data = {k: np.array([float(o[k]) for o in chains_out]).reshape(shape) for k in chains_out[0]}
+        data.update({f"coarse_{k}": float(v) for k, v in coarse.items()})
+        return data, {}
+
+    def checks(self, r):
+        d, s, rows = r.data, r.settings, []
+        chains = s["chains"]
+        for m, model in enumerate(self.MODELS):
+            for i, P in enumerate(s["P"]):
+                for name in ("train", "test"):
+                    mean, se, exact, bias = (d[f"{name}_{k}"][m, i] for k in ("mean", "se_exact", "exact", "bias"))
+                    # pass/fail on the exact s.e. of the discrete chain; the IAT estimate is shown beside it,
+                    # flagged when the chains are too short to estimate it (< 50 τ samples each)
+                    ok = abs(mean - exact) <= 3 * se + abs(bias)
+                    iat = f"IAT s.e. {d[f'{name}_iat_se'][m, i]:.2g}" + (
+                        "" if d[f"{name}_reliable"][m, i] else " (unreliable: chains < 50 τ)")
+                    rows.append(Check("langevin", f"stationary {name} error",
+                                      f"{model}, D=10, N=100, P={P}, β=1e3, λ=0.01, dt={d['dt'][m, i]:.3g}, "
+                                      f"{chains} chains × 20 samples", fmt(exact), f"{fmt(mean, se)}; {iat}",
+                                      f"{(mean - exact) / exact:+.2%} (dt bias {bias:.1e})", ok,
+                                      "|Δ| ≤ 3 exact s.e. + |dt bias|"))
+        disc_t, mean, se = d["coarse_discrete_train"], d["coarse_mean_train"], d["coarse_se_train_exact"]
+        rows.append(Check("langevin", "O(dt) bias of ⟨E_t⟩ at γ·dt·λ_max = 1.6", "full, D=10, N=100, P=100",
+                          f"{disc_t:.5f} (Gibbs {d['coarse_exact_train']:.5f}, bias {d['coarse_bias_train']:+.1e})",
+                          fmt(mean, se), f"{(mean - disc_t) / disc_t:+.2%}", abs(mean - disc_t) <= 3 * se,
+                          "matches the exact discrete-chain mean within 3 exact s.e."))
+        return rows

@@ -160,7 +160,8 @@ def compute(experiment, mode="quick", progress=True, store=None, workers=1, sche
     progress : bool
     store : str, optional
     workers : int
-        Local processes for the points (with ``store``; 1: this process).
+        With ``store``: a Dask ``LocalCluster`` of this many single-threaded workers evaluates the points
+        (1: this process).
     scheduler : str, optional
         Address of a Dask scheduler (``tcp://host:port``) that evaluates the points.
 
@@ -176,10 +177,15 @@ def compute(experiment, mode="quick", progress=True, store=None, workers=1, sche
         if scheduler is not None:
             from distributed import Client
 
-            with Client(scheduler) as client:
+            with Client(scheduler, timeout="10s") as client:
+                _RESULTS[key] = run(experiment, mode, store=path, client=client, progress=progress)
+        elif workers > 1:
+            from ..sweeps import local_cluster
+
+            with local_cluster(workers) as client:
                 _RESULTS[key] = run(experiment, mode, store=path, client=client, progress=progress)
         else:
-            _RESULTS[key] = run(experiment, mode, store=path, workers=workers, progress=progress)
+            _RESULTS[key] = run(experiment, mode, store=path, progress=progress)
     return _RESULTS[key]
 
 
@@ -190,7 +196,7 @@ def _parallel(selected, out_dir, mode, store, jobs):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    from ..sweeps import worker_env     # one BLAS/OpenMP/numba thread per spawned worker
+    from ..sweeps import worker_env  # one BLAS/OpenMP/numba thread per spawned worker
 
     order = sorted(selected, key=lambda n: LONG_FIRST.index(n) if n in LONG_FIRST else len(LONG_FIRST))
     with worker_env(), ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as ex:
@@ -223,7 +229,8 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, sto
         Figure names to leave out (e.g. ``all`` but ``fig1``). With ``jobs > 1`` the per-figure progress bars are
         replaced by one bar over the figures.
     workers : int
-        With ``store``: local processes that evaluate each experiment's points.
+        With ``store``: a Dask ``LocalCluster`` of this many single-threaded workers evaluates each
+        experiment's points (1: this process).
     scheduler : str, optional
         With ``store``: the address of a Dask scheduler that evaluates the points instead.
 

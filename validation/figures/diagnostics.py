@@ -1,22 +1,18 @@
-"""Training diagnostics on the exact model (Mainali & Teixeira, seed ``000/004``).
+"""Training diagnostics on the exact model (Mainali & Teixeira, seed paper).
 
 ``rank_dynamics``: effective rank, marginalised effective rank and subspace distance of ``Γ(t) = P Q`` during
-staged learning — closed form vs exact ODE vs online SGD, with the theory's rise windows and entry times.
+staged learning — closed form vs exact ODE vs online SGD, with the theory's rise windows and entry times
+(experiment ``rank_dynamics``, :mod:`validation.experiments.rank_dynamics`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..experiments.rank_dynamics import rank_dynamics
-from . import register, save, style
-
-SETTINGS = {"smoke": dict(spectrum=np.geomspace(1.0, 0.5, 3), N=15, n_chains=2, batch=32, n_grid=60),
-            "quick": dict(spectrum=np.geomspace(1.0, 0.25, 4), N=31, n_chains=3, batch=128, n_grid=400),
-            "full": dict(spectrum=np.geomspace(1.0, 0.125, 5), N=31, n_chains=8, batch=256, n_grid=600)}
+from . import register
 
 
 @register("rank_dynamics", "Effective rank and subspace distance of staged learning: theory vs ODE vs SGD",
-          caption="Diagnostics of Mainali & Teixeira (seed 000/004) on Γ = PQ (value_kq_modes), noise-free, N = 31, input "
+          caption="Diagnostics of Mainali & Teixeira (seed paper) on Γ = PQ (value_kq_modes), noise-free, N = 31, input "
                   "eigenvalues geometric from 1 to 0.25 (D = 4, quick), start a⁰ = 10⁻³ balanced and aligned, online SGD "
                   "η = 0.05, batch 128 (thin lines, one per chain; time = step × η). (a) exact test error: closed form "
                   "(black), SGD; dotted verticals: half-rise times t½ of the modes. (b) effective rank exp(H(σ/Σσ)) of Γ(t): "
@@ -25,20 +21,10 @@ SETTINGS = {"smoke": dict(spectrum=np.geomspace(1.0, 0.5, 3), N=15, n_chains=2, 
                   "step must fall. Grey: marginalised effective rank (top singular value removed). (c) subspace distance "
                   "‖Γ_*(I − Γ⁺Γ)‖/‖Γ_*‖ with cutoff 0.01·σ_max: it rises as the first mode dominates and falls when a mode "
                   "enters the numerical row space, at a_α = 0.01·max a (dashed verticals: closed form), before the loss "
-                  "drops; horizontal ticks: the exact plateau levels ‖a^∞ outside‖/‖a^∞‖.")
-def make_rank_dynamics(out_dir, mode="quick", progress=True):
-    s = SETTINGS[mode]
-    r = rank_dynamics(s["spectrum"], s["N"], n_chains=s["n_chains"], batch=s["batch"], n_grid=s["n_grid"], seed=3)
-    d = dict(times=r.times, t_half=r.t_half, tau=r.tau, t_enter=r.t_enter, levels=r.distance_levels,
-             test_closed=r.test_closed, test_sgd=r.test_sgd,
-             erank_closed=r.closed.effective_rank, erank_random=r.random.effective_rank,
-             erank_sgd=np.array([x.effective_rank for x in r.sgd]), marg_closed=r.closed.marginalised_rank,
-             dist_closed=r.closed.distance, dist_random=r.random.distance,
-             dist_sgd=np.array([x.distance for x in r.sgd]))
-    with style():
-        fig = _plot(d)
-    return save(fig, out_dir, "rank_dynamics", d, {"mode": mode, "N": s["N"], "a0": r.a0, "rtol": r.rtol,
-                                                     "spectrum": list(map(float, s["spectrum"]))})
+                  "drops; horizontal ticks: the exact plateau levels ‖a^∞ outside‖/‖a^∞‖.",
+          experiment="rank_dynamics", order=40)
+def draw(result):
+    return _plot(result.data)
 
 
 def _plot(d):

@@ -1,4 +1,5 @@
-"""Figures 2 and 3: stationary train and test errors against ``P`` (seed ``003``, Figs. 2–3).
+"""Figures 2 and 3: stationary train and test errors against ``P`` (seed paper, Figs. 2–3; experiments
+``stationary_N`` and ``stationary_D``, :mod:`validation.experiments.stationary`).
 
 Fig. 2: ``N ∈ {10, 20, 50, 100}`` at ``D = 10``; Fig. 3: ``D ∈ {5, 10, 15, 20}`` at ``N = 100``;
 ``β = 10³``, ``λ = 0.01``, ``γ = 1``, full model (``Γ`` and ``v`` trained). Curves: the
@@ -6,46 +7,23 @@ replica-symmetric theory (``replica.stationary``); open markers: dataset-average
 averages; filled markers: Langevin simulations with the seed's protocol (10⁵ equilibration
 steps, then 20 samples 5000 steps apart), averaged over datasets, ±1 s.e.
 Quick mode: 20 datasets per exact marker and 3 simulated datasets per Langevin marker
-(full: 100 and 10, with 4 chains each). With a store (``linattn figures fig2 --from-store DIR``)
-the markers are resumable sweeps (:func:`validation.sweep`) in ``DIR/<mode>/``: a second call reads
-them instead of recomputing, and the sweeps can be run on a cluster beforehand.
+(full: 100 and 10, with 4 chains each). With ``--store DIR`` every marker (and every simulated dataset)
+is a resumable point of the experiment in ``DIR/<experiment>/<mode>``: a second call reads them instead
+of recomputing, and the points can be run on a cluster.
 """
 from __future__ import annotations
 
-import os
-
-import numpy as np
-
-import linattn
-
-from ..experiments.stationary import stationary_sweep
-from . import register, save, style
-
-BETA, LAM = 1e3, 0.01
+from ..experiments.stationary import sweeps_of
+from . import register
 
 
-#: datasets per exact marker, datasets and chains per Langevin marker, and the P grids, per mode
-SETTINGS = {
-    "smoke": dict(n_exact=2, n_sim=2, langevin_kw=dict(n_chains=1), P_theory=np.geomspace(1, 1e3, 6),
-                  P_exact=[10, 100], P_sim=[10, 300]),
-    "quick": dict(n_exact=20, n_sim=3, langevin_kw=dict(n_chains=1)),
-    "full": dict(n_exact=100, n_sim=10, langevin_kw=dict(n_chains=4)),
-}
-
-
-def sweeps(problems, mode="quick", progress=True, store=None):
-    kw = SETTINGS[mode]
-    if mode == "smoke":
-        problems = problems[:2]
-    if store is not None:     # resumable sweeps keyed by mode: what is in the store is read, not recomputed
-        store = os.path.join(store, mode)
-    return [stationary_sweep(linattn.Problem(D, N), "full", BETA, LAM, seed=D * 1000 + N, progress=progress,
-                             store=store, **kw) for D, N in problems]
-
-
-def plot(results, label):
+def _draw(result, label):
+    """Both panels (train, test) for every problem of ``result``; ``label`` (``"N"`` or ``"D"``) names the
+    curves."""
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
+    results = sweeps_of(result)
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     cmap = plt.get_cmap("Blues")
     for i, r in enumerate(results):
@@ -66,39 +44,29 @@ def plot(results, label):
     axes[1].set_ylabel(r"$\langle E_g\rangle$")
     axes[1].set_yscale("log")
     h, l = axes[0].get_legend_handles_labels()
-    from matplotlib.lines import Line2D
     h += [Line2D([], [], color="gray", marker="o", mfc="none", ls=""), Line2D([], [], color="gray", marker="s", ls="")]
     l += ["exact Gibbs, dataset average", "Langevin simulation"]
     fig.legend(h, l, loc="lower center", ncol=len(l), fontsize=8, frameon=False)   # below the panels, off the data
-    fig.suptitle(rf"linear attention, $\beta = 10^3$, $\lambda = {LAM}$, $\gamma = 1$; curves: replica theory")
+    fig.suptitle(rf"linear attention, $\beta = 10^3$, $\lambda = {result.settings['lam']}$, $\gamma = 1$; "
+                 "curves: replica theory")
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
 
 
-def _make(name, problems, label, out_dir, mode, progress, store):
-    results = sweeps(problems, mode, progress, store)
-    with style():
-        fig = plot(results, label)
-    data = {}
-    for r in results:
-        data.update(r.as_dict(prefix=f"D{r.D}_N{r.N}_"))
-    meta = {"mode": mode, "beta": BETA, "lam": LAM, "model": "full",
-            "P_star": {f"D{r.D}_N{r.N}": (r.P_star_theory, r.P_star_exact, r.P_star_sim) for r in results}}
-    return save(fig, out_dir, name, data, meta)
-
-
 @register("fig2", "Stationary train/test loss vs P for several N at D = 10 (theory, exact, Langevin)",
-          caption="Seed 003, Fig. 2. Stationary training (a) and test (b) loss of the Gibbs measure against the task "
+          caption="Seed paper, Fig. 2. Stationary training (a) and test (b) loss of the Gibbs measure against the task "
                   "diversity P, full model, β = 10³, λ = 0.01, γ = 1, D = 10, N ∈ {10, 20, 50, 100}. Lines: "
                   "replica-symmetric theory; open circles: exact Gibbs averages of 20 datasets (full: 100) ± 1 s.e.; "
                   "squares: Langevin simulations with the seed's protocol (10⁵ equilibration steps, 20 samples 5000 "
-                  "steps apart) on 3 datasets (full: 10, 4 chains each) ± 1 s.e. over datasets.")
-def make_fig2(out_dir, mode="quick", progress=True, store=None):
-    return _make("fig2", [(10, N) for N in (10, 20, 50, 100)], "N", out_dir, mode, progress, store)
+                  "steps apart) on 3 datasets (full: 10, 4 chains each) ± 1 s.e. over datasets.",
+          experiment="stationary_N", order=2)
+def draw_fig2(result):
+    return _draw(result, "N")
 
 
 @register("fig3", "Stationary train/test loss vs P for several D at N = 100 (theory, exact, Langevin)",
-          caption="Seed 003, Fig. 3. As Fig. 2 for D ∈ {5, 10, 15, 20} at N = 100: replica theory (lines), exact "
-                  "Gibbs averages (circles) and Langevin simulations (squares), β = 10³, λ = 0.01, full model.")
-def make_fig3(out_dir, mode="quick", progress=True, store=None):
-    return _make("fig3", [(D, 100) for D in (5, 10, 15, 20)], "D", out_dir, mode, progress, store)
+          caption="Seed paper, Fig. 3. As Fig. 2 for D ∈ {5, 10, 15, 20} at N = 100: replica theory (lines), exact "
+                  "Gibbs averages (circles) and Langevin simulations (squares), β = 10³, λ = 0.01, full model.",
+          experiment="stationary_D", order=3)
+def draw_fig3(result):
+    return _draw(result, "D")

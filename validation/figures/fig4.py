@@ -1,4 +1,5 @@
-"""Figure 4: gradient-flow learning curves of one dataset (seed ``003``, Fig. 4).
+"""Figure 4: gradient-flow learning curves of one dataset (seed paper, Fig. 4; experiment ``flow_curves``,
+:mod:`validation.experiments.curves`).
 
 ``D = 10``, ``N = 100``, ``λ = 0.01``, ``P ∈ {10, 100}``, full model. Curves: the exact
 gradient-flow solution from a Gaussian initialisation ``θ_0 ~ N(0, σ_0² I)``, ``σ_0 = 0.1``,
@@ -10,53 +11,22 @@ dip (memorization); the large-``P`` test loss decreases monotonically.
 """
 from __future__ import annotations
 
-import numpy as np
-
-import dynamics
-import linattn
-import replica
-import spectra
-
-from ..simulators.gradient_descent import descent_from_random_inits
-from . import register, save, style
-
-D, N, LAM, SIGMA0 = 10, 100, 0.01, 0.1
+from ..experiments.curves import D, LAM, N, SIGMA0
+from . import register
 
 
-#: sampled initialisations behind each gradient-descent marker, and marker times, per mode
-SETTINGS = {"smoke": dict(n_init=2, n_marks=3, t_max=20.0), "quick": dict(n_init=8, n_marks=14, t_max=2e3),
-            "full": dict(n_init=40, n_marks=14, t_max=2e3)}
-
-
-def compute(mode="quick", seed=0):
-    s = SETTINGS[mode]
-    pb = linattn.Problem(D, N)
-    times = np.geomspace(1e-2, 1e4, 200)
-    data_out, rows = {}, []
-    for P in (10, 100):
-        data = pb.sample(P, rng=(seed, P))
-        es = spectra.eigensystem(data, pb, "full")
-        cur = dynamics.gradient_flow(es, pb, LAM, times, init=SIGMA0, model="full")
-        lr = 0.5 / (es.lambda_max + LAM)
-        t_marks = np.geomspace(max(lr, 1e-2), s["t_max"], s["n_marks"])
-        steps = np.unique(np.round(t_marks / lr).astype(int))
-        run = descent_from_random_inits(data, pb, LAM, lr, steps, SIGMA0, s["n_init"], rng=(seed, P, 1),
-                                                   model="full")
-        sim = np.stack([run.train_mean, run.train_sd, run.test_mean, run.test_sd], axis=1)
-        asym = replica.stationary(pb, P, np.inf, LAM, "full")
-        key = f"P{P}"
-        data_out.update({f"times_{key}": times, f"train_{key}": cur.train, f"train_sd_{key}": cur.train_sd,
-                         f"test_{key}": cur.test, f"test_sd_{key}": cur.test_sd, f"gd_t_{key}": steps * lr,
-                         f"gd_{key}": sim, f"asymptote_{key}": np.array([asym.train, asym.test])})
-        k = int(np.argmin(cur.test))
-        rows.append(dict(P=P, lr=lr, test_min_time=float(times[k]), test_min=float(cur.test[k]),
-                         test_final=float(cur.test[-1]), asym_train=asym.train, asym_test=asym.test))
-    return data_out, rows
-
-
-def plot(d):
+@register("fig4", "Gradient-flow train/test curves, P = 10 and 100, exact solution vs gradient descent",
+          caption="Seed paper, Fig. 4. Training (a) and test (b) loss of one dataset against time under gradient flow, "
+                  "full model, D = 10, N = 100, λ = 0.01, P ∈ {10, 100}, θ₀ ~ N(0, 0.1² I). Lines and bands: the "
+                  "exact closed-form mean ± 1 s.d. over initialisations; markers: explicit gradient descent "
+                  "(η = 0.5/λ_max(A), plotted at t = nη) from 8 sampled initialisations (full: 40), mean ± 1 s.d.; "
+                  "dashed: the zero-temperature replica asymptote (dataset average). P = 10 memorises: its test loss "
+                  "dips, then rises.",
+          experiment="flow_curves", order=4)
+def draw(result):
     import matplotlib.pyplot as plt
 
+    d = result.data
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     colors = {10: "#c0392b", 100: "#1f4e9c"}
     for P, col in colors.items():
@@ -82,17 +52,3 @@ def plot(d):
                  "(bands: ±1 s.d. over initialisations)")
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     return fig
-
-
-@register("fig4", "Gradient-flow train/test curves, P = 10 and 100, exact solution vs gradient descent",
-          caption="Seed 003, Fig. 4. Training (a) and test (b) loss of one dataset against time under gradient flow, "
-                  "full model, D = 10, N = 100, λ = 0.01, P ∈ {10, 100}, θ₀ ~ N(0, 0.1² I). Lines and bands: the "
-                  "exact closed-form mean ± 1 s.d. over initialisations; markers: explicit gradient descent "
-                  "(η = 0.5/λ_max(A), plotted at t = nη) from 8 sampled initialisations (full: 40), mean ± 1 s.d.; "
-                  "dashed: the zero-temperature replica asymptote (dataset average). P = 10 memorises: its test loss "
-                  "dips, then rises.")
-def make(out_dir, mode="quick", progress=True):
-    d, rows = compute(mode)
-    with style():
-        fig = plot(d)
-    return save(fig, out_dir, "fig4", d, {"rows": rows, "mode": mode})

@@ -1,4 +1,4 @@
-"""Kernel learner vs feature learner (Gu, Xu & Zdeborová, seed ``003``): which wins over ``(P, N)``.
+"""Kernel learner vs feature learner (Gu, Xu & Zdeborová, seed paper): which wins over ``(P, N)``.
 
 Two single-index links at ``D = 6``, noise-free, ``λ = 0.01``: ``relu`` (``μ₁ = ½`` carries most of
 the signal) and ``f(z) = z/2 + He₂(z)/√2`` (mostly quadratic). Panels (a, b): colour =
@@ -9,58 +9,16 @@ attention on raw tokens, then a learned piecewise-linear readout, gradient desce
 contour is the tie; grey cells: neither learner beats the zero predictor. Panel (c): context-length scaling at the largest ``P``: test error (in units of
 ``E_g(ŷ = 0)``) against ``N`` for both learners and both links, with linear attention (the library's
 reduced model, exact test error) for reference. Test errors are Monte Carlo over fresh prompts
-(:mod:`validation.simulators.learners`).
+(:mod:`validation.simulators.learners`; experiment ``learners``, :mod:`validation.experiments.learners`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-import linattn
-from linattn.links import Link
+from ..experiments.learners import D, LAM, LINKS
+from . import register
 
-from ..simulators.learners import feature_learner, kernel_learner
-from . import register, save, style
-
-D, LAM = 6, 0.01
-LINKS = {"relu": "relu", "quad": Link("z/2+He2/sqrt2", lambda z: 0.5 * z + (z * z - 1.0) / np.sqrt(2.0))}
 TITLES = {"relu": "relu", "quad": r"$z/2 + \mathrm{He}_2(z)/\sqrt{2}$"}
-
-SETTINGS = {"smoke": dict(P=[50, 200], N=[4, 16], n_datasets=1, n_test_kernel=500, n_test_feature=2000),
-            "quick": dict(P=[100, 400, 1600, 6400], N=[4, 16, 64, 256], n_datasets=1, n_test_kernel=4000,
-                          n_test_feature=20000),
-            "full": dict(P=[50, 100, 200, 400, 800, 1600, 3200, 6400, 12800], N=[2, 4, 8, 16, 32, 64, 128, 256],
-                         n_datasets=3, n_test_kernel=20000, n_test_feature=100000)}
-
-
-def compute(mode="quick", progress=True):
-    from tqdm import tqdm
-
-    s = SETTINGS[mode]
-    P, N = np.array(s["P"]), np.array(s["N"])
-    data = {"P": P, "N": N}
-    cells = [(name, i, j) for name in LINKS for i in range(N.size) for j in range(P.size)]
-    for name in LINKS:
-        for tag in ("kernel", "feature", "kernel_se", "feature_se"):
-            data[f"{name}_{tag}"] = np.zeros((N.size, P.size))
-        data[f"{name}_linear"] = np.zeros(N.size)
-    unconverged = 0
-    for name, i, j in tqdm(cells, desc="learners", disable=not progress):
-        pb = linattn.Problem(D, int(N[i]), 0.0, link=LINKS[name])
-        ks, fs = [], []
-        for r in range(s["n_datasets"]):
-            seed = (int(N[i]), int(P[j]), r)
-            ks.append(kernel_learner(pb, int(P[j]), LAM, rng=seed, n_test=s["n_test_kernel"]))
-            fs.append(feature_learner(pb, int(P[j]), LAM, rng=seed, n_test=s["n_test_feature"]))
-            unconverged += not fs[-1].converged
-        for tag, runs in (("kernel", ks), ("feature", fs)):
-            vals = np.array([x.relative_test for x in runs])
-            data[f"{name}_{tag}"][i, j] = vals.mean()
-            data[f"{name}_{tag}_se"][i, j] = np.sqrt(np.mean([(x.test_se / (0.5 * pb.label_variance)) ** 2 for x in runs])
-                                                     / len(runs) + (vals.var(ddof=1) / len(runs) if len(runs) > 1 else 0.0))
-        if j == P.size - 1:
-            data[f"{name}_linear"][i] = kernel_learner(pb, int(P[j]), LAM, rng=(int(N[i]), 0), features="linear").relative_test
-    data["unconverged"] = np.array(unconverged)
-    return data
 
 
 def _edges(x):
@@ -73,6 +31,8 @@ def _edges(x):
 
 
 def plot(d):
+    """Panels (a, b): the log ratio of the two learners' errors over ``(P, N)``; (c): errors against ``N`` at the
+    largest ``P``."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import TwoSlopeNorm
 
@@ -118,9 +78,8 @@ def plot(d):
                   "and the feature learner (linear attention on raw tokens, then a learned piecewise-linear readout; "
                   "gradient descent) over (P, N) for relu and for f = z/2 + He₂/√2; black: the tie; grey: neither beats ŷ = 0. (c) test error vs "
                   "N at the largest P, with linear attention (exact) for reference. Monte-Carlo test errors; quick mode "
-                  "1 training set per cell (full: 3).")
-def make(out_dir, mode="quick", progress=True):
-    d = compute(mode, progress)
-    with style():
-        fig = plot(d)
-    return save(fig, out_dir, "learners", d, {"mode": mode})
+                  "1 training set per cell (full: 3).",
+          experiment="learners", order=22)
+def draw(result):
+    """Figure ``learners`` from the result of the experiment of the same name."""
+    return plot(result.data)

@@ -1,4 +1,5 @@
-"""Nonlinear single-index links: stationary errors and the memorization → generalization boundary.
+"""Nonlinear single-index links: stationary errors and the memorization → generalization boundary
+(experiments ``nonlinear_errors`` and ``nonlinear_boundary``, :mod:`validation.experiments.nonlinear`).
 
 ``nonlinear_errors``: stationary train and test error against ``P`` for the links ``tanh``, ``relu``,
 ``sign`` and ``cubic`` at ``D = 10``, ``N = 100`` (full model, ``β = 10³``, ``λ = 0.01``): exact dataset
@@ -20,70 +21,12 @@ from __future__ import annotations
 
 import numpy as np
 
-import dynamics
-import linattn
-import replica
-
-from ..experiments.stationary import boundary_from_means
-from . import register, save, style
-
-LINKS = ("tanh", "relu", "sign", "cubic")
-D, N, BETA, LAM, MODEL = 10, 100, 1e3, 0.01, "full"
-
-SETTINGS = {"smoke": dict(n_P=3, n_datasets=4, amplitudes=[0.0, 1.0], n_grid=3, n_boundary=3, families=(3,),
-                          named=("sign",), n_scan=12),
-            "quick": dict(n_P=6, n_datasets=30, amplitudes=[0.0, 0.7, 1.5], n_grid=7, n_boundary=20, families=(2, 3),
-                          named=LINKS, n_scan=80),
-            "full": dict(n_P=11, n_datasets=300, amplitudes=[0.0, 0.2, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0], n_grid=13,
-                         n_boundary=100, families=(2, 3), named=LINKS, n_scan=80)}
-
-
-def hermite_family(k, a):
-    """The link ``f(z) = z + a He_k(z)/√(k!)`` (``μ₁ = 1``, ``μ_*² = a²`` for ``k >= 2``).
-
-    Parameters
-    ----------
-    k : int
-        Hermite degree (2 or 3 here).
-    a : float
-        Amplitude of the nonlinear part.
-
-    Returns
-    -------
-    linattn.links.Link
-    """
-    he = linattn.links.as_link(f"hermite:{k}")
-    return linattn.links.Link(f"z+{a:g}He{k}", lambda z: z + a * he(z))
-
-
-def compute_errors(mode="quick", progress=True):
-    s = SETTINGS[mode]
-    P = np.unique(np.round(np.geomspace(10, 1000, s["n_P"])).astype(int))
-    Pt = np.geomspace(10, 1000, 24 if mode != "smoke" else 5)
-    data = {"P": P, "P_theory": Pt}
-    lin = linattn.Problem(D, N)
-    cur = replica.stationary_curve(lin, Pt, BETA, LAM, MODEL)
-    data["linear_train"], data["linear_test"] = cur.train / (lin.label_variance / 2), cur.test / (lin.label_variance / 2)
-    rows = []
-    for name in LINKS:
-        pb = linattn.Problem(D, N, link=name)
-        unit = pb.label_variance / 2
-        avg = [replica.dataset_average(pb, int(p), BETA, LAM, s["n_datasets"], MODEL, seed=81) for p in P]
-        data[f"{name}_train"] = np.array([a.train_mean for a in avg]) / unit
-        data[f"{name}_train_se"] = np.array([a.train_se for a in avg]) / unit
-        data[f"{name}_test"] = np.array([a.test_mean for a in avg]) / unit
-        data[f"{name}_test_se"] = np.array([a.test_se for a in avg]) / unit
-        for tag, q in (("surrogate", pb.surrogate()), ("law", pb)):
-            c = replica.stationary_curve(q, Pt, BETA, LAM, MODEL)
-            data[f"{name}_{tag}_train"], data[f"{name}_{tag}_test"] = c.train / unit, c.test / unit
-        for tag, q in (("surrogate", pb.surrogate()), ("law", pb)):
-            at = replica.stationary_curve(q, P.astype(float), BETA, LAM, MODEL)
-            rows.append(dict(link=name, theory=tag, worst_test=float(np.max(np.abs(at.test / unit / data[f"{name}_test"] - 1))),
-                             worst_train=float(np.max(np.abs(at.train / unit / data[f"{name}_train"] - 1)))))
-    return data, rows
+from ..experiments.nonlinear import D, LAM, LINKS, N
+from . import register
 
 
 def plot_errors(d):
+    """Four panels (one per link): exact errors, the equivalence and the exact-law theory against ``P``."""
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 4, figsize=(13, 3.8), sharey=False)
@@ -112,50 +55,15 @@ def plot_errors(d):
                   "errors against P for four links at D = 10, N = 100 (full model, β = 10³, λ = 0.01), in units of "
                   "E_g(Γ = 0). Markers: exact dataset averages (± 1 s.e.; 30 datasets per point, full: 300). Solid: the "
                   "nonlinearity–noise equivalence (linear surrogate, exact only as D → ∞). Dashed: the replica theory "
-                  "with the exact finite-D label law. Dotted grey: the linear link.")
-def make_errors(out_dir, mode="quick", progress=True):
-    d, rows = compute_errors(mode, progress)
-    with style():
-        fig = plot_errors(d)
-    return save(fig, out_dir, "nonlinear_errors", d, {"rows": rows, "mode": mode})
-
-
-def _theory_boundary(pb, n_scan=80):
-    p = replica.phase_boundary(pb, np.inf, LAM, model=MODEL, n_scan=n_scan)
-    return np.nan if p is None else p
-
-
-def compute_boundary(mode="quick", progress=True):
-    s = SETTINGS[mode]
-    amps = np.array(s["amplitudes"], float)
-    ratio = np.geomspace(1e-3, max(amps.max() ** 2, 1e-2) * 1.5, 12 if s["n_scan"] >= 80 else 4)
-    ns = s["n_scan"]
-    data = {"amplitudes": amps, "ratio_line": ratio,
-            "Pstar_equivalence": np.array([_theory_boundary(linattn.Problem(D, N, float(np.sqrt(r))), ns) for r in ratio])}
-    def exact_boundary(pb, guess):
-        if not np.isfinite(guess):
-            return np.nan
-        grid = np.unique(np.round(np.geomspace(max(guess / 2.5, 2.0), guess * 2.5, s["n_grid"])).astype(int))
-        sw = dynamics.gap_sweep(pb, grid, LAM, s["n_boundary"], MODEL, seed=91, progress=progress)
-        b = boundary_from_means(sw.P, sw.train_mean, sw.test_mean)
-        return np.nan if b is None else b
-
-    for k in s["families"]:
-        pbs = [linattn.Problem(D, N, link=hermite_family(k, a)) if a > 0 else linattn.Problem(D, N) for a in amps]
-        data[f"Pstar_He{k}"] = np.array([_theory_boundary(pb, ns) for pb in pbs])
-        data[f"Pstar_He{k}_exact"] = np.array([exact_boundary(pb, g) for pb, g in zip(pbs, data[f"Pstar_He{k}"])])
-    named = []
-    for name in s["named"]:
-        pb = linattn.Problem(D, N, link=name)
-        mu0, mu1, mu2 = pb.hermite
-        guess = _theory_boundary(pb, ns)
-        named.append(((mu2 + mu0**2) / mu1**2, guess, _theory_boundary(pb.surrogate(), ns), exact_boundary(pb, guess)))
-    data["named"] = np.array(named)
-    data["named_links"] = np.array(s["named"])
-    return data
+                  "with the exact finite-D label law. Dotted grey: the linear link.",
+          experiment="nonlinear_errors", order=20)
+def draw_errors(result):
+    """Figure ``nonlinear_errors`` from the result of the experiment of the same name."""
+    return plot_errors(result.data)
 
 
 def plot_boundary(d):
+    """``P*`` against the noise-to-signal ratio: equivalence line, Hermite families and named links."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
@@ -189,11 +97,8 @@ def plot_boundary(d):
                   "equivalence predicts (a linear link with σ² equal to the ratio). Coloured: the replica theory with "
                   "the exact finite-D label law for f = z + a He₂/√2 and f = z + a He₃/√6 (ratio a²), with exact P* "
                   "(open circles). Large open symbols: exact P* of four named links from dataset averages (20 training "
-                  "sets per P, full: 100); small red / black symbols: the exact-law theory / the equivalence for them.")
-def make_boundary(out_dir, mode="quick", progress=True):
-    d = compute_boundary(mode, progress)
-    with style():
-        fig = plot_boundary(d)
-    rows = [dict(link=str(n), ratio=float(r), P_star_law=float(t), P_star_equivalence=float(e), P_star_exact=float(x))
-            for n, (r, t, e, x) in zip(d["named_links"], d["named"])]
-    return save(fig, out_dir, "nonlinear_boundary", d, {"rows": rows, "mode": mode})
+                  "sets per P, full: 100); small red / black symbols: the exact-law theory / the equivalence for them.",
+          experiment="nonlinear_boundary", order=21)
+def draw_boundary(result):
+    """Figure ``nonlinear_boundary`` from the result of the experiment of the same name."""
+    return plot_boundary(result.data)
