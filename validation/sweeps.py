@@ -18,7 +18,8 @@ variable — and the sweep goes on.
 
 Store. With ``store`` (a directory), the Zarr group holds one array per variable, chunked one
 grid point per chunk, a ``status`` array (0 pending, 1 done, 2 failed) and the (truncated) messages
-of failed points in ``error_text``. On local processes and Dask workers each task writes its own
+of failed points in ``error``; every array carries its dimension names and the grid values are
+coordinate arrays, so ``xarray.open_zarr(store)`` reads a store as :func:`load_sweep` does. On local processes and Dask workers each task writes its own
 point into its own chunks as soon as it is done (no two points share a file, so concurrent writers
 never collide; the status is written last, so a write cut short leaves the point pending); the
 first point is evaluated by the driver, which creates the arrays from its outputs. An interrupted
@@ -193,8 +194,11 @@ def _run_task(fn, task, limit_threads=True):
 def _code_attrs(fn, name, grid, replicates, seed):
     try:
         source = inspect.getsource(fn)
-    except (OSError, TypeError):
-        source = repr(fn)
+    except (OSError, TypeError):       # defined in `python -c` or a notebook cell without source: its bytecode
+        import marshal
+
+        code = getattr(fn, "__code__", None) or getattr(getattr(fn, "func", None), "__code__", None)
+        source = marshal.dumps(code).hex() if code is not None else type(fn).__qualname__
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
                                 cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "unknown"
@@ -205,8 +209,10 @@ def _code_attrs(fn, name, grid, replicates, seed):
             "replicates": int(replicates), "grid": json.dumps(grid)}
 
 
-#: bytes of an error message kept in the store
-ERROR_BYTES = 400
+#: characters of an error message kept in the store
+ERROR_CHARS = 400
+#: arrays of a store that are not outputs
+_RESERVED = ("status", "error", "error_text")
 
 
 def _write_point(group, shape, index, outputs, error):
@@ -224,10 +230,7 @@ def _write_point(group, shape, index, outputs, error):
             group[k][region] = v[(None,) * len(shape)]
         group["status"][region] = DONE
     else:
-        text = np.zeros(ERROR_BYTES, np.uint8)
-        raw = error.encode("utf-8")[:ERROR_BYTES]
-        text[:len(raw)] = np.frombuffer(raw, np.uint8)
-        group["error_text"][region] = text[(None,) * len(shape)]
+        group["error"][region] = np.array(error[:ERROR_CHARS], dtype=str).reshape((1,) * len(shape))
         group["status"][region] = FAILED
 
 
@@ -247,12 +250,15 @@ def _run_and_write(fn, task, path, shape):
 
 
 class _Store:
-    """A Zarr group laid out one grid point per chunk (module docstring)."""
+    """A Zarr group laid out one grid point per chunk (module docstring). Every array carries its
+    dimension names and the grid values are coordinate arrays, so ``xarray.open_zarr`` reads the store."""
 
-    def __init__(self, path, attrs, shape, allow_mixed):
+    def __init__(self, path, attrs, shape, allow_mixed, dims=None, coords=None, consolidated=True):
         zarr = _require("zarr")
         self.path = path
+        self.consolidated = consolidated
         self.shape = shape
+        self.dims = list(dims) if dims is not None else [f"dim_{i}" for i in range(len(shape))]
         exists = os.path.exists(os.path.join(path, "zarr.json")) or os.path.exists(os.path.join(path, ".zgroup"))
         if os.path.exists(path) and not os.path.isdir(path):
             raise ValueError(f"store must be a folder for a Zarr group; {path!r} is a file")
@@ -269,23 +275,52 @@ class _Store:
                                      f"now {attrs[key]!r}); refusing to mix results (allow_mixed=True to override)")
         else:
             self.group.attrs.update(attrs)
+        self.coords = set()
+        for name, values in (coords or {}).items():
+            self.coords.add(name)
+            if name not in self.group:
+                vals = np.asarray(values)
+                arr = self.group.create_array(name, shape=vals.shape, dtype=str if vals.dtype.kind in "US" else vals.dtype,
+                                              dimension_names=[name])
+                arr[...] = vals
         if "status" not in self.group:
-            self.group.create_array("status", shape=shape, chunks=(1,) * len(shape), dtype="int8", fill_value=0)
-            self.group.create_array("error_text", shape=shape + (ERROR_BYTES,), chunks=(1,) * len(shape) + (ERROR_BYTES,),
-                                    dtype="uint8", fill_value=0)
+            chunks = (1,) * len(shape)
+            self.group.create_array("status", shape=shape, chunks=chunks, dtype="int8", fill_value=0,
+                                    dimension_names=self.dims)
+            self.group.create_array("error", shape=shape, chunks=chunks, dtype=str, dimension_names=self.dims)
+            self.consolidate()
+
+    def consolidate(self):
+        """Write the consolidated metadata that ``xarray.open_zarr`` reads first."""
+        import zarr
+
+        if self.consolidated:
+            import warnings
+
+            with warnings.catch_warnings():      # "not part of the Zarr 3 specification": xarray reads it first
+                warnings.simplefilter("ignore", UserWarning)
+                zarr.consolidate_metadata(self.path)
 
     def status(self):
         return np.asarray(self.group["status"][...])
 
+    def _outputs(self):
+        return [k for k in self.group.array_keys() if k not in _RESERVED and k not in self.coords]
+
     def has_variables(self):
-        return any(k not in ("status", "error_text") for k in self.group.array_keys())
+        return bool(self._outputs())
 
     def ensure(self, outputs):
         """Create the arrays of the outputs of a first point (driver only, before workers write)."""
+        created = False
         for k, v in outputs.items():
             if k not in self.group:
                 self.group.create_array(k, shape=self.shape + v.shape, chunks=(1,) * len(self.shape) + v.shape,
-                                        dtype="float64", fill_value=np.nan)
+                                        dtype="float64", fill_value=np.nan,
+                                        dimension_names=self.dims + [f"{k}_{i}" for i in range(v.ndim)])
+                created = True
+        if created:
+            self.consolidate()
 
     def write(self, index, outputs, error):
         if outputs is not None:
@@ -296,14 +331,17 @@ class _Store:
         return _decode_errors(self.group)
 
     def variables(self):
-        return {k: np.asarray(self.group[k][...]) for k in self.group.array_keys() if k not in ("status", "error_text")}
+        return {k: np.asarray(self.group[k][...]) for k in self._outputs()}
 
 
 def _decode_errors(group):
     status = np.asarray(group["status"][...])
-    text = np.asarray(group["error_text"][...])
-    return {idx: bytes(text[idx]).rstrip(b"\0").decode("utf-8", errors="ignore")
-            for idx in zip(*np.nonzero(status == FAILED))}
+    failed = list(zip(*np.nonzero(status == FAILED)))
+    if "error_text" in group:                 # stores written before the string array
+        text = np.asarray(group["error_text"][...])
+        return {idx: bytes(text[idx]).rstrip(b"\0").decode("utf-8", errors="ignore") for idx in failed}
+    text = np.asarray(group["error"][...])
+    return {idx: str(text[idx]) for idx in failed}
 
 
 class _Memory:
@@ -378,6 +416,19 @@ def _local_cluster(workers, distributed):
         yield client
 
 
+_UNPICKLED = {}
+
+
+def _call_by_value(runner, blob, task):
+    """Worker side: ``runner(fn, task)`` with ``fn`` unpickled (once per worker) from its cloudpickle bytes."""
+    key = hashlib.sha256(blob).hexdigest()
+    if key not in _UNPICKLED:
+        import cloudpickle
+
+        _UNPICKLED[key] = cloudpickle.loads(blob)
+    return runner(_UNPICKLED[key], task)
+
+
 def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task):
     """Run ``tasks``; ``runner(fn, task)`` returns what ``sink`` takes (``_run_task``: the outputs,
     for the driver to keep or write; ``_run_and_write``: a status, the worker having written)."""
@@ -399,8 +450,9 @@ def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task):
     else:
         import multiprocessing
 
+        blob = _require("cloudpickle").dumps(fn)      # by value: functions of a notebook or `python -c` work too
         with worker_env(), cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(runner, fn, t) for t in tasks]
+            futures = [pool.submit(_call_by_value, runner, blob, t) for t in tasks]
             for fut in cf.as_completed(futures):
                 sink(*fut.result())
                 bar.update()
@@ -416,7 +468,8 @@ def sweep(fn, grid, replicates=1, seed=0, client=None, store=None, workers=None,
     fn : callable or str
         ``fn(**point, rng=numpy.random.Generator)`` returning a dict of floats or arrays, or the name
         of a registered experiment (:data:`EXPERIMENTS`: ``"gibbs"``, ``"langevin"``,
-        ``"long_time_limit"``). It must be importable by the workers (a module-level function).
+        ``"long_time_limit"``). Functions defined in a notebook or in `python -c` work too: local
+        worker processes receive ``fn`` by value (cloudpickle), Dask does the same.
     grid : dict
         Parameter name → list of values (names must be parameters of ``fn``).
     replicates : int
@@ -468,7 +521,8 @@ def sweep(fn, grid, replicates=1, seed=0, client=None, store=None, workers=None,
     else:
         if not isinstance(store, (str, os.PathLike)) or not str(store).strip():
             check.fail("store", store, "a folder path for a Zarr group")
-        sink = _Store(os.fspath(store), attrs, shape, allow_mixed)
+        coords = {**{k: v for k, v in grid.items()}, "replicate": np.arange(replicates)}
+        sink = _Store(os.fspath(store), attrs, shape, allow_mixed, dims=list(grid) + ["replicate"], coords=coords)
     status = sink.status()
     todo = [t for t in _tasks(name, grid, replicates, seed) if status[t.index] == PENDING]
     parallel = client is not None or workers > 1
@@ -520,7 +574,8 @@ def load_sweep(store):
     grid = json.loads(attrs["grid"])
     mem = _Memory(tuple(len(v) for v in grid.values()) + (attrs["replicates"],))
     mem._status = np.asarray(group["status"][...])
-    mem._vars = {k: np.asarray(group[k][...]) for k in group.array_keys() if k not in ("status", "error_text")}
+    mem._vars = {k: np.asarray(group[k][...]) for k in group.array_keys()
+                 if k not in _RESERVED and k not in grid and k != "replicate"}
     mem._errors = _decode_errors(group)
     return _dataset(xr, grid, attrs["replicates"], mem, attrs)
 
@@ -584,10 +639,7 @@ def _write_ragged(group, index, outputs, error):
                 arr[...] = v
         group["status"][i:i + 1] = DONE
     else:
-        text = np.zeros(ERROR_BYTES, np.uint8)
-        raw = error.encode("utf-8")[:ERROR_BYTES]
-        text[:len(raw)] = np.frombuffer(raw, np.uint8)
-        group["error_text"][i:i + 1] = text[None]
+        group["error"][i:i + 1] = np.array([error[:ERROR_CHARS]], dtype=str)
         group["status"][i:i + 1] = FAILED
 
 
@@ -655,7 +707,7 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
         return [sink._outputs[i] for i in range(n_points)]
     if not isinstance(store, (str, os.PathLike)) or not str(store).strip():
         check.fail("store", store, "a folder path for a Zarr group")
-    st = _Store(os.fspath(store), code, (n_points,), allow_mixed)
+    st = _Store(os.fspath(store), code, (n_points,), allow_mixed, dims=["point"], consolidated=False)
     status = st.status()
     todo = [t for t in tasks if status[t.index] != DONE]
     print(f"{name}: {len(todo)} of {n_points} points to evaluate (store {os.fspath(store)})", file=sys.stderr)

@@ -153,23 +153,74 @@ def test_cli_sweep_with_a_toml_grid(tmp_path):
     assert res.returncode != 0 and len(res.stderr.strip().splitlines()) == 1 and "scheduler" in res.stderr
 
 
-def test_figure_from_store_reads_instead_of_recomputing(tmp_path, monkeypatch):
-    """`linattn figures fig2 --from-store DIR`: the first call runs the marker sweeps into DIR, the
-    second reads them (no task is evaluated) and writes the same data."""
+def test_figure_from_store_reads_instead_of_recomputing(tmp_path):
+    """`linattn figures fig2 --store DIR`: the first call computes the points of the figure's experiment
+    into DIR/stationary_N/smoke, the second reads them (no point is evaluated) and writes the same data;
+    a store written by another code version is refused."""
     from validation import figures as plots
 
-    monkeypatch.setenv("LINATTN_SWEEP_WORKERS", "1")     # serial: the process pools are tested above
     store = str(tmp_path / "store")
     plots.make(["fig2"], str(tmp_path / "a"), mode="smoke", progress=False, store=store)
+    plots._RESULTS.clear()                               # the figures' in-process cache: read the store again
     calls = []
-    orig = sw._run_task
+    orig = sw._run_point
     try:
-        sw._run_task = lambda fn, t, **kw: calls.append(t) or orig(fn, t, **kw)
+        sw._run_point = lambda fn, t, **kw: calls.append(t) or orig(fn, t, **kw)
         plots.make(["fig2"], str(tmp_path / "b"), mode="smoke", progress=False, store=store)
     finally:
-        sw._run_task = orig
+        sw._run_point = orig
     assert calls == []
     a, b = np.load(tmp_path / "a" / "fig2.npz"), np.load(tmp_path / "b" / "fig2.npz")
     for k in a.files:
         if k.startswith("D") and a[k].dtype.kind == "f":
             assert np.array_equal(a[k], b[k], equal_nan=True), k
+    import zarr
+    zarr.open_group(os.path.join(store, "stationary_N", "smoke"), mode="a").attrs["code_hash"] = "0" * 16
+    plots._RESULTS.clear()
+    with pytest.raises(ValueError, match="another code version"):
+        plots.make(["fig2"], str(tmp_path / "c"), mode="smoke", progress=False, store=store)
+
+
+def test_store_is_a_standard_xarray_zarr_store(tmp_path):
+    """`xarray.open_zarr` reads a sweep store (no warning) with the values, coordinates and errors of `load_sweep`."""
+    import warnings
+
+    import xarray as xr
+
+    store = str(tmp_path / "s")
+    grid = {"D": [4], "N": [8], "P": [10, 0], "beta": [1e3], "lam": [0.01]}      # P = 0 fails: an error string
+    sw.sweep("gibbs", grid, replicates=2, workers=1, store=store)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = xr.open_zarr(store).load()
+    ref = sw.load_sweep(store)
+    for name in ("train", "test", "status"):
+        assert ds[name].dims == ref[name].dims
+        np.testing.assert_array_equal(ds[name].values, ref[name].values)
+    assert list(ds["P"].values) == [10, 0] and list(ds["replicate"].values) == [0, 1]
+    assert "P must be" in str(ds["error"].sel(P=0).values[0, 0, 0, 0, 0])
+    assert [str(x) for x in ds["error"].values.ravel()] == [str(x) for x in ref["error"].values.ravel()]
+
+
+def test_a_function_defined_in_python_c_runs_on_local_processes(tmp_path):
+    """Notebook-safe: a function defined in `__main__` (here `python -c`) is sent to spawned workers by value;
+    the store resumes (a second run evaluates nothing) and equals the serial run."""
+    import subprocess
+    import sys
+
+    code = f"""
+import numpy as np
+from validation import sweep
+def f(a, rng):
+    return {{"y": a + rng.standard_normal()}}
+s = sweep(f, {{"a": [1.0, 2.0, 3.0]}}, replicates=2, workers=2, store={str(tmp_path / 's')!r})
+r = sweep(f, {{"a": [1.0, 2.0, 3.0]}}, replicates=2, workers=1)
+assert int((s.status == 1).sum()) == 6, s.error.values
+np.testing.assert_array_equal(s.y.values, r.y.values)
+again = sweep(f, {{"a": [1.0, 2.0, 3.0]}}, replicates=2, workers=2, store={str(tmp_path / 's')!r})
+np.testing.assert_array_equal(again.y.values, r.y.values)
+print("OK")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert out.returncode == 0 and out.stdout.strip().endswith("OK"), out.stderr[-3000:]

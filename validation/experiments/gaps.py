@@ -132,10 +132,10 @@ class PhaseDiagram(Experiment):
     name = "phase"
     title = "Memorization → generalization diagram over (P, N) and (P, D): theory and exact P*"
     presets = {"smoke": dict(lam=0.01, n_P=8, n_map=2, n_D=2, N_exact=[100], D_exact=[10], n_datasets=2, n_grid=3),
-               "quick": dict(lam=0.01, n_P=70, n_map=24, n_D=28, N_exact=[10, 20, 50, 100, 200], D_exact=[5, 10, 15, 20],
-                             n_datasets=20, n_grid=11),
-               "full": dict(lam=0.01, n_P=70, n_map=24, n_D=28, N_exact=[10, 20, 50, 100, 200], D_exact=[5, 10, 15, 20],
-                            n_datasets=100, n_grid=11)}
+               "quick": dict(lam=0.01, n_P=70, n_map=24, n_D=28, N_exact=[10, 20, 50, 100, 200],
+                             D_exact=[5, 10, 15, 20], n_datasets=20, n_grid=11),
+               "full": dict(lam=0.01, n_P=70, n_map=24, n_D=28, N_exact=[10, 20, 50, 100, 200],
+                            D_exact=[5, 10, 15, 20], n_datasets=100, n_grid=11)}
 
     @staticmethod
     def grids(s):
@@ -185,7 +185,8 @@ class PhaseDiagram(Experiment):
         data["N_exact"], data["D_exact"] = np.array(s.N_exact), np.array(s.D_exact)
         for axis in ("N", "D"):
             pts = pairs[f"exact_{axis}"]
-            data[f"Pstar_{axis}"] = np.array([out["exact", D, N]["boundary"] for D, N in pts], float).reshape(len(pts), 2)
+            boundaries = [out["exact", D, N]["boundary"] for D, N in pts]
+            data[f"Pstar_{axis}"] = np.array(boundaries, float).reshape(len(pts), 2)
         for axis in ("N", "D"):
             data[f"Pstar_theory_{axis}"] = np.array([float(out["map", D, N]["Pstar_theory"])
                                                      for D, N in pairs[f"map_{axis}"]], float)

@@ -111,7 +111,8 @@ class NonlinearErrors(Experiment):
             out.setdefault(p["link"], {})[p.get("P")] = o
         P, Pt = self.grids(s)
         lin = out["linear"][None]
-        data = {"P": P, "P_theory": Pt, "linear_train": lin["train"] / lin["unit"], "linear_test": lin["test"] / lin["unit"]}
+        data = {"P": P, "P_theory": Pt, "linear_train": lin["train"] / lin["unit"],
+                "linear_test": lin["test"] / lin["unit"]}
         rows = []
         for name in LINKS:
             theory = out[name][None]
@@ -202,8 +203,8 @@ class NonlinearBoundary(Experiment):
             data[f"Pstar_He{k}_exact"] = np.array([float(o["exact"]) for o in fam])
         data["named"] = np.array([o["named"] for o in by_kind[("named", None)]])
         data["named_links"] = np.array(s.named)
-        rows = [dict(link=str(n), ratio=float(r), P_star_law=float(t), P_star_equivalence=float(e), P_star_exact=float(x))
-                for n, (r, t, e, x) in zip(data["named_links"], data["named"])]
+        rows = [dict(link=str(n), ratio=float(r), P_star_law=float(t), P_star_equivalence=float(e),
+                     P_star_exact=float(x)) for n, (r, t, e, x) in zip(data["named_links"], data["named"])]
         return data, {"rows": rows}
 
 
@@ -295,13 +296,15 @@ class NonlinearCheck(Experiment):
                         worst, row = abs(a / b - 1), (name, P, a, b, se_)
             name, P, a, b, se_ = row
             rows.append(Check("nonlinear", f"stationary {name} error (worst P), link {link}",
-                              f"full, D=10, N=100, β=1e3, λ=0.01, P∈{list(s['nonlinear_P'])}, {s['nonlinear_n']} datasets",
+                              f"full, D=10, N=100, β=1e3, λ=0.01, P∈{list(s['nonlinear_P'])}, "
+                              f"{s['nonlinear_n']} datasets",
                               _fmt(a), _fmt(b, se_), f"{worst:.2%} (equivalence worst {worst_eq:.1%})", ok,
                               f"exact-law theory within 1/M + law error ({tol:.2%}) + 3 s.e. at every P"))
         lg = {k[len("langevin_"):]: v for k, v in d.items() if k.startswith("langevin_")}
         ok = abs(lg["mean_test"] - lg["exact_test"]) <= 3 * lg["se_test_exact"] + abs(lg["bias_test"])
         rows.append(Check("nonlinear", "Langevin ⟨E_g⟩ on a tanh-label dataset",
-                          f"full, D=10, N=100, P=100, β=1e3, λ=0.01, {s['langevin_chains']} chains", _fmt(lg["exact_test"]),
+                          f"full, D=10, N=100, P=100, β=1e3, λ=0.01, {s['langevin_chains']} chains",
+                          _fmt(lg["exact_test"]),
                           _fmt(lg["mean_test"], lg["se_test_exact"]),
                           f"{(lg['mean_test'] - lg['exact_test']) / lg['exact_test']:+.2%}", ok,
                           "|Δ| ≤ 3 exact s.e. + |dt bias| (exact Gibbs)"))

@@ -6,16 +6,17 @@ the signal) and ``f(z) = z/2 + He₂(z)/√2`` (mostly quadratic). Panels (a, b)
 fresh task per prompt) and the context length ``N``; blue where the kernel learner (fixed degree-2
 Hermite features, then linear attention, ridge solution) wins, red where the feature learner (linear
 attention on raw tokens, then a learned piecewise-linear readout, gradient descent) wins; the black
-contour is the tie; grey cells: neither learner beats the zero predictor. Panel (c): context-length scaling at the largest ``P``: test error (in units of
-``E_g(ŷ = 0)``) against ``N`` for both learners and both links, with linear attention (the library's
-reduced model, exact test error) for reference. Test errors are Monte Carlo over fresh prompts
-(:mod:`validation.simulators.learners`; experiment ``learners``, :mod:`validation.experiments.learners`).
+contour is the tie; grey cells: neither learner beats the zero predictor. Panel (c): context-length
+scaling at the largest ``P``: test error (in units of ``E_g(ŷ = 0)``) against ``N`` for both learners
+and both links, with linear attention (the library's reduced model, exact test error) for reference.
+Test errors are Monte Carlo over fresh prompts (:mod:`validation.simulators.learners`; experiment
+``learners``, :mod:`validation.experiments.learners`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..experiments.learners import D, LAM, LINKS
+from ..experiments.learners import LAM, LINKS, D
 from . import register
 
 TITLES = {"relu": "relu", "quad": r"$z/2 + \mathrm{He}_2(z)/\sqrt{2}$"}
@@ -73,12 +74,12 @@ def plot(d):
 
 
 @register("learners", "Kernel vs feature learner on nonlinear single-index tasks: phase diagram over (P, N)",
-          caption="Beyond the seed (Gu, Xu & Zdeborová). D = 6, λ = 0.01, noise-free. (a, b) log10 of the ratio of the "
-                  "test errors of the kernel learner (degree-2 Hermite features, then linear attention; ridge solution) "
-                  "and the feature learner (linear attention on raw tokens, then a learned piecewise-linear readout; "
-                  "gradient descent) over (P, N) for relu and for f = z/2 + He₂/√2; black: the tie; grey: neither beats ŷ = 0. (c) test error vs "
-                  "N at the largest P, with linear attention (exact) for reference. Monte-Carlo test errors; quick mode "
-                  "1 training set per cell (full: 3).",
+          caption="Beyond the seed (Gu, Xu & Zdeborová). D = 6, λ = 0.01, noise-free. (a, b) log10 of the ratio of "
+                  "the test errors of the kernel learner (degree-2 Hermite features, then linear attention; ridge "
+                  "solution) and the feature learner (linear attention on raw tokens, then a learned piecewise-linear "
+                  "readout; gradient descent) over (P, N) for relu and for f = z/2 + He₂/√2; black: the tie; grey: "
+                  "neither beats ŷ = 0. (c) test error vs N at the largest P, with linear attention (exact) for "
+                  "reference. Monte-Carlo test errors; quick mode 1 training set per cell (full: 3).",
           experiment="learners", order=22)
 def draw(result):
     """Figure ``learners`` from the result of the experiment of the same name."""

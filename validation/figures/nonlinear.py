@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..experiments.nonlinear import D, LAM, LINKS, N
+from ..experiments.nonlinear import LAM, LINKS, D, N
 from . import register
 
 
@@ -34,10 +34,12 @@ def plot_errors(d):
         ax.plot(d["P_theory"], d["linear_test"], color="0.6", lw=1.0, ls=":", label="linear link (theory)")
         ax.plot(d["P_theory"], d["linear_train"], color="0.6", lw=1.0, ls=":")
         for part, col, mk in (("test", "C3", "o"), ("train", "C0", "s")):
-            ax.errorbar(d["P"], d[f"{name}_{part}"], yerr=d[f"{name}_{part}_se"], color=col, marker=mk, ms=4, ls="none",
-                        label=f"exact {part} (dataset average)")
-            ax.plot(d["P_theory"], d[f"{name}_surrogate_{part}"], color=col, lw=1.2, label=f"{part}: equivalence (D → ∞)")
-            ax.plot(d["P_theory"], d[f"{name}_law_{part}"], color=col, lw=1.2, ls="--", label=f"{part}: exact-law theory")
+            ax.errorbar(d["P"], d[f"{name}_{part}"], yerr=d[f"{name}_{part}_se"], color=col, marker=mk, ms=4,
+                        ls="none", label=f"exact {part} (dataset average)")
+            ax.plot(d["P_theory"], d[f"{name}_surrogate_{part}"], color=col, lw=1.2,
+                    label=f"{part}: equivalence (D → ∞)")
+            ax.plot(d["P_theory"], d[f"{name}_law_{part}"], color=col, lw=1.2, ls="--",
+                    label=f"{part}: exact-law theory")
         ax.set_xscale("log")
         ax.set_title(f"link: {name}")
         ax.set_xlabel("task diversity P")
@@ -50,12 +52,13 @@ def plot_errors(d):
     return fig
 
 
-@register("nonlinear_errors", "Stationary errors vs P for nonlinear links: exact averages, D → ∞ equivalence, exact-law theory",
-          caption="Beyond the seed (nonlinear single-index targets y = f(w·x/√D)). Stationary train (blue) and test (red) "
-                  "errors against P for four links at D = 10, N = 100 (full model, β = 10³, λ = 0.01), in units of "
-                  "E_g(Γ = 0). Markers: exact dataset averages (± 1 s.e.; 30 datasets per point, full: 300). Solid: the "
-                  "nonlinearity–noise equivalence (linear surrogate, exact only as D → ∞). Dashed: the replica theory "
-                  "with the exact finite-D label law. Dotted grey: the linear link.",
+@register("nonlinear_errors",
+          "Stationary errors vs P for nonlinear links: exact averages, D → ∞ equivalence, exact-law theory",
+          caption="Beyond the seed (nonlinear single-index targets y = f(w·x/√D)). Stationary train (blue) and test "
+                  "(red) errors against P for four links at D = 10, N = 100 (full model, β = 10³, λ = 0.01), in units "
+                  "of E_g(Γ = 0). Markers: exact dataset averages (± 1 s.e.; 30 datasets per point, full: 300). "
+                  "Solid: the nonlinearity–noise equivalence (linear surrogate, exact only as D → ∞). Dashed: the "
+                  "replica theory with the exact finite-D label law. Dotted grey: the linear link.",
           experiment="nonlinear_errors", order=20)
 def draw_errors(result):
     """Figure ``nonlinear_errors`` from the result of the experiment of the same name."""
@@ -96,8 +99,9 @@ def plot_boundary(d):
                   "effective noise-to-signal ratio (μ_*² + μ₀²)/μ₁² of the link. Black: what the nonlinearity–noise "
                   "equivalence predicts (a linear link with σ² equal to the ratio). Coloured: the replica theory with "
                   "the exact finite-D label law for f = z + a He₂/√2 and f = z + a He₃/√6 (ratio a²), with exact P* "
-                  "(open circles). Large open symbols: exact P* of four named links from dataset averages (20 training "
-                  "sets per P, full: 100); small red / black symbols: the exact-law theory / the equivalence for them.",
+                  "(open circles). Large open symbols: exact P* of four named links from dataset averages (20 "
+                  "training sets per P, full: 100); small red / black symbols: the exact-law theory / the equivalence "
+                  "for them.",
           experiment="nonlinear_boundary", order=21)
 def draw_boundary(result):
     """Figure ``nonlinear_boundary`` from the result of the experiment of the same name."""

@@ -23,8 +23,10 @@ def plot(d, lam):
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, key, ys, yl, ex, pst, ptheory in (
-            (axes[0], "gap_PN", d["N_map"], "context length N (D = 10)", d["N_exact"], d["Pstar_N"], d["Pstar_theory_N"]),
-            (axes[1], "gap_PD", d["D_map"], "token dimension D (N = 100)", d["D_exact"], d["Pstar_D"], d["Pstar_theory_D"])):
+            (axes[0], "gap_PN", d["N_map"], "context length N (D = 10)", d["N_exact"], d["Pstar_N"],
+             d["Pstar_theory_N"]),
+            (axes[1], "gap_PD", d["D_map"], "token dimension D (N = 100)", d["D_exact"], d["Pstar_D"],
+             d["Pstar_theory_D"])):
         z = np.log10(1.0 + d[key])           # 1 + ΔEr = E_g/E_t > 0: no clipping of negative ΔEr
         im = ax.pcolormesh(d["P_grid"], ys, z, shading="auto", cmap="magma", vmin=-0.3, vmax=4)
         ax.plot(ptheory, ys, color="#2ecc71", lw=1.5, label="theory: ΔEr = 5")
@@ -45,10 +47,11 @@ def plot(d, lam):
 
 
 @register("phase", "Memorization → generalization diagram over (P, N) and (P, D): theory and exact P*",
-          caption="Beyond the seed. Colour: log10(1 + ΔEr) = log10(E_g/E_t) of the replica theory (ratio of dataset-averaged errors, full "
-                  "model, λ = 0.01, β = ∞) over (P, N) at D = 10 (a) and over (P, D) at N = 100 (b). Green line: the "
-                  "theory's boundary P* (last downward crossing of ΔEr = 5); circles: the same boundary from exact "
-                  "dataset averages (20 training sets per point, full: 100) on a P grid around it.",
+          caption="Beyond the seed. Colour: log10(1 + ΔEr) = log10(E_g/E_t) of the replica theory (ratio of "
+                  "dataset-averaged errors, full model, λ = 0.01, β = ∞) over (P, N) at D = 10 (a) and over (P, D) at "
+                  "N = 100 (b). Green line: the theory's boundary P* (last downward crossing of ΔEr = 5); circles: "
+                  "the same boundary from exact dataset averages (20 training sets per point, full: 100) on a P grid "
+                  "around it.",
           experiment="phase", order=7)
 def draw(result):
     """The two panels of the diagram from the result of experiment ``phase``."""

@@ -9,56 +9,17 @@ and ``64``, the ``D → ∞`` theory and the finite-``D`` theory; the memorizati
 formula (``α = 1``, ``τ = 2``, ``λ = 0.1/D``, full model, Gaussian tasks).
 ``pools_phase``: the ``(P, K)`` diagram at ``D = 10``, ``N = 100``, ``λ = 0.01`` (full model, long-time limit):
 the seed's ``ΔEr`` and the task-generalization gap ``g_task/E_ICL``, exact dataset averages.
+
+Each figure draws the result of the experiment of the same name (:mod:`validation.experiments.pools`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-import linattn
-import replica
-
-from ..experiments.pools import pool_average
-from . import register, save, style
-
-NOISE = 0.1
-
-SETTINGS = {
-    "smoke": dict(dd_D=12, dd_alpha=(1.0,), dd_tau=[0.5, 2.0], dd_n=2, dd_theory=4, gt_D=(12,), gt_kappa=[0.5, 4.0], gt_n=(2,), gt_theory=6,
-                  fd_D=(12, 16), fd_n=(2, 2), fd_theory=1, fd_Dmax=16, ph_P=[20, 200], ph_K=[2, 20], ph_n=2),
-    "quick": dict(dd_D=32, dd_alpha=(1.0, 10.0, 100.0), dd_tau=[0.2, 0.5, 0.8, 1.25, 2.0, 4.0], dd_n=4, dd_theory=60, gt_D=(32, 64),
-                  gt_kappa=[0.2, 0.4, 0.7, 1.0, 1.6, 4.0], gt_n=(4, 2), gt_theory=30, fd_D=(20, 40, 64), fd_n=(24, 8, 3), fd_theory=9, fd_Dmax=256,
-                  ph_P=[10, 20, 40, 80, 160, 320, 640, 1280, 2560], ph_K=[1, 2, 4, 8, 16, 32, 64, 128, 256, 1024], ph_n=8),
-    "full": dict(dd_D=100, dd_alpha=(1.0, 10.0, 100.0), dd_tau=[0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 1.1, 1.25, 1.5, 2.0, 3.0, 5.0], dd_n=10,
-                 dd_theory=120, gt_D=(32, 64), gt_kappa=list(np.geomspace(0.2, 32, 12)), gt_n=(20, 20),
-                 gt_theory=80, fd_D=(20, 40, 64),
-                 fd_n=(100, 30, 10), fd_theory=20, fd_Dmax=256, ph_P=list(np.unique(np.geomspace(10, 5000, 16).astype(int))),
-                 ph_K=[1, 2, 3, 5, 8, 12, 20, 32, 50, 80, 128, 256, 512, 1024, 4096], ph_n=30),
-}
+from . import register
 
 
 # ----------------------------------------------------------------------------- double descent in τ
-def double_descent(mode, progress):
-    s = SETTINGS[mode]
-    D, kappa, ridge_L = s["dd_D"], 0.5, 1e-4
-    taus_th = np.concatenate([np.geomspace(0.1, 0.97, s["dd_theory"] // 2), np.geomspace(1.03, 6.0, s["dd_theory"] // 2)])
-    out = {"tau_theory": taus_th, "tau": np.array(s["dd_tau"]), "alpha": np.array(s["dd_alpha"]), "D": D}
-    for alpha in out["alpha"]:
-        key = f"a{alpha:g}"
-        th = [replica.asymptotic(alpha, t, kappa, NOISE, ridge_L) for t in taus_th]
-        out[f"{key}_icl_theory"] = np.array([a.icl for a in th])
-        out[f"{key}_idg_theory"] = np.array([a.idg for a in th])
-        pb = linattn.Problem(D, int(alpha * D), NOISE, tasks=int(kappa * D), task_law="sphere")
-        fd = [replica.stationary(pb, t * D * D, np.inf, ridge_L / D, "full", n_pools=8) for t in taus_th]
-        out[f"{key}_icl_finite"] = np.array([f.test for f in fd])
-        out[f"{key}_idg_finite"] = np.array([f.test_idg for f in fd])
-        sims = [pool_average(pb, int(round(t * D * D)), (ridge_L / D, ridge_L), s["dd_n"], seed=3, progress=progress)
-                for t in s["dd_tau"]]
-        for name in ("icl", "idg"):
-            out[f"{key}_{name}"] = np.array([getattr(a, f"{name}_mean") for a in sims])
-            out[f"{key}_{name}_se"] = np.array([getattr(a, f"{name}_se") for a in sims])
-    return out
-
-
 def plot_double_descent(d):
     import matplotlib.pyplot as plt
 
@@ -89,38 +50,13 @@ def plot_double_descent(d):
                   "of the ridge solution against τ = P/D² with a pool of K = D/2 tasks on the sphere, σ² = 0.01, the "
                   "peer's ridge λ_L = 1e-4 (λ_L/D on Γ, λ_L on v). Lines: the D → ∞ theory (replica.asymptotic; IDG = "
                   "−τ c_e). Dashed: the finite-D pool theory at the simulated D (8 random pools). Circles: exact averages (replica.ridge) "
-                  "at D = 32 (full mode: D = 100), ± 1 s.e. The peak at τ = 1 is the interpolation threshold.")
-def make_double_descent(out_dir, mode="quick", progress=True):
-    d = double_descent(mode, progress)
-    with style():
-        fig = plot_double_descent(d)
-    return save(fig, out_dir, "pools_double_descent", d, {"mode": mode})
+                  "at D = 32 (full mode: D = 100), ± 1 s.e. The peak at τ = 1 is the interpolation threshold.",
+          experiment="pools_double_descent", order=50)
+def draw_double_descent(result):
+    return plot_double_descent(result.data)
 
 
 # ----------------------------------------------------------------------------- g_task against κ
-def gtask(mode, progress):
-    s = SETTINGS[mode]
-    alpha, tau, ridge_L = 10.0, 10.0, 1e-4
-    kth = np.geomspace(0.1, 40, s["gt_theory"])
-    out = {"kappa_theory": kth, "kappa": np.array(s["gt_kappa"], float), "Ds": np.array(s["gt_D"])}
-    th = [replica.asymptotic(alpha, tau, k, NOISE, ridge_L) for k in kth]
-    out["gtask_theory"] = np.array([a.icl - a.idg for a in th])
-    for D, n in zip(s["gt_D"], s["gt_n"]):
-        fin, sims, se = [], [], []
-        for k in kth:
-            pb = linattn.Problem(D, int(alpha * D), NOISE, tasks=max(1, int(round(k * D))), task_law="sphere")
-            st = replica.stationary(pb, tau * D * D, np.inf, ridge_L / D, "full", n_pools=16)
-            fin.append(st.test - st.test_idg)
-        for k in s["gt_kappa"]:
-            pb = linattn.Problem(D, int(alpha * D), NOISE, tasks=max(1, int(round(k * D))), task_law="sphere")
-            a = pool_average(pb, int(tau * D * D), (ridge_L / D, ridge_L), n, seed=5, progress=progress)
-            g = a.icl - a.idg
-            sims.append(g.mean())
-            se.append(g.std(ddof=1) / np.sqrt(g.size))
-        out[f"D{D}_finite"], out[f"D{D}"], out[f"D{D}_se"] = np.array(fin), np.array(sims), np.array(se)
-    return out
-
-
 def plot_gtask(d):
     import matplotlib.pyplot as plt
 
@@ -144,40 +80,13 @@ def plot_gtask(d):
                   "of the ridge solution against κ = K/D at α = τ = 10, σ² = 0.01, λ_L = 1e-4 (sphere tasks). Black: the "
                   "D → ∞ theory; dashed: the finite-D pool theory (16 random pools of the simulated size); circles: exact averages at D = 32 (4 datasets; full: 20) "
                   "and D = 64 (2; full: 20), ± 1 s.e. (quick: 6 values of κ; full: 12 in [0.2, 32]). For κ < 1 the model memorises the pool (large gap); past κ ≈ 1 it "
-                  "learns in context (gap → 0).")
-def make_gtask(out_dir, mode="quick", progress=True):
-    d = gtask(mode, progress)
-    with style():
-        fig = plot_gtask(d)
-    return save(fig, out_dir, "pools_gtask", d, {"mode": mode})
+                  "learns in context (gap → 0).",
+          experiment="pools_gtask", order=51)
+def draw_gtask(result):
+    return plot_gtask(result.data)
 
 
 # ----------------------------------------------------------------------------- finite-D convergence
-def finite_d(mode, progress):
-    s = SETTINGS[mode]
-    alpha, tau, ridge_L = 1.0, 2.0, 0.1
-    out = {"Ds": np.array(s["fd_D"]), "kappas": np.array([0.5, 2.0])}
-    Dth = np.unique(np.geomspace(16, s["fd_Dmax"], s["fd_theory"]).astype(int))
-    out["D_theory"] = Dth
-    for kappa in out["kappas"]:
-        key = f"k{kappa:g}"
-        a = replica.asymptotic(alpha, tau, kappa, NOISE, ridge_L)
-        out[f"{key}_asym"] = np.array([a.icl, a.idg])
-        fin = []
-        for D in Dth:
-            pb = linattn.Problem(int(D), int(alpha * D), NOISE, tasks=int(kappa * D))
-            st = replica.stationary(pb, tau * D * D, np.inf, ridge_L / D, "full", n_pools=64)
-            fin.append((st.test, st.test_idg))
-        out[f"{key}_finite"] = np.array(fin)
-        sims = []
-        for D, n in zip(s["fd_D"], s["fd_n"]):
-            pb = linattn.Problem(D, int(alpha * D), NOISE, tasks=int(kappa * D))
-            av = pool_average(pb, int(tau * D * D), ridge_L / D, n, seed=9, progress=progress)
-            sims.append((av.icl_mean, av.icl_se, av.idg_mean, av.idg_se))
-        out[f"{key}_exact"] = np.array(sims)
-    return out
-
-
 def plot_finite_d(d):
     import matplotlib.pyplot as plt
 
@@ -205,32 +114,13 @@ def plot_finite_d(d):
                   "σ² = 0.01, λ = 0.1/D on both blocks, Gaussian tasks, κ = K/D ∈ {0.5, 2}. Circles: exact averages "
                   "(24, 8 and 3 datasets at D = 20, 40, 64; full: 100, 30, 10), ± 1 s.e. Dashed: the finite-D pool theory "
                   "(replica.stationary with Problem(tasks=K): 64 random pools, finite-D factor), D = 16 … 256. Stars: "
-                  "replica.asymptotic (D → ∞).")
-def make_finite_d(out_dir, mode="quick", progress=True):
-    d = finite_d(mode, progress)
-    with style():
-        fig = plot_finite_d(d)
-    return save(fig, out_dir, "pools_finite_d", d, {"mode": mode})
+                  "replica.asymptotic (D → ∞).",
+          experiment="pools_finite_d", order=52)
+def draw_finite_d(result):
+    return plot_finite_d(result.data)
 
 
 # ----------------------------------------------------------------------------- (P, K) phase diagram
-def phase(mode, progress):
-    s = SETTINGS[mode]
-    D, N, lam = 10, 100, 0.01
-    Ps, Ks = np.array(s["ph_P"], int), np.array(s["ph_K"], int)
-    gap = np.empty((Ks.size + 1, Ps.size))
-    gt = np.empty((Ks.size + 1, Ps.size))
-    for i, K in enumerate(list(Ks) + [None]):
-        pb = linattn.Problem(D, N, tasks=None if K is None else int(K))
-        for j, P in enumerate(Ps):
-            a = pool_average(pb, int(P), lam, s["ph_n"], seed=11, progress=progress)
-            gap[i, j] = linattn.relative_gap(a.train_mean, a.icl_mean)
-            gt[i, j] = 1.0 - a.idg_mean / a.icl_mean if K is not None else 0.0
-    fresh = linattn.Problem(D, N)
-    pstar = replica.phase_boundary(fresh, np.inf, lam, model="full")
-    return {"P": Ps, "K": Ks, "gap": gap, "gtask_rel": gt, "P_star_theory": np.nan if pstar is None else pstar}
-
-
 def plot_phase(d):
     import matplotlib.pyplot as plt
 
@@ -269,10 +159,7 @@ def plot_phase(d):
                   "K (top row: a fresh task per prompt, the seed's setting). (a) log10(1 + ΔEr) with ΔEr = (E_ICL − E_t)/E_t; "
                   "green contour ΔEr = 5, star: the replica theory's P* for fresh tasks. (b) the relative task-generalization "
                   "gap 1 − E_IDG/E_ICL. Dashed: K = D; dotted: K = P (a pool as large as the data: every prompt nearly its "
-                  "own task, the seed's regime).")
-def make_phase(out_dir, mode="quick", progress=True):
-    d = phase(mode, progress)
-    with style():
-        fig = plot_phase(d)
-    rows = [dict(K="inf" if i == len(d["K"]) else int(d["K"][i]), gap=[float(x) for x in d["gap"][i]]) for i in range(len(d["K"]) + 1)]
-    return save(fig, out_dir, "pools_phase", d, {"mode": mode, "rows": rows})
+                  "own task, the seed's regime).",
+          experiment="pools_phase", order=53)
+def draw_phase(result):
+    return plot_phase(result.data)

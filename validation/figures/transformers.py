@@ -1,4 +1,4 @@
-"""Diagnostics of nonlinear transformers (optional extra ``[torch]``; Mainali & Teixeira, seed ``000/004``).
+"""Diagnostics of nonlinear transformers (optional extra ``[torch]``; Mainali & Teixeira, seed paper).
 
 ``icl_emergence``: attention-only transformers of 1 and 2 layers (3 in full mode) on in-context copying and
 in-context linear regression — loss, marginalised effective rank and subspace distance of the QK circuits.
@@ -6,25 +6,14 @@ in-context linear regression — loss, marginalised effective rank and subspace 
 subspace distance to the final weights.
 
 Both are registered with ``requires="torch"``: without torch :func:`validation.figures.make` skips them with a
-message (they write nothing); everything else runs.
+message (they write nothing); everything else runs. The experiments are in
+:mod:`validation.experiments.transformers`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import register, save, style
-
-EMERGENCE = {
-    "smoke": dict(depths=(1, 2), seeds=(0, 1), copy=dict(steps=100, record=10, half=6, vocab=12),
-                  regression=dict(steps=100, record=10, D=3, N=6)),
-    "quick": dict(depths=(1, 2), seeds=(0, 1, 2), copy=dict(steps=2000, record=25, half=12, vocab=32),
-                  regression=dict(steps=3000, record=25, D=12, N=24)),
-    "full": dict(depths=(1, 2, 3), seeds=(0, 1, 2, 3, 4), copy=dict(steps=4000, record=25, half=12, vocab=32),
-                 regression=dict(steps=6000, record=25, D=12, N=24)),
-}
-GROKKING = {"smoke": dict(p=7, steps=100, record=10, seeds=(0,), d_model=16, mlp=32),
-            "quick": dict(p=31, steps=6000, record=50, seeds=(0, 1), d_model=64, mlp=256),
-            "full": dict(p=31, steps=10000, record=50, seeds=(0, 1, 2, 3), d_model=64, mlp=256)}
+from . import register
 
 
 @register("icl_emergence", "Attention-only transformers: loss, marginalised effective rank and subspace distance of QK",
@@ -37,31 +26,10 @@ GROKKING = {"smoke": dict(p=7, steps=100, record=10, seeds=(0,), d_model=16, mlp
                   "attention). (a) loss; (b) marginalised effective rank of QK_h (top singular value removed, mean "
                   "over heads) per layer; (c) subspace distance of QK_h(t) to its final value (mean over heads). "
                   "Markers: the step at which each curve is half-way from its first to its last value (mean ± sd over "
-                  "seeds).")
-def make_icl_emergence(out_dir, mode="quick", progress=True):
-    from diagnostics.transformers import emergence_study
-
-    s = EMERGENCE[mode]
-    d, meta = {}, {"mode": mode, "depths": list(s["depths"]), "seeds": list(s["seeds"])}
-    for task in ("copy", "regression"):
-        kw = dict(s[task])
-        st = emergence_study(task, depths=s["depths"], seeds=s["seeds"], progress=progress, **kw)
-        d[f"{task}_steps"] = st.steps
-        d[f"{task}_baseline"] = st.baseline
-        for L in st.depths:
-            ev = st.events[L]
-            d[f"{task}_L{L}_loss"] = st.loss[L]
-            d[f"{task}_L{L}_marginalised"] = np.array([e.marginalised for e in ev])
-            d[f"{task}_L{L}_distance"] = np.array([e.distance for e in ev])
-            d[f"{task}_L{L}_loss_step"] = np.array([e.loss_step for e in ev])
-            d[f"{task}_L{L}_loss_steepest"] = np.array([e.loss_steepest for e in ev])
-            d[f"{task}_L{L}_distance_step"] = np.array([e.distance_step for e in ev])
-            d[f"{task}_L{L}_dip_step"] = np.array([e.dip_step for e in ev])
-            d[f"{task}_L{L}_dip_depth"] = np.array([e.dip_depth for e in ev])
-        meta[task] = kw
-    with style():
-        fig = _plot_emergence(d, s["depths"])
-    return save(fig, out_dir, "icl_emergence", d, meta)
+                  "seeds).",
+          experiment="icl_emergence", order=60)
+def draw_icl_emergence(result):
+    return _plot_emergence(result.data, result.settings["depths"])
 
 
 def _mean_sd(x):
@@ -119,38 +87,10 @@ def _plot_emergence(d, depths):
                   "OV circuits (mean over heads) and of the QK circuits to their final values, with the marginalised "
                   "effective rank of OV on the right axis (grey); verticals: the steps at which the train accuracy first "
                   "reaches 0.99 (memorised) and the test accuracy 0.9 (generalised), seed means. The test accuracy sits "
-                  "near 0.5 while memorising: the mirror (b, a) of half the test pairs is a training pair.")
-def make_grokking(out_dir, mode="quick", progress=True):
-    import dynamics
-
-    from diagnostics.transformers import halfway_step, train_modular_addition
-
-    s = GROKKING[mode]
-    d = {}
-    for seed in s["seeds"]:
-        r = train_modular_addition(p=s["p"], steps=s["steps"], record=s["record"], seed=seed, d_model=s["d_model"],
-                                   mlp=s["mlp"], progress=progress)
-        d["steps"] = r.steps
-        for k in ("train_acc", "test_acc", "test_loss"):
-            d.setdefault(k, []).append(r.metrics[k])
-        d.setdefault("loss", []).append(r.loss)
-        for c in ("ov", "qk"):
-            C = getattr(r, c)[:, 0]
-            d.setdefault(f"{c}_distance", []).append(
-                np.mean([diagnostics.subspace_distance(C[:, h], C[-1, h]) for h in range(r.heads)], axis=0))
-            d.setdefault(f"{c}_marginalised", []).append(diagnostics.effective_rank(C, skip=1).mean(axis=1))
-    d = {k: np.array(v) for k, v in d.items()}
-    from diagnostics import crossing_times
-
-    # memorised: train accuracy 0.99; generalised: test accuracy 0.9 (the test accuracy sits near 0.5 during
-    # memorisation: the mirror (b, a) of half the test pairs is in the training set)
-    d["train_half"] = crossing_times(d["steps"], d["train_acc"], 0.99)
-    d["test_half"] = crossing_times(d["steps"], d["test_acc"], 0.9)
-    d["ov_distance_half"] = np.array([halfway_step(d["steps"], x, 5) for x in d["ov_distance"]])
-    with style():
-        fig = _plot_grokking(d)
-    return save(fig, out_dir, "grokking", d, {"mode": mode, **{k: (list(v) if isinstance(v, tuple) else v)
-                                                              for k, v in s.items()}})
+                  "near 0.5 while memorising: the mirror (b, a) of half the test pairs is a training pair.",
+          experiment="grokking", order=61)
+def draw_grokking(result):
+    return _plot_grokking(result.data)
 
 
 def _plot_grokking(d):

@@ -1,0 +1,107 @@
+"""Diagnostics of nonlinear transformers (optional extra ``[torch]``; Mainali & Teixeira, seed paper): the
+experiments of the figures ``icl_emergence`` and ``grokking`` (:mod:`validation.figures.transformers`).
+
+Every training run seeds torch and its data generator from its own seed, so each run is a point:
+
+* ``icl_emergence``: one point per ``(task, depth, seed)`` — :func:`diagnostics.transformers.train_attention_only`
+  and its transitions (:func:`diagnostics.transformers.emergence`), as in
+  :func:`diagnostics.transformers.emergence_study`;
+* ``grokking``: one point per seed of :func:`diagnostics.transformers.train_modular_addition`.
+
+Torch is imported only when a point is computed: without it the experiments are registered but cannot run
+(the figures are skipped).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import diagnostics
+
+from .base import Experiment
+
+TASKS = ("copy", "regression")
+
+
+class ICLEmergence(Experiment):
+    """Attention-only transformers on in-context copying and regression: loss and QK diagnostics."""
+
+    name = "icl_emergence"
+    title = "Attention-only transformers: loss, marginalised effective rank and subspace distance of QK"
+    presets = {
+        "smoke": dict(depths=[1, 2], seeds=[0, 1], copy=dict(steps=100, record=10, half=6, vocab=12),
+                      regression=dict(steps=100, record=10, D=3, N=6)),
+        "quick": dict(depths=[1, 2], seeds=[0, 1, 2], copy=dict(steps=2000, record=25, half=12, vocab=32),
+                      regression=dict(steps=3000, record=25, D=12, N=24)),
+        "full": dict(depths=[1, 2, 3], seeds=[0, 1, 2, 3, 4], copy=dict(steps=4000, record=25, half=12, vocab=32),
+                     regression=dict(steps=6000, record=25, D=12, N=24)),
+    }
+
+    def points(self, s):
+        return [dict(task=task, layers=L, seed=seed) for task in TASKS for L in s.depths for seed in s.seeds]
+
+    def compute(self, s, point):
+        from diagnostics.transformers import emergence, train_attention_only
+
+        run = train_attention_only(point["task"], point["layers"], seed=point["seed"], **s[point["task"]])
+        ev = emergence(run)
+        return dict(steps=run.steps, baseline=float(run.metrics["baseline"][0]), loss=run.loss,
+                    marginalised=ev.marginalised, distance=ev.distance, loss_step=ev.loss_step,
+                    loss_steepest=ev.loss_steepest, distance_step=ev.distance_step, dip_step=ev.dip_step,
+                    dip_depth=ev.dip_depth)
+
+    def assemble(self, s, outputs):
+        runs = list(zip(self.points(s), outputs))
+        d = {}
+        for task in TASKS:
+            mine = [(p, o) for p, o in runs if p["task"] == task]
+            last = [o for p, o in mine if p["layers"] == s.depths[-1]][0]     # as emergence_study: the last depth's
+            d[f"{task}_steps"] = last["steps"]                                 # first seed
+            d[f"{task}_baseline"] = np.asarray(float(last["baseline"]))
+            for L in s.depths:
+                outs = [o for p, o in mine if p["layers"] == L]
+                d[f"{task}_L{L}_loss"] = np.array([o["loss"] for o in outs])
+                for key in ("marginalised", "distance", "loss_step", "loss_steepest", "distance_step", "dip_step",
+                            "dip_depth"):
+                    d[f"{task}_L{L}_{key}"] = np.array([o[key] for o in outs])
+        meta = {"depths": list(s.depths), "seeds": list(s.seeds), **{task: dict(s[task]) for task in TASKS}}
+        return d, meta
+
+
+class Grokking(Experiment):
+    """One-layer transformer on modular addition: accuracies and OV/QK diagnostics, one point per seed."""
+
+    name = "grokking"
+    title = "Grokking in modular addition: train/test accuracy and the OV subspace distance"
+    presets = {"smoke": dict(p=7, steps=100, record=10, seeds=[0], d_model=16, mlp=32),
+               "quick": dict(p=31, steps=6000, record=50, seeds=[0, 1], d_model=64, mlp=256),
+               "full": dict(p=31, steps=10000, record=50, seeds=[0, 1, 2, 3], d_model=64, mlp=256)}
+    PER_SEED = ("train_acc", "test_acc", "test_loss", "loss", "ov_distance", "ov_marginalised", "qk_distance",
+                "qk_marginalised")
+
+    def points(self, s):
+        return [dict(seed=seed) for seed in s.seeds]
+
+    def compute(self, s, point):
+        from diagnostics.transformers import train_modular_addition
+
+        r = train_modular_addition(p=s.p, steps=s.steps, record=s.record, seed=point["seed"], d_model=s.d_model,
+                                   mlp=s.mlp)
+        out = {"steps": r.steps, "loss": r.loss, **{k: r.metrics[k] for k in ("train_acc", "test_acc", "test_loss")}}
+        for c in ("ov", "qk"):
+            C = getattr(r, c)[:, 0]
+            out[f"{c}_distance"] = np.mean([diagnostics.subspace_distance(C[:, h], C[-1, h]) for h in range(r.heads)],
+                                           axis=0)
+            out[f"{c}_marginalised"] = diagnostics.effective_rank(C, skip=1).mean(axis=1)
+        return out
+
+    def assemble(self, s, outputs):
+        from diagnostics.transformers import halfway_step
+
+        d = {"steps": np.asarray(outputs[-1]["steps"])}
+        d.update({k: np.array([o[k] for o in outputs]) for k in self.PER_SEED})
+        # memorised: train accuracy 0.99; generalised: test accuracy 0.9 (the test accuracy sits near 0.5 during
+        # memorisation: the mirror (b, a) of half the test pairs is in the training set)
+        d["train_half"] = diagnostics.crossing_times(d["steps"], d["train_acc"], 0.99)
+        d["test_half"] = diagnostics.crossing_times(d["steps"], d["test_acc"], 0.9)
+        d["ov_distance_half"] = np.array([halfway_step(d["steps"], x, 5) for x in d["ov_distance"]])
+        return d, dict(s)
