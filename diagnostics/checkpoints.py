@@ -33,56 +33,159 @@ class Checkpoints:
     Attributes
     ----------
     steps : ndarray (T,)
-        Training step of each checkpoint (from the file name's last integer, else its position).
+        Training step of each checkpoint (how it was read from the file names: :func:`load_checkpoints`).
     weights : dict of str to ndarray (T, ...)
         Each weight stacked over checkpoints.
+    files : tuple of str
+        The files, in step order.
     """
 
     steps: np.ndarray
     weights: dict
+    files: tuple = ()
 
     def __getitem__(self, name):
         return self.weights[name]
 
+    def __repr__(self):
+        names = ", ".join(f"{k}{tuple(v.shape[1:])}" for k, v in list(self.weights.items())[:4])
+        more = f", … {len(self.weights) - 4} more" if len(self.weights) > 4 else ""
+        steps = f"{self.steps[0]:g} … {self.steps[-1]:g}" if len(self.steps) else "none"
+        return f"Checkpoints(T={len(self.steps)}, steps {steps}, weights: {names}{more})"
 
-def _step_of(path, index):
-    digits = re.findall(r"\d+", os.path.splitext(os.path.basename(path))[0])
-    return int(digits[-1]) if digits else index
+
+#: a training-progress word followed by its number: the default rule of :func:`load_checkpoints`
+_KEYWORD = re.compile(r"(?:step|iter|iteration|epoch|ckpt|checkpoint|it)[_\-.]?(\d+)", re.IGNORECASE)
+
+
+def _steps(files, step):
+    """The step of every file and, when the rule had to guess, a sentence saying how the order was decided."""
+    stems = [os.path.splitext(os.path.basename(f))[0] for f in files]
+    if callable(step):
+        out = []
+        for f in files:
+            try:
+                value = step(f)
+            except Exception as err:
+                check.fail("step", step, f"a callable that reads the step of every file; on {f!r} it raised "
+                           f"{type(err).__name__}: {err}")
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                    or not np.isfinite(value):
+                check.fail("step", step, f"a callable returning a finite number for every file; got {value!r} "
+                           f"for {f!r}")
+            out.append(float(value))
+        return np.array(out), None
+    if step is not None:
+        try:
+            pattern = re.compile(step)
+        except (re.error, TypeError) as err:
+            check.fail("step", step, f"a regular expression (its first group, or the whole match, is the step): {err}")
+        out = []
+        for f, stem in zip(files, stems):
+            m = pattern.search(stem)
+            if m is None:
+                check.fail("step", step, f"a regular expression that matches every file name; it does not match {f!r}")
+            text = m.group(1) if m.groups() else m.group(0)
+            try:
+                out.append(float(text))
+            except ValueError:
+                check.fail("step", step, f"a pattern whose match is a number; {f!r} gives {text!r}")
+        return np.array(out), None
+    values, notes, unnumbered = [], [], []
+    for f, stem in zip(files, stems):
+        m = _KEYWORD.search(stem)
+        digits = re.findall(r"\d+", stem)
+        if m is not None:
+            values.append(float(m.group(1)))
+        elif len(digits) == 1:
+            values.append(float(digits[0]))
+        elif digits:
+            values.append(float(digits[0]))
+            notes.append(f"{os.path.basename(f)!r} has several numbers and no step word: its first number "
+                         f"{digits[0]} was taken as the step")
+        else:
+            values.append(np.nan)
+            unnumbered.append(f)
+    if unnumbered:               # files without a number (final.npz) come last, in name order
+        top = np.nanmax(values) if len(unnumbered) < len(files) else 0.0
+        for k, f in enumerate(sorted(unnumbered)):
+            values[files.index(f)] = top + 1 + k
+        notes.append(f"{len(unnumbered)} file(s) without a step number ({', '.join(os.path.basename(f) for f in sorted(unnumbered)[:3])}) "
+                     "were placed after the numbered ones, in name order, at steps max + 1, max + 2, …")
+    return np.array(values), "; ".join(notes) or None
 
 
 def _read(path):
-    """``{name: array}`` of one checkpoint file."""
+    """``{name: array}`` of one checkpoint file; a damaged or unreadable file is a ``ValueError`` naming it."""
     suffix = os.path.splitext(path)[1]
-    if suffix == ".npz":
-        with np.load(path) as f:
-            return {k: np.asarray(f[k], float) for k in f.files}
-    if suffix == ".npy":
-        return {"weight": np.asarray(np.load(path), float)}
     try:
-        import torch
-    except ImportError:
-        check.fail("source", path, "a .npz/.npy checkpoint (reading .pt/.pth state_dicts needs torch: "
-                   "pip install -e '.[torch]')")
-    state = torch.load(path, map_location="cpu", weights_only=True)
-    if not isinstance(state, dict):
-        check.fail("source", path, "a file holding a state_dict (a dict of tensors)")
-    return {k: v.detach().cpu().double().numpy() for k, v in state.items() if hasattr(v, "detach")}
+        if suffix == ".npz":
+            with np.load(path, allow_pickle=False) as f:
+                arrays = {k: np.asarray(f[k]) for k in f.files}
+        elif suffix == ".npy":
+            arrays = {"weight": np.asarray(np.load(path, allow_pickle=False))}
+        else:
+            arrays = None
+    except (OSError, ValueError, EOFError, KeyError) as err:
+        raise ValueError(f"source file {path!r} is not a readable {suffix} checkpoint (empty, truncated or not "
+                         f"numeric: {type(err).__name__}: {err})") from None
+    except Exception as err:          # zipfile.BadZipFile and other decoder errors of damaged files
+        raise ValueError(f"source file {path!r} is not a readable {suffix} checkpoint ({type(err).__name__}: "
+                         f"{err})") from None
+    if arrays is None:
+        try:
+            import torch
+        except ImportError:
+            check.fail("source", path, "a .npz/.npy checkpoint (reading .pt/.pth state_dicts needs torch: "
+                       "pip install -e '.[torch]')")
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as err:      # torch raises many types for damaged or hostile files
+            raise ValueError(f"source file {path!r} is not a readable state_dict ({type(err).__name__}: "
+                             f"{str(err)[:200]})") from None
+        if not isinstance(state, dict):
+            check.fail("source", path, "a file holding a state_dict (a dict of tensors)")
+        arrays = {k: v.detach().cpu().resolve_conj().numpy() for k, v in state.items() if hasattr(v, "detach")}
+    out = {}
+    for k, v in arrays.items():
+        if v.dtype.kind == "c":
+            check.fail("source", path, f"real weights; {k!r} is complex (the diagnostics are of real matrices)")
+        if v.dtype.kind not in "biuf":
+            check.fail("source", path, f"numeric weights; {k!r} has dtype {v.dtype}")
+        out[k] = v.astype(float)
+    return out
 
 
-def load_checkpoints(source, names=None) -> Checkpoints:
-    """Read a trajectory of weights from checkpoint files.
+def load_checkpoints(source, names=None, step=None) -> Checkpoints:
+    r"""Read a trajectory of weights from checkpoint files.
 
     Parameters
     ----------
     source : str or list of str
-        A folder (every ``.npz``, ``.npy``, ``.pt``, ``.pth`` file in it) or a list of files. Files are
-        ordered by the last integer in their name (``ckpt_000100.npz`` → step 100), else by name.
+        A folder (every ``.npz``, ``.npy``, ``.pt``, ``.pth`` file in it) or a list of files.
     names : list of str, optional
         Weights to keep (default, ``None``: all names present in every file).
+    step : None, str or callable
+        How a file's training step is read. ``None``: the number after a progress word (``step``, ``iter``,
+        ``epoch``, ``ckpt``, ``checkpoint``, ``it``; ``epoch3_loss0.25.npz`` → 3), else the only number in the
+        name; a name with several numbers and no such word takes its first number, and files without a number
+        (``final.npz``) go after the numbered ones — both with a warning that says so. A regular expression:
+        its first group (or whole match) in the file name (without suffix) is the step. A callable:
+        ``step(path) -> number``.
 
     Returns
     -------
     Checkpoints
+
+    Raises
+    ------
+    ValueError
+        No checkpoint files; a damaged, empty, complex or non-numeric file (the message names it); two files
+        with the same step; no weight name common to every file.
+
+    Examples
+    --------
+    >>> run = load_checkpoints("ckpts/", step=r"step(\d+)")     # doctest: +SKIP
     """
     if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
         files = sorted(os.path.join(source, f) for f in os.listdir(source) if f.endswith(_SUFFIXES))
@@ -92,11 +195,26 @@ def load_checkpoints(source, names=None) -> Checkpoints:
         files = None
     if not files or not all(os.path.isfile(f) and f.endswith(_SUFFIXES) for f in files):
         check.fail("source", source, "a folder or a list of existing .npz/.npy/.pt/.pth checkpoint files")
-    steps = np.array([_step_of(f, i) for i, f in enumerate(files)])
+    steps, note = _steps(files, step)
     order = np.argsort(steps, kind="stable")
+    sorted_steps = steps[order]
+    dup = np.flatnonzero(np.diff(sorted_steps) == 0)
+    if dup.size:
+        i = order[dup[0]]
+        j = order[dup[0] + 1]
+        check.fail("source", source, f"files with distinct steps; {files[i]!r} and {files[j]!r} both read as step "
+                   f"{sorted_steps[dup[0]]:g} (pass step=REGEX or a callable)")
+    if note:
+        import warnings
+
+        warnings.warn(f"load_checkpoints: {note} (pass step=REGEX or a callable to decide the order)", UserWarning,
+                      stacklevel=2)
     loaded = [_read(files[i]) for i in order]
     common = set(loaded[0]).intersection(*loaded[1:])
     if names is None:
+        if not common:
+            check.fail("source", source, "checkpoints sharing at least one weight name (these files have none in "
+                       "common; mixed .npz/.npy files name their weights differently)")
         keep = sorted(common)
     else:
         if isinstance(names, str) or not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
@@ -111,7 +229,9 @@ def load_checkpoints(source, names=None) -> Checkpoints:
         if len(shapes) != 1:
             check.fail("source", source, f"checkpoints whose weight {n!r} has one shape (found {sorted(shapes)})")
         weights[n] = np.stack([w[n] for w in loaded])
-    return Checkpoints(steps=steps[order], weights=weights)
+    if np.all(sorted_steps == np.round(sorted_steps)) and np.all(np.abs(sorted_steps) < 2**62):
+        sorted_steps = sorted_steps.astype(np.int64)
+    return Checkpoints(steps=sorted_steps, weights=weights, files=tuple(files[i] for i in order))
 
 
 def _heads(W, heads, name, axis):

@@ -318,7 +318,8 @@ class TrajectoryDiagnostics:
     distance : ndarray (T,)
         Subspace distance to the reference (row spaces).
     max_angle : ndarray (T,)
-        Largest principal angle between the top-``k_ref`` row spaces (``k_ref`` = rank of the reference).
+        Largest principal angle between the top-``k_ref`` row spaces (``k_ref`` = rank of the reference), in
+        radians.
     skip : int
     rtol : float or None
     """
@@ -334,6 +335,12 @@ class TrajectoryDiagnostics:
     rtol: float | None
 
     MEASURES = ("effective_rank", "marginalised_rank", "stable_rank", "distance", "max_angle")
+
+    def __repr__(self):
+        return (f"TrajectoryDiagnostics(T={self.times.size}, times {self.times[0]:g} … {self.times[-1]:g}, "
+                f"effective rank {self.effective_rank[0]:.3g} → {self.effective_rank[-1]:.3g}, distance "
+                f"{self.distance[0]:.3g} → {self.distance[-1]:.3g}, max angle (rad) {self.max_angle[0]:.3g} → "
+                f"{self.max_angle[-1]:.3g})")
 
     def transitions(self, measure, n=1, method="steepest", scale="log", window=None) -> np.ndarray:
         """Transition times of one measure (:func:`diagnostics.transitions.steepest_changes` or
@@ -417,8 +424,16 @@ def diagnose(M, times=None, reference=None, skip=1, rtol=None, k=None, rng=0, pr
         check.fail("reference", "<zero matrix>", "a non-zero matrix")
     k_ref = _reference_rank(s_ref, R.shape)
     fro2 = np.sum(M * M, axis=(1, 2))                  # exact ‖M‖_F², also when only the top k are computed
+    distance = _distance(Vt, _keep(s, rtol, None, M.shape[1:]), R)
+    if rtol is None and np.all(distance <= 1e-12):
+        import warnings
+
+        warnings.warn("diagnose: the subspace distance is 0 at every record — the matrices have full row rank at "
+                      "the default cutoff, so every row space is the whole space and the distance says nothing; pass "
+                      "rtol (e.g. rtol=0.01: singular values below 1 % of the largest are dropped) to compare their "
+                      "dominant subspaces", UserWarning, stacklevel=2)
     return TrajectoryDiagnostics(
         times=t, singular_values=s, effective_rank=_entropy_rank(s), marginalised_rank=_entropy_rank(s[:, skip:]),
         stable_rank=np.divide(fro2, s[:, 0] ** 2, out=np.zeros_like(fro2), where=s[:, 0] > 0),
-        distance=_distance(Vt, _keep(s, rtol, None, M.shape[1:]), R),
-        max_angle=_angles(Vt[:, :k_ref], V_ref[:k_ref])[:, -1], skip=skip, rtol=None if rtol is None else float(rtol))
+        distance=distance, max_angle=_angles(Vt[:, :k_ref], V_ref[:k_ref])[:, -1], skip=skip,
+        rtol=None if rtol is None else float(rtol))

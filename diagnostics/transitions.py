@@ -23,21 +23,28 @@ from scipy.signal import savgol_filter
 from linattn import check
 
 
-def _series(series, times, name="series"):
+def _series(series, times, name="series", scale="linear"):
+    """The checked ``(series, times)``; on a log axis the records at ``t <= 0`` (a step-0 checkpoint) are left
+    out with a warning, since ``ln t`` cannot place them (the stated rule of every function here)."""
+    scale = check.choice("scale", scale, ("log", "linear"))
     t = check.finite_array("times", times, ndim=1)
     if t.size < 3 or np.any(np.diff(t) <= 0):
         check.fail("times", "<array>", "a strictly increasing 1-d array of at least 3 times")
     S = check.finite_array(name, series, ndim=1, shape=(t.size,))
+    if scale == "log" and t[0] <= 0:
+        keep = t > 0
+        if keep.sum() < 3:
+            check.fail("times", t.tolist()[:5], "at least 3 positive times for scale='log' (or scale='linear')")
+        import warnings
+
+        warnings.warn(f"scale='log' leaves out the {int((~keep).sum())} record(s) at times <= 0 (first time "
+                      f"{t[0]:g}); pass scale='linear' to use them", UserWarning, stacklevel=3)
+        S, t = S[keep], t[keep]
     return S, t
 
 
 def _axis(t, scale):
-    scale = check.choice("scale", scale, ("log", "linear"))
-    if scale == "log":
-        if t[0] <= 0:
-            check.fail("times", t[0], "positive times for scale='log' (or scale='linear')")
-        return np.log(t)
-    return t
+    return np.log(t) if scale == "log" else t
 
 
 def _uniform(u, S, n_grid=None):
@@ -66,7 +73,8 @@ def steepest_changes(series, times, n=1, scale="log", window=None) -> np.ndarray
     ----------
     series : array_like (T,)
     times : array_like (T,)
-        Strictly increasing (positive for ``scale="log"``).
+        Strictly increasing; with ``scale="log"`` records at ``t <= 0`` (a step-0 checkpoint) are left out,
+        with a warning.
     n : int
         Number of transitions, ``1 <= n``.
     scale : {"log", "linear"}
@@ -78,7 +86,7 @@ def steepest_changes(series, times, n=1, scale="log", window=None) -> np.ndarray
     ndarray (n,)
         Ascending times. Raises ``ValueError`` if the series has fewer than ``n`` local maxima of ``|dS/du|``.
     """
-    S, t = _series(series, times)
+    S, t = _series(series, times, scale=scale)
     n = check.positive_int("n", n, maximum=t.size)
     u = _axis(t, scale)
     g, y = _uniform(u, S)
@@ -121,7 +129,7 @@ def change_points(series, times, n=1, scale="log", min_size=2) -> np.ndarray:
     ndarray (n,)
         Ascending times.
     """
-    S, t = _series(series, times)
+    S, t = _series(series, times, scale=scale)
     min_size = check.positive_int("min_size", min_size, maximum=t.size)
     n = check.positive_int("n", n, maximum=max(1, t.size // min_size - 1))
     if (n + 1) * min_size > t.size:
@@ -168,7 +176,7 @@ def loss_curvature(loss, times, scale="log", window=None) -> np.ndarray:
     loss : array_like (T,)
         Positive losses.
     times : array_like (T,)
-        Strictly increasing (positive for ``scale="log"``).
+        Strictly increasing (positive for ``scale="log"``: the curvature is returned at every record).
     scale : {"log", "linear"}
     window : int, optional
         Savitzky–Golay window (odd, ``5 <= window <=`` grid size).
@@ -177,7 +185,11 @@ def loss_curvature(loss, times, scale="log", window=None) -> np.ndarray:
     -------
     ndarray (T,)
     """
-    L, t = _series(loss, times, "loss")
+    tt = check.finite_array("times", times, ndim=1)
+    if check.choice("scale", scale, ("log", "linear")) == "log" and tt.size and tt[0] <= 0:
+        check.fail("times", tt[0], "positive times for scale='log' (the curvature is returned at every record: "
+                   "pass scale='linear', or leave out the records at t <= 0)")
+    L, t = _series(loss, times, "loss", scale=scale)
     if np.any(L <= 0):
         check.fail("loss", "<array with non-positive entries>", "positive losses (the curvature is of ln L)")
     u = _axis(t, scale)

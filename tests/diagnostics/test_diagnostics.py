@@ -232,3 +232,93 @@ def test_diagnose_with_the_top_k_on_large_matrices_equals_the_full_svd():
     np.testing.assert_allclose(top.distance, full.distance, atol=1e-9)
     # singular values to rtol 1e-8 or, for the smallest, the absolute accuracy ε‖M‖ of any SVD
     np.testing.assert_allclose(top.singular_values, full.singular_values[:, :40], rtol=1e-8, atol=1e-13)
+
+
+# ----------------------------------------------------------------------------- checkpoints you can trust
+def _save_run(folder, names):
+    W = RNG.standard_normal((len(names), 3, 2))
+    for i, name in enumerate(names):
+        np.savez(folder / name, W=W[i])
+    return W
+
+
+def test_checkpoint_order_follows_the_step_word_not_the_last_number(tmp_path):
+    W = _save_run(tmp_path, ["epoch1_loss0.90.npz", "epoch2_loss0.50.npz", "epoch3_loss0.25.npz"])
+    run = diagnostics.load_checkpoints(tmp_path)
+    np.testing.assert_array_equal(run.steps, [1, 2, 3])
+    np.testing.assert_array_equal(run["W"], W)
+    assert len(repr(run)) < 200 and "T=3" in repr(run)
+
+
+def test_checkpoint_step_by_regex_and_callable(tmp_path):
+    W = _save_run(tmp_path, ["a_loss3_b7.npz", "a_loss1_b9.npz"])
+    run = diagnostics.load_checkpoints(tmp_path, step=r"_b(\d+)")
+    np.testing.assert_array_equal(run.steps, [7, 9])
+    np.testing.assert_array_equal(run["W"], W)
+    run = diagnostics.load_checkpoints(tmp_path, step=lambda p: -float(p.rsplit("_b", 1)[1][:-4]))
+    np.testing.assert_array_equal(run.steps, [-9, -7])
+    with pytest.raises(ValueError, match="step"):
+        diagnostics.load_checkpoints(tmp_path, step=r"nomatch(\d+)")
+    with pytest.raises(ValueError, match="step"):
+        diagnostics.load_checkpoints(tmp_path, step=lambda p: "x")
+
+
+def test_checkpoint_fallbacks_warn_and_say_how_the_order_was_decided(tmp_path):
+    _save_run(tmp_path, ["ckpt_10.npz", "final.npz", "ckpt_5.npz"])
+    with pytest.warns(UserWarning, match="without a step number"):
+        run = diagnostics.load_checkpoints(tmp_path)
+    assert [f.split("/")[-1] for f in run.files] == ["ckpt_5.npz", "ckpt_10.npz", "final.npz"]
+    np.testing.assert_array_equal(run.steps, [5, 10, 11])
+    other = tmp_path / "b"
+    other.mkdir()
+    _save_run(other, ["run3_lr0001.npz", "run4_lr0001.npz"])
+    with pytest.warns(UserWarning, match="several numbers"):
+        assert list(diagnostics.load_checkpoints(other).steps) == [3, 4]
+
+
+@pytest.mark.parametrize("case", ["duplicate", "complex", "empty", "truncated", "disjoint", "object"])
+def test_bad_checkpoint_folders_raise_a_value_error_naming_the_file(tmp_path, case):
+    np.savez(tmp_path / "ckpt_1.npz", W=np.ones((2, 2)))
+    bad = tmp_path / "ckpt_2.npz"
+    if case == "duplicate":
+        np.savez(tmp_path / "step_1.npz", W=np.ones((2, 2)))
+        match = "both read as step 1"
+    elif case == "complex":
+        np.savez(bad, W=np.ones((2, 2)) * 1j)
+        match = "complex"
+    elif case == "empty":
+        bad.write_bytes(b"")
+        match = "ckpt_2.npz"
+    elif case == "truncated":
+        np.savez(bad, W=np.ones((20, 20)))
+        bad.write_bytes(bad.read_bytes()[:100])
+        match = "ckpt_2.npz"
+    elif case == "disjoint":
+        np.savez(bad, V=np.ones((2, 2)))
+        match = "in common"
+    else:
+        np.save(tmp_path / "ckpt_2.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+        match = "ckpt_2.npy"
+    with pytest.raises(ValueError, match=match):
+        diagnostics.load_checkpoints(tmp_path)
+
+
+def test_step_zero_works_in_transitions_with_a_stated_rule():
+    t = np.arange(0, 400, 10.0)
+    series = 1 / (1 + np.exp(-(t - 200) / 15))
+    with pytest.warns(UserWarning, match="leaves out the 1 record"):
+        log = diagnostics.steepest_changes(series, t, scale="log")
+    lin = diagnostics.steepest_changes(series, t, scale="linear")
+    assert abs(lin[0] - 200) < 10 and abs(log[0] - 200) < 20
+    M = RNG.standard_normal((t.size, 4, 2)) * series[:, None, None]
+    M[:, :, 1] *= 1e-3
+    d = diagnostics.diagnose(M + 1e-6, t, rtol=0.01)
+    assert d.transitions("effective_rank", scale="linear").shape == (1,)
+    assert "T=40" in repr(d) and len(repr(d)) < 300
+
+
+def test_trivially_zero_subspace_distance_warns():
+    M = RNG.standard_normal((5, 4, 4))
+    with pytest.warns(UserWarning, match="pass\\s+rtol"):
+        d = diagnostics.diagnose(M)
+    assert np.all(d.distance <= 1e-12)

@@ -35,6 +35,11 @@ from linattn import check
 from ..simulators.langevin import chain, langevin
 from .base import Check, Experiment
 
+#: inverse temperature and weight decay of the seed's stationary figures and report sections
+BETA, LAM = 1e3, 0.01
+#: the settings shared by the presets of the figures and of the transition section
+_SEED_SETTINGS = dict(model="full", beta=BETA, lam=LAM)
+
 
 @dataclass(frozen=True, eq=False)
 class StationarySweep:
@@ -173,13 +178,13 @@ class StationaryErrors(Experiment):
 
     name = "stationary"
     title = "Stationary train/test errors vs P: replica theory, exact Gibbs averages, Langevin"
-    _common = dict(model="full", beta=1e3, lam=0.01, seed=None)
-    presets = {"smoke": dict(problems=[[10, 100]], n_exact=2, n_sim=2, langevin_kw=dict(n_chains=1),
-                             P_theory=np.geomspace(1, 1e3, 6).tolist(), P_exact=[10, 100], P_sim=[10, 300], **_common),
-               "quick": dict(problems=[[10, 100]], n_exact=20, n_sim=3, langevin_kw=dict(n_chains=1),
-                             P_theory=None, P_exact=None, P_sim=None, **_common),
-               "full": dict(problems=[[10, 100]], n_exact=100, n_sim=10, langevin_kw=dict(n_chains=4),
-                            P_theory=None, P_exact=None, P_sim=None, **_common)}
+    presets = {"smoke": dict(problems=[[10, 100]], n_exact=2, n_sim=2, langevin_kw=dict(n_chains=1), seed=None,
+                             P_theory=np.geomspace(1, 1e3, 6).tolist(), P_exact=[10, 100], P_sim=[10, 300],
+                             **_SEED_SETTINGS),
+               "quick": dict(problems=[[10, 100]], n_exact=20, n_sim=3, langevin_kw=dict(n_chains=1), seed=None,
+                             P_theory=None, P_exact=None, P_sim=None, **_SEED_SETTINGS),
+               "full": dict(problems=[[10, 100]], n_exact=100, n_sim=10, langevin_kw=dict(n_chains=4), seed=None,
+                            P_theory=None, P_exact=None, P_sim=None, **_SEED_SETTINGS)}
 
     @staticmethod
     def _problem(s, k):
@@ -306,13 +311,12 @@ class TransitionCheck(StationaryErrors):
 
     name = "transition_check"
     title = "Memorization → generalization boundary P*: theory vs exact Gibbs vs Langevin"
-    _common = dict(problems=[[10, 100]], model="full", beta=1e3, lam=0.01, seed=71, langevin_kw=dict(n_chains=1),
-                   P_theory=None)
-    presets = {"smoke": dict(n_exact=2, n_sim=2, P_exact=[20, 100, 500], P_sim=[20, 500], **_common),
-               "quick": dict(n_exact=20, n_sim=3, P_exact=np.geomspace(20, 500, 9).astype(int).tolist(),
-                             P_sim=np.geomspace(20, 500, 7).astype(int).tolist(), **_common),
-               "full": dict(n_exact=100, n_sim=10, P_exact=np.geomspace(20, 500, 9).astype(int).tolist(),
-                            P_sim=np.geomspace(20, 500, 7).astype(int).tolist(), **_common)}
+    _grid = dict(P_exact=np.geomspace(20, 500, 9).astype(int).tolist(),
+                 P_sim=np.geomspace(20, 500, 7).astype(int).tolist())
+    _fixed = dict(problems=[[10, 100]], seed=71, langevin_kw=dict(n_chains=1), P_theory=None, **_SEED_SETTINGS)
+    presets = {"smoke": dict(n_exact=2, n_sim=2, P_exact=[20, 100, 500], P_sim=[20, 500], **_fixed),
+               "quick": dict(n_exact=20, n_sim=3, **_grid, **_fixed),
+               "full": dict(n_exact=100, n_sim=10, **_grid, **_fixed)}
     report_order = 50
 
     def checks(self, r):
@@ -381,8 +385,6 @@ def stationary_sweep(pb, model="full", beta=1e3, lam=0.01, P_theory=None, P_exac
 
 
 # -- report sections ------------------------------------------------------------------------------------
-BETA, LAM = 1e3, 0.01
-
 
 class ReplicaCheck(Experiment):
     """Report section ``replica``: dataset-averaged exact Gibbs errors against the replica theory (worst
