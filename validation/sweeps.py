@@ -429,10 +429,11 @@ def _call_by_value(runner, blob, task):
     return runner(_UNPICKLED[key], task)
 
 
-def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task):
+def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task, done_before=0):
     """Run ``tasks``; ``runner(fn, task)`` returns what ``sink`` takes (``_run_task``: the outputs,
-    for the driver to keep or write; ``_run_and_write``: a status, the worker having written)."""
-    bar = tqdm(total=len(tasks), desc="sweep", disable=not progress)
+    for the driver to keep or write; ``_run_and_write``: a status, the worker having written).
+    ``done_before``: evaluations of this run already done by the driver (counted by the progress bar)."""
+    bar = tqdm(total=len(tasks) + done_before, initial=done_before, desc="sweep", disable=not progress)
     if client is not None:
         futures = [client.submit(runner, fn, t, pure=False) for t in tasks]
         from distributed import as_completed
@@ -529,10 +530,12 @@ def sweep(fn, grid, replicates=1, seed=0, client=None, store=None, workers=None,
     if store is None or not parallel:                  # the driver keeps or writes every point
         _execute(fn, todo, client, workers, sink.write, progress)
     else:                                              # workers write their own points
+        first = 0
         while todo and not sink.has_variables():       # the first result fixes the variables' shapes
             sink.write(*_run_task(fn, todo.pop(0)))
+            first += 1
         runner = functools.partial(_run_and_write, path=sink.path, shape=shape)
-        _execute(fn, todo, client, workers, lambda index, st: None, progress, runner=runner)
+        _execute(fn, todo, client, workers, lambda index, st: None, progress, runner=runner, done_before=first)
     return _dataset(xr, grid, replicates, sink, attrs)
 
 

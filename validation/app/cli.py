@@ -17,15 +17,23 @@ import sys
 def _info(args):
     import linattn
 
-    pb = linattn.Problem(D=args.D, N=args.N, noise=args.noise)
+    pb = linattn.Problem(D=args.D, N=args.N, noise=args.noise, tasks=args.tasks, link=args.link)
     # scalars only: no D x D array is built, so any D is answered instantly
-    print(f"Problem(D={pb.D}, N={pb.N}, noise={pb.noise})")
+    print(f"Problem(D={pb.D}, N={pb.N}, noise={pb.noise}" + (f", tasks={pb.tasks}" if pb.tasks else "")
+          + (f", link={args.link!r}" if args.link != "linear" else "") + ")")
+    if args.link != "linear":
+        mu0, mu1, mustar2 = pb.hermite
+        print(f"  Hermite coefficients mu0, mu1, mu*^2 = {mu0:.10g}, {mu1:.10g}, {mustar2:.10g}")
+        print(f"  teacher strength b, label variance V = {pb.teacher_strength:.10g}, {pb.label_variance:.10g}")
     print(f"  feature variance c            = {pb.feature_variance:.10g}")
     print(f"  v-feature variance c_v        = {pb.feature_variance_v:.10g}")
-    print(f"  parameters M (reduced, full)  = {pb.n_params('reduced')}, {pb.n_params('full')}")
-    print(f"  ICL solution Gamma = I/(D c)  = {pb.teacher_norm2:.10g} * I,  v = 0")
+    print(f"  parameters M ({args.model + ')':8s}   = {pb.n_params(args.model)}")
+    print(f"  ICL solution Gamma = b I/(D c)= {pb.teacher_norm2:.10g} * I,  v = 0   (the same for both models)")
     print(f"  test error E_g(Gamma_ICL)     = {pb.test_error_from_moments(pb.teacher_norm2, pb.teacher_norm2):.10g}")
     print(f"  test error of Gamma = 0       = {pb.test_error_from_moments(0.0, 0.0):.10g}")
+    if pb.tasks:
+        print(f"  task pool: K = {pb.tasks} tasks per dataset, kappa = K/D = {pb.tasks / pb.D:.6g} "
+              f"({pb.task_law} tasks, {pb.assignment} assignment)")
     return 0
 
 
@@ -54,8 +62,13 @@ def _figures(args):
 def _validate(args):
     from . import report
 
-    path, ok = report.run(args.out, mode=_mode(args), progress=not args.no_progress)
+    mode = _mode(args)
+    path, ok = report.run(args.out, mode=mode, progress=not args.no_progress)
     print(path)
+    if mode == "smoke":       # tiny settings cannot pass: they exercise the code, nothing is judged
+        print("smoke mode: every comparison ran; its rows exercise the code with tiny settings and are not judged "
+              "(use --quick or --full to validate the theory)")
+        return 0
     return 0 if ok else 1
 
 
@@ -69,12 +82,13 @@ def _sweep(args):
         module, _, name = fn.partition(":")
         try:
             fn = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError) as err:
-            raise ValueError(f"experiment must be a registered name or module:function; {args.experiment!r}: {err}")
+        except Exception as err:       # ImportError, AttributeError, and whatever a broken module raises
+            raise ValueError(f"experiment must be a registered name or an importable module:function; "
+                             f"{args.experiment!r}: {type(err).__name__}: {err}") from None
     grid = _read_grid(args.grid)
     kw = dict(replicates=args.replicates, seed=args.seed, store=args.store, allow_mixed=args.allow_mixed,
               progress=not args.no_progress)
-    if args.scheduler:
+    if args.scheduler is not None:
         client = _connect(args.scheduler)
         try:
             ds = sw.sweep(fn, grid, client=client, **kw)
@@ -88,7 +102,32 @@ def _sweep(args):
     done = int((ds["status"] == sw.DONE).sum())
     failed = int((ds["status"] == sw.FAILED).sum())
     print(f"{done} of {ds['status'].size} evaluations done, {failed} failed" + (f"; store: {args.store}" if args.store else ""))
-    return 0
+    _print_results(ds, sw)
+    return 1 if failed else 0
+
+
+def _print_results(ds, sw):
+    """Mean ± s.e. over replicates of every output at every grid point, and each failed point's error."""
+    import itertools
+
+    dims = [d for d in ds["status"].dims if d != "replicate"]
+    outputs = [k for k in ds.data_vars if k not in ("status", "error") and ds[k].ndim == len(dims) + 1]
+    summary = sw.sweep_summary(ds) if outputs else None
+    for values in itertools.product(*(ds[d].values for d in dims)):
+        where = dict(zip(dims, values))
+        point = ", ".join(f"{d}={v}" for d, v in where.items())
+        cells = []
+        if summary is not None:
+            n = int(summary["n"].sel(where))
+            for k in outputs:
+                m, se = float(summary[f"{k}_mean"].sel(where)), float(summary[f"{k}_se"].sel(where))
+                cells.append(f"{k} = {m:.6g}" + (f" ± {se:.2g}" if n > 1 else ""))
+            cells.append(f"n = {n}")
+        print(f"  {point}: " + ("; ".join(cells) if cells else "no outputs"))
+        errors = [str(e) for e, s in zip(ds["error"].sel(where).values.ravel(), ds["status"].sel(where).values.ravel())
+                  if s == sw.FAILED]
+        for message in sorted(set(errors)):
+            print(f"    failed ({errors.count(message)}×): {message}")
 
 
 def _read_grid(path):
@@ -107,6 +146,8 @@ def _read_grid(path):
 
 
 def _connect(address):
+    if not address.strip() or "://" not in address and ":" not in address:
+        raise ValueError(f"scheduler must be the address of a Dask scheduler, e.g. tcp://host:8786; got {address!r}")
     try:
         from distributed import Client
     except ImportError:
@@ -128,6 +169,19 @@ def _modes(q):
     mode.add_argument("--smoke", action="store_true", help="tiny settings that only exercise the code (for tests)")
 
 
+def _registered_help():
+    import inspect
+
+    from ..sweeps import EXPERIMENTS
+
+    lines = ["registered grid functions and their parameters (grid keys; the rest keep their defaults):"]
+    for name, fn in sorted(EXPERIMENTS.items()):
+        params = [str(p) for p in inspect.signature(fn).parameters.values() if p.name != "rng"]
+        doc = (inspect.getdoc(fn) or "").split("\n")[0]
+        lines += [f"  {name}({', '.join(params)})", f"      {doc}"]
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``linattn`` command.
 
@@ -145,6 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--D", type=int, required=True, help="token dimension")
     q.add_argument("--N", type=int, required=True, help="context length")
     q.add_argument("--noise", type=float, default=0.0, help="label-noise standard deviation sigma")
+    q.add_argument("--link", default="linear", help="link of the single-index labels: linear (default), tanh, relu, "
+                   "sign, cubic, hermite:k")
+    q.add_argument("--tasks", type=int, default=None, help="task pool size K (default: a fresh task per prompt)")
+    q.add_argument("--model", choices=("reduced", "full"), default="reduced", help="trained blocks (default reduced)")
     q.set_defaults(func=_info)
 
     q = sub.add_parser("figures", help="regenerate the seed figures")
@@ -172,8 +230,12 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--no-progress", action="store_true", help="no progress bars")
     q.set_defaults(func=_validate)
 
-    q = sub.add_parser("sweep", help="run an experiment over a parameter grid (local processes or Dask)")
-    q.add_argument("experiment", help="registered experiment (gibbs, langevin, long_time_limit) or module:function")
+    q = sub.add_parser("sweep", help="run an experiment over a parameter grid (local processes or Dask)",
+                       description="Run a registered grid function (or your module:function taking **point and rng) "
+                                   "over the Cartesian product of a TOML grid. Without --store the mean ± s.e. over "
+                                   "replicates of every output is printed per grid point.",
+                       epilog=_registered_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    q.add_argument("experiment", help="registered grid function (listed below) or module:function")
     q.add_argument("--grid", required=True, help="TOML file: one `name = [values]` line per parameter")
     q.add_argument("--replicates", type=int, default=1, help="evaluations per grid point (default 1)")
     q.add_argument("--seed", type=int, default=0, help="sweep seed (default 0)")
