@@ -31,6 +31,7 @@ import numpy as np
 
 import linattn
 from linattn import check, sampling
+from linattn.results import short_repr
 
 from .checkpoints import ov_circuit, qk_circuit
 from .measures import effective_rank, subspace_distance
@@ -181,6 +182,8 @@ class TransformerRun:
     metrics : dict of str to ndarray (T,)
         Task-specific curves (``"test_loss"``, ``"train_acc"``, ``"test_acc"``, ``"baseline"``…).
     """
+
+    __repr__ = short_repr
 
     task: str
     layers: int
@@ -422,6 +425,8 @@ class Emergence:
         The head-mean curves.
     """
 
+    __repr__ = short_repr
+
     loss_step: float
     loss_steepest: float
     distance_step: np.ndarray
@@ -487,6 +492,8 @@ class EmergenceStudy:
     baseline : float
         Regression: the error of the best single-layer *linear* attention ``E_g(Γ_ICL)``; copy: 0.
     """
+
+    __repr__ = short_repr
 
     task: str
     depths: tuple

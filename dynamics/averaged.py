@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from linattn import check
+from linattn.results import short_repr
 from spectra import block_overlaps, block_resolvent, cmatmul, data_transforms, prompt_law
 
 # parabolic contour for e^{-y} (tuned for a uniform error < 1e-14 on [0, inf); tests/dynamics)
@@ -105,6 +106,8 @@ def filter_poles(tau, lam):
 @dataclass(frozen=True, eq=False)
 class AveragedCurves:
     """Dataset-averaged learning curves (theory). ``times`` in units of ``t`` (not ``τ``)."""
+
+    __repr__ = short_repr
 
     times: np.ndarray
     train: np.ndarray

@@ -29,6 +29,7 @@ import numpy as np
 
 import linattn
 from linattn import check
+from linattn.results import short_repr
 from spectra import Eigensystem, as_eigensystem
 
 
@@ -51,6 +52,8 @@ class LearningCurves:
         With a task pool (``data.pool``): the in-distribution error ``E_IDG`` (mean over
         initialisations; its s.d. is not computed), ``None`` otherwise.
     """
+
+    __repr__ = short_repr
 
     times: np.ndarray
     train: np.ndarray
@@ -77,6 +80,8 @@ def _init(es: Eigensystem, init):
 class _NullPart:
     """The part ``n_0`` of ``θ_0`` outside the modes held (it decays by ``d_⊥`` alone) and the
     inner products the errors need: ``|n_0|²``, ``u·n_0``, ``Vᵀ C n_0``, ``n_0ᵀ C n_0``."""
+
+    __repr__ = short_repr
 
     vector: np.ndarray
     norm2: float
@@ -274,6 +279,8 @@ class LongTimeLimit:
     ``gap = (E_g − E_t)/E_t`` (:func:`linattn.relative_gap`: ``inf`` when the training error is
     exactly zero, i.e. at ``λ = 0`` with ``P < M``); ``contrast = tr Γ / (‖Γ‖_F √D)``.
     """
+
+    __repr__ = short_repr
 
     theta: np.ndarray
     train: float

@@ -43,6 +43,7 @@ import linattn
 from linattn import check
 from linattn.errors import ConvergenceError
 from linattn.factorized import Parametrization, dataset_objective, population_objective
+from linattn.results import short_repr
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,8 @@ class ModeConstants:
     tau : ndarray (D,)
         Time scales ``τ_α = 1/b_α`` (at ``γ = 1``).
     """
+
+    __repr__ = short_repr
 
     spectrum: np.ndarray
     basis: np.ndarray
@@ -237,6 +240,8 @@ class StagedFlow:
         Right-hand-side evaluations of the integrator.
     """
 
+    __repr__ = short_repr
+
     times: np.ndarray
     loss: np.ndarray
     test: np.ndarray
@@ -314,6 +319,8 @@ def mean_flow(pb, parametrization, theta0, times, data=None, lam=0.0, gamma=1.0,
 @dataclass(frozen=True)
 class ModeFlow:
     """Per-mode trajectories of aligned ``Γ = P Q`` (population): ``p, q, a = p q`` of shape (T, D), and the test error."""
+
+    __repr__ = short_repr
 
     times: np.ndarray
     p: np.ndarray

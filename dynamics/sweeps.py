@@ -19,6 +19,7 @@ from tqdm import tqdm
 
 import linattn
 from linattn import check
+from linattn.results import short_repr
 from spectra import eigensystem
 
 from .flow import gradient_flow, long_time_limit
@@ -28,6 +29,8 @@ from .flow import gradient_flow, long_time_limit
 class Sweep:
     """Per-``P`` statistics over training sets (arrays of length ``len(P)``; ``*_all`` keep
     every training set, shape (len(P), n_datasets))."""
+
+    __repr__ = short_repr
 
     P: np.ndarray
     gap_mean: np.ndarray

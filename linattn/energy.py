@@ -15,6 +15,7 @@ import numpy as np
 
 from . import check
 from .prompts import Prompts
+from .results import short_repr
 
 
 def _check(data, Gamma, lam, v):
@@ -60,6 +61,8 @@ def train_energy(data: Prompts, Gamma, lam, v=None) -> float:
 @dataclass(frozen=True)
 class Gradient:
     """Gradient of ``E_t``: ``dGamma`` (D×D) and ``dv`` (D, or ``None`` for the reduced model)."""
+
+    __repr__ = short_repr
 
     dGamma: np.ndarray
     dv: np.ndarray | None

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import check
+from .results import short_repr
 
 KINDS = ("merged", "value_kq", "value_kq_modes", "separate_kq", "merged_heads")
 #: integer codes of the kinds, shared with the numba kernels of validation
@@ -60,6 +61,8 @@ class Parametrization:
     rank : int
         ``R`` of each key/query (``separate_kq``; must be 1 otherwise).
     """
+
+    __repr__ = short_repr
 
     kind: str
     D: int
@@ -245,6 +248,8 @@ class Objective:
     left, right : ndarray (D, D) or None
         ``S₂`` and ``Σ`` of the population operator.
     """
+
+    __repr__ = short_repr
 
     y2: float
     B: np.ndarray

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import check
+from .results import short_repr
 
 N_PRIMITIVES = 8
 
@@ -65,6 +66,8 @@ def n_primitives(pb) -> int:
 @dataclass(frozen=True, eq=False)
 class Invariants:
     """Per-prompt scalar invariants (arrays of equal length); see the module docstring."""
+
+    __repr__ = short_repr
 
     xi1: np.ndarray
     xi2: np.ndarray

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import check
+from .results import short_repr
 
 #: agreement required between two successive quadrature orders (relative to the moment's scale)
 TOL = 1e-12
@@ -62,6 +63,8 @@ class Hermite:
     mu_star2 : float
         ``μ_*² = E f² − μ₀² − μ₁²`` (the nonlinear part, which acts as noise).
     """
+
+    __repr__ = short_repr
 
     mu0: float
     mu1: float
@@ -288,6 +291,8 @@ class RadialMoments:
     phi2_sq : float
         ``E_r φ₂(r)²``.
     """
+
+    __repr__ = short_repr
 
     phi1_sq: float
     phi2: float

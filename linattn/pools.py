@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import check
+from .results import short_repr
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class TaskMoments:
     v2 : float
         ``⟨V_w²⟩``.
     """
+
+    __repr__ = short_repr
 
     K: int
     mean_sq: float
@@ -91,7 +94,31 @@ def _require_linear(pb):
                          f"link {pb.link.name!r}, covariance {pb.covariance!r}")
 
 
-def idg_error_from_moments(pb, moments: TaskMoments, Gamma, v=None) -> float:
+def idg_error(pb, tasks, Gamma, v=None) -> float:
+    """Exact error of ``(Γ, v)`` averaged over the tasks in the rows of ``tasks`` (fresh tokens and noise): the
+    in-distribution error when ``tasks`` is the training pool (the formula of :func:`_idg_from_moments`, from
+    the exact moments :func:`task_moments`). ``pb.test_error(Gamma, v, tasks=W)`` calls it.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+        Linear link, isotropic inputs.
+    tasks : array_like (K, D)
+    Gamma : array_like (D, D)
+    v : array_like (D,), optional
+        ``None``: the reduced model.
+
+    Returns
+    -------
+    float
+    """
+    moments = task_moments(pb, tasks)
+    G = check.finite_array("Gamma", Gamma, shape=(pb.D, pb.D))
+    vv = None if v is None else check.finite_array("v", v, shape=(pb.D,))
+    return float(_idg_from_moments(pb, moments, G, vv))
+
+
+def _idg_from_moments(pb, moments: TaskMoments, Gamma, v=None) -> float:
     r"""Exact error averaged over a set of tasks (module docstring):
 
     .. math:: ½\big[σ² + ā² − 2\,\mathrm{tr}(ΓᵀR) − 2m·v + \tfrac{ā² + σ²}{N}‖Γ‖_F²
@@ -135,6 +162,8 @@ class IDGMetric:
     trace : float
         ``tr C_W``.
     """
+
+    __repr__ = short_repr
 
     problem: object
     model: str

@@ -34,6 +34,7 @@ import numpy as np
 from . import check
 from .covariance import Covariance, as_covariance
 from .links import Link, as_link, radial_moments
+from .results import short_repr
 
 #: largest accepted label-noise s.d. (see :class:`Problem`)
 MAX_NOISE = 1e6
@@ -52,6 +53,8 @@ class ICLSolution:
     test_error : float
         ``E_g(Γ_ICL) = ½ (V − b²/(D c))`` (``½ (1 + σ² − 1/(D c))`` for the default link).
     """
+
+    __repr__ = short_repr
 
     Gamma: np.ndarray
     v: np.ndarray
@@ -103,6 +106,8 @@ class Problem:
     >>> round(pb.feature_variance, 6)
     0.111
     """
+
+    __repr__ = short_repr
 
     D: int
     N: int
@@ -298,7 +303,7 @@ class Problem:
         (``V = 1 + σ²``, ``b = 1`` for the default link; exact for any link, module docstring).
         This is the error on a fresh task (the ICL error). With ``tasks=W`` it is the exact error
         averaged over the rows of ``W`` (fresh tokens and noise, the task drawn from ``W``): the
-        in-distribution error when ``W`` is the training pool (:func:`linattn.pools.idg_error_from_moments`).
+        in-distribution error when ``W`` is the training pool (:func:`linattn.pools.idg_error`).
 
         Parameters
         ----------
@@ -315,9 +320,9 @@ class Problem:
         G = check.finite_array("Gamma", Gamma, shape=(self.D, self.D))
         vv = None if v is None else check.finite_array("v", v, shape=(self.D,))
         if tasks is not None:
-            from .pools import idg_error_from_moments, task_moments
+            from .pools import idg_error
 
-            return idg_error_from_moments(self, task_moments(self, tasks), G, vv)
+            return idg_error(self, tasks, G, vv)
         if self.covariance is not None:
             return float(self.test_error_from_moments(*self._anisotropic_moments(G, vv)))
         norm = self.feature_variance * np.sum(G * G)

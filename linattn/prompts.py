@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import check
+from .results import short_repr
 
 
 def _readonly(a):
@@ -40,6 +41,8 @@ class Prompts:
 
     Arrays are copied to read-only float64 storage; shapes and finiteness are checked.
     """
+
+    __repr__ = short_repr
 
     s: np.ndarray
     xq: np.ndarray

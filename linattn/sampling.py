@@ -47,6 +47,7 @@ import numpy as np
 
 from . import check
 from .prompts import Prompts
+from .results import short_repr
 
 
 def _batches(P, batch_size):
@@ -197,6 +198,8 @@ def _labels(pb, u):
 @dataclass(frozen=True, eq=False)
 class Tokens:
     """Raw prompts: tokens ``X`` (P, N, D), labels ``y`` (P, N), queries, targets and tasks."""
+
+    __repr__ = short_repr
 
     X: np.ndarray
     y: np.ndarray

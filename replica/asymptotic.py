@@ -34,6 +34,7 @@ from scipy import optimize
 
 from linattn import check
 from linattn.errors import ConvergenceError
+from linattn.results import short_repr
 
 
 def pool_resolvent(x, kappa):
@@ -90,6 +91,8 @@ class AsymptoticErrors:
     converged : bool
     iterations : int
     """
+
+    __repr__ = short_repr
 
     alpha: float
     tau: float

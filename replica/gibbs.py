@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from linattn import check
+from linattn.results import python_scalars, short_repr
 from spectra import as_eigensystem
 
 
@@ -49,6 +50,8 @@ class GibbsAverages:
         tr(C_W A⁻¹)/(2β)`` (:mod:`linattn.pools`) and its zero-temperature part; ``None`` otherwise.
     """
 
+    __repr__ = short_repr
+
     beta: np.ndarray
     lam: np.ndarray
     train: np.ndarray
@@ -61,6 +64,9 @@ class GibbsAverages:
     mean_norm2: np.ndarray
     test_idg: np.ndarray | None = None
     test_idg_ridge: np.ndarray | None = None
+
+    def __post_init__(self):
+        python_scalars(self)      # scalar β and λ give floats, not 0-d arrays
 
 
 def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
@@ -173,6 +179,8 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", seed=0) -
 class DatasetAverage:
     """Exact Gibbs averages of independent datasets (``train``, ``test``: one value per dataset; ``test_idg``
     with a task pool, else ``None``), their means and standard errors."""
+
+    __repr__ = short_repr
 
     train: np.ndarray
     test: np.ndarray

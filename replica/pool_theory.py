@@ -46,6 +46,7 @@ from scipy import optimize
 from linattn import check
 from linattn.errors import ConvergenceError
 from linattn.pools import TaskMoments, task_moments
+from linattn.results import short_repr
 from linattn.sampling import draw_pool
 
 from .theory import StationaryTheory, fresh_stationary, validate
@@ -57,6 +58,8 @@ class _Spectrum:
     ``s_j``: ``G`` = Gram matrix of the rows of ``UᵀB`` (1-d: its diagonal, rows orthogonal), ``t_j`` the
     contribution to ``tr Γ̄`` per unit ``1/(s_j + κ)``, ``Cu`` = ``UᵀC̃U`` of the fresh-task metric
     ``C̃ = diag(c, …, c, c_v)`` (1-d: diagonal), ``Ey2 = E y²``."""
+
+    __repr__ = short_repr
 
     s: np.ndarray
     n: np.ndarray
@@ -123,6 +126,8 @@ class PoolErrors:
     """Errors of the pool theory: ``train``, ``test`` (fresh tasks), ``test_idg`` (Gibbs averages at ``β``),
     their zero-temperature parts ``*_ridge``, the effective ridge ``kappa_eff``, ``df2`` and the solver
     ``residual`` (floats)."""
+
+    __repr__ = short_repr
 
     train: float
     test: float

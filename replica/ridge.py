@@ -30,6 +30,7 @@ from scipy import linalg
 
 from linattn import check
 from linattn.errors import ConvergenceError
+from linattn.results import short_repr
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,6 +65,8 @@ class RidgeSolution:
     certified : bool
         ``error_bound <= rtol · |θ|``.
     """
+
+    __repr__ = short_repr
 
     Gamma: np.ndarray
     v: np.ndarray | None

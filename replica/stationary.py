@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from linattn import check
+from linattn.results import short_repr
 
 from .pool_theory import pool_stationary
 from .theory import StationaryTheory, fresh_stationary
@@ -67,6 +68,8 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
 class StationaryCurve:
     """Theory along a list of ``P`` values (arrays), with the worst solver residual (``test_idg`` and, at
     finite ``β``, no ``free_energy`` for a task pool)."""
+
+    __repr__ = short_repr
 
     P: np.ndarray
     train: np.ndarray

@@ -37,6 +37,7 @@ import numpy as np
 
 import linattn
 from linattn import check
+from linattn.results import short_repr
 from spectra import block_overlaps, prompt_law, ridge_resolvent, teacher_overlap
 
 
@@ -44,6 +45,8 @@ from spectra import block_overlaps, prompt_law, ridge_resolvent, teacher_overlap
 class OrderParameters:
     """Saddle point: ``rho``, ``sigma2`` (per block), ``r`` (per block, ``inf`` in the min-norm
     limit), and the scaled resolvent variables ``a``, ``eps``, ``L`` (see :class:`spectra.RidgeResolvent`)."""
+
+    __repr__ = short_repr
 
     rho: float
     sigma2: np.ndarray
@@ -77,6 +80,8 @@ class StationaryTheory:
         With a task pool (``pb.tasks = K``): the in-distribution error ``⟨E_IDG⟩`` (:mod:`replica.pool_theory`);
         ``test`` is then the fresh-task (ICL) error. ``None`` for fresh tasks.
     """
+
+    __repr__ = short_repr
 
     problem: linattn.Problem
     P: float

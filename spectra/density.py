@@ -25,6 +25,7 @@ import numpy as np
 import linattn
 from linattn import check
 from linattn.errors import ConvergenceError
+from linattn.results import short_repr
 
 from .law import LAWS, prompt_law
 from .resolvent import block_resolvent
@@ -154,6 +155,8 @@ def density(x, alpha, pb, law="finite", model="reduced") -> np.ndarray:
 class SpectralCDF:
     """Tabulated CDF of a law: ``grid`` (x values), ``cumulative`` (continuous mass up to x),
     ``atom``, and ``mass_error = |atom + continuous mass − 1|`` (the integration check)."""
+
+    __repr__ = short_repr
 
     grid: np.ndarray
     cumulative: np.ndarray

@@ -33,6 +33,7 @@ import numpy as np
 
 import linattn
 from linattn import check
+from linattn.results import short_repr
 
 from .eigenvalues import hessian_dense
 
@@ -66,6 +67,8 @@ class Eigensystem:
     y2bar : float
         ``Ȳ² = (1/P) Σ y_q²``.
     """
+
+    __repr__ = short_repr
 
     problem: linattn.Problem
     data: linattn.Prompts
@@ -275,6 +278,8 @@ class Eigensystem:
 class EigenIDG:
     """In-distribution error in eigen coordinates: ``metric`` (:class:`linattn.pools.IDGMetric`),
     ``linear = Vᵀℓ`` (k,) and ``Q = VᵀC_W V`` (k, k)."""
+
+    __repr__ = short_repr
 
     metric: object
     linear: np.ndarray

@@ -44,6 +44,7 @@ from scipy.stats import qmc
 
 import linattn
 from linattn import check, invariants
+from linattn.results import short_repr
 
 LAWS = ("finite", "mp")
 MAX_SOBOL_DIM = 21201
@@ -73,6 +74,8 @@ class PromptLaw:
         Relative error of the raw quasi-Monte-Carlo estimates of the five imposed moments before
         the correction of step 3 (empty for ``law="mp"``): the measured quadrature error.
     """
+
+    __repr__ = short_repr
 
     problem: linattn.Problem
     model: str

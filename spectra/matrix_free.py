@@ -21,6 +21,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from linattn import check
+from linattn.results import short_repr
 
 
 def hessian_matvec(data, theta, model="reduced") -> np.ndarray:
@@ -58,6 +59,8 @@ class SpectralEstimate:
 
     ``cdf(x)`` is the step-function estimate; ``density(x, width)`` a Gaussian-broadened one.
     """
+
+    __repr__ = short_repr
 
     nodes: np.ndarray
     weights: np.ndarray

@@ -38,6 +38,7 @@ from scipy import optimize
 
 from linattn import check
 from linattn.errors import ConvergenceError
+from linattn.results import short_repr
 
 from . import _kernels
 from .law import PromptLaw
@@ -76,6 +77,8 @@ class Resolvent:
     residual : ndarray (n,)
         ``max_i |r_i(−z + E[ξ_i ω]) − 1|``.
     """
+
+    __repr__ = short_repr
 
     z: np.ndarray
     r: np.ndarray
@@ -164,6 +167,8 @@ class DataTransforms:
     ``rho(z) = E[θ̂_0ᵀ(H/c − z)^{-1} b]`` and ``T(z) = E[bᵀ(H/c − z)^{-1} b]``; ``resolvent`` holds
     the block resolvent they were computed from.
     """
+
+    __repr__ = short_repr
 
     z: np.ndarray
     rho: np.ndarray
@@ -339,6 +344,8 @@ class RidgeResolvent:
     iterations : int
     residual : float
     """
+
+    __repr__ = short_repr
 
     lam: float
     q: np.ndarray

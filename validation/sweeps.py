@@ -55,6 +55,7 @@ from tqdm import tqdm
 
 import linattn
 from linattn import check
+from linattn.results import short_repr
 
 #: environment of worker processes started here: one thread each
 WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
@@ -97,6 +98,8 @@ def experiment(name):
 @dataclass(frozen=True)
 class Task:
     """One evaluation: the grid index, the parameter values, the replicate and its seed words."""
+
+    __repr__ = short_repr
 
     index: tuple
     point: dict

@@ -50,6 +50,8 @@ ROWS = [
         dict(tasks="posint", task_law="choice", assignment="choice")),
     Row("pools.task_moments", pools.task_moments, dict(pb=PB, tasks=np.ones((2, 3))),
         dict(pb="problem", tasks="array_shape")),
+    Row("pools.idg_error", pools.idg_error, dict(pb=PB, tasks=np.ones((2, 3)), Gamma=G, v=V),
+        dict(pb="problem", tasks="array_shape", Gamma="array_shape", v="array_shape")),
     Row("pools.idg_metric", pools.idg_metric, dict(pb=PB, tasks=np.ones((2, 3)), model="full"),
         dict(pb="problem", tasks="array_shape", model="model")),
     Row("sampling.draw_pool", sampling.draw_pool, dict(pb=PB_POOL, P=4, rng=0),

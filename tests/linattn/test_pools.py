@@ -75,7 +75,7 @@ def test_gaussian_task_average_is_the_fresh_task_error():
     G, v = rng.standard_normal((3, 3)), rng.standard_normal(3)
     # exact moments of the Gaussian law inserted by hand
     mo = pools.TaskMoments(K=1, mean_sq=1.0, R=np.eye(3) / 3, m=np.zeros(3), v2=(1 + 0.25) ** 2 + 2 / 3)
-    assert pools._idg_error(pb, mo, G, v) == pytest.approx(pb.test_error(G, v), rel=1e-13)
+    assert pools._idg_from_moments(pb, mo, G, v) == pytest.approx(pb.test_error(G, v), rel=1e-13)
 
 
 def test_bad_pool_arguments():

@@ -12,7 +12,8 @@ def run():
 
 
 def test_diagnostics_match_the_closed_form_of_staged_learning(run):
-    failed = [f"{c.quantity}: theory {c.theory}, measured {c.simulation} ({c.criterion})" for c in checks(run) if not c.passed]
+    failed = [f"{c.quantity}: theory {c.theory}, measured {c.simulation} ({c.criterion})"
+              for c in checks(run) if not c.passed]
     assert not failed, failed
 
 

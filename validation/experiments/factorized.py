@@ -20,8 +20,15 @@ import dynamics
 import linattn
 
 from .base import Check, Experiment
-from .staged import (SADDLE_MODELS, gap_arrays, gap_one, gibbs_comparison, noise_free_problem, saddle_run,
-                     staged_experiment)
+from .staged import (
+    SADDLE_MODELS,
+    gap_arrays,
+    gap_one,
+    gibbs_comparison,
+    noise_free_problem,
+    saddle_run,
+    staged_experiment,
+)
 
 #: input eigenvalues of Zhang, Singh, Latham & Saxe (2025)
 ZHANG_SPECTRUM = (0.4, 0.3, 0.2, 0.1)
@@ -130,7 +137,8 @@ class FactorizedCheck(Experiment):
 
     def points(self, s):
         return ([dict(part="staged")] + [dict(part="saddle", tag=tag) for tag in SADDLE_MODELS]
-                + [dict(part="flow", k=k) for k in range(s.saddle_starts)] + [dict(part="gibbs", kind=k) for k in self.GIBBS])
+                + [dict(part="flow", k=k) for k in range(s.saddle_starts)]
+                + [dict(part="gibbs", kind=k) for k in self.GIBBS])
 
     def compute(self, s, point):
         from linattn.factorized import Parametrization
@@ -175,7 +183,8 @@ class FactorizedCheck(Experiment):
         for m in range(1, 4):
             v, K, Q = np.zeros(4), np.zeros((4, 4, 1)), np.zeros((4, 4, 1))
             for h, a in enumerate(order[:m]):
-                v[h], K[h, :, 0], Q[h, :, 0] = 1.0, np.sqrt(mc.a_inf[a]) * mc.basis[:, a], np.sqrt(mc.a_inf[a]) * mc.basis[:, a]
+                u = np.sqrt(mc.a_inf[a]) * mc.basis[:, a]
+                v[h], K[h, :, 0], Q[h, :, 0] = 1.0, u, u
             th = par.join(v=v, K=K, Q=Q)
             grad.append(np.abs(par.pullback(th, obj.gradient(par.gamma(th)))).max())
             loss.append(obj.value(par.gamma(th)))
@@ -202,7 +211,8 @@ class FactorizedCheck(Experiment):
             ode_gap = abs(ode[k] / saddles[m] - 1)
             sim = d["separate_sgd"][:, k]
             mean, se = sim.mean(), sim.std(ddof=1) / np.sqrt(sim.size)
-            out.append(Check("factorized", f"SGD plateau at saddle M_{m} (separate K/Q)", f"D=4, N=31, 4 rank-one heads, "
+            out.append(Check("factorized", f"SGD plateau at saddle M_{m} (separate K/Q)",
+                             "D=4, N=31, 4 rank-one heads, "
                              f"start scale 0.3, online SGD η=0.25, batch {batch}, {chains} chains, t={times[k]:.0f}",
                              _fmt(saddles[m]), _fmt(mean, se), f"{mean / saddles[m] - 1:+.2%}",
                              abs(mean - saddles[m]) <= 4 * se + (ode_gap + 0.01) * saddles[m],
@@ -211,13 +221,14 @@ class FactorizedCheck(Experiment):
         for m in range(1, 4):
             loss, grad, closest = d["saddle_loss"][m - 1], d["saddle_grad"][m - 1], d["saddle_closest"][m - 1]
             out.append(Check("factorized", f"saddle M_{m} of separate K/Q: loss, stationarity, passage",
-                             f"D=4, N=31, Λ=(.4,.3,.2,.1), 4 rank-one heads; exact ODE from {s['saddle_starts']} random "
-                             f"start(s) of scale {s['saddle_scale']}", _fmt(saddles[m], digits=8),
+                             "D=4, N=31, Λ=(.4,.3,.2,.1), 4 rank-one heads; exact ODE from "
+                             f"{s['saddle_starts']} random start(s) of scale {s['saddle_scale']}",
+                             _fmt(saddles[m], digits=8),
                              f"E_g at M_{m}: {loss:.8g}; max|∇θ| {grad:.0e}; flow passes within {closest:.1e}",
                              f"{loss / saddles[m] - 1:+.1e}",
                              abs(loss / saddles[m] - 1) < 1e-12 and grad < 1e-12 and closest < 1e-3,
-                             "loss to 1e-12, gradient < 1e-12 (a fixed point); every flow passes within 1e-3 (how close "
-                             "depends on the start: 1e-10 to 1e-4 measured over 10 starts)"))
+                             "loss to 1e-12, gradient < 1e-12 (a fixed point); every flow passes within 1e-3 (how "
+                             "close depends on the start: 1e-10 to 1e-4 measured over 10 starts)"))
         final, ic = d["merged_sgd"][:, -1], float(d["icl_test"])
         se = final.std(ddof=1) / np.sqrt(final.size)
         out.append(Check("factorized", "merged head: final E_g = E_g(Γ_*)", f"D=4, N=31, online SGD η=0.25, {chains} "
@@ -228,11 +239,13 @@ class FactorizedCheck(Experiment):
             est, se, exact = g[name], g[f"{name}_se"], g[f"exact_{name}"]
             out.append(Check("factorized", f"Langevin merged kernel: ⟨E_{'g' if name == 'test' else 't'}⟩ vs exact "
                              "Gibbs", "D=3, N=6, P=40, β=200, λ=0.05, η=0.005, 16 chains", _fmt(exact), _fmt(est, se),
-                             f"{est / exact - 1:+.2%}", abs(est - exact) <= 4 * se + 1e-4, "|Δ| ≤ 4 s.e. + 1e-4 (O(η) bias)"))
+                             f"{est / exact - 1:+.2%}", abs(est - exact) <= 4 * se + 1e-4,
+                             "|Δ| ≤ 4 s.e. + 1e-4 (O(η) bias)"))
         g = {k[len("gibbs_value_kq_modes_"):]: v for k, v in d.items() if k.startswith("gibbs_value_kq_modes_")}
         train, train_se, equi = float(g["train"]), float(g["train_se"]), float(g["equipartition"])
         thermal = int(g["harmonic_dof"]) / 4000.0
-        out.append(Check("factorized", "Langevin Γ=PQ: ⟨E_t⟩ = E_min + (2D² − D(D−1)/2)/(2β)", "D=3, N=6, P=40, β=2000, "
+        out.append(Check("factorized", "Langevin Γ=PQ: ⟨E_t⟩ = E_min + (2D² − D(D−1)/2)/(2β)",
+                         "D=3, N=6, P=40, β=2000, "
                          f"λ=0.05, η=0.002, 16 chains; merged exact Gibbs: {float(g['exact_train']):.4f}", _fmt(equi),
                          _fmt(train, train_se), f"{train / equi - 1:+.2%}",
                          abs(train - equi) <= 4 * train_se + 0.1 * thermal,

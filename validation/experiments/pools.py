@@ -153,12 +153,14 @@ class PoolsCheck(Experiment):
         vals = np.array([(lambda st: (st.test, st.test_idg))(replica.stationary(
             _sphere_problem(int(d), ALPHA, KAPPA), TAU * d * d, np.inf, RIDGE_L / d, "reduced", law="mp", pool="mp"))
             for d in Ds])
-        data["mp_extrapolated"] = np.array([float(np.polyval(np.polyfit(1.0 / Ds, vals[:, k], 2), 0.0)) for k in range(2)])
+        data["mp_extrapolated"] = np.array([float(np.polyval(np.polyfit(1.0 / Ds, vals[:, k], 2), 0.0))
+                                            for k in range(2)])
         pb = linattn.Problem(12, 24, NOISE, tasks=6)
         sample = pb.sample(400, rng=3)
         fast = replica.ridge(sample, pb, 0.01, "full")
         ref = replica.gibbs(sample, pb, np.inf, 0.01, "full")
-        data["fast_rel"] = np.asarray(max(abs(fast.test / float(ref.test) - 1), abs(fast.test_idg / float(ref.test_idg) - 1),
+        data["fast_rel"] = np.asarray(max(abs(fast.test / float(ref.test) - 1),
+                                          abs(fast.test_idg / float(ref.test_idg) - 1),
                                           abs(fast.train / float(ref.train) - 1)))
         meta = {"fast_method": str(fast.method), "fast_iterations": int(fast.iterations),
                 "fast_certified": bool(fast.certified)}
@@ -176,10 +178,11 @@ class PoolsCheck(Experiment):
             tol = 4 * se + 0.25 * abs(a32.mean() - a16.mean())
             rejected = abs(extrap - base_icl) > tol
             out.append(Check("pools", f"D → ∞ theory, {name} error (Lu et al.; IDG = −τ c_e conjectured)",
-                             f"α={ALPHA:g}, τ={TAU:g}, κ={KAPPA:g}, σ={NOISE:g}, λ_L={RIDGE_L:g}; exact at D=16 ({n16}), "
-                             f"32 ({n32}), extrapolated 2E₃₂ − E₁₆",
-                             f"{ref:.4g} (κ=∞: {base_icl:.4g})", f"{extrap:.4g} ± {se:.2g}", f"{abs(extrap / ref - 1):.2%}",
-                             bool(abs(extrap - ref) <= tol and rejected), "4 s.e. + 25 % of the 1/D correction; κ=∞ rejected"))
+                             f"α={ALPHA:g}, τ={TAU:g}, κ={KAPPA:g}, σ={NOISE:g}, λ_L={RIDGE_L:g}; exact at D=16 "
+                             f"({n16}), 32 ({n32}), extrapolated 2E₃₂ − E₁₆",
+                             f"{ref:.4g} (κ=∞: {base_icl:.4g})", f"{extrap:.4g} ± {se:.2g}",
+                             f"{abs(extrap / ref - 1):.2%}", bool(abs(extrap - ref) <= tol and rejected),
+                             "4 s.e. + 25 % of the 1/D correction; κ=∞ rejected"))
         for tau20, kappa20 in FINITE_CASES:
             key = f"D20_tau{tau20:g}_kappa{kappa20:g}"
             avg = PoolAverage(icl=d[f"{key}_icl"], idg=d[f"{key}_idg"], train=d[f"{key}_train"])
@@ -190,16 +193,19 @@ class PoolsCheck(Experiment):
                 out.append(Check("pools", f"finite-D pool theory, {name} error", f"D=20, N=40, σ={NOISE:g}, λ=0.005, "
                                  f"τ={tau20:g}, κ={kappa20:g}, full model, {n20} datasets", f"{t:.4g} (D→∞: {b:.4g})",
                                  f"{m:.4g} ± {se:.2g}", f"{abs(t / m - 1):.2%} (D→∞ {abs(b / m - 1):.1%})", bool(ok),
-                                 "≤ 3.5 % + 3 s.e., and closer than the D → ∞ formula where the two differ by > 3 s.e."))
+                                 "≤ 3.5 % + 3 s.e., and closer than the D → ∞ formula where the two differ by > 3 "
+                                 "s.e."))
         ext = [float(x) for x in d["mp_extrapolated"]]
         err = max(abs(ext[0] - th_icl), abs(ext[1] - th_idg))
         out.append(Check("pools", "finite-D pool theory at D → ∞ = Lu et al.", f"α={ALPHA:g}, τ={TAU:g}, κ={KAPPA:g}, "
-                         f"σ={NOISE:g}, λ_L={RIDGE_L:g}; D = 1000…8000, quadratic in 1/D", f"{th_icl:.8g}, {th_idg:.8g}",
+                         f"σ={NOISE:g}, λ_L={RIDGE_L:g}; D = 1000…8000, quadratic in 1/D",
+                         f"{th_icl:.8g}, {th_idg:.8g}",
                          f"{ext[0]:.8g}, {ext[1]:.8g}", f"{err:.1e} (abs.)", bool(err < 1e-6), "|difference| < 1e-6"))
         m, rel = r.meta, float(d["fast_rel"])
         out.append(Check("pools", "fast ridge solver (CG, no eigendecomposition) = eigensystem route",
                          "D=12, N=24, K=6, P=400 (> M), λ=0.01, full model", "replica.gibbs(β=∞)",
-                         f"{m['fast_method']}, {m['fast_iterations']} it., certified={m['fast_certified']}", f"{rel:.1e}",
+                         f"{m['fast_method']}, {m['fast_iterations']} it., certified={m['fast_certified']}",
+                         f"{rel:.1e}",
                          bool(rel < 1e-7 and m["fast_certified"]), "relative difference < 1e-7 (rtol = 1e-8)"))
         return out
 
@@ -309,7 +315,8 @@ class GTask(PoolsFigure):
                 + [dict(kind="sim", D=D, n=n, kappa=k) for D, n in zip(s.D, s.n) for k in s.kappa])
 
     def _problem(self, D, kappa):
-        return linattn.Problem(D, int(self.ALPHA * D), FIG_NOISE, tasks=max(1, int(round(kappa * D))), task_law="sphere")
+        return linattn.Problem(D, int(self.ALPHA * D), FIG_NOISE, tasks=max(1, int(round(kappa * D))),
+                               task_law="sphere")
 
     def compute(self, s, point):
         D = point["D"]
@@ -414,5 +421,6 @@ class PoolPhase(Experiment):
         gt = np.array([float(o["gtask_rel"]) for o in outputs]).reshape(Ks.size + 1, Ps.size)
         pstar = replica.phase_boundary(linattn.Problem(self.D, self.N), np.inf, self.LAM, model="full")
         data = {"P": Ps, "K": Ks, "gap": gap, "gtask_rel": gt, "P_star_theory": np.nan if pstar is None else pstar}
-        rows = [dict(K="inf" if i == len(Ks) else int(Ks[i]), gap=[float(x) for x in gap[i]]) for i in range(len(Ks) + 1)]
+        rows = [dict(K="inf" if i == len(Ks) else int(Ks[i]), gap=[float(x) for x in gap[i]])
+                for i in range(len(Ks) + 1)]
         return data, {"rows": rows}

@@ -396,7 +396,8 @@ class RankDynamicsFigure(Experiment):
 
     name = "rank_dynamics"
     title = "Effective rank and subspace distance of staged learning: theory vs ODE vs SGD"
-    presets = {"smoke": dict(spectrum=np.geomspace(1.0, 0.5, 3).tolist(), N=15, n_chains=2, batch=32, n_grid=60, seed=3),
+    presets = {"smoke": dict(spectrum=np.geomspace(1.0, 0.5, 3).tolist(), N=15, n_chains=2, batch=32, n_grid=60,
+                             seed=3),
                "quick": dict(spectrum=np.geomspace(1.0, 0.25, 4).tolist(), N=31, n_chains=3, batch=128, n_grid=400,
                              seed=3),
                "full": dict(spectrum=np.geomspace(1.0, 0.125, 5).tolist(), N=31, n_chains=8, batch=256, n_grid=600,

@@ -13,8 +13,8 @@ import numpy as np
 
 import dynamics
 import linattn
-from linattn import check
 from diagnostics import crossing_times
+from linattn import check
 from linattn.factorized import Parametrization
 
 from ..simulators.factorized import FactorizedRun, factorized_descent
@@ -96,7 +96,8 @@ def staged_experiment(spectrum, N, a0=1e-3, step=0.05, batch=128, n_chains=4, re
     th *= np.sqrt(a0 * np.sqrt(pb.D)) / np.linalg.norm(th[: pb.D**2])     # ‖P‖ = ‖Q‖ ≈ (a0 √D)^{1/2}
     ode = dynamics.mean_flow(pb, par, th, times)
     half = 0.5 * mc.a_inf
-    return StagedExperiment(problem=pb, a0=a0, times=times, closed_modes=closed, closed_test=dynamics.mode_loss(pb, closed),
+    return StagedExperiment(problem=pb, a0=a0, times=times, closed_modes=closed,
+                            closed_test=dynamics.mode_loss(pb, closed),
                             ode_random_modes=ode.modes, ode_random_test=ode.test, sgd=sgd, t_half=t_half,
                             t_half_sgd=crossing_times(times, np.swapaxes(sgd.modes, 1, 2), half[None, :]),
                             t_half_random=crossing_times(times, ode.modes.T, half))
@@ -331,5 +332,6 @@ def gibbs_comparison(pb, data, beta, lam, kind="value_kq_modes", n_steps=60_000,
     dof = par.n_params - (pb.D * (pb.D - 1) // 2 if kind == "value_kq_modes" else 0)
     se = lambda x: float(x.std(ddof=1) / np.sqrt(x.size))    # noqa: E731
     return GibbsComparison(train=float(et.mean()), train_se=se(et), test=float(eg.mean()), test_se=se(eg),
-                           exact_train=float(exact.train), exact_test=float(exact.test), e_min=float(fl.loss[-1]), harmonic_dof=dof,
+                           exact_train=float(exact.train), exact_test=float(exact.test), e_min=float(fl.loss[-1]),
+                           harmonic_dof=dof,
                            equipartition=float(fl.loss[-1] + dof / (2 * beta)))

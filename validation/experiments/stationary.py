@@ -166,9 +166,16 @@ def _grids(P_theory, P_exact, P_sim):
     return P_theory, P_exact, P_sim
 
 
+def _as_problem(entry):
+    """A problem of the settings: ``[D, N]``, ``[D, N, noise]`` or (in-process settings only) a
+    :class:`linattn.Problem`."""
+    return entry if isinstance(entry, linattn.Problem) else linattn.Problem(*entry)
+
+
 class StationaryErrors(Experiment):
     """Theory, exact Gibbs averages and Langevin markers of the stationary errors against ``P``, for each
-    problem of ``problems`` (entries ``[D, N]`` or ``[D, N, noise]``); module docstring.
+    problem of ``problems`` (entries ``[D, N]`` or ``[D, N, noise]``; in-process runs also take a
+    :class:`linattn.Problem`); module docstring.
 
     Settings: ``problems``; ``model``, ``beta``, ``lam``; the grids ``P_theory``, ``P_exact``, ``P_sim``
     (``None``: the defaults of :func:`stationary_sweep`); ``n_exact`` and ``n_sim`` datasets per exact and
@@ -189,7 +196,7 @@ class StationaryErrors(Experiment):
     @staticmethod
     def _problem(s, k):
         """Problem ``k`` of the settings and its seed."""
-        pb = linattn.Problem(*s.problems[k])
+        pb = _as_problem(s.problems[k])
         return pb, (pb.D * 1000 + pb.N if s.seed is None else s.seed)
 
     def points(self, s):
@@ -278,7 +285,8 @@ def sweeps_of(result):
     -------
     list of StationarySweep
     """
-    return [StationarySweep.from_dict(result.data, f"D{p[0]}_N{p[1]}_") for p in result.settings["problems"]]
+    return [StationarySweep.from_dict(result.data, f"D{pb.D}_N{pb.N}_")
+            for pb in map(_as_problem, result.settings["problems"])]
 
 
 def _figure_presets(problems, smoke_problems):
@@ -353,7 +361,7 @@ def stationary_sweep(pb, model="full", beta=1e3, lam=0.01, P_theory=None, P_exac
     store : str, optional
         A folder: the points (theory, each exact marker, each simulated dataset) are computed into a
         Zarr group there (:func:`validation.experiments.run`; resumable: what is there is read, not
-        recomputed; optional extra ``[dask]``).
+        recomputed; optional extra ``[dask]``). Only for problems given by ``D``, ``N`` and ``noise``.
 
     Returns
     -------
@@ -376,7 +384,11 @@ def stationary_sweep(pb, model="full", beta=1e3, lam=0.01, P_theory=None, P_exac
         check.fail("store", store, "None or a folder path")
     if langevin_kw is not None and not isinstance(langevin_kw, dict):
         check.fail("langevin_kw", langevin_kw, "None or a dict of keyword arguments of langevin")
-    settings = dict(problems=[[pb.D, pb.N, pb.noise]], model=model, beta=beta, lam=lam, seed=seed,
+    plain = pb == linattn.Problem(pb.D, pb.N, pb.noise)
+    if store is not None and not plain:
+        check.fail("store", store, "None for a problem with a link, covariance or task pool (a store holds "
+                   "problems given by D, N and noise)")
+    settings = dict(problems=[[pb.D, pb.N, pb.noise] if plain else pb], model=model, beta=beta, lam=lam, seed=seed,
                     P_theory=P_theory.tolist(), P_exact=P_exact.tolist(), P_sim=P_sim.tolist(), n_exact=n_exact,
                     n_sim=n_sim, langevin_kw=dict(langevin_kw or {}))
     result = run(StationaryErrors(), settings=settings, store=None if store is None else os.fspath(store),
@@ -465,8 +477,8 @@ class LangevinCheck(Experiment):
         out = {"dt": r.dt}
         for name, est in (("train", r.train_estimate), ("test", r.test_estimate)):
             out.update({f"{name}_mean": est.mean, f"{name}_iat_se": est.se, f"{name}_reliable": float(est.reliable),
-                        f"{name}_se_exact": getattr(r, f"se_{name}_exact"), f"{name}_exact": getattr(r, f"exact_{name}"),
-                        f"{name}_bias": getattr(r, f"bias_{name}")})
+                        f"{name}_se_exact": getattr(r, f"se_{name}_exact"),
+                        f"{name}_exact": getattr(r, f"exact_{name}"), f"{name}_bias": getattr(r, f"bias_{name}")})
         return out
 
     def assemble(self, s, outputs):

@@ -11,7 +11,7 @@ dip (memorization); the large-``P`` test loss decreases monotonically.
 """
 from __future__ import annotations
 
-from ..experiments.curves import D, LAM, N, SIGMA0
+from ..experiments.curves import LAM, SIGMA0, D, N
 from . import register
 
 

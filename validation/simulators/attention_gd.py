@@ -18,11 +18,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from linattn import attention, check
+from linattn.results import short_repr
 
 
 @dataclass(frozen=True, eq=False)
 class AttentionRun:
     """``W`` at the recorded steps (``len(steps) × (D+1) × (D+1)``) and the training losses."""
+
+    __repr__ = short_repr
 
     steps: np.ndarray
     W: np.ndarray

@@ -25,6 +25,7 @@ import numpy as np
 from linattn import check
 from linattn.errors import ConvergenceError
 from linattn.factorized import Parametrization, dataset_objective, population_objective
+from linattn.results import short_repr
 
 from . import _factorized_kernels as _fk
 from . import _kernels
@@ -50,6 +51,8 @@ class FactorizedRun:
     step, lam, beta : float
     online : bool
     """
+
+    __repr__ = short_repr
 
     steps: np.ndarray
     theta: np.ndarray

@@ -15,12 +15,15 @@ import numpy as np
 
 import linattn
 from linattn import check
+from linattn.results import short_repr
 
 
 @dataclass(frozen=True, eq=False)
 class DescentRun:
     """``steps`` recorded; ``train``, ``test``: arrays (len(steps), n_init) over the initialisations;
     ``train_mean``, ``train_sd``, ``test_mean``, ``test_sd``: their statistics per step."""
+
+    __repr__ = short_repr
 
     steps: np.ndarray
     train: np.ndarray

@@ -40,6 +40,7 @@ from tqdm import tqdm
 import linattn
 import replica
 from linattn import check
+from linattn.results import python_scalars, short_repr
 from spectra import Eigensystem, eigensystem
 
 from . import _kernels
@@ -65,6 +66,8 @@ class Chain:
     train_star, test_star : float
         ``E_t(θ*)``, ``E_g(θ*)``.
     """
+
+    __repr__ = short_repr
 
     es: Eigensystem
     lam: float
@@ -338,6 +341,8 @@ class LangevinResult:
         Both transient biases are below ``BIAS_FRACTION`` times the exact s.e.
     """
 
+    __repr__ = short_repr
+
     train: np.ndarray
     test: np.ndarray
     dt: float
@@ -357,6 +362,9 @@ class LangevinResult:
     transient_train: float
     transient_test: float
     equilibrated: bool
+
+    def __post_init__(self):
+        python_scalars(self)
 
     @property
     def train_estimate(self) -> MeanEstimate:

@@ -36,6 +36,7 @@ from numba import njit
 
 import linattn
 from linattn import check, sampling
+from linattn.results import short_repr
 
 FEATURES = ("hermite2", "linear")
 
@@ -86,6 +87,8 @@ class LearnerRun:
     converged : bool
         The feature learner's gradient descent met its tolerance (always ``True`` for the ridge).
     """
+
+    __repr__ = short_repr
 
     learner: str
     train: float

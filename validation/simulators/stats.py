@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from linattn import check
+from linattn.results import short_repr
 
 #: windowing constant of Sokal's rule
 WINDOW_C = 5.0
@@ -84,6 +85,8 @@ def integrated_time(x, c: float = WINDOW_C) -> float:
 class MeanEstimate:
     """Mean of samples, its s.e. ``sd·√(τ/N)``, the integrated time ``τ`` (in samples), and
     ``reliable``: every chain is at least ``TOL · τ`` samples long."""
+
+    __repr__ = short_repr
 
     mean: float
     se: float
