@@ -49,7 +49,20 @@ MAXIT = 100
 
 def cmatmul(a, b):
     """``a @ b`` for complex ``a`` (…, K) and real ``b`` (K,) or (K, m), as one real product on
-    the interleaved storage of ``a`` (numpy's mixed complex-real product is ~100x slower here)."""
+    the interleaved storage of ``a`` (numpy's mixed complex-real product is ~100x slower here).
+
+    Parameters
+    ----------
+    a : ndarray (..., K)
+        Complex (or real: then a plain product).
+    b : ndarray (K,) or (K, m)
+        Real.
+
+    Returns
+    -------
+    ndarray
+        ``a @ b``.
+    """
     if not np.iscomplexobj(a):
         return a @ b
     a = np.ascontiguousarray(a, dtype=np.complex128)

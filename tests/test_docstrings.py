@@ -1,9 +1,10 @@
-"""numpydoc: every public function and method of the five packages documents its ``Parameters``
+"""numpydoc: every public function and method of the six packages documents its ``Parameters``
 (when it takes any) and its ``Returns``."""
 import inspect
 
 import pytest
 
+import diagnostics
 import dynamics
 import linattn
 import replica
@@ -12,7 +13,7 @@ import validation
 from validation import figures as plots
 from validation.app import report
 
-PACKAGES = (linattn, spectra, dynamics, replica, validation)
+PACKAGES = (linattn, spectra, dynamics, replica, diagnostics, validation)
 SKIP_MODULES = {"check"}     # the argument checks: documented one-liners used by the library itself
 
 
@@ -58,5 +59,5 @@ def test_numpydoc_sections(qual, func):
 
 def test_the_scan_finds_the_api():
     names = {q for q, _ in FUNCTIONS}
-    assert {"replica.stationary", "spectra.density", "dynamics.gradient_flow", "validation.simulators.langevin"} <= names
+    assert {"replica.stationary", "spectra.density", "dynamics.gradient_flow", "validation.langevin"} <= names
     assert len(FUNCTIONS) > 80

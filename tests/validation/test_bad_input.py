@@ -67,7 +67,10 @@ ROWS = [
     Row("mean_and_se", validation.mean_and_se, dict(x=X, tol=50.0), dict(x="array_shape", tol="positive")),
     Row("integrated_time", validation.integrated_time, dict(x=X, c=5.0), dict(x="array_shape", c="positive")),
     Row("autocorrelation", validation.autocorrelation, dict(x=X), dict(x="array_shape")),
-    Row("rank_dynamics", validation.experiments.rank_dynamics,
+    Row("run_experiment", validation.run_experiment, dict(experiment="spectra_check", mode="smoke", progress=False,
+                                                         workers=1),
+        dict(experiment="choice", mode="choice", progress="bool", workers="posint")),
+    Row("rank_dynamics", validation.rank_dynamics,
         dict(spectrum=[1.0, 0.5], N=5, a0=1e-2, rtol=0.05, span=1.5, step=0.1, batch=4, n_chains=1, record=5,
              n_grid=16, seed=0),
         dict(spectrum="array", N="posint", a0="positive", rtol="tol", span="positive", step="positive", batch="posint",
@@ -78,7 +81,7 @@ ROWS = [
 ]
 
 NOT_INPUTS = {"PoolAverage", "LangevinResult", "Chain", "AttentionRun", "DescentRun", "StationarySweep", "MeanEstimate", "LearnerRun",
-              "FactorizedRun", "RankDynamics"}
+              "FactorizedRun", "RankDynamics", "Check", "Experiment", "Result"}
 
 try:                         # the sweep runner needs the optional extra [dask]
     import xarray  # noqa: F401

@@ -230,22 +230,65 @@ class Experiment:
 
     # -- the work ---------------------------------------------------------------------------------------
     def points(self, s: Settings) -> list:
-        """The independent units of work (JSON-able dicts); default: one point."""
+        """The independent units of work; default: one point.
+
+        Parameters
+        ----------
+        s : Settings
+
+        Returns
+        -------
+        list of dict
+            JSON-able points, each evaluated by :meth:`compute` (in any order, anywhere).
+        """
         return [{}]
 
     def compute(self, s: Settings, point: dict) -> dict:
-        """One point's outputs: a dict of numeric arrays."""
+        """One point's outputs; every random number is seeded from ``s`` and ``point``.
+
+        Parameters
+        ----------
+        s : Settings
+        point : dict
+            One element of :meth:`points`.
+
+        Returns
+        -------
+        dict of str to ndarray
+            Numeric arrays (any shapes).
+        """
         raise NotImplementedError
 
     def assemble(self, s: Settings, outputs: list) -> tuple:
-        """``(data, meta)`` of the :class:`Result` from the outputs of every point (in order)."""
+        """The arrays and metadata of the :class:`Result` from the outputs of every point.
+
+        Parameters
+        ----------
+        s : Settings
+        outputs : list of dict
+            :meth:`compute` of every point, in the order of :meth:`points`.
+
+        Returns
+        -------
+        (dict, dict)
+            ``(data, meta)``; default: the union of the outputs and no metadata.
+        """
         data = {}
         for out in outputs:
             data.update(out)
         return data, {}
 
     def checks(self, result: Result) -> list:
-        """The comparisons of this experiment (list of :class:`Check`); default: none."""
+        """The theory-vs-simulation comparisons of this experiment; default: none.
+
+        Parameters
+        ----------
+        result : Result
+
+        Returns
+        -------
+        list of Check
+        """
         return []
 
 
@@ -324,6 +367,9 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
     if not isinstance(exp, Experiment):
         check.fail("experiment", experiment, "an experiment name or an Experiment instance")
     check.choice("mode", mode, MODES)
+    progress = check.boolean("progress", progress)
+    allow_mixed = check.boolean("allow_mixed", allow_mixed)
+    workers = check.positive_int("workers", workers)
     s = exp.settings(mode) if settings is None else Settings(dict(settings))
     pts = exp.points(s)
     label = mode if settings is None else "custom"
