@@ -68,7 +68,7 @@ def main():
         pbn = linattn.Problem(10, N)
         for P in (10, 30, 100, 300, 1000, 3000):
             for j in range(10):
-                langevin(pbn.sample(P, rng=(j, P)), pbn, 1e3, 0.01, model="full", seed=j)
+                langevin(pbn.sample(P, rng=(j, P)), pbn, 1e3, 0.01, model="full", rng=j)
     print(f"\nwhole Fig. 2 Langevin simulation (4 N x 6 P x 10 datasets, seed protocol): {time.perf_counter() - t0:.1f} s")
 
 

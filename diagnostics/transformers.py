@@ -226,7 +226,7 @@ def copy_batch(torch, vocab, half, batch, gen):
     return torch.tensor(seq, dtype=torch.long), torch.tensor(target_ok)
 
 
-def train_attention_only(task, layers, steps=3000, d_model=32, heads=4, lr=1e-3, batch=64, record=50, seed=0,
+def train_attention_only(task, layers, steps=3000, d_model=32, heads=4, lr=1e-3, batch=64, record=50, rng=0,
                          D=5, N=20, noise=0.0, vocab=32, half=12, progress=False) -> TransformerRun:
     r"""Train an attention-only transformer online (fresh batches every step) with Adam, recording circuits.
 
@@ -247,7 +247,8 @@ def train_attention_only(task, layers, steps=3000, d_model=32, heads=4, lr=1e-3,
         Width and heads (``heads`` divides ``d_model``; head size ``d_model / heads``).
     lr : float
         Adam learning rate.
-    batch, record, seed : int
+    batch, record : int
+    rng : int or numpy.random.Generator
     D, N : int
         Regression: dimension and context length.
     noise : float
@@ -266,10 +267,10 @@ def train_attention_only(task, layers, steps=3000, d_model=32, heads=4, lr=1e-3,
     d_model, heads = _width(d_model, heads)
     lr = check.positive("lr", lr)
     batch = check.positive_int("batch", batch)
-    seed = check.seed_int("seed", seed)
+    rng = check.seed_int("rng", rng)
     torch, Transformer = _modules()
-    torch.manual_seed(seed)
-    gen = np.random.default_rng(seed)
+    torch.manual_seed(rng)
+    gen = np.random.default_rng(rng)
     if task == "regression":
         pb = linattn.Problem(check.positive_int("D", D), check.positive_int("N", N), check.nonnegative("noise", noise))
         model = Transformer(pb.D + 1, 1, pb.N + 1, d_model, heads, layers)
@@ -305,13 +306,13 @@ def train_attention_only(task, layers, steps=3000, d_model=32, heads=4, lr=1e-3,
             qk, ov = _circuits(torch, model, heads)
             qks.append(qk)
             ovs.append(ov)
-    return TransformerRun(task=task, layers=layers, heads=heads, d_model=d_model, seed=seed, steps=np.array(rec_steps),
+    return TransformerRun(task=task, layers=layers, heads=heads, d_model=d_model, seed=rng, steps=np.array(rec_steps),
                           loss=np.array(losses), qk=np.array(qks), ov=np.array(ovs),
                           metrics={"baseline": np.full(len(rec_steps), baseline)})
 
 
 def train_modular_addition(p=31, train_fraction=0.5, steps=6000, d_model=64, heads=4, mlp=256, lr=3e-3,
-                           weight_decay=1.0, record=50, seed=0, progress=False) -> TransformerRun:
+                           lam=1.0, record=50, rng=0, progress=False) -> TransformerRun:
     r"""Train a one-layer transformer (attention + MLP) on ``(a + b) mod p`` with full-batch AdamW.
 
     Inputs ``(a, b, =)`` as three tokens of a vocabulary of ``p + 1``; the logits at the last position
@@ -333,7 +334,8 @@ def train_modular_addition(p=31, train_fraction=0.5, steps=6000, d_model=64, hea
     d_model, heads, mlp : int
         Width, heads, MLP width.
     lr, weight_decay : float
-    record, seed : int
+    record : int
+    rng : int or numpy.random.Generator
     progress : bool
 
     Returns
@@ -348,11 +350,11 @@ def train_modular_addition(p=31, train_fraction=0.5, steps=6000, d_model=64, hea
     d_model, heads = _width(d_model, heads)
     mlp = check.positive_int("mlp", mlp)
     lr = check.positive("lr", lr)
-    weight_decay = check.nonnegative("weight_decay", weight_decay)
-    seed = check.seed_int("seed", seed)
+    lam = check.nonnegative("lam", lam)
+    rng = check.seed_int("rng", rng)
     torch, Transformer = _modules()
-    torch.manual_seed(seed)
-    gen = np.random.default_rng(seed)
+    torch.manual_seed(rng)
+    gen = np.random.default_rng(rng)
     a, b = np.divmod(np.arange(p * p), p)
     X = torch.tensor(np.stack([a, b, np.full(p * p, p)], axis=1), dtype=torch.long)
     Y = torch.tensor((a + b) % p, dtype=torch.long)
@@ -360,7 +362,7 @@ def train_modular_addition(p=31, train_fraction=0.5, steps=6000, d_model=64, hea
     n_train = int(round(frac * p * p))
     tr, te = torch.tensor(perm[:n_train]), torch.tensor(perm[n_train:])
     model = Transformer(p + 1, p, 3, d_model, heads, 1, mlp=mlp, tokens=True)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, betas=(0.9, 0.98))
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=lam, betas=(0.9, 0.98))
     ce = torch.nn.functional.cross_entropy
     out = {k: [] for k in ("steps", "loss", "test_loss", "train_acc", "test_acc", "qk", "ov")}
     it = _steps(steps, progress, f"modular addition p={p}")
@@ -383,7 +385,7 @@ def train_modular_addition(p=31, train_fraction=0.5, steps=6000, d_model=64, hea
             qk, ov = _circuits(torch, model, heads)
             out["qk"].append(qk)
             out["ov"].append(ov)
-    return TransformerRun(task="modular", layers=1, heads=heads, d_model=d_model, seed=seed,
+    return TransformerRun(task="modular", layers=1, heads=heads, d_model=d_model, seed=rng,
                           steps=np.array(out["steps"]), loss=np.array(out["loss"]), qk=np.array(out["qk"]),
                           ov=np.array(out["ov"]),
                           metrics={k: np.array(out[k]) for k in ("test_loss", "train_acc", "test_acc")})
@@ -553,7 +555,7 @@ def emergence_study(task, depths=(1, 2), seeds=(0, 1, 2), steps=2000, record=25,
     seeds = tuple(check.seed_int("seeds", s) for s in seeds)
     loss, events, baseline, rec = {}, {}, 0.0, None
     for L in depths:
-        runs = [train_attention_only(task, L, steps=steps, record=record, seed=s, progress=progress, **train_kw)
+        runs = [train_attention_only(task, L, steps=steps, record=record, rng=s, progress=progress, **train_kw)
                 for s in seeds]
         rec = runs[0].steps
         baseline = float(runs[0].metrics["baseline"][0])

@@ -80,12 +80,12 @@ def _exp_contour(n, mu, h):
     return s, w
 
 
-def filter_poles(tau, lam):
+def filter_poles(rescaled_time, lam):
     """``(c_j, a_j)`` with ``φ_τ(x) = Σ_j c_j/(x + a_j)`` (module docstring).
 
     Parameters
     ----------
-    tau : float
+    rescaled_time : float
         Rescaled time ``τ > 0``.
     lam : float
         ``λ' >= 0``.
@@ -94,9 +94,9 @@ def filter_poles(tau, lam):
     -------
     c, a : ndarray complex
     """
-    tau, lam = check.positive("tau", tau), check.nonnegative("lam", lam)
+    rescaled_time, lam = check.positive("rescaled_time", rescaled_time), check.nonnegative("lam", lam)
     s, w = exp_contour()
-    a = np.concatenate([[lam + 0j], lam + s / tau])
+    a = np.concatenate([[lam + 0j], lam + s / rescaled_time])
     c = np.concatenate([[1.0 - np.sum(w / s)], w / s])
     if lam == 0.0:  # the pole at x = 0 carries only the quadrature error (|c_0| < 1e-14): drop it
         a, c = a[1:], c[1:]

@@ -51,7 +51,7 @@ class Sweep:
     time: float | None
 
 
-def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, seed=0, progress=False) -> Sweep:
+def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng=0, progress=False) -> Sweep:
     """ΔEr and contrast ratio against ``P`` (module docstring).
 
     Parameters
@@ -64,7 +64,7 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, see
     model : {"reduced", "full"}
     time : float, optional
         Flow time ``t`` (``γ = 1``, ``θ_0 = 0``); ``None`` for the long-time limit.
-    seed : int
+    rng : int
         Training set ``i`` at ``P`` uses ``rng = (seed, P, i)``.
     progress : bool
         Show a progress bar.
@@ -83,14 +83,14 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, see
     check.model(model)
     if time is not None:
         time = check.nonnegative("time", time)
-    seed = check.seed_int("seed", seed)
+    rng = check.seed_int("rng", rng)
     progress = check.boolean("progress", progress)
     shape = (Ps.size, n_datasets)
     gap, con, tr, te = (np.empty(shape) for _ in range(4))
     bar = tqdm(total=Ps.size * n_datasets, desc=f"sweep {model} D={pb.D} N={pb.N}", disable=not progress, leave=False)
     for i, P in enumerate(Ps):
         for j in range(n_datasets):
-            es = eigensystem(pb.sample(int(P), rng=(seed, int(P), j)), pb, model)
+            es = eigensystem(pb.sample(int(P), rng=(rng, int(P), j)), pb, model)
             if time is None:
                 lim = long_time_limit(es, pb, lam, model)
                 tr[i, j], te[i, j], gap[i, j], con[i, j] = lim.train, lim.test, lim.gap, lim.contrast

@@ -21,7 +21,7 @@ def main():
     ap.add_argument("--d_model", type=int, default=64)
     ap.add_argument("--mlp", type=int, default=256)
     args = ap.parse_args()
-    run = train_modular_addition(p=args.p, steps=args.steps, seed=args.seed, d_model=args.d_model, mlp=args.mlp,
+    run = train_modular_addition(p=args.p, steps=args.steps, rng=args.seed, d_model=args.d_model, mlp=args.mlp,
                                  progress=True)
     ov = run.ov[:, 0]
     dist = np.mean([diagnostics.subspace_distance(ov[:, h], ov[-1, h]) for h in range(run.heads)], axis=0)

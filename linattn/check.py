@@ -214,9 +214,12 @@ def rng(value):
 
 
 def seed_int(name, value):
-    """A non-negative integer seed below 2^63 (for numba kernels, which take explicit integer seeds)."""
+    """A non-negative integer seed below 2^63 (for numba kernels and seed tuples, which take explicit integer
+    seeds); a ``numpy.random.Generator`` gives one draw of it (reproducible with the generator's state)."""
+    if isinstance(value, np.random.Generator):
+        return int(value.integers(2**63))
     if _is_bool(value) or not isinstance(value, numbers.Integral) or not 0 <= value < 2**63:
-        fail(name, value, "a non-negative integer below 2**63")
+        fail(name, value, "a non-negative integer below 2**63 or a numpy.random.Generator")
     return int(value)
 
 

@@ -1,6 +1,8 @@
 r"""The ``D → ∞`` theory of task pools (Lu, Letey, Zavatone-Veth, Maiti & Pehlevan, PNAS 2025).
 
-Scaling: ``α = N/D``, ``κ = K/D``, ``τ = P/D²`` fixed as ``D → ∞``; ``ρ = σ²``. The peer's errors
+Scaling: ``α = N/D``, ``κ = K/D``, ``τ = P/D²`` fixed as ``D → ∞``; ``ρ = σ²``. Lu et al.'s ``α`` collides with
+the seed paper's ``α = P/D²`` of :mod:`spectra`, so the public arguments are named ``context_ratio`` (``α``),
+``sample_ratio`` (``τ``) and ``task_ratio`` (``κ``) (conventions §6.1, §7). The peer's errors
 ``e = E(y − ŷ)²`` are twice ours; their ridge ``λ_L`` on the stacked ``(Γ, v)`` equals our weight decay
 ``λ = λ_L/D`` on ``Γ`` and ``λ_L`` on ``v`` (conventions §6.1; :func:`replica.ridge` with ``lam=(λ_L/D, λ_L)``
 reproduces it exactly). In their units (conventions §6.1):
@@ -37,8 +39,8 @@ from linattn.errors import ConvergenceError
 from linattn.results import short_repr
 
 
-def pool_resolvent(x, kappa):
-    r"""``M_κ(x)`` and ``M_κ'(x)`` (module docstring); ``kappa = inf`` gives ``1/(1 + x)``.
+def pool_resolvent(x, task_ratio):
+    r"""``M_κ(x)`` and ``M_κ'(x)`` (module docstring), ``κ = K/D`` = ``task_ratio``; ``inf`` gives ``1/(1 + x)``.
 
     .. math:: M = \frac{2}{(x + 1 − 1/κ) + \sqrt{(x + 1 − 1/κ)² + 4x/κ}},\qquad
               M' = −\frac{M²/κ + M}{2xM/κ + x + 1 − 1/κ}.
@@ -47,7 +49,7 @@ def pool_resolvent(x, kappa):
     ----------
     x : float or ndarray
         ``x > 0``.
-    kappa : float
+    task_ratio : float
         ``κ > 0`` or ``inf``.
 
     Returns
@@ -55,7 +57,7 @@ def pool_resolvent(x, kappa):
     M, dM : float or ndarray
     """
     x = check.real_array("x", x, low=0.0, low_open=True)
-    kappa = check.real("kappa", kappa, low=0.0, low_open=True, allow_inf=True)
+    kappa = check.real("task_ratio", task_ratio, low=0.0, low_open=True, allow_inf=True)
     return _resolvent(x, kappa)
 
 
@@ -75,10 +77,10 @@ class AsymptoticErrors:
 
     Attributes
     ----------
-    alpha, tau, kappa, noise, ridge : float
-        ``α = N/D``, ``τ = P/D²``, ``κ = K/D`` (``inf``: fresh tasks), ``σ``, ``λ_L`` (= ``D λ``).
-    icl, idg : float
-        Fresh-task and in-distribution errors in our units ``E_g = e/2``.
+    context_ratio, sample_ratio, task_ratio, noise, ridge : float
+        Lu et al.'s ``α = N/D``, ``τ = P/D²``, ``κ = K/D`` (``inf``: fresh tasks), ``σ``, ``λ_L`` (= ``D λ_Γ``).
+    test, test_idg : float
+        Fresh-task (ICL) and in-distribution errors in our units ``E_g = e/2``.
     eps : float
         Root ``ε`` of the self-consistency (0 in the ridgeless limit with ``τ > 1``).
     M, dM : float
@@ -94,13 +96,13 @@ class AsymptoticErrors:
 
     __repr__ = short_repr
 
-    alpha: float
-    tau: float
-    kappa: float
+    context_ratio: float
+    sample_ratio: float
+    task_ratio: float
     noise: float
     ridge: float
-    icl: float
-    idg: float
+    test: float
+    test_idg: float
     eps: float
     M: float
     dM: float
@@ -111,16 +113,16 @@ class AsymptoticErrors:
     iterations: int
 
 
-def asymptotic(alpha, tau, kappa=np.inf, noise=0.0, ridge=0.0) -> AsymptoticErrors:
+def asymptotic(context_ratio, sample_ratio, task_ratio=np.inf, noise=0.0, ridge=0.0) -> AsymptoticErrors:
     r"""The peer's ``D → ∞`` ICL and IDG errors (module docstring), in ``E_g`` units.
 
     Parameters
     ----------
-    alpha : float
+    context_ratio : float
         ``α = N/D > 0``.
-    tau : float
+    sample_ratio : float
         ``τ = P/D² > 0`` (``τ = 1`` refused when ``ridge = 0``: the ridgeless error diverges).
-    kappa : float
+    task_ratio : float
         ``κ = K/D > 0``; ``numpy.inf`` for a fresh task per prompt.
     noise : float
         Label-noise s.d. ``σ >= 0`` (``ρ = σ²``).
@@ -140,12 +142,12 @@ def asymptotic(alpha, tau, kappa=np.inf, noise=0.0, ridge=0.0) -> AsymptoticErro
 
     Examples
     --------
-    >>> round(2 * asymptotic(alpha=1.0, tau=0.5, kappa=np.inf, noise=0.0, ridge=0.1).icl, 4)
+    >>> round(2 * asymptotic(context_ratio=1.0, sample_ratio=0.5, task_ratio=np.inf, noise=0.0, ridge=0.1).test, 4)
     1.1691
     """
-    alpha = check.real("alpha", alpha, low=0.0, low_open=True)
-    tau = check.real("tau", tau, low=0.0, low_open=True)
-    kappa = check.real("kappa", kappa, low=0.0, low_open=True, allow_inf=True)
+    alpha = check.real("context_ratio", context_ratio, low=0.0, low_open=True)      # Lu et al.'s α = N/D
+    tau = check.real("sample_ratio", sample_ratio, low=0.0, low_open=True)         # τ = P/D²
+    kappa = check.real("task_ratio", task_ratio, low=0.0, low_open=True, allow_inf=True)   # κ = K/D
     noise = check.real("noise", noise, low=0.0)
     lam = check.real("ridge", ridge, low=0.0)
     rho = noise**2
@@ -155,7 +157,7 @@ def asymptotic(alpha, tau, kappa=np.inf, noise=0.0, ridge=0.0) -> AsymptoticErro
         return 1.0 - tau + tau * lam / e - e * float(_resolvent(xi + e, kappa)[0])
 
     if lam == 0 and tau == 1.0:
-        check.fail("tau", tau, "!= 1 when ridge = 0 (the ridgeless error diverges at tau = 1)")
+        check.fail("sample_ratio", tau, "!= 1 when ridge = 0 (the ridgeless error diverges at tau = P/D² = 1)")
     if lam == 0 and tau > 1:
         eps, bracket, res, its = 0.0, (0.0, 0.0), 0.0, 0
     else:
@@ -173,6 +175,6 @@ def asymptotic(alpha, tau, kappa=np.inf, noise=0.0, ridge=0.0) -> AsymptoticErro
     c_e = (rho + nu - nu * nu * M - eps * (1.0 - 2.0 * nu * M - nu * nu * dM)) / (1.0 - 2.0 * eps * M - eps * eps * dM - tau)
     e_icl = (xi + 1.0) * (1.0 - 2.0 * nu * M - nu * nu * dM - c_e * (M + eps * dM)) - 2.0 * (1.0 - nu * M) + 1.0 + rho
     e_idg = -tau * c_e
-    return AsymptoticErrors(alpha=alpha, tau=tau, kappa=kappa, noise=noise, ridge=lam, icl=0.5 * e_icl,
-                            idg=0.5 * e_idg, eps=float(eps), M=M, dM=dM, c_e=float(c_e), bracket=bracket,
+    return AsymptoticErrors(context_ratio=alpha, sample_ratio=tau, task_ratio=kappa, noise=noise, ridge=lam,
+                            test=0.5 * e_icl, test_idg=0.5 * e_idg, eps=float(eps), M=M, dM=dM, c_e=float(c_e), bracket=bracket,
                             residual=float(res), converged=True, iterations=int(its))

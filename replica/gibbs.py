@@ -137,7 +137,7 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
                          test_idg_ridge=out["idg_r"] if idg is not None else None)
 
 
-def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", seed=0) -> "DatasetAverage":
+def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0) -> "DatasetAverage":
     """``⟨E_t⟩`` and ``⟨E_g⟩`` of ``n_datasets`` independent training sets, with means and s.e.
 
     Parameters
@@ -152,7 +152,7 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", seed=0) -
     n_datasets : int
         Datasets averaged (``>= 2``); dataset ``i`` uses ``rng=(seed, P, i)``.
     model : {"reduced", "full"}
-    seed : int
+    rng : int
 
     Returns
     -------
@@ -163,12 +163,12 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", seed=0) -
     beta = check.positive("beta", beta, allow_inf=True)
     lam = check.nonnegative("lam", lam)
     check.model(model)
-    seed = check.seed_int("seed", seed)
+    rng = check.seed_int("rng", rng)
     n_datasets = check.positive_int("n_datasets", n_datasets, minimum=2)
     tr, te = np.empty(n_datasets), np.empty(n_datasets)
     idg = np.empty(n_datasets) if pb.tasks is not None else None
     for i in range(n_datasets):
-        g = gibbs(pb.sample(P, rng=(seed, P, i)), pb, beta, lam, model)
+        g = gibbs(pb.sample(P, rng=(rng, P, i)), pb, beta, lam, model)
         tr[i], te[i] = float(g.train), float(g.test)
         if idg is not None:
             idg[i] = float(g.test_idg)

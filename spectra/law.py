@@ -183,7 +183,7 @@ def _finite_nodes(pb, model, n_nodes, log2_points, seed):
 
 
 def prompt_law(pb, model="reduced", law="finite", channel="correlated",
-               n_nodes: int = 1024, log2_points: int = 17, seed: int = 0) -> PromptLaw:
+               n_nodes: int = 1024, log2_points: int = 17, rng: int = 0) -> PromptLaw:
     """The discrete law of one prompt's invariants (module docstring for the construction).
 
     Parameters
@@ -197,7 +197,7 @@ def prompt_law(pb, model="reduced", law="finite", channel="correlated",
         Number of quadrature nodes (equal-mass bins).
     log2_points : int
         ``log2`` of the number of quasi-Monte-Carlo points (at least ``n_nodes``).
-    seed : int
+    rng : int
         Scrambling seed of the Sobol design.
 
     Returns
@@ -221,8 +221,8 @@ def prompt_law(pb, model="reduced", law="finite", channel="correlated",
                          f"allows {MAX_SOBOL_DIM}); got N = {pb.N}")
     if 2**log2_points < n_nodes:
         raise ValueError(f"log2_points must give at least n_nodes={n_nodes} points; got {log2_points}")
-    seed = check.seed_int("seed", seed)
-    return _cached_law(pb, model, law, channel, n_nodes, log2_points, seed)
+    rng = check.seed_int("rng", rng)
+    return _cached_law(pb, model, law, channel, n_nodes, log2_points, rng)
 
 
 @functools.lru_cache(maxsize=128)

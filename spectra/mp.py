@@ -15,45 +15,45 @@ import numpy as np
 from linattn import check
 
 
-def edges(q):
+def edges(ratio):
     """Support edges ``((1 − √q)², (1 + √q)²)``.
 
     Parameters
     ----------
-    q : float
+    ratio : float
         Ratio ``M/P > 0``.
 
     Returns
     -------
     (float, float)
     """
-    q = check.positive("q", q)
-    return (1 - np.sqrt(q)) ** 2, (1 + np.sqrt(q)) ** 2
+    ratio = check.positive("ratio", ratio)
+    return (1 - np.sqrt(ratio)) ** 2, (1 + np.sqrt(ratio)) ** 2
 
 
-def atom(q):
+def atom(ratio):
     """Mass at zero ``max(0, 1 − 1/q)``.
 
     Parameters
     ----------
-    q : float
+    ratio : float
         Ratio ``M/P > 0``.
 
     Returns
     -------
     float
     """
-    q = check.positive("q", q)
-    return max(0.0, 1.0 - 1.0 / q)
+    ratio = check.positive("ratio", ratio)
+    return max(0.0, 1.0 - 1.0 / ratio)
 
 
-def density(x, q):
+def density(x, ratio):
     """Continuous part of the density (normalised by all eigenvalues).
 
     Parameters
     ----------
     x : array_like
-    q : float
+    ratio : float
         Ratio ``M/P > 0``.
 
     Returns
@@ -61,21 +61,21 @@ def density(x, q):
     ndarray (shape of ``x``)
     """
     x = check.finite_array("x", x)
-    q = check.positive("q", q)
-    lo, hi = edges(q)
+    ratio = check.positive("ratio", ratio)
+    lo, hi = edges(ratio)
     out = np.zeros_like(x)
     inside = (x > lo) & (x < hi) & (x > 0)
-    out[inside] = np.sqrt((hi - x[inside]) * (x[inside] - lo)) / (2 * np.pi * q * x[inside])
+    out[inside] = np.sqrt((hi - x[inside]) * (x[inside] - lo)) / (2 * np.pi * ratio * x[inside])
     return out
 
 
-def stieltjes(z, q):
+def stieltjes(z, ratio):
     """``m(z) = ∫ ρ(x) dx / (x − z)`` including the atom, for ``Im z > 0`` or real ``z`` off the support.
 
     Parameters
     ----------
     z : complex or array_like
-    q : float
+    ratio : float
         Ratio ``M/P > 0``.
 
     Returns
@@ -83,27 +83,27 @@ def stieltjes(z, q):
     ndarray (shape of ``z``), complex
     """
     z = check.finite_array("z", z, allow_complex=True)
-    q = check.positive("q", q)
+    ratio = check.positive("ratio", ratio)
     if np.any(z.imag < 0):  # conjugate symmetry m(z̄) = conj m(z)
         lower = z.imag < 0
-        out = stieltjes(np.where(lower, np.conj(z), z), q)
+        out = stieltjes(np.where(lower, np.conj(z), z), ratio)
         return np.where(lower, np.conj(out), out)
-    lo, hi = edges(q)
+    lo, hi = edges(ratio)
     sq = np.sqrt(z - lo) * np.sqrt(z - hi)  # product of principal roots: branch cut on [lo, hi]
-    m = (1 - q - z + sq) / (2 * q * z)
+    m = (1 - ratio - z + sq) / (2 * ratio * z)
     # pick the root with m ~ -1/z at infinity and Im m >= 0 for Im z > 0
-    alt = (1 - q - z - sq) / (2 * q * z)
+    alt = (1 - ratio - z - sq) / (2 * ratio * z)
     use_alt = (np.imag(m) < 0) | ((np.imag(z) == 0) & (np.abs(m * z + 1) > np.abs(alt * z + 1)) & (np.real(z) > hi))
     return np.where(use_alt, alt, m)
 
 
-def cdf(x, q):
+def cdf(x, ratio):
     """Cumulative distribution including the atom (closed form).
 
     Parameters
     ----------
     x : array_like
-    q : float
+    ratio : float
         Ratio ``M/P > 0``.
 
     Returns
@@ -111,9 +111,9 @@ def cdf(x, q):
     ndarray (shape of ``x``)
     """
     x = check.finite_array("x", x)
-    q = check.positive("q", q)
-    lo, hi = edges(q)
-    a0 = atom(q)
+    ratio = check.positive("ratio", ratio)
+    lo, hi = edges(ratio)
+    a0 = atom(ratio)
     xc = np.clip(x, lo, hi)
     # ∫ R/x dx = R + m asin((x − m)/h) − √(x₋x₊) asin((m x − x₋x₊)/(h x)),  R = √((x₊ − x)(x − x₋))
     r = np.sqrt(np.maximum((hi - xc) * (xc - lo), 0.0))
@@ -122,8 +122,8 @@ def cdf(x, q):
     ab = lo * hi
     with np.errstate(divide="ignore", invalid="ignore"):
         t3 = -np.sqrt(ab) * np.arcsin(np.clip((m * xc - ab) / (h * xc), -1, 1)) if lo > 0 else 0.0 * xc
-    F = (r + m * np.arcsin(np.clip((xc - m) / h, -1, 1)) + t3) / (2 * np.pi * q)
-    F0 = (np.sqrt(ab) - m) * 0.5 * np.pi / (2 * np.pi * q)
+    F = (r + m * np.arcsin(np.clip((xc - m) / h, -1, 1)) + t3) / (2 * np.pi * ratio)
+    F0 = (np.sqrt(ab) - m) * 0.5 * np.pi / (2 * np.pi * ratio)
     cont = F - F0
     out = np.where(x < 0, 0.0, a0 + np.where(x <= lo, 0.0, np.where(x >= hi, 1.0 - a0, cont)))
     return out

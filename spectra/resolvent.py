@@ -47,7 +47,7 @@ TOL = 1e-11
 MAXIT = 100
 
 
-def cmatmul(a, b):
+def _cmatmul(a, b):
     """``a @ b`` for complex ``a`` (…, K) and real ``b`` (K,) or (K, m), as one real product on
     the interleaved storage of ``a`` (numpy's mixed complex-real product is ~100x slower here).
 
@@ -69,6 +69,31 @@ def cmatmul(a, b):
     pairs = np.moveaxis(a.view(np.float64).reshape(a.shape + (2,)), -1, -2)  # (…, 2, K): re, im rows
     x = pairs @ b
     return x[..., 0] + 1j * x[..., 1] if b.ndim == 1 else x[..., 0, :] + 1j * x[..., 1, :]
+
+
+def cmatmul(a, b):
+    """``a @ b`` for a complex ``a`` (…, K) and a real ``b`` (K,) or (K, m), fast (the validated entry point of
+    the product the fixed-point solvers use internally).
+
+    Parameters
+    ----------
+    a : array_like (..., K)
+        Complex or real, finite.
+    b : array_like (K,) or (K, m)
+        Real, finite.
+
+    Returns
+    -------
+    ndarray
+        ``a @ b``.
+    """
+    a = np.asarray(a)
+    if a.dtype.kind not in "biufc" or a.ndim < 1 or not np.all(np.isfinite(a)):
+        check.fail("a", f"<array with shape {a.shape}, dtype {a.dtype}>", "a finite numeric array (..., K)")
+    b = check.finite_array("b", b)
+    if b.ndim not in (1, 2) or b.shape[0] != a.shape[-1]:
+        check.fail("b", f"<array with shape {b.shape}>", f"a real array ({a.shape[-1]},) or ({a.shape[-1]}, m)")
+    return _cmatmul(a, b)
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,9 +191,9 @@ def block_resolvent(z, P, law: PromptLaw, tol: float = TOL, maxit: int = MAXIT) 
     r[lower] = np.conj(r[lower])
     dr[lower] = np.conj(dr[lower])
     dims = np.asarray(law.block_dims, float)
-    m = cmatmul(r, dims) / law.M
-    dm = cmatmul(dr, dims) / law.M
-    omega = 1.0 / (1.0 + cmatmul(r * q, law.xi.T))
+    m = _cmatmul(r, dims) / law.M
+    dm = _cmatmul(dr, dims) / law.M
+    omega = 1.0 / (1.0 + _cmatmul(r * q, law.xi.T))
     return Resolvent(z=zz.reshape(shape), r=r, dr=dr, m=m.reshape(shape), dm=dm.reshape(shape), omega=omega,
                      converged=True, iterations=iterations, residual=residual)
 
@@ -218,7 +243,7 @@ def teacher_overlap(L, omega, law: PromptLaw):
     if omega.shape[-1:] != law.weights.shape:
         check.fail("omega", f"<array with shape {omega.shape}>", f"an array whose last axis has {law.weights.size} nodes")
     w = law.weights
-    return cmatmul(omega, w * law.fy) / (L + cmatmul(omega, w * law.f2))
+    return _cmatmul(omega, w * law.fy) / (L + _cmatmul(omega, w * law.f2))
 
 
 def block_overlaps(nu1, nu2, om1, om2, rho1, rho2, law: PromptLaw, P):
@@ -301,7 +326,7 @@ def data_transforms(z, P, law: PromptLaw) -> DataTransforms:
     zz = np.asarray(res.z).ravel()
     om = res.omega
     rho = teacher_overlap(-zz, om, law)
-    T = cmatmul(1.0 - om, law.weights * law.y2) + rho * cmatmul(om, law.weights * law.fy)
+    T = _cmatmul(1.0 - om, law.weights * law.y2) + rho * _cmatmul(om, law.weights * law.fy)
     shape = np.shape(res.z)
     return DataTransforms(z=res.z, rho=rho.reshape(shape), T=T.reshape(shape), resolvent=res)
 

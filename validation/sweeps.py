@@ -1,7 +1,7 @@
 r"""Parameter sweeps that outgrow one machine: a grid runner on local processes or Dask, and a
 Zarr result store.
 
-``sweep(fn, grid, replicates, seed, client, store)`` evaluates ``fn(**point, rng=Generator)`` at
+``sweep(fn, grid, replicates, rng, client, store)`` evaluates ``fn(**point, rng=Generator)`` at
 every point of the Cartesian product of ``grid`` and every replicate, and returns an
 ``xarray.Dataset`` whose dimensions are the grid's parameters plus ``replicate`` and whose
 variables are the quantities ``fn`` returns (a dict of floats or arrays; an array of shape ``s``
@@ -463,7 +463,7 @@ def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task, done_
     bar.close()
 
 
-def sweep(fn, grid, replicates=1, seed=0, client=None, store=None, workers=None, allow_mixed=False,
+def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, allow_mixed=False,
           progress=False):
     """Run ``fn`` over a parameter grid (module docstring) and return the results as a Dataset.
 
@@ -478,7 +478,7 @@ def sweep(fn, grid, replicates=1, seed=0, client=None, store=None, workers=None,
         Parameter name → list of values (names must be parameters of ``fn``).
     replicates : int
         Independent evaluations per grid point (different seeds).
-    seed : int
+    rng : int
         Sweep seed; task seeds derive from it and from (experiment, point, replicate).
     client : dask.distributed.Client, optional
         Run on this cluster; ``None`` runs locally.
@@ -508,7 +508,7 @@ def sweep(fn, grid, replicates=1, seed=0, client=None, store=None, workers=None,
         raise ValueError(f"fn must be a callable or the name of a registered experiment; got {fn!r}")
     grid = _grid(fn, grid)
     replicates = check.positive_int("replicates", replicates)
-    seed = check.seed_int("seed", seed)
+    rng = check.seed_int("rng", rng)
     allow_mixed = check.boolean("allow_mixed", allow_mixed)
     progress = check.boolean("progress", progress)
     if client is None:
@@ -519,7 +519,7 @@ def sweep(fn, grid, replicates=1, seed=0, client=None, store=None, workers=None,
     elif workers is not None:
         raise ValueError(f"workers must be None when a client is given (the cluster decides); got {workers!r}")
     shape = tuple(len(v) for v in grid.values()) + (replicates,)
-    attrs = _code_attrs(fn, name, grid, replicates, seed)
+    attrs = _code_attrs(fn, name, grid, replicates, rng)
     if store is None:
         sink = _Memory(shape)
     else:
@@ -528,7 +528,7 @@ def sweep(fn, grid, replicates=1, seed=0, client=None, store=None, workers=None,
         coords = {**{k: v for k, v in grid.items()}, "replicate": np.arange(replicates)}
         sink = _Store(os.fspath(store), attrs, shape, allow_mixed, dims=list(grid) + ["replicate"], coords=coords)
     status = sink.status()
-    todo = [t for t in _tasks(name, grid, replicates, seed) if status[t.index] == PENDING]
+    todo = [t for t in _tasks(name, grid, replicates, rng) if status[t.index] == PENDING]
     parallel = client is not None or workers > 1
     if store is None or not parallel:                  # the driver keeps or writes every point
         _execute(fn, todo, client, workers, sink.write, progress)

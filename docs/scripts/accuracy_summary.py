@@ -13,7 +13,7 @@ print("STATIONARY beta=1e3 lam=0.01 P=10..1000")
 for prob, model, n in [((10, 100, 0.0), "reduced", 400), ((10, 100, 0.0), "full", 400), ((20, 40, 0.25), "reduced", 200), ((20, 40, 0.25), "full", 200)]:
     pb = linattn.Problem(*prob); res = {"finite": [], "mp": [], "decoupled": []}
     for P in (10, 20, 50, 100, 200, 500, 1000):
-        a = replica.dataset_average(pb, P, 1e3, 0.01, n, model, seed=5)
+        a = replica.dataset_average(pb, P, 1e3, 0.01, n, model, rng=5)
         for law, kw in (("finite", {}), ("mp", dict(law="mp")), ("decoupled", dict(channel="decoupled"))):
             t = replica.stationary(pb, P, 1e3, 0.01, model, **kw)
             for v, m, s in ((t.train, a.train_mean, a.train_se), (t.test, a.test_mean, a.test_se)):

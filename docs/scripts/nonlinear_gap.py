@@ -26,7 +26,7 @@ def point(args):
     link, model, D, alpha, n = args
     pb = linattn.Problem(D, 2 * D, 0.0, link=link)
     P = int(round(alpha * D * D))
-    a = replica.dataset_average(pb, P, BETA, LAM, n, model, seed=7)
+    a = replica.dataset_average(pb, P, BETA, LAM, n, model, rng=7)
     out = dict(link=link, model=model, D=D, alpha=alpha, P=P, train=a.train_mean, train_se=a.train_se,
                test=a.test_mean, test_se=a.test_se)
     for name, q in (("surrogate", pb.surrogate()), ("matched", pb.surrogate(finite_size=True)), ("law", pb)):

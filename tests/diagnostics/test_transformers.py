@@ -75,12 +75,12 @@ torch_only = pytest.mark.skipif(not torch_available(), reason="optional extra [t
 def test_a_short_run_records_circuits_of_rank_at_most_the_head_size():
     from diagnostics.transformers import train_attention_only
 
-    run = train_attention_only("copy", 2, steps=40, record=10, d_model=16, heads=4, half=6, vocab=12, seed=1)
+    run = train_attention_only("copy", 2, steps=40, record=10, d_model=16, heads=4, half=6, vocab=12, rng=1)
     assert run.qk.shape == (4, 2, 4, 16, 16) and run.ov.shape == run.qk.shape
     assert np.all(np.isfinite(run.loss))
     assert np.all(np.linalg.matrix_rank(run.qk[-1, 0]) <= 4)
     # the same seed gives the same run
-    again = train_attention_only("copy", 2, steps=40, record=10, d_model=16, heads=4, half=6, vocab=12, seed=1)
+    again = train_attention_only("copy", 2, steps=40, record=10, d_model=16, heads=4, half=6, vocab=12, rng=1)
     np.testing.assert_array_equal(run.loss, again.loss)
 
 
@@ -88,7 +88,7 @@ def test_a_short_run_records_circuits_of_rank_at_most_the_head_size():
 def test_regression_loss_starts_at_the_null_predictor():
     from diagnostics.transformers import train_attention_only
 
-    run = train_attention_only("regression", 1, steps=20, record=10, D=4, N=8, lr=1e-6, batch=512, seed=0)
+    run = train_attention_only("regression", 1, steps=20, record=10, D=4, N=8, lr=1e-6, batch=512, rng=0)
     # with a tiny learning rate the model barely moves from a small output: loss ≈ ½ E[y_q²] = ½ (s.e. ~ 0.5/√(512·10))
     assert run.loss[0] == pytest.approx(0.5, abs=0.1)
 
@@ -110,13 +110,13 @@ ROWS = [
                                                     d_model=8, heads=2, half=4, vocab=6),
         dict(task="choice", depths="intlist", seeds="intlist", steps="posint", record="posint")),
     Row("train_attention_only", "train_attention_only",
-        dict(task="copy", layers=1, steps=20, d_model=8, heads=2, lr=1e-3, batch=4, record=10, seed=0, half=4, vocab=6),
+        dict(task="copy", layers=1, steps=20, d_model=8, heads=2, lr=1e-3, batch=4, record=10, rng=0, half=4, vocab=6),
         dict(task="choice", layers="posint", steps="posint", d_model="posint", heads="posint", lr="positive",
-             batch="posint", record="posint", seed="seed", half="posint", vocab="posint")),
+             batch="posint", record="posint", rng="seed", half="posint", vocab="posint")),
     Row("train_modular_addition", "train_modular_addition",
-        dict(p=5, train_fraction=0.5, steps=20, d_model=8, heads=2, mlp=8, lr=1e-3, weight_decay=1.0, record=10, seed=0),
+        dict(p=5, train_fraction=0.5, steps=20, d_model=8, heads=2, mlp=8, lr=1e-3, lam=1.0, record=10, rng=0),
         dict(p="posint", train_fraction="tol", steps="posint", d_model="posint", heads="posint", mlp="posint",
-             lr="positive", weight_decay="nonneg", record="posint", seed="seed")),
+             lr="positive", lam="nonneg", record="posint", rng="seed")),
 ]
 
 

@@ -15,9 +15,9 @@ ROWS = [
     Row("gibbs", replica.gibbs, dict(data=DATA, pb=PB, beta=100.0, lam=0.1, model="reduced"),
         dict(data="prompts", pb="problem", beta="positive_inf", lam="array", model="model")),
     Row("dataset_average", replica.dataset_average, dict(pb=PB, P=5, beta=100.0, lam=0.1, n_datasets=3,
-                                                        model="reduced", seed=0),
+                                                        model="reduced", rng=0),
         dict(pb="problem", P="posint", beta="positive_inf", lam="nonneg", n_datasets="posint", model="model",
-             seed="seed")),
+             rng="seed")),
     Row("stationary", replica.stationary, dict(pb=PB, P=5, beta=100.0, lam=0.1, model="reduced", law="mp",
                                               channel="correlated"),
         dict(pb="problem", P="positive", beta="positive_inf", lam="nonneg", model="model", law="choice",
@@ -37,14 +37,14 @@ ROWS = [
 ]
 
 ROWS += [
-    Row("asymptotic", replica.asymptotic, dict(alpha=1.0, tau=0.5, kappa=2.0, noise=0.1, ridge=0.1),
-        dict(alpha="positive", tau="positive", kappa="positive_inf", noise="nonneg", ridge="nonneg")),
-    Row("pool_resolvent", replica.pool_resolvent, dict(x=1.0, kappa=2.0), dict(x="array", kappa="positive_inf")),
+    Row("asymptotic", replica.asymptotic, dict(context_ratio=1.0, sample_ratio=0.5, task_ratio=2.0, noise=0.1, ridge=0.1),
+        dict(context_ratio="positive", sample_ratio="positive", task_ratio="positive_inf", noise="nonneg", ridge="nonneg")),
+    Row("pool_resolvent", replica.pool_resolvent, dict(x=1.0, task_ratio=2.0), dict(x="array", task_ratio="positive_inf")),
     Row("ridge", replica.ridge, dict(data=DATA, pb=PB, lam=0.1, model="reduced", method="auto", rtol=1e-8, maxiter=100),
         dict(data="prompts", pb="problem", lam="nonneg", model="model", method="choice", rtol="tol", maxiter="posint")),
 ]
 
-NOT_INPUTS = {"AsymptoticErrors", "RidgeSolution", "GibbsAverages", "DatasetAverage", "StationaryTheory", "StationaryCurve", "OrderParameters"}
+NOT_INPUTS = {"AsymptoticErrors", "RidgeSolution", "GibbsAverages", "DatasetAverage", "StationaryTheory", "StationaryCurve", "OrderParameters", "PoolErrors"}
 test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
     ROWS, replica, NOT_INPUTS)
 

@@ -25,7 +25,7 @@ def test_exact_law_theory_against_dataset_averages(link):
     eps_law = max(abs(v) for v in spectra.prompt_law(pb, "reduced").moment_errors.values())
     rows = []
     for P in P_GRID:
-        avg = replica.dataset_average(pb, P, 1e3, 0.01, 200, "reduced", seed=13)
+        avg = replica.dataset_average(pb, P, 1e3, 0.01, 200, "reduced", rng=13)
         th = replica.stationary(pb, P, 1e3, 0.01, "reduced")
         su = replica.stationary(pb.surrogate(), P, 1e3, 0.01, "reduced")
         rows.append(([avg.train_mean, avg.test_mean], [avg.train_se, avg.test_se], [th.train, th.test], [su.train, su.test]))

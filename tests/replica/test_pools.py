@@ -26,8 +26,8 @@ def _paper_ridgeless_icl(tau, alpha, rho, kappa):
 def test_asymptotic_check_value():
     """conventions §6.1: α = 1, τ = 0.5, ρ = 0, λ_L = 0.1, κ = ∞ → their e_ICL = 1.1691 (E_g = e/2)."""
     a = replica.asymptotic(1.0, 0.5, np.inf, 0.0, 0.1)
-    assert 2 * a.icl == pytest.approx(1.16907, abs=1e-5)
-    assert a.icl == pytest.approx(a.idg, rel=1e-12)                     # κ = ∞: pool tasks are fresh tasks
+    assert 2 * a.test == pytest.approx(1.16907, abs=1e-5)
+    assert a.test == pytest.approx(a.test_idg, rel=1e-12)                     # κ = ∞: pool tasks are fresh tasks
     lo, hi = a.bracket
     assert lo < a.eps < hi and a.residual < 1e-12
 
@@ -37,8 +37,8 @@ def test_asymptotic_check_value():
 def test_ridgeless_limit_equals_the_paper_closed_forms(tau, kappa):
     for alpha, noise in [(1.0, 0.0), (10.0, 0.1), (0.5, 0.5)]:
         ref = _paper_ridgeless_icl(tau, alpha, noise**2, kappa)
-        assert 2 * replica.asymptotic(alpha, tau, kappa, noise, 0.0).icl == pytest.approx(ref, rel=1e-10)
-        assert 2 * replica.asymptotic(alpha, tau, kappa, noise, 1e-10).icl == pytest.approx(ref, rel=1e-6)
+        assert 2 * replica.asymptotic(alpha, tau, kappa, noise, 0.0).test == pytest.approx(ref, rel=1e-10)
+        assert 2 * replica.asymptotic(alpha, tau, kappa, noise, 1e-10).test == pytest.approx(ref, rel=1e-6)
 
 
 def test_pool_resolvent_is_the_pool_covariance_resolvent():
@@ -81,7 +81,7 @@ def test_asymptotic_against_exact_by_extrapolation(tau, kappa):
     n = 1 if tau < 10 else 2          # at τ = 10 the datasets vary least (and cost most): half as many
     e16 = _exact_pool_errors(16, alpha, tau, kappa, noise, ridge_L, 40 // n)
     e32 = _exact_pool_errors(32, alpha, tau, kappa, noise, ridge_L, 20 // n)
-    for k, (theory, baseline) in enumerate([(th.icl, base.icl), (th.idg, base.icl)]):
+    for k, (theory, baseline) in enumerate([(th.test, base.test), (th.test_idg, base.test)]):
         m16, m32 = e16[k].mean(), e32[k].mean()
         se = np.hypot(2 * e32[k].std(ddof=1) / np.sqrt(e32[k].size), e16[k].std(ddof=1) / np.sqrt(e16[k].size))
         extrap = 2 * m32 - m16
@@ -173,7 +173,7 @@ def test_finite_d_pool_theory_tends_to_the_asymptotic_theory(alpha, tau, kappa, 
         st = replica.stationary(pb, tau * D * D, np.inf, ridge_L / D, model, law="mp", pool="mp")
         vals.append((st.test, st.test_idg))
     vals = np.array(vals)
-    for k, ref in enumerate((th.icl, th.idg)):
+    for k, ref in enumerate((th.test, th.test_idg)):
         extrap = np.polyval(np.polyfit(1.0 / Ds, vals[:, k], 2), 0.0)
         assert abs(extrap - ref) < 1e-6, (k, extrap, ref)
         assert abs(vals[-1, k] - ref) > 1e-6 or ref == 0      # the finite-D values do differ (it is a 1/D theory)
@@ -194,8 +194,8 @@ def test_finite_d_pool_theory_against_exact_averages_at_d20():
             sols = [replica.ridge(pb.sample(P, rng=(1, i)), pb, lam, "full") for i in range(24 if tau < 10 else 12)]
             st = replica.stationary(pb, P, np.inf, lam, "full", n_pools=32)
             base = replica.asymptotic(N / D, tau, kappa, noise, lam * D)
-            for name, vals, th, bl in (("ICL", [s.test for s in sols], st.test, base.icl),
-                                       ("IDG", [s.test_idg for s in sols], st.test_idg, base.idg)):
+            for name, vals, th, bl in (("ICL", [s.test for s in sols], st.test, base.test),
+                                       ("IDG", [s.test_idg for s in sols], st.test_idg, base.test_idg)):
                 m, se = np.mean(vals), np.std(vals, ddof=1) / np.sqrt(len(vals))
                 assert abs(th / m - 1) <= 0.035 + 3 * se / m, (tau, kappa, name, th, m, se)
                 if abs(bl - th) > 3 * se:
@@ -224,7 +224,7 @@ def test_pool_theory_at_finite_temperature(model):
     pb = linattn.Problem(20, 40, 0.1, tasks=10)
     fresh = linattn.Problem(20, 40, 0.1)
     for P in (200, 800, 2000):
-        avg = replica.dataset_average(pb, P, 200.0, 0.005, 20, model, seed=3)
+        avg = replica.dataset_average(pb, P, 200.0, 0.005, 20, model, rng=3)
         th = replica.stationary(pb, P, 200.0, 0.005, model)
         base = replica.stationary(fresh, P, 200.0, 0.005, model)
         for name, m, se, t in (("train", avg.train_mean, avg.train_se, th.train), ("ICL", avg.test_mean, avg.test_se, th.test),

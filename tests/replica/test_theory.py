@@ -33,7 +33,7 @@ def test_theory_against_dataset_averaged_exact_values(problem, model, n_datasets
     pb = linattn.Problem(*problem)
     rows = []
     for P in P_GRID:
-        avg = replica.dataset_average(pb, P, 1e3, 0.01, n_datasets, model, seed=5)
+        avg = replica.dataset_average(pb, P, 1e3, 0.01, n_datasets, model, rng=5)
         th = {law: replica.stationary(pb, P, 1e3, 0.01, model, **kw) for law, kw in
               (("finite", {}), ("mp", dict(law="mp")), ("decoupled", dict(channel="decoupled")))}
         rows.append((avg.train_mean, avg.test_mean, avg.train_se, avg.test_se,
@@ -145,6 +145,6 @@ def test_phase_boundary():
     assert Ps[1] < Ps[0]
     pb = linattn.Problem(10, 100)
     grid = np.geomspace(40, 300, 9)
-    means = [replica.dataset_average(pb, int(P), np.inf, 0.01, 60, "full", seed=2) for P in grid]
+    means = [replica.dataset_average(pb, int(P), np.inf, 0.01, 60, "full", rng=2) for P in grid]
     P_exact = boundary_from_means(grid, [m.train_mean for m in means], [m.test_mean for m in means])
     assert P_exact == pytest.approx(Ps[1], rel=0.15)   # grid spacing 27 % and sampling noise

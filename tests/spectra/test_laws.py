@@ -75,7 +75,7 @@ def test_quadrature_accuracy_of_the_finite_law():
     and documented in spectra.law.)"""
     pb = linattn.Problem(10, 20, 0.0)
     base = spectra.prompt_law(pb)
-    variants = [spectra.prompt_law(pb, seed=7), spectra.prompt_law(pb, n_nodes=512)]
+    variants = [spectra.prompt_law(pb, rng=7), spectra.prompt_law(pb, n_nodes=512)]
     for alpha in (0.5, 2.0):
         P = alpha * 100
         tab = spectra.spectral_cdf(alpha, pb)

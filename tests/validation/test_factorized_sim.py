@@ -70,7 +70,7 @@ def test_online_sgd_escapes_when_the_mean_flow_does():
     a0, eta, rec = 1e-3, 0.01, 10
     t_half = escape_times(pb, a0)
     n = int(1.3 * t_half.max() / eta)
-    run = factorized_descent(pb, par, par.aligned(np.full(3, a0)), n, eta, batch=64, record=rec, n_chains=8, seed=4)
+    run = factorized_descent(pb, par, par.aligned(np.full(3, a0)), n, eta, batch=64, record=rec, n_chains=8, rng=4)
     mc = mode_constants(pb)
     t = run.steps * eta
     for k in range(3):
@@ -86,7 +86,7 @@ def test_merged_langevin_reproduces_the_exact_gibbs_averages():
     part, below 1e-4 here)."""
     pb = linattn.Problem(3, 6, 0.2)
     data = pb.sample(40, rng=1)
-    g = gibbs_comparison(pb, data, 200.0, 0.05, kind="merged", n_steps=40_000, step=0.005, seed=5)
+    g = gibbs_comparison(pb, data, 200.0, 0.05, kind="merged", n_steps=40_000, dt=0.005, rng=5)
     assert abs(g.train - g.exact_train) < 4 * g.train_se + 1e-4, g
     assert abs(g.test - g.exact_test) < 4 * g.test_se + 1e-4, g
     assert abs(g.e_min + g.harmonic_dof / 400.0 - g.exact_train) < 1e-12      # merged: exact equipartition
@@ -101,7 +101,7 @@ def test_factorized_gibbs_measure_obeys_equipartition_over_its_non_symmetric_dir
     pb = linattn.Problem(3, 6, 0.2)
     data = pb.sample(40, rng=1)
     beta = 2000.0
-    g = gibbs_comparison(pb, data, beta, 0.05, kind="value_kq_modes", n_steps=60_000, step=0.002, seed=6)
+    g = gibbs_comparison(pb, data, beta, 0.05, kind="value_kq_modes", n_steps=60_000, dt=0.002, rng=6)
     thermal = g.harmonic_dof / (2 * beta)
     assert g.harmonic_dof == 15
     assert abs(g.train - g.equipartition) < 4 * g.train_se + 0.1 * thermal, g

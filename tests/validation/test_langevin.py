@@ -68,7 +68,7 @@ def test_integrated_time_of_an_ar1_process():
 
 def test_reproducible_and_independent_of_grouping():
     data = PB.sample(30, rng=1)
-    kw = dict(n_equilibrate=2000, n_samples=5, stride=100, seed=9, dt=1e-3, on_unequilibrated="warn")
+    kw = dict(n_equilibrate=2000, n_samples=5, stride=100, rng=9, dt=1e-3, on_unequilibrated="warn")
     with pytest.warns(RuntimeWarning, match="n_equilibrate"):    # short chains: warned, and marked
         a = langevin(data, PB, 1e3, 0.01, n_chains=10, **kw)
         b = langevin(data, PB, 1e3, 0.01, n_chains=10, **kw)
@@ -88,11 +88,11 @@ def test_stationary_means_match_exact_gibbs(model, P):
     transient bias at the first sample is below ¼ s.e. too (the protocol equilibrates). The IAT
     estimate of the s.e. is flagged unreliable here (20 samples per chain < 50 τ)."""
     data = PB.sample(P, rng=(2, P))
-    r = langevin(data, PB, 1e3, 0.01, n_chains=16, model=model, seed=P)
+    r = langevin(data, PB, 1e3, 0.01, n_chains=16, model=model, rng=P)
     assert r.equilibrated
     for mean, se, exact, bias, transient in (
-            (r.mean_train, r.se_train_exact, r.exact_train, r.bias_train, r.transient_train),
-            (r.mean_test, r.se_test_exact, r.exact_test, r.bias_test, r.transient_test)):
+            (r.train_mean, r.train_se_exact, r.exact_train, r.bias_train, r.transient_train),
+            (r.test_mean, r.test_se_exact, r.exact_test, r.bias_test, r.transient_test)):
         assert abs(bias) <= 0.25 * se                       # dt=None criterion (s.e. of the reported mean)
         assert abs(transient) <= 0.25 * se
         assert abs(mean - exact) <= 4 * se + abs(bias), (mean, exact, se)
@@ -106,10 +106,10 @@ def test_langevin_on_nonlinear_labels_matches_exact_gibbs(link):
     (plus the exact O(dt) bias), full model, P = 100."""
     pb = linattn.Problem(10, 100, 0.0, link=link)
     data = pb.sample(100, rng=(3, 100))
-    r = langevin(data, pb, 1e3, 0.01, n_chains=16, model="full", seed=11)
+    r = langevin(data, pb, 1e3, 0.01, n_chains=16, model="full", rng=11)
     assert r.equilibrated
-    for mean, se, exact, bias in ((r.mean_train, r.se_train_exact, r.exact_train, r.bias_train),
-                                  (r.mean_test, r.se_test_exact, r.exact_test, r.bias_test)):
+    for mean, se, exact, bias in ((r.train_mean, r.train_se_exact, r.exact_train, r.bias_train),
+                                  (r.test_mean, r.test_se_exact, r.exact_test, r.bias_test)):
         assert abs(mean - exact) <= 4 * se + abs(bias), (mean, exact, se)
 
 
@@ -122,14 +122,14 @@ def test_eigen_and_parameter_bases_are_the_same_chain():
     dt = 1.5 / ch.lambda_max
     kw = dict(dt=dt, n_equilibrate=3000, n_samples=50, stride=200, n_chains=32, model="full",
               on_unequilibrated="warn")
-    e = langevin(data, pb, 200.0, 0.05, basis="eigen", seed=1, **kw)
-    p = langevin(data, pb, 200.0, 0.05, basis="parameter", seed=2, **kw)
+    e = langevin(data, pb, 200.0, 0.05, basis="eigen", rng=1, **kw)
+    p = langevin(data, pb, 200.0, 0.05, basis="parameter", rng=2, **kw)
     disc_t, disc_g = ch.means(dt)
     for r in (e, p):
-        assert abs(r.mean_train - disc_t) <= 4 * r.se_train_exact
-        assert abs(r.mean_test - disc_g) <= 4 * r.se_test_exact
-    assert abs(e.bias_train) > 8 * e.se_train_exact        # the O(dt) bias is resolved here
-    assert abs(e.mean_train - p.mean_train) <= 4 * np.hypot(e.se_train_exact, p.se_train_exact)
+        assert abs(r.train_mean - disc_t) <= 4 * r.train_se_exact
+        assert abs(r.test_mean - disc_g) <= 4 * r.test_se_exact
+    assert abs(e.bias_train) > 8 * e.train_se_exact        # the O(dt) bias is resolved here
+    assert abs(e.train_mean - p.train_mean) <= 4 * np.hypot(e.train_se_exact, p.train_se_exact)
 
 
 def test_exact_chain_bias_is_first_order_in_dt():

@@ -8,7 +8,7 @@ from validation.experiments.rank_dynamics import baseline_rejected, checks, dist
 @pytest.fixture(scope="module")
 def run():
     # D = 4, s = (1, .63, .40, .25), N = 31, a0 = 1e-3, rtol = 0.01; online SGD η = 0.05, batch 128, 3 chains
-    return rank_dynamics(np.geomspace(1.0, 0.25, 4), 31, n_chains=3, seed=2)
+    return rank_dynamics(np.geomspace(1.0, 0.25, 4), 31, n_chains=3, rng=2)
 
 
 def test_diagnostics_match_the_closed_form_of_staged_learning(run):
@@ -41,8 +41,8 @@ def test_helpers_refuse_other_objects(run):
     from validation.experiments.rank_dynamics import curvature_onsets, rise_windows
 
     for call, name in ((lambda: step_ups(None, run.flow), "r"), (lambda: step_ups(run, run.test_closed), "diag"),
-                       (lambda: distance_falls(run, None), "diag"), (lambda: checks(run, step=-1.0), "step"),
-                       (lambda: checks(run, record=0), "record"), (lambda: rise_windows(run, tau=[0.0] * 4), "tau"),
+                       (lambda: distance_falls(run, None), "diag"), (lambda: checks(run, lr=-1.0), "lr"),
+                       (lambda: checks(run, record=0), "record"), (lambda: rise_windows(run, half_width=[0.0] * 4), "half_width"),
                        (lambda: curvature_onsets("r", run.test_closed), "r"), (lambda: baseline_rejected(1), "r")):
         with pytest.raises(ValueError, match=name):
             call()

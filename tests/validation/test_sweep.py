@@ -13,7 +13,7 @@ pytest.importorskip("zarr")
 from validation import sweeps as sw  # noqa: E402
 
 GRID = {"D": [3, 4], "N": [5], "P": [4, 30], "beta": [50.0], "lam": [0.1, 0.0]}   # λ = 0, P < M: refused
-KW = dict(replicates=2, seed=7)
+KW = dict(replicates=2, rng=7)
 
 
 def _same(a, b):
@@ -52,7 +52,7 @@ def test_results_and_recorded_failures():
     pb = linattn.Problem(3, 5)                                              # one point by hand, same seed
     rng = np.random.default_rng(np.random.SeedSequence(sw.task_seed(7, "gibbs", dict(D=3, N=5, P=30, beta=50.0,
                                                                                        lam=0.1), 1)))
-    g = replica.gibbs(pb.sample(30, rng=rng), pb, 50.0, 0.1, "full")
+    g = replica.gibbs(pb.sample(30, rng=rng), pb, 50.0, 0.1)       # the grid function's default model
     assert float(ok.sel(D=3, N=5, beta=50.0, replicate=1)["test"]) == float(g.test)
     s = sw.sweep_summary(ds)
     assert int(s["n"].sel(D=3, N=5, P=4, beta=50.0, lam=0.0)) == 0
@@ -88,7 +88,7 @@ def test_interrupted_sweep_resumes_to_the_same_store(tmp_path):
               f"    return w\n"
               f"orig = sw._execute\n"
               f"sw._execute = lambda fn, tasks, client, workers, sink, progress: orig(fn, tasks, client, workers, sink_wrap(sink), progress)\n"
-              f"sw.sweep('gibbs', {GRID!r}, replicates=2, seed=7, workers=1, store={store!r})\n")
+              f"sw.sweep('gibbs', {GRID!r}, replicates=2, rng=7, workers=1, store={store!r})\n")
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert res.returncode == 17, res.stderr
     partial = sw.load_sweep(store)
@@ -125,7 +125,7 @@ def test_store_guards(tmp_path):
     (dict(grid={}), "grid must be"),
     (dict(replicates=0), "replicates"),
     (dict(replicates=True), "replicates"),
-    (dict(seed=-1), "seed"),
+    (dict(rng=-1), "rng"),
     (dict(workers=0), "workers"),
     (dict(store=""), "store"),
     (dict(allow_mixed="yes"), "allow_mixed"),

@@ -86,7 +86,7 @@ def _sweep(args):
             raise ValueError(f"experiment must be a registered name or an importable module:function; "
                              f"{args.experiment!r}: {type(err).__name__}: {err}") from None
     grid = _read_grid(args.grid)
-    kw = dict(replicates=args.replicates, seed=args.seed, store=args.store, allow_mixed=args.allow_mixed,
+    kw = dict(replicates=args.replicates, rng=args.seed, store=args.store, allow_mixed=args.allow_mixed,
               progress=not args.no_progress)
     if args.scheduler is not None:
         client = _connect(args.scheduler)

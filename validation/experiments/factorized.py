@@ -46,7 +46,7 @@ def _a_inf(pb):
 def _saddle_point(spectrum, N, tag, t_max, step, batch, n_chains, seed):
     """Outputs of model ``tag`` of the saddle experiment (start scale 0.3): record times, exact and SGD test error."""
     pb = noise_free_problem(spectrum, N)
-    run, ode = saddle_run(pb, tag, t_max=t_max, step=step, batch=batch, n_chains=n_chains, seed=seed)
+    run, ode = saddle_run(pb, tag, t_max=t_max, lr=step, batch=batch, n_chains=n_chains, rng=seed)
     return {"times": run.steps * step, "ode": ode, "sgd": run.test}
 
 
@@ -60,7 +60,7 @@ class Staged(Experiment):
                "full": dict(spectrum=np.geomspace(1.0, 0.1, 8).tolist(), N=31, n_chains=8, batch=256, seed=1)}
 
     def compute(self, s, point):
-        ex = staged_experiment(s.spectrum, s.N, n_chains=s.n_chains, batch=s.batch, seed=s.seed)
+        ex = staged_experiment(s.spectrum, s.N, n_chains=s.n_chains, batch=s.batch, rng=s.seed)
         return dict(times=ex.times, spectrum=ex.problem.covariance.spectrum, closed_modes=ex.closed_modes,
                     closed_test=ex.closed_test, ode_random_modes=ex.ode_random_modes,
                     ode_random_test=ex.ode_random_test, sgd_modes=ex.sgd.modes, sgd_test=ex.sgd.test,
@@ -110,7 +110,7 @@ class FactorizedGap(Experiment):
 
     def compute(self, s, point):
         pb = linattn.Problem(s.D, s.N, 0.0)
-        return gap_one(pb, point["P"], point["r"], s.lam, t_max=s.t_max, seed=s.seed)
+        return gap_one(pb, point["P"], point["r"], s.lam, t_max=s.t_max, rng=s.seed)
 
     def assemble(self, s, outputs):
         P = np.asarray(s.P, dtype=int)
@@ -145,7 +145,7 @@ class FactorizedCheck(Experiment):
 
         part = point["part"]
         if part == "staged":
-            ex = staged_experiment(s.spectrum, 31, n_chains=s.chains, batch=s.batch, seed=11)
+            ex = staged_experiment(s.spectrum, 31, n_chains=s.chains, batch=s.batch, rng=11)
             return {"spectrum": ex.problem.covariance.spectrum, "b": dynamics.mode_constants(ex.problem).b,
                     "t_half": ex.t_half, "t_half_sgd": ex.t_half_sgd}
         if part == "saddle":
@@ -157,8 +157,8 @@ class FactorizedCheck(Experiment):
                                                np.logspace(-1, 6, s.saddle_points), rtol=1e-10).test}
         pb = linattn.Problem(3, 6, 0.2)
         g = gibbs_comparison(pb, pb.sample(40, rng=13), self.GIBBS[point["kind"]]["beta"], 0.05, kind=point["kind"],
-                             n_steps=s.gibbs_steps, step=self.GIBBS[point["kind"]]["step"],
-                             seed=self.GIBBS[point["kind"]]["seed"])
+                             n_steps=s.gibbs_steps, dt=self.GIBBS[point["kind"]]["step"],
+                             rng=self.GIBBS[point["kind"]]["seed"])
         return {k: np.asarray(v) for k, v in dataclasses.asdict(g).items()}
 
     def assemble(self, s, outputs):

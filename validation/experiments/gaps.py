@@ -77,7 +77,7 @@ class _GapSweep(Experiment):
     def compute(self, s, point):
         D, N = point["D"], point["N"]
         sw = dynamics.gap_sweep(linattn.Problem(D, N), [point["P"]], s.lam, s.n_datasets, s.model, time=s.time,
-                                seed=D * 1000 + N)
+                                rng=D * 1000 + N)
         out = {k: getattr(sw, k) for k in _SWEEP_FIELDS + ("train_mean", "test_mean")}
         for name, q in zip(("q16", "median", "q84"), np.quantile(sw.contrast_all, [0.16, 0.5, 0.84], axis=1)):
             out[f"contrast_{name}"] = q
@@ -172,7 +172,7 @@ class PhaseDiagram(Experiment):
         if guess is None:
             return {"boundary": np.array([np.nan, np.nan])}
         grid = np.unique(np.round(np.geomspace(max(guess / 2.5, 1.0), guess * 2.5, s.n_grid)).astype(int))
-        sw = dynamics.gap_sweep(pb, grid, s.lam, s.n_datasets, "full", seed=pb.D * 100 + pb.N)
+        sw = dynamics.gap_sweep(pb, grid, s.lam, s.n_datasets, "full", rng=pb.D * 100 + pb.N)
         exact = boundary_from_means(sw.P, sw.train_mean, sw.test_mean)
         return {"boundary": np.array([guess, np.nan if exact is None else exact], dtype=float)}
 

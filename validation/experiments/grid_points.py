@@ -10,7 +10,7 @@ from ..sweeps import experiment
 
 
 @experiment("gibbs")
-def gibbs_point(D, N, P, beta, lam, noise=0.0, model="full", rng=None):
+def gibbs_point(D, N, P, beta, lam, noise=0.0, model="reduced", rng=None):
     """Exact Gibbs averages ``⟨E_t⟩``, ``⟨E_g⟩`` of one dataset (:func:`replica.gibbs`).
 
     Parameters
@@ -33,7 +33,7 @@ def gibbs_point(D, N, P, beta, lam, noise=0.0, model="full", rng=None):
 
 
 @experiment("langevin")
-def langevin_point(D, N, P, beta, lam, noise=0.0, model="full", n_chains=1, rng=None):
+def langevin_point(D, N, P, beta, lam, noise=0.0, model="reduced", n_chains=1, rng=None):
     """One Langevin simulation with the seed's protocol on a fresh dataset (the markers of
     Figs. 2–3): sample means of ``E_t``, ``E_g`` and the exact Gibbs values of that dataset.
 
@@ -54,13 +54,13 @@ def langevin_point(D, N, P, beta, lam, noise=0.0, model="full", n_chains=1, rng=
 
     pb = linattn.Problem(D, N, noise)
     data = pb.sample(P, rng=rng)
-    r = langevin(data, pb, beta, lam, model=model, n_chains=n_chains, seed=int(rng.integers(2**62)))
-    return {"train": r.mean_train, "test": r.mean_test, "exact_train": r.exact_train, "exact_test": r.exact_test,
+    r = langevin(data, pb, beta, lam, model=model, n_chains=n_chains, rng=int(rng.integers(2**62)))
+    return {"train": r.train_mean, "test": r.test_mean, "exact_train": r.exact_train, "exact_test": r.exact_test,
             "dt": r.dt}
 
 
 @experiment("long_time_limit")
-def long_time_point(D, N, P, lam, noise=0.0, model="full", rng=None):
+def long_time_point(D, N, P, lam, noise=0.0, model="reduced", rng=None):
     """``ΔEr`` and the contrast ratio of the long-time limit of gradient flow on one dataset.
 
     Parameters

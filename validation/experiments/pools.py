@@ -32,35 +32,41 @@ class PoolAverage:
 
     Attributes
     ----------
-    icl, idg, train : ndarray (n_datasets,)
+    test, test_idg, train : ndarray (n_datasets,)
+        Fresh-task (ICL) error, in-distribution error and training error of each dataset; ``*_mean`` and
+        ``*_se`` are their means and standard errors.
     """
 
-    icl: np.ndarray
-    idg: np.ndarray
+    test: np.ndarray
+    test_idg: np.ndarray
     train: np.ndarray
 
-    @property
-    def icl_mean(self) -> float:
-        return float(self.icl.mean())
+    def __repr__(self):
+        return (f"PoolAverage({self.test.size} datasets: test {self.test_mean:.6g} ± {self.test_se:.2g}, "
+                f"test_idg {self.test_idg_mean:.6g} ± {self.test_idg_se:.2g}, train {self.train_mean:.6g})")
 
     @property
-    def idg_mean(self) -> float:
-        return float(self.idg.mean())
+    def test_mean(self) -> float:
+        return float(self.test.mean())
+
+    @property
+    def test_idg_mean(self) -> float:
+        return float(self.test_idg.mean())
 
     @property
     def train_mean(self) -> float:
         return float(self.train.mean())
 
     @property
-    def icl_se(self) -> float:
-        return float(self.icl.std(ddof=1) / np.sqrt(self.icl.size))
+    def test_se(self) -> float:
+        return float(self.test.std(ddof=1) / np.sqrt(self.test.size))
 
     @property
-    def idg_se(self) -> float:
-        return float(self.idg.std(ddof=1) / np.sqrt(self.idg.size))
+    def test_idg_se(self) -> float:
+        return float(self.test_idg.std(ddof=1) / np.sqrt(self.test_idg.size))
 
 
-def pool_average(pb, P, lam, n_datasets=20, model="full", seed=0, progress=False) -> PoolAverage:
+def pool_average(pb, P, lam, n_datasets=20, model="reduced", rng=0, progress=False) -> PoolAverage:
     """Exact ridge solutions (:func:`replica.ridge`) of ``n_datasets`` datasets with a task pool, and their errors.
 
     Parameters
@@ -75,7 +81,7 @@ def pool_average(pb, P, lam, n_datasets=20, model="full", seed=0, progress=False
     n_datasets : int
         ``>= 2``; dataset ``i`` uses ``rng=(seed, P, K, i)``.
     model : {"reduced", "full"}
-    seed : int
+    rng : int
     progress : bool
 
     Returns
@@ -86,19 +92,19 @@ def pool_average(pb, P, lam, n_datasets=20, model="full", seed=0, progress=False
     P = check.positive_int("P", P)
     n_datasets = check.positive_int("n_datasets", n_datasets, minimum=2)
     check.model(model)
-    seed = check.seed_int("seed", seed)
+    rng = check.seed_int("rng", rng)
     progress = check.boolean("progress", progress)
     icl, idg, train = (np.empty(n_datasets) for _ in range(3))
     for i in tqdm(range(n_datasets), desc=f"pools P={P} K={pb.tasks}", disable=not progress, leave=False):
-        sol = replica.ridge(pb.sample(P, rng=(seed, P, pb.tasks or 0, i)), pb, lam, model)
+        sol = replica.ridge(pb.sample(P, rng=(rng, P, pb.tasks or 0, i)), pb, lam, model)
         icl[i], train[i] = sol.test, sol.train
         idg[i] = sol.test if sol.test_idg is None else sol.test_idg
-    return PoolAverage(icl=icl, idg=idg, train=train)
+    return PoolAverage(test=icl, test_idg=idg, train=train)
 
 
 
 def _average_arrays(avg: PoolAverage) -> dict:
-    return {"icl": avg.icl, "idg": avg.idg, "train": avg.train}
+    return {"icl": avg.test, "idg": avg.test_idg, "train": avg.train}
 
 
 # ----------------------------------------------------------------------------- report section ``pools``
@@ -129,10 +135,10 @@ class PoolsCheck(Experiment):
         D = point["D"]
         if D != D20:
             n = s.n16 if D == 16 else s.n32
-            avg = pool_average(_sphere_problem(D, ALPHA, KAPPA), int(TAU * D * D), (RIDGE_L / D, RIDGE_L), n, seed=7)
+            avg = pool_average(_sphere_problem(D, ALPHA, KAPPA), int(TAU * D * D), (RIDGE_L / D, RIDGE_L), n, rng=7, model="full")
         else:
             pb = linattn.Problem(D20, N20, NOISE, tasks=int(point["kappa"] * D20))
-            avg = pool_average(pb, int(point["tau"] * D20 * D20), LAM20, s.n20, seed=1)
+            avg = pool_average(pb, int(point["tau"] * D20 * D20), LAM20, s.n20, rng=1, model="full")
         return _average_arrays(avg)
 
     def assemble(self, s, outputs):
@@ -141,14 +147,14 @@ class PoolsCheck(Experiment):
             key = f"D{p['D']}" if p["D"] != D20 else f"D20_tau{p['tau']:g}_kappa{p['kappa']:g}"
             data.update({f"{key}_{k}": v for k, v in out.items()})
         th, base = (replica.asymptotic(ALPHA, TAU, k, NOISE, RIDGE_L) for k in (KAPPA, np.inf))
-        data.update(asym_icl=np.asarray(th.icl), asym_idg=np.asarray(th.idg), fresh_icl=np.asarray(base.icl))
+        data.update(asym_icl=np.asarray(th.test), asym_idg=np.asarray(th.test_idg), fresh_icl=np.asarray(base.test))
         for tau, kappa in FINITE_CASES:
             pb = linattn.Problem(D20, N20, NOISE, tasks=int(kappa * D20))
             st = replica.stationary(pb, int(tau * D20 * D20), np.inf, LAM20, "full", n_pools=32)
             asym = replica.asymptotic(N20 / D20, tau, kappa, NOISE, LAM20 * D20)
             key = f"D20_tau{tau:g}_kappa{kappa:g}"
             data.update({f"{key}_theory": np.array([st.test, st.test_idg]),
-                         f"{key}_asym": np.array([asym.icl, asym.idg])})
+                         f"{key}_asym": np.array([asym.test, asym.test_idg])})
         Ds = np.array([1000, 2000, 4000, 8000])
         vals = np.array([(lambda st: (st.test, st.test_idg))(replica.stationary(
             _sphere_problem(int(d), ALPHA, KAPPA), TAU * d * d, np.inf, RIDGE_L / d, "reduced", law="mp", pool="mp"))
@@ -185,9 +191,9 @@ class PoolsCheck(Experiment):
                              "4 s.e. + 25 % of the 1/D correction; κ=∞ rejected"))
         for tau20, kappa20 in FINITE_CASES:
             key = f"D20_tau{tau20:g}_kappa{kappa20:g}"
-            avg = PoolAverage(icl=d[f"{key}_icl"], idg=d[f"{key}_idg"], train=d[f"{key}_train"])
+            avg = PoolAverage(test=d[f"{key}_icl"], test_idg=d[f"{key}_idg"], train=d[f"{key}_train"])
             theory, asym = d[f"{key}_theory"], d[f"{key}_asym"]
-            for k, (name, m, se) in enumerate((("ICL", avg.icl_mean, avg.icl_se), ("IDG", avg.idg_mean, avg.idg_se))):
+            for k, (name, m, se) in enumerate((("ICL", avg.test_mean, avg.test_se), ("IDG", avg.test_idg_mean, avg.test_idg_se))):
                 t, b = float(theory[k]), float(asym[k])
                 ok = abs(t / m - 1) <= 0.035 + 3 * se / m and (abs(b - t) <= 3 * se or abs(t - m) < abs(b - m))
                 out.append(Check("pools", f"finite-D pool theory, {name} error", f"D=20, N=40, σ={NOISE:g}, λ=0.005, "
@@ -279,8 +285,8 @@ class DoubleDescent(PoolsFigure):
         if point["kind"] == "theory":
             fd = [replica.stationary(pb, t * D * D, np.inf, self.RIDGE_L / D, "full", n_pools=8) for t in self._taus(s)]
             return {"icl_finite": np.array([f.test for f in fd]), "idg_finite": np.array([f.test_idg for f in fd])}
-        a = pool_average(pb, int(round(point["tau"] * D * D)), (self.RIDGE_L / D, self.RIDGE_L), s.n, seed=self.SEED)
-        return {"icl": a.icl_mean, "icl_se": a.icl_se, "idg": a.idg_mean, "idg_se": a.idg_se}
+        a = pool_average(pb, int(round(point["tau"] * D * D)), (self.RIDGE_L / D, self.RIDGE_L), s.n, rng=self.SEED, model="full")
+        return {"icl": a.test_mean, "icl_se": a.test_se, "idg": a.test_idg_mean, "idg_se": a.test_idg_se}
 
     def assemble(self, s, outputs):
         taus_th = self._taus(s)
@@ -289,8 +295,8 @@ class DoubleDescent(PoolsFigure):
         for alpha in out["alpha"]:
             key = f"a{alpha:g}"
             th = [replica.asymptotic(alpha, t, self.KAPPA, FIG_NOISE, self.RIDGE_L) for t in taus_th]
-            out[f"{key}_icl_theory"] = np.array([a.icl for a in th])
-            out[f"{key}_idg_theory"] = np.array([a.idg for a in th])
+            out[f"{key}_icl_theory"] = np.array([a.test for a in th])
+            out[f"{key}_idg_theory"] = np.array([a.test_idg for a in th])
             fin = next(o for p, o in theory if p["alpha"] == alpha)
             out[f"{key}_icl_finite"], out[f"{key}_idg_finite"] = fin["icl_finite"], fin["idg_finite"]
             mine = [o for p, o in sims if p["alpha"] == alpha]
@@ -328,15 +334,15 @@ class GTask(PoolsFigure):
                 fin.append(st.test - st.test_idg)
             return {"finite": np.array(fin)}
         a = pool_average(self._problem(D, point["kappa"]), int(self.TAU * D * D), (self.RIDGE_L / D, self.RIDGE_L),
-                         point["n"], seed=self.SEED)
-        g = a.icl - a.idg
+                         point["n"], rng=self.SEED, model="full")
+        g = a.test - a.test_idg
         return {"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.size)}
 
     def assemble(self, s, outputs):
         kth = np.geomspace(0.1, 40, s.theory)
         out = {"kappa_theory": kth, "kappa": np.array(s.kappa, float), "Ds": np.array(s.D)}
         th = [replica.asymptotic(self.ALPHA, self.TAU, k, FIG_NOISE, self.RIDGE_L) for k in kth]
-        out["gtask_theory"] = np.array([a.icl - a.idg for a in th])
+        out["gtask_theory"] = np.array([a.test - a.test_idg for a in th])
         theory, sims = self._split(s, outputs)
         for D in s.D:
             mine = [o for p, o in sims if p["D"] == D]
@@ -378,8 +384,8 @@ class FiniteD(PoolsFigure):
                 fin.append((st.test, st.test_idg))
             return {"finite": np.array(fin)}
         D = point["D"]
-        av = pool_average(self._problem(D, kappa), int(self.TAU * D * D), self.RIDGE_L / D, point["n"], seed=self.SEED)
-        return {"exact": np.array([av.icl_mean, av.icl_se, av.idg_mean, av.idg_se])}
+        av = pool_average(self._problem(D, kappa), int(self.TAU * D * D), self.RIDGE_L / D, point["n"], rng=self.SEED, model="full")
+        return {"exact": np.array([av.test_mean, av.test_se, av.test_idg_mean, av.test_idg_se])}
 
     def assemble(self, s, outputs):
         out = {"Ds": np.array(s.D), "kappas": np.array(self.KAPPAS), "D_theory": self._d_theory(s)}
@@ -387,7 +393,7 @@ class FiniteD(PoolsFigure):
         for kappa in out["kappas"]:
             key = f"k{kappa:g}"
             a = replica.asymptotic(self.ALPHA, self.TAU, kappa, FIG_NOISE, self.RIDGE_L)
-            out[f"{key}_asym"] = np.array([a.icl, a.idg])
+            out[f"{key}_asym"] = np.array([a.test, a.test_idg])
             out[f"{key}_finite"] = next(o for p, o in theory if p["kappa"] == kappa)["finite"]
             out[f"{key}_exact"] = np.array([o["exact"] for p, o in sims if p["kappa"] == kappa])
         return out, {}
@@ -411,9 +417,9 @@ class PoolPhase(Experiment):
 
     def compute(self, s, point):
         K = point["K"]
-        a = pool_average(linattn.Problem(self.D, self.N, tasks=K), point["P"], self.LAM, s.n, seed=self.SEED)
-        return {"gap": linattn.relative_gap(a.train_mean, a.icl_mean),
-                "gtask_rel": 1.0 - a.idg_mean / a.icl_mean if K is not None else 0.0}
+        a = pool_average(linattn.Problem(self.D, self.N, tasks=K), point["P"], self.LAM, s.n, rng=self.SEED, model="full")
+        return {"gap": linattn.relative_gap(a.train_mean, a.test_mean),
+                "gtask_rel": 1.0 - a.test_idg_mean / a.test_mean if K is not None else 0.0}
 
     def assemble(self, s, outputs):
         Ps, Ks = np.array(s.P, int), np.array(s.K, int)

@@ -92,8 +92,8 @@ def _enter_times(times, closed_modes, rtol):
     return out
 
 
-def rank_dynamics(spectrum, N, a0=1e-3, rtol=0.01, span=3.0, step=0.05, batch=128, n_chains=3, record=20,
-                  n_grid=400, seed=0) -> RankDynamics:
+def rank_dynamics(spectrum, N, a0=1e-3, rtol=0.01, span=3.0, lr=0.05, batch=128, n_chains=3, record=20,
+                  n_grid=400, rng=0) -> RankDynamics:
     """Run :class:`RankDynamics` for input eigenvalues ``spectrum`` (noise-free, identity basis).
 
     Parameters
@@ -107,13 +107,13 @@ def rank_dynamics(spectrum, N, a0=1e-3, rtol=0.01, span=3.0, step=0.05, batch=12
         Cutoff of the subspace distance, in ``(0, 1)``.
     span : float
         The run lasts ``span × t_½`` of the slowest mode (``> 1``).
-    step : float
+    lr : float
         SGD step ``η``.
     batch, n_chains, record : int
         SGD batch, chains, record interval (steps).
     n_grid : int
         Log-spaced times of the exact trajectories (``>= 16``); SGD records are interpolated on it.
-    seed : int
+    rng : int
 
     Returns
     -------
@@ -130,18 +130,18 @@ def rank_dynamics(spectrum, N, a0=1e-3, rtol=0.01, span=3.0, step=0.05, batch=12
     t_half = dynamics.escape_times(pb, a0)
     par = Parametrization("value_kq_modes", pb.D)
     ref = np.diag(mc.a_inf)                                    # Γ_* (identity basis)
-    n_steps = n_steps_covering(span * t_half.max(), step, record)
-    sgd = factorized_descent(pb, par, par.aligned(np.full(pb.D, a0)), n_steps, step, batch=batch, record=record,
-                             n_chains=n_chains, seed=seed)
-    t = np.geomspace(max(t_half.min() / 20.0, record * step), n_steps * step, n_grid)   # inside the SGD records
+    n_steps = n_steps_covering(span * t_half.max(), lr, record)
+    sgd = factorized_descent(pb, par, par.aligned(np.full(pb.D, a0)), n_steps, lr, batch=batch, record=record,
+                             n_chains=n_chains, rng=rng)
+    t = np.geomspace(max(t_half.min() / 20.0, record * lr), n_steps * lr, n_grid)   # inside the SGD records
     closed_modes = dynamics.logistic_modes(pb, a0, t)
     G_closed = closed_modes[:, :, None] * np.eye(pb.D)
     flow = dynamics.mean_flow(pb, par, par.aligned(np.full(pb.D, a0)), t)
-    rng = np.random.default_rng(seed)
-    th = rng.standard_normal(par.n_params)
+    gen = np.random.default_rng(rng)
+    th = gen.standard_normal(par.n_params)
     th *= np.sqrt(a0 * np.sqrt(pb.D)) / np.linalg.norm(th[: pb.D**2])
     random = dynamics.mean_flow(pb, par, th, t)
-    t_sgd = sgd.steps[1:] * step
+    t_sgd = sgd.steps[1:] * lr
     G_sgd = par.gamma(sgd.theta[:, 1:])                         # (chains, T_sgd, D, D)
     G_sgd = np.stack([[np.interp(t, t_sgd, g[:, i, j]) for i in range(pb.D) for j in range(pb.D)]
                       for g in G_sgd]).transpose(0, 2, 1).reshape(n_chains, t.size, pb.D, pb.D)
@@ -236,16 +236,16 @@ def curvature_onsets(r: RankDynamics, loss) -> np.ndarray:
     return np.sort(r.times[idx[np.argsort(c[idx])[: r.problem.D]]])
 
 
-def rise_windows(r: RankDynamics, tau=None) -> np.ndarray:
-    """Rise windows ``[t_½ − τ, t_½ + τ]`` of modes ``2 … D`` (shape (D − 1, 2)); ``tau`` overrides ``τ_α``
+def rise_windows(r: RankDynamics, half_width=None) -> np.ndarray:
+    """Rise windows ``[t_½ − τ, t_½ + τ]`` of modes ``2 … D`` (shape (D − 1, 2)); ``half_width`` overrides ``τ_α``
     (for baselines)."""
     _checked(r)
-    tau = r.tau if tau is None else check.real_array("tau", tau, low=0.0, low_open=True)
-    t_half = r.t_half if tau is r.tau else r.t_half * tau / r.tau      # t_½ ∝ τ at fixed a0, a^∞
-    return np.stack([t_half[1:] - tau[1:], t_half[1:] + tau[1:]], axis=1)
+    half_width = r.tau if half_width is None else check.real_array("half_width", half_width, low=0.0, low_open=True)
+    t_half = r.t_half if half_width is r.tau else r.t_half * half_width / r.tau      # t_½ ∝ τ at fixed a0, a^∞
+    return np.stack([t_half[1:] - half_width[1:], t_half[1:] + half_width[1:]], axis=1)
 
 
-def checks(r: RankDynamics, step=0.05, record=20, parameters="") -> list:
+def checks(r: RankDynamics, lr=0.05, record=20, parameters="") -> list:
     """Acceptance of the diagnostics against the closed form (report section ``diagnostics`` and tests).
 
     Tolerances: the exact ODE integrates to ``rtol = 1e-9`` (effective ranks to 1e-6); a detected step or
@@ -256,7 +256,7 @@ def checks(r: RankDynamics, step=0.05, record=20, parameters="") -> list:
     Parameters
     ----------
     r : RankDynamics
-    step : float
+    lr : float
         SGD step used by :func:`rank_dynamics`.
     record : int
         Record interval used by :func:`rank_dynamics`.
@@ -269,7 +269,7 @@ def checks(r: RankDynamics, step=0.05, record=20, parameters="") -> list:
         Section ``"diagnostics"``; no relative error (``"—"``).
     """
     _checked(r)
-    step, record = check.positive("step", step), check.positive_int("record", record)
+    lr, record = check.positive("lr", lr), check.positive_int("record", record)
     g = r.times[1] / r.times[0] - 1.0
     mc = dynamics.mode_constants(r.problem)
     out = []
@@ -286,7 +286,7 @@ def checks(r: RankDynamics, step=0.05, record=20, parameters="") -> list:
     for k, (lo, hi) in enumerate(win):
         a = k + 1
         m, se = sgd_steps[:, k].mean(), sgd_steps[:, k].std(ddof=1) / np.sqrt(len(r.sgd))
-        slack = 4 * se + step * mc.b[a] * hi + record * step + g * hi
+        slack = 4 * se + lr * mc.b[a] * hi + record * lr + g * hi
         ok = lo <= flow_steps[k] <= hi and lo - slack <= m <= hi + slack
         row(f"effective rank steps up in the rise window of mode {a + 1}",
             f"[{lo:.1f}, {hi:.1f}] (t½ ± τ)", f"exact ODE {flow_steps[k]:.1f}; SGD {m:.1f} ± {se:.1f}", ok,
@@ -298,7 +298,7 @@ def checks(r: RankDynamics, step=0.05, record=20, parameters="") -> list:
     modes = np.flatnonzero(np.isfinite(r.t_enter))[order]
     for j, (te, a) in enumerate(zip(entering, modes)):
         m, se = falls_sgd[:, j].mean(), falls_sgd[:, j].std(ddof=1) / np.sqrt(len(r.sgd))
-        slack = 4 * se + step * mc.b[a] * te + record * step + 2 * g * te
+        slack = 4 * se + lr * mc.b[a] * te + record * lr + 2 * g * te
         ok = abs(falls_flow[j] / te - 1) <= g and abs(m - te) <= slack and te < r.t_half[a] and m < r.t_half[a]
         row(f"subspace distance falls when mode {a + 1} enters (before its t½ = {r.t_half[a]:.1f})",
             f"{te:.2f} (a_α = rtol·max a)", f"exact ODE {falls_flow[j]:.2f}; SGD {m:.2f} ± {se:.2f}", ok,
@@ -307,7 +307,7 @@ def checks(r: RankDynamics, step=0.05, record=20, parameters="") -> list:
     onset_sgd = np.array([curvature_onsets(r, y) for y in r.test_sgd])
     for a, te in enumerate(onset_closed):
         m, se = onset_sgd[:, a].mean(), onset_sgd[:, a].std(ddof=1) / np.sqrt(len(r.sgd))
-        slack = 4 * se + step * mc.b[a] * te + record * step + 2 * g * te
+        slack = 4 * se + lr * mc.b[a] * te + record * lr + 2 * g * te
         row(f"loss curvature: onset of drop {a + 1} (deepest minimum of d²lnE/d(ln t)²)",
             f"{te:.2f} (closed form; t½ − τ = {r.t_half[a] - r.tau[a]:.2f})", f"SGD {m:.2f} ± {se:.2f}",
             abs(m - te) <= slack, "SGD within 4 s.e. + ηb·t + one record + two grid steps")
@@ -334,7 +334,7 @@ def baseline_rejected(r: RankDynamics) -> bool:
     _checked(r)
     spectrum = r.problem.covariance.spectrum
     base = r.tau * spectrum                  # D/(γ s) = τ_α s_α
-    win = rise_windows(r, tau=base)
+    win = rise_windows(r, half_width=base)
     steps = step_ups(r, r.flow)
     return not np.all((win[:, 0] <= steps) & (steps <= win[:, 1]))
 
@@ -404,7 +404,7 @@ class RankDynamicsFigure(Experiment):
                             seed=3)}
 
     def compute(self, s, point):
-        r = rank_dynamics(s.spectrum, s.N, n_chains=s.n_chains, batch=s.batch, n_grid=s.n_grid, seed=s.seed)
+        r = rank_dynamics(s.spectrum, s.N, n_chains=s.n_chains, batch=s.batch, n_grid=s.n_grid, rng=s.seed)
         return dict(times=r.times, t_half=r.t_half, tau=r.tau, t_enter=r.t_enter, levels=r.distance_levels,
                     test_closed=r.test_closed, test_sgd=r.test_sgd,
                     erank_closed=r.closed.effective_rank, erank_random=r.random.effective_rank,
@@ -430,7 +430,7 @@ class DiagnosticsCheck(Experiment):
     report_order = 80
 
     def compute(self, s, point):
-        return rank_arrays(rank_dynamics(s.spectrum, 31, n_chains=s.chains, batch=s.batch, n_grid=s.n_grid, seed=21))
+        return rank_arrays(rank_dynamics(s.spectrum, 31, n_chains=s.chains, batch=s.batch, n_grid=s.n_grid, rng=21))
 
     def checks(self, result):
         s = result.settings

@@ -26,9 +26,9 @@ def noise_free_problem(spectrum, N):
     return linattn.Problem(spectrum.size, N, 0.0, covariance=spectrum)
 
 
-def n_steps_covering(t_max, step, record):
-    """Steps of size ``step`` covering ``t_max``, rounded up to a multiple of ``record``."""
-    n = int(np.ceil(t_max / check.positive("step", step)))
+def n_steps_covering(t_max, lr, record):
+    """Steps of size ``lr`` covering ``t_max``, rounded up to a multiple of ``record``."""
+    n = int(np.ceil(t_max / check.positive("lr", lr)))
     return n + (-n) % check.positive_int("record", record)
 
 
@@ -64,7 +64,7 @@ class StagedExperiment:
     t_half_random: np.ndarray
 
 
-def staged_experiment(spectrum, N, a0=1e-3, step=0.05, batch=128, n_chains=4, record=50, seed=0) -> StagedExperiment:
+def staged_experiment(spectrum, N, a0=1e-3, lr=0.05, batch=128, n_chains=4, record=50, rng=0) -> StagedExperiment:
     """Run :class:`StagedExperiment` for input eigenvalues ``spectrum`` (noise-free, identity basis).
 
     Parameters
@@ -73,9 +73,10 @@ def staged_experiment(spectrum, N, a0=1e-3, step=0.05, batch=128, n_chains=4, re
     N : int
     a0 : float
         Initial mode amplitude (``p_α = q_α = √a0``); the random start has ``‖Γ(0)‖_F = a0 √D``.
-    step : float
+    lr : float
         SGD step ``η``; the time of step ``k`` is ``kη``.
-    batch, n_chains, record, seed : int
+    batch, n_chains, record : int
+    rng : int or numpy.random.Generator
 
     Returns
     -------
@@ -85,14 +86,14 @@ def staged_experiment(spectrum, N, a0=1e-3, step=0.05, batch=128, n_chains=4, re
     a0 = check.positive("a0", a0)
     mc = dynamics.mode_constants(pb)
     t_half = dynamics.escape_times(pb, a0)
-    n_steps = n_steps_covering(1.6 * t_half.max(), step, record)
+    n_steps = n_steps_covering(1.6 * t_half.max(), lr, record)
     par = Parametrization("value_kq_modes", pb.D)
-    sgd = factorized_descent(pb, par, par.aligned(np.full(pb.D, a0)), n_steps, step, batch=batch, record=record,
-                             n_chains=n_chains, seed=seed)
-    times = sgd.steps * step
+    sgd = factorized_descent(pb, par, par.aligned(np.full(pb.D, a0)), n_steps, lr, batch=batch, record=record,
+                             n_chains=n_chains, rng=rng)
+    times = sgd.steps * lr
     closed = dynamics.logistic_modes(pb, a0, times)
-    rng = np.random.default_rng(seed)
-    th = rng.standard_normal(par.n_params)
+    gen = np.random.default_rng(rng)
+    th = gen.standard_normal(par.n_params)
     th *= np.sqrt(a0 * np.sqrt(pb.D)) / np.linalg.norm(th[: pb.D**2])     # ‖P‖ = ‖Q‖ ≈ (a0 √D)^{1/2}
     ode = dynamics.mean_flow(pb, par, th, times)
     half = 0.5 * mc.a_inf
@@ -127,8 +128,8 @@ class SaddleExperiment:
     sgd_merged: FactorizedRun
 
 
-def saddle_experiment(spectrum, N, scale=0.3, t_max=6000.0, step=0.2, batch=128, n_chains=4, record=100,
-                      seed=0) -> SaddleExperiment:
+def saddle_experiment(spectrum, N, scale=0.3, t_max=6000.0, lr=0.2, batch=128, n_chains=4, record=100,
+                      rng=0) -> SaddleExperiment:
     """Run :class:`SaddleExperiment`: ``D`` rank-one separate heads (``ATTN_S``) and one merged head (``ATTN_M``)
     from the same small random start of size ``scale`` (Zhang, Singh, Latham & Saxe 2025).
 
@@ -138,17 +139,18 @@ def saddle_experiment(spectrum, N, scale=0.3, t_max=6000.0, step=0.2, batch=128,
     N : int
     scale : float
         Start size (:meth:`linattn.factorized.Parametrization.init`).
-    t_max, step : float
+    t_max, lr : float
         Time span and SGD step.
-    batch, n_chains, record, seed : int
+    batch, n_chains, record : int
+    rng : int or numpy.random.Generator
 
     Returns
     -------
     SaddleExperiment
     """
     pb = noise_free_problem(spectrum, N)
-    out = {tag: saddle_run(pb, tag, scale, t_max, step, batch, n_chains, record, seed) for tag in SADDLE_MODELS}
-    times = out["separate"][0].steps * step
+    out = {tag: saddle_run(pb, tag, scale, t_max, lr, batch, n_chains, record, rng) for tag in SADDLE_MODELS}
+    times = out["separate"][0].steps * lr
     return SaddleExperiment(problem=pb, saddles=dynamics.saddle_losses(spectrum, N), times=times,
                             ode_separate=out["separate"][1], ode_merged=out["merged"][1],
                             sgd_separate=out["separate"][0], sgd_merged=out["merged"][0])
@@ -158,7 +160,7 @@ def saddle_experiment(spectrum, N, scale=0.3, t_max=6000.0, step=0.2, batch=128,
 SADDLE_MODELS = ("separate", "merged")
 
 
-def saddle_run(pb, tag, scale=0.3, t_max=6000.0, step=0.2, batch=128, n_chains=4, record=100, seed=0) -> tuple:
+def saddle_run(pb, tag, scale=0.3, t_max=6000.0, lr=0.2, batch=128, n_chains=4, record=100, rng=0) -> tuple:
     """One model of :func:`saddle_experiment`: online SGD and the exact ODE from the start ``init(scale, seed)``.
 
     Parameters
@@ -166,8 +168,9 @@ def saddle_run(pb, tag, scale=0.3, t_max=6000.0, step=0.2, batch=128, n_chains=4
     pb : linattn.Problem
     tag : {"separate", "merged"}
         ``D`` rank-one separate key/query heads, or one merged head.
-    scale, t_max, step : float
-    batch, n_chains, record, seed : int
+    scale, t_max, lr : float
+    batch, n_chains, record : int
+    rng : int or numpy.random.Generator
 
     Returns
     -------
@@ -175,12 +178,12 @@ def saddle_run(pb, tag, scale=0.3, t_max=6000.0, step=0.2, batch=128, n_chains=4
         The SGD run and the exact test error at its record times.
     """
     check.choice("tag", tag, SADDLE_MODELS)
-    n_steps = n_steps_covering(check.positive("t_max", t_max), step, record)
+    n_steps = n_steps_covering(check.positive("t_max", t_max), lr, record)
     par = (Parametrization("separate_kq", pb.D, heads=pb.D) if tag == "separate"
            else Parametrization("merged_heads", pb.D))
-    th = par.init(scale, seed)
-    run = factorized_descent(pb, par, th, n_steps, step, batch=batch, record=record, n_chains=n_chains, seed=seed)
-    ode = dynamics.mean_flow(pb, par, th, run.steps[1:] * step)
+    th = par.init(scale, rng)
+    run = factorized_descent(pb, par, th, n_steps, lr, batch=batch, record=record, n_chains=n_chains, rng=rng)
+    ode = dynamics.mean_flow(pb, par, th, run.steps[1:] * lr)
     return run, np.concatenate([[run.test[0, 0]], ode.test])
 
 
@@ -197,7 +200,7 @@ class FiniteGap:
     test_product: np.ndarray
 
 
-def finite_p_gap(pb, P_values, lam, n_datasets, scale=1e-2, t_max=2e4, seed=0) -> FiniteGap:
+def finite_p_gap(pb, P_values, lam, n_datasets, scale=1e-2, t_max=2e4, rng=0) -> FiniteGap:
     """Train the merged ``Γ`` (exact long-time limit of gradient flow from 0) and ``Γ = PQ`` (exact ODE from a
     small random start, ``λ`` on ``P`` and ``Q``) on the same datasets; return ΔEr and the contrast ratio.
 
@@ -213,7 +216,7 @@ def finite_p_gap(pb, P_values, lam, n_datasets, scale=1e-2, t_max=2e4, seed=0) -
         Start size of ``P`` and ``Q``.
     t_max : float
         Integration time of the product model (checked: the gradient at ``t_max`` is below 1e-6).
-    seed : int
+    rng : int
 
     Returns
     -------
@@ -222,7 +225,7 @@ def finite_p_gap(pb, P_values, lam, n_datasets, scale=1e-2, t_max=2e4, seed=0) -
     P_values = np.asarray(P_values, dtype=int)
     lam = check.positive("lam", lam)
     n = check.positive_int("n_datasets", n_datasets)
-    res = [gap_one(pb, int(P), r, lam, scale, t_max, seed) for P in P_values for r in range(n)]
+    res = [gap_one(pb, int(P), r, lam, scale, t_max, rng) for P in P_values for r in range(n)]
     return FiniteGap(P=P_values, **gap_arrays(res, P_values.size, n))
 
 
@@ -232,7 +235,7 @@ def gap_arrays(rows, n_P, n) -> dict:
     return {k: np.array([float(x[k]) for x in rows]).reshape(n_P, n) for k in keys}
 
 
-def gap_one(pb, P, r, lam, scale=1e-2, t_max=2e4, seed=0) -> dict:
+def gap_one(pb, P, r, lam, scale=1e-2, t_max=2e4, rng=0) -> dict:
     """Dataset ``r`` of :func:`finite_p_gap` at ``P`` prompts (``rng=(seed, P, r)``): both models trained on it.
 
     Parameters
@@ -240,7 +243,7 @@ def gap_one(pb, P, r, lam, scale=1e-2, t_max=2e4, seed=0) -> dict:
     pb : linattn.Problem
     P, r : int
     lam, scale, t_max : float
-    seed : int
+    rng : int
 
     Returns
     -------
@@ -249,9 +252,9 @@ def gap_one(pb, P, r, lam, scale=1e-2, t_max=2e4, seed=0) -> dict:
     """
     lam = check.positive("lam", lam)
     par = Parametrization("value_kq_modes", pb.D)
-    data = pb.sample(int(P), rng=(seed, int(P), r))
+    data = pb.sample(int(P), rng=(rng, int(P), r))
     lt = dynamics.long_time_limit(data, pb, lam)
-    fl = dynamics.mean_flow(pb, par, par.init(scale, (seed, int(P), r)), [t_max / 2, t_max], data=data, lam=lam)
+    fl = dynamics.mean_flow(pb, par, par.init(scale, (rng, int(P), r)), [t_max / 2, t_max], data=data, lam=lam)
     drift = abs(fl.loss[-1] - fl.loss[0])
     if drift > 1e-6 * fl.loss[-1]:
         raise linattn.ConvergenceError(f"finite_p_gap: the product model is still moving at t_max = {t_max} "
@@ -290,8 +293,8 @@ class GibbsComparison:
     equipartition: float
 
 
-def gibbs_comparison(pb, data, beta, lam, kind="value_kq_modes", n_steps=60_000, step=0.002, n_chains=16,
-                     burn=0.3, seed=0) -> GibbsComparison:
+def gibbs_comparison(pb, data, beta, lam, kind="value_kq_modes", n_steps=60_000, dt=0.002, n_chains=16,
+                     burn=0.3, rng=0) -> GibbsComparison:
     """Langevin on the factorized energy vs the exact merged Gibbs averages and the equipartition law.
 
     Parameters
@@ -303,12 +306,12 @@ def gibbs_comparison(pb, data, beta, lam, kind="value_kq_modes", n_steps=60_000,
         Inverse temperature and weight decay (``> 0``).
     kind : {"merged", "value_kq_modes"}
     n_steps : int
-    step : float
+    dt : float
         Euler–Maruyama step ``η`` (bias ``O(η)``).
     n_chains : int
     burn : float
         Fraction of the records discarded, in ``[0, 1)``.
-    seed : int
+    rng : int
 
     Returns
     -------
@@ -322,10 +325,10 @@ def gibbs_comparison(pb, data, beta, lam, kind="value_kq_modes", n_steps=60_000,
     burn = check.real("burn", burn, low=0.0, high=1.0, high_open=True)
     par = Parametrization(kind, pb.D)
     exact = replica.gibbs(data, pb, beta, lam)
-    start = par.init(0.5, seed)
+    start = par.init(0.5, rng)
     fl = dynamics.mean_flow(pb, par, start, [1.0, 50.0 / lam], data=data, lam=lam, rtol=1e-11)
-    run = factorized_descent(pb, par, fl.theta[-1], n_steps, step, data=data, lam=lam, beta=beta,
-                             record=max(1, n_steps // 100), n_chains=n_chains, seed=seed)
+    run = factorized_descent(pb, par, fl.theta[-1], n_steps, dt, data=data, lam=lam, beta=beta,
+                             record=max(1, n_steps // 100), n_chains=n_chains, rng=rng)
     k0 = int(burn * run.steps.size)
     et = (run.loss + 0.5 * lam * np.sum(run.theta**2, axis=2))[:, k0:].mean(1)
     eg = run.test[:, k0:].mean(1)

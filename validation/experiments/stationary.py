@@ -219,13 +219,13 @@ class StationaryErrors(Experiment):
             return {"P": cur.P, "train": cur.train, "test": cur.test, "P_star": np.nan if star is None else star}
         P = point["P"]
         if point["kind"] == "exact":
-            avg = replica.dataset_average(pb, P, s.beta, s.lam, s.n_exact, s.model, seed=seed)
+            avg = replica.dataset_average(pb, P, s.beta, s.lam, s.n_exact, s.model, rng=seed)
             return {"train": avg.train, "test": avg.test}
         lkw = dict(n_chains=1)
         lkw.update(s.langevin_kw or {})
         j = point["j"]
-        r = langevin(pb.sample(P, rng=(seed + 1, P, j)), pb, s.beta, s.lam, model=s.model, seed=seed * 7919 + j, **lkw)
-        return {"train": r.mean_train, "test": r.mean_test, "dt": r.dt}
+        r = langevin(pb.sample(P, rng=(seed + 1, P, j)), pb, s.beta, s.lam, model=s.model, rng=seed * 7919 + j, **lkw)
+        return {"train": r.train_mean, "test": r.test_mean, "dt": r.dt}
 
     def sweeps(self, s, outputs):
         """One :class:`StationarySweep` per problem from the outputs of the points.
@@ -339,8 +339,8 @@ class TransitionCheck(StationaryErrors):
         return rows
 
 
-def stationary_sweep(pb, model="full", beta=1e3, lam=0.01, P_theory=None, P_exact=None, n_exact=100,
-                     P_sim=None, n_sim=4, langevin_kw=None, seed=0, progress=False, store=None) -> StationarySweep:
+def stationary_sweep(pb, model="reduced", beta=1e3, lam=0.01, P_theory=None, P_exact=None, n_exact=100,
+                     P_sim=None, n_sim=4, langevin_kw=None, rng=0, progress=False, store=None) -> StationarySweep:
     """Theory, exact dataset averages and Langevin markers against ``P`` (module docstring): the
     experiment ``stationary`` with these settings.
 
@@ -356,7 +356,7 @@ def stationary_sweep(pb, model="full", beta=1e3, lam=0.01, P_theory=None, P_exac
         Datasets per exact point (``>= 2``) and per simulated point (``>= 2``).
     langevin_kw : dict, optional
         Passed to :func:`validation.simulators.langevin` (protocol, chains).
-    seed : int
+    rng : int
     progress : bool
     store : str, optional
         A folder: the points (theory, each exact marker, each simulated dataset) are computed into a
@@ -378,7 +378,7 @@ def stationary_sweep(pb, model="full", beta=1e3, lam=0.01, P_theory=None, P_exac
     P_theory, P_exact, P_sim = _grids(P_theory, P_exact, P_sim)
     n_exact = check.positive_int("n_exact", n_exact, minimum=2)
     n_sim = check.positive_int("n_sim", n_sim, minimum=2)
-    seed = check.seed_int("seed", seed)
+    rng = check.seed_int("rng", rng)
     progress = check.boolean("progress", progress)
     if store is not None and (not isinstance(store, (str, os.PathLike)) or not str(store).strip()):
         check.fail("store", store, "None or a folder path")
@@ -388,7 +388,7 @@ def stationary_sweep(pb, model="full", beta=1e3, lam=0.01, P_theory=None, P_exac
     if store is not None and not plain:
         check.fail("store", store, "None for a problem with a link, covariance or task pool (a store holds "
                    "problems given by D, N and noise)")
-    settings = dict(problems=[[pb.D, pb.N, pb.noise] if plain else pb], model=model, beta=beta, lam=lam, seed=seed,
+    settings = dict(problems=[[pb.D, pb.N, pb.noise] if plain else pb], model=model, beta=beta, lam=lam, seed=rng,
                     P_theory=P_theory.tolist(), P_exact=P_exact.tolist(), P_sim=P_sim.tolist(), n_exact=n_exact,
                     n_sim=n_sim, langevin_kw=dict(langevin_kw or {}))
     result = run(StationaryErrors(), settings=settings, store=None if store is None else os.fspath(store),
@@ -416,7 +416,7 @@ class ReplicaCheck(Experiment):
     def compute(self, s, point):
         (D, N, sig), model = self.CASES[point["case"]]
         pb, P = linattn.Problem(D, N, sig), point["P"]
-        avg = replica.dataset_average(pb, P, BETA, LAM, s.n_datasets, model, seed=51)
+        avg = replica.dataset_average(pb, P, BETA, LAM, s.n_datasets, model, rng=51)
         th = replica.stationary(pb, P, BETA, LAM, model)
         mp = replica.stationary(pb, P, BETA, LAM, model, law="mp")
         return dict(train=avg.train_mean, train_se=avg.train_se, test=avg.test_mean, test_se=avg.test_se,
@@ -469,15 +469,15 @@ class LangevinCheck(Experiment):
             data = pb.sample(100, rng=(63, 1))
             ch = chain(data, pb, BETA, LAM, 1.0, "full")
             dt = 1.6 / ch.lambda_max
-            r = langevin(data, pb, BETA, LAM, dt=dt, n_chains=s.chains * 4, model="full", seed=64)
-            return dict(discrete_train=ch.means(dt)[0], mean_train=r.mean_train, se_train_exact=r.se_train_exact,
+            r = langevin(data, pb, BETA, LAM, dt=dt, n_chains=s.chains * 4, model="full", rng=64)
+            return dict(discrete_train=ch.means(dt)[0], train_mean=r.train_mean, train_se_exact=r.train_se_exact,
                         exact_train=r.exact_train, bias_train=r.bias_train)
         P = point["P"]
-        r = langevin(pb.sample(P, rng=(61, P)), pb, BETA, LAM, n_chains=s.chains, model=point["model"], seed=62)
+        r = langevin(pb.sample(P, rng=(61, P)), pb, BETA, LAM, n_chains=s.chains, model=point["model"], rng=62)
         out = {"dt": r.dt}
         for name, est in (("train", r.train_estimate), ("test", r.test_estimate)):
             out.update({f"{name}_mean": est.mean, f"{name}_iat_se": est.se, f"{name}_reliable": float(est.reliable),
-                        f"{name}_se_exact": getattr(r, f"se_{name}_exact"),
+                        f"{name}_se_exact": getattr(r, f"{name}_se_exact"),
                         f"{name}_exact": getattr(r, f"exact_{name}"), f"{name}_bias": getattr(r, f"bias_{name}")})
         return out
 
@@ -505,7 +505,7 @@ class LangevinCheck(Experiment):
                                       f"{chains} chains × 20 samples", fmt(exact), f"{fmt(mean, se)}; {iat}",
                                       f"{(mean - exact) / exact:+.2%} (dt bias {bias:.1e})", ok,
                                       "|Δ| ≤ 3 exact s.e. + |dt bias|"))
-        disc_t, mean, se = d["coarse_discrete_train"], d["coarse_mean_train"], d["coarse_se_train_exact"]
+        disc_t, mean, se = d["coarse_discrete_train"], d["coarse_train_mean"], d["coarse_train_se_exact"]
         rows.append(Check("langevin", "O(dt) bias of ⟨E_t⟩ at γ·dt·λ_max = 1.6", "full, D=10, N=100, P=100",
                           f"{disc_t:.5f} (Gibbs {d['coarse_exact_train']:.5f}, bias {d['coarse_bias_train']:+.1e})",
                           fmt(mean, se), f"{(mean - disc_t) / disc_t:+.2%}", abs(mean - disc_t) <= 3 * se,

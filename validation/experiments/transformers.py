@@ -42,7 +42,7 @@ class ICLEmergence(Experiment):
     def compute(self, s, point):
         from diagnostics.transformers import emergence, train_attention_only
 
-        run = train_attention_only(point["task"], point["layers"], seed=point["seed"], **s[point["task"]])
+        run = train_attention_only(point["task"], point["layers"], rng=point["seed"], **s[point["task"]])
         ev = emergence(run)
         return dict(steps=run.steps, baseline=float(run.metrics["baseline"][0]), loss=run.loss,
                     marginalised=ev.marginalised, distance=ev.distance, loss_step=ev.loss_step,
@@ -84,7 +84,7 @@ class Grokking(Experiment):
     def compute(self, s, point):
         from diagnostics.transformers import train_modular_addition
 
-        r = train_modular_addition(p=s.p, steps=s.steps, record=s.record, seed=point["seed"], d_model=s.d_model,
+        r = train_modular_addition(p=s.p, steps=s.steps, record=s.record, rng=point["seed"], d_model=s.d_model,
                                    mlp=s.mlp)
         out = {"steps": r.steps, "loss": r.loss, **{k: r.metrics[k] for k in ("train_acc", "test_acc", "test_loss")}}
         for c in ("ov", "qk"):

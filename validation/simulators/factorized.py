@@ -48,7 +48,7 @@ class FactorizedRun:
     modes : ndarray (n_chains, n_rec, D)
         ``u_αᵀ Γ u_α`` in the eigenbasis of ``Σ``.
     parametrization : linattn.factorized.Parametrization
-    step, lam, beta : float
+    lr, lam, beta : float
     online : bool
     """
 
@@ -60,7 +60,7 @@ class FactorizedRun:
     test: np.ndarray
     modes: np.ndarray
     parametrization: Parametrization
-    step: float
+    lr: float
     lam: float
     beta: float
     online: bool
@@ -71,8 +71,8 @@ class FactorizedRun:
         return self.parametrization.gamma(self.theta[:, -1])
 
 
-def factorized_descent(pb, parametrization, theta0, n_steps, step, data=None, batch=256, lam=0.0,
-                       beta=np.inf, record=100, n_chains=None, seed=0) -> FactorizedRun:
+def factorized_descent(pb, parametrization, theta0, n_steps, lr, data=None, batch=256, lam=0.0,
+                       beta=np.inf, record=100, n_chains=None, rng=0) -> FactorizedRun:
     """Run gradient descent, online SGD or Langevin dynamics on a factorized model (module docstring).
 
     Parameters
@@ -84,7 +84,7 @@ def factorized_descent(pb, parametrization, theta0, n_steps, step, data=None, ba
         Start(s); one start is shared by ``n_chains`` chains.
     n_steps : int
         Steps (``>= 1``).
-    step : float
+    lr : float
         ``η = γ dt > 0``.
     data : linattn.Prompts, optional
         Training set (gradient descent / Langevin). ``None``: online SGD with fresh batches.
@@ -98,7 +98,7 @@ def factorized_descent(pb, parametrization, theta0, n_steps, step, data=None, ba
         Record every ``record`` steps (and step 0).
     n_chains : int, optional
         Number of chains (default: the number of starts).
-    seed : int
+    rng : int
         Seed of the per-chain random states.
 
     Returns
@@ -120,11 +120,11 @@ def factorized_descent(pb, parametrization, theta0, n_steps, step, data=None, ba
     if theta0.ndim != 2 or theta0.shape[1] != par.n_params:
         check.fail("theta0", f"<array with shape {theta0.shape}>", f"shape ({par.n_params},) or (n_chains, {par.n_params})")
     n_steps = check.positive_int("n_steps", n_steps)
-    step = check.positive("step", step)
+    lr = check.positive("lr", lr)
     lam = check.nonnegative("lam", lam)
     beta = check.positive("beta", beta, allow_inf=True)
     record = check.positive_int("record", record)
-    seed = check.seed_int("seed", seed)
+    rng = check.seed_int("rng", rng)
     if n_chains is None:
         n_chains = theta0.shape[0]
     n_chains = check.positive_int("n_chains", n_chains)
@@ -150,19 +150,19 @@ def factorized_descent(pb, parametrization, theta0, n_steps, step, data=None, ba
     check.memory(8.0 * n_chains * n_rec * (par.n_params + 1), f"{n_chains} x {n_rec} records of {par.n_params} parameters", "n_steps, record or n_chains")
     out_theta = np.zeros((n_chains, n_rec, par.n_params))
     out_loss = np.zeros((n_chains, n_rec))
-    noise = 0.0 if not np.isfinite(beta) else float(np.sqrt(2.0 * step / beta))
+    noise = 0.0 if not np.isfinite(beta) else float(np.sqrt(2.0 * lr / beta))
     args = (par.code, pb.D, par.heads, par.rank, theta0, online, S, XQ, YQ, int(batch), root, U, rotate, pb.N,
-            float(pb.link.slope), pb.noise, lam, step, noise, n_steps, record, seed, np.arange(n_chains, dtype=np.int64),
+            float(pb.link.slope), pb.noise, lam, lr, noise, n_steps, record, rng, np.arange(n_chains, dtype=np.int64),
             out_theta, out_loss, _kernels.ZIG_X, _kernels.ZIG_F)
     _run_chains(n_chains, args)
     if not (np.all(np.isfinite(out_theta)) and np.all(np.isfinite(out_loss))):
-        raise ConvergenceError(f"factorized_descent diverged (non-finite parameters) with step = {step}; reduce step")
+        raise ConvergenceError(f"factorized_descent diverged (non-finite parameters) with step = {lr}; reduce step")
     G = par.gamma(out_theta)
     test = population_objective(pb).values(G)
     basis = np.eye(pb.D) if not rotate else U
     modes = np.einsum("ia,crij,ja->cra", basis, G, basis)
     return FactorizedRun(steps=np.arange(n_rec) * record, theta=out_theta, loss=out_loss, test=test, modes=modes,
-                         parametrization=par, step=step, lam=lam, beta=beta, online=online)
+                         parametrization=par, lr=lr, lam=lam, beta=beta, online=online)
 
 
 def _run_chains(n_chains, args):

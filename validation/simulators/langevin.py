@@ -185,7 +185,7 @@ class Chain:
 
     def standard_errors(self, dt, n_samples, stride, n_chains=1):
         """Exact s.e. of the mean of ``n_samples`` stationary samples ``stride`` steps apart, per
-        chain, averaged over ``n_chains`` independent chains: ``(se_train, se_test)``.
+        chain, averaged over ``n_chains`` independent chains: ``(train_se, test_se)``.
 
         Parameters
         ----------
@@ -333,7 +333,7 @@ class LangevinResult:
         Continuous-time Gibbs averages (:func:`replica.gibbs`).
     bias_train, bias_test : float
         Exact discretisation bias of the chain's stationary means.
-    se_train_exact, se_test_exact : float
+    train_se_exact, test_se_exact : float
         Exact s.e. of the overall sample mean for this protocol (all chains).
     transient_train, transient_test : float
         Exact residual (transient) bias at the first sample.
@@ -357,8 +357,8 @@ class LangevinResult:
     exact_test: float
     bias_train: float
     bias_test: float
-    se_train_exact: float
-    se_test_exact: float
+    train_se_exact: float
+    test_se_exact: float
     transient_train: float
     transient_test: float
     equilibrated: bool
@@ -377,20 +377,20 @@ class LangevinResult:
         return mean_and_se(self.test)
 
     @property
-    def mean_train(self) -> float:
+    def train_mean(self) -> float:
         return float(self.train.mean())
 
     @property
-    def mean_test(self) -> float:
+    def test_mean(self) -> float:
         return float(self.test.mean())
 
     @property
-    def se_train(self) -> float:
+    def train_se(self) -> float:
         """Estimated (IAT) s.e. of the mean of ``E_t``; see ``train_estimate.reliable``."""
         return self.train_estimate.se
 
     @property
-    def se_test(self) -> float:
+    def test_se(self) -> float:
         """Estimated (IAT) s.e. of the mean of ``E_g``; see ``test_estimate.reliable``."""
         return self.test_estimate.se
 
@@ -450,7 +450,7 @@ def _run_chains(ch, dt, eta0, n_equilibrate, n_samples, stride, n_chains, seed, 
 
 
 def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_samples=20, stride=5000,
-             n_chains=1, seed=0, model="reduced", basis="eigen", init=None, progress=False,
+             n_chains=1, rng=0, model="reduced", basis="eigen", init=None, progress=False,
              on_unequilibrated="raise") -> LangevinResult:
     """Simulate Langevin training and sample the train and test errors (module docstring).
 
@@ -472,7 +472,7 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
         (defaults: the seed's 10⁵, 20, 5000).
     n_chains : int
         Independent chains (run in parallel); ``n_chains × n_samples >= 2``.
-    seed : int
+    rng : int
     model : {"reduced", "full"}
     basis : {"eigen", "parameter"}
         Coordinates of the (identical) chain; ``"parameter"`` is ``O(M²)`` per step.
@@ -496,7 +496,7 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
     n_chains = check.positive_int("n_chains", n_chains)
     if n_samples * n_chains < 2:
         check.fail("n_samples", n_samples, "such that n_samples * n_chains >= 2 (a standard error needs two samples)")
-    seed = check.seed_int("seed", seed)
+    rng = check.seed_int("rng", rng)
     check.choice("basis", basis, ("eigen", "parameter"))
     check.choice("on_unequilibrated", on_unequilibrated, ("raise", "warn"))
     progress = check.boolean("progress", progress)
@@ -509,10 +509,10 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
     eta0 = ch.V.T @ theta0
     st, sg = ch.standard_errors(dt, n_samples, stride, n_chains)
     tr_bias, te_bias, ok = _check_equilibration(ch, dt, n_equilibrate, eta0, (st, sg), on_unequilibrated)
-    samples = _run_chains(ch, dt, eta0, n_equilibrate, n_samples, stride, n_chains, seed, basis, progress)
+    samples = _run_chains(ch, dt, eta0, n_equilibrate, n_samples, stride, n_chains, rng, basis, progress)
     train, test = ch.errors(samples)
     bt, bg = ch.bias(dt)
     return LangevinResult(train=train, test=test, dt=float(dt), gamma=ch.gamma, beta=ch.beta, lam=ch.lam, model=model,
                           basis=basis, n_equilibrate=n_equilibrate, stride=stride, exact_train=ch.gibbs_train,
-                          exact_test=ch.gibbs_test, bias_train=bt, bias_test=bg, se_train_exact=st,
-                          se_test_exact=sg, transient_train=tr_bias, transient_test=te_bias, equilibrated=ok)
+                          exact_test=ch.gibbs_test, bias_train=bt, bias_test=bg, train_se_exact=st,
+                          test_se_exact=sg, transient_train=tr_bias, transient_test=te_bias, equilibrated=ok)
