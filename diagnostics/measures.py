@@ -2,7 +2,7 @@ r"""Spectral diagnostics of weight trajectories: effective rank, stable rank, su
 
 Framework-neutral (numpy in, numpy out). Every measure takes one matrix ``(m, n)`` or a trajectory of them
 ``(T, m, n)`` (any leading axes) and returns one number per matrix. They follow the macroscopic measures
-that Mainali & Teixeira (arXiv 2504.12916, seed 000/004) derive from the exact linear theory: in staged
+that Mainali & Teixeira (arXiv 2504.12916) derive from the exact linear theory: in staged
 learning each learned mode adds one singular value, so the spectrum of a circuit (``QK = W_Qᵀ W_K``,
 ``OV = W_O W_V``, or the merged ``Γ`` of linear attention) steps through ranks, and its row space settles on
 that of the final weights.

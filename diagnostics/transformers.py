@@ -1,7 +1,7 @@
 r"""Nonlinear transformers trained on CPU, with their attention circuits recorded (optional extra ``[torch]``).
 
 The applications of the training diagnostics (:mod:`diagnostics.measures`) in Mainali & Teixeira
-(arXiv 2504.12916, seed 000/004), rebuilt here at CPU scale:
+(arXiv 2504.12916), rebuilt here at CPU scale:
 
 * attention-only transformers (``L`` layers of causal softmax multi-head attention on a residual stream,
   no MLP, no LayerNorm; Elhage et al. 2021, Olsson et al. 2022) trained online on

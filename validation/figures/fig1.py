@@ -13,7 +13,7 @@ from ..experiments.spectra import ALPHAS
 from . import register
 
 @register("fig1", "Rescaled-Hessian eigenvalue histograms with the MP and finite-size laws",
-          caption="Seed 003, Fig. 1. Histograms of the nonzero eigenvalues of the rescaled Hessian H/c (exact, Gram "
+          caption="Seed paper, Fig. 1. Histograms of the nonzero eigenvalues of the rescaled Hessian H/c (exact, Gram "
                   "path for P < M) of three datasets per α ∈ {0.5, 1, 2} (quick mode: one dataset for the two D = 100, "
                   "α ≥ 1 panels), reduced model, D = N = 100 (top) and D = N = 20 (bottom); normalised by all M "
                   "eigenvalues, so the zero atom (stated on each panel) is left out. Red: the finite-size "
