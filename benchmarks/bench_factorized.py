@@ -38,7 +38,9 @@ def main():
     th = par.aligned(np.full(D, 1e-3))
     gen = np.random.default_rng(0)
     n_np = 2000
-    t0 = time.perf_counter(); numpy_sgd(pb, par, th, n_np, 0.05, B, gen); t_np = (time.perf_counter() - t0) * steps / n_np
+    t0 = time.perf_counter()
+    numpy_sgd(pb, par, th, n_np, 0.05, B, gen)
+    t_np = (time.perf_counter() - t0) * steps / n_np
     factorized_descent(pb, par, th, 10, 0.05, batch=B, record=10)     # compile / load the cache
     rows = []
     for chains in (1, 2):
@@ -53,7 +55,9 @@ def main():
     a0 = 1e-4
     t = np.linspace(0.0, 1.2 * dynamics.escape_times(pb64, a0).max(), 10_000)
     dynamics.mode_flow(pb64, np.sqrt(a0), np.sqrt(a0), t[:10])
-    t0 = time.perf_counter(); mf = dynamics.mode_flow(pb64, np.sqrt(a0), np.sqrt(a0), t); t_mode = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    mf = dynamics.mode_flow(pb64, np.sqrt(a0), np.sqrt(a0), t)
+    t_mode = time.perf_counter() - t0
     par64 = Parametrization("value_kq_modes", 64)
     t0 = time.perf_counter()
     full = dynamics.mean_flow(pb64, par64, par64.aligned(np.full(64, a0)), t, rtol=1e-9, method="DOP853")

@@ -36,7 +36,9 @@ def main():
     b = ch.V @ ch.es.b
     dt = 0.5 / ch.lambda_max
     n_np = 20_000
-    t0 = time.perf_counter(); numpy_loop(A, b, dt, 1e3, n_np, np.random.default_rng(1)); t_np = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    numpy_loop(A, b, dt, 1e3, n_np, np.random.default_rng(1))
+    t_np = time.perf_counter() - t0
     steps = 200_000
     rows = []
     M = b.size
@@ -47,14 +49,16 @@ def main():
 
         def run(n):
             if basis == "eigen":
-                _kernels.langevin_eigen(1 - dt * ch.a, dt * ch.es.b, np.sqrt(2 * dt / 1e3), np.zeros((chains, M)), n, 1, 1,
-                                        0, ids, out, zx, zf)
+                _kernels.langevin_eigen(1 - dt * ch.a, dt * ch.es.b, np.sqrt(2 * dt / 1e3), np.zeros((chains, M)),
+                                        n, 1, 1, 0, ids, out, zx, zf)
             else:
                 _kernels.langevin_dense(A, b, dt, np.sqrt(2 * dt / 1e3), np.zeros((chains, M)), n, 1, 1, 0, ids, out,
                                         zx, zf)
 
         run(10)  # compile / load cache
-        t0 = time.perf_counter(); run(steps); t = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        run(steps)
+        t = time.perf_counter() - t0
         base = t_np / n_np * steps * chains   # numpy time for the same number of chain-steps
         rows.append((f"numba {basis} basis, {chains} chain(s)", base, t, ">= 20x"))
     t0 = time.perf_counter()
@@ -62,14 +66,16 @@ def main():
     t_wrap = time.perf_counter() - t0
     print(f"numpy loop: {n_np / t_np:,.0f} steps/s (M = {b.size})")
     report("Langevin steps at Fig. 2 settings (kernel time, equal number of chain-steps)", rows)
-    print(f"one call of validation.simulators.langevin with the seed protocol (2e5 steps, setup included): {t_wrap:.2f} s")
+    print("one call of validation.simulators.langevin with the seed protocol (2e5 steps, setup included): "
+          f"{t_wrap:.2f} s")
     t0 = time.perf_counter()
     for N in (10, 20, 50, 100):
         pbn = linattn.Problem(10, N)
         for P in (10, 30, 100, 300, 1000, 3000):
             for j in range(10):
                 langevin(pbn.sample(P, rng=(j, P)), pbn, 1e3, 0.01, model="full", rng=j)
-    print(f"\nwhole Fig. 2 Langevin simulation (4 N x 6 P x 10 datasets, seed protocol): {time.perf_counter() - t0:.1f} s")
+    print("\nwhole Fig. 2 Langevin simulation (4 N x 6 P x 10 datasets, seed protocol): "
+          f"{time.perf_counter() - t0:.1f} s")
 
 
 if __name__ == "__main__":

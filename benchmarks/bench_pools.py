@@ -116,7 +116,8 @@ def main():
         report("The peer's quick figure (12 kappa x 20 datasets, D = 64, alpha = tau = 10)",
                [("whole figure (peer: 240 x one dataset end to end)", est, t_fig, "<= 10 min (goal 3 min)")])
     out = subprocess.run([sys.executable, __file__, "--memory-child"], capture_output=True, text=True, check=True)
-    print(f"\nPeak memory of one dataset at D = 100, tau = 10 (P = 100000): {float(out.stdout):.2f} GiB (required < 4 GB)")
+    print(f"\nPeak memory of one dataset at D = 100, tau = 10 (P = 100000): {float(out.stdout):.2f} GiB "
+          "(required < 4 GB)")
 
 
 if __name__ == "__main__":

@@ -52,8 +52,12 @@ def main():
         pb = linattn.Problem(100, 100)
         for alpha in (0.5, 1.0, 2.0):
             data = pb.sample(int(alpha * 10_000), rng=1)
-            t0 = time.perf_counter(); ev_naive = naive_eigenvalues(data, pb); t_naive = time.perf_counter() - t0
-            t0 = time.perf_counter(); ev = spectra.hessian_eigenvalues(data, pb); t_fast = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            ev_naive = naive_eigenvalues(data, pb)
+            t_naive = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            ev = spectra.hessian_eigenvalues(data, pb)
+            t_fast = time.perf_counter() - t0
             assert np.max(np.abs(ev - ev_naive)) < 1e-9 * ev.max()
             ks = spectra.kolmogorov_distance(ev, alpha, pb)
             ks_mp = spectra.kolmogorov_distance(ev, alpha, pb, law="mp")

@@ -68,7 +68,8 @@ def main():
     report("Figure-2 Langevin grid (72 tasks): serial loop vs 2-worker sweeps",
            [("validation.sweep on a 2-worker LocalCluster", t_serial, t_cluster, "close to 2x"),
             ("validation.sweep, 2 local processes (spawn)", t_serial, t_local, "close to 2x (startup incl.)")])
-    print(f"overhead per task: {(2 * t_cluster - t_serial) / n * 1e3:.1f} ms; results bit-identical to the loop: {same}")
+    print(f"overhead per task: {(2 * t_cluster - t_serial) / n * 1e3:.1f} ms; "
+          f"results bit-identical to the loop: {same}")
 
 
 if __name__ == "__main__":

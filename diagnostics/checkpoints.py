@@ -110,7 +110,8 @@ def _steps(files, step):
         top = np.nanmax(values) if len(unnumbered) < len(files) else 0.0
         for k, f in enumerate(sorted(unnumbered)):
             values[files.index(f)] = top + 1 + k
-        notes.append(f"{len(unnumbered)} file(s) without a step number ({', '.join(os.path.basename(f) for f in sorted(unnumbered)[:3])}) "
+        notes.append(f"{len(unnumbered)} file(s) without a step number "
+                     f"({', '.join(os.path.basename(f) for f in sorted(unnumbered)[:3])}) "
                      "were placed after the numbered ones, in name order, at steps max + 1, max + 2, …")
     return np.array(values), "; ".join(notes) or None
 
@@ -291,7 +292,8 @@ def ov_circuit(W_O, W_V, heads=1) -> np.ndarray:
     """
     W_O, W_V = _weight("W_O", W_O), _weight("W_V", W_V)
     if W_O.shape[-1] != W_V.shape[-2] or W_O.shape[:-2] != W_V.shape[:-2]:
-        check.fail("W_V", f"<array with shape {W_V.shape}>", f"(..., {W_O.shape[-1]}, d_model) matching W_O {W_O.shape}")
+        check.fail("W_V", f"<array with shape {W_V.shape}>",
+                   f"(..., {W_O.shape[-1]}, d_model) matching W_O {W_O.shape}")
     heads = check.positive_int("heads", heads)
     return _heads(W_O, heads, "W_O", -1) @ _heads(W_V, heads, "W_V", -2)
 

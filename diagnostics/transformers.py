@@ -527,7 +527,8 @@ class EmergenceStudy:
         return rows
 
 
-def emergence_study(task, depths=(1, 2), seeds=(0, 1, 2), steps=2000, record=25, progress=False, **train_kw) -> EmergenceStudy:
+def emergence_study(task, depths=(1, 2), seeds=(0, 1, 2), steps=2000, record=25, progress=False,
+                    **train_kw) -> EmergenceStudy:
     """Train :func:`train_attention_only` for each depth and seed and read the transitions (:func:`emergence`).
 
     Parameters

@@ -96,8 +96,8 @@ class _NullPart:
         n0 = theta0 - es.lift(es.project(theta0))
         Cn0 = es.apply_metric(n0)
         D = es.problem.D
-        return cls(n0, float(n0 @ n0), float(np.trace(n0[: D * D].reshape(D, D))) / (D / es.problem.teacher_strength), es.project(Cn0),
-                   float(n0 @ Cn0))
+        return cls(n0, float(n0 @ n0), float(np.trace(n0[: D * D].reshape(D, D))) / (D / es.problem.teacher_strength),
+                   es.project(Cn0), float(n0 @ Cn0))
 
 
 def _mean_errors(es: Eigensystem, lam, d, dn, c0, null: _NullPart):
@@ -196,7 +196,8 @@ def _idg_curve(es: Eigensystem, a, d, dn, null: _NullPart, sigma0):
     out = idg.error(a)
     if null.norm2 > 0:
         Cn0 = idg.metric.apply(null.vector)
-        out = out + dn * (-(idg.metric.linear @ null.vector) + a @ es.project(Cn0)) + 0.5 * dn**2 * float(null.vector @ Cn0)
+        out = (out + dn * (-(idg.metric.linear @ null.vector) + a @ es.project(Cn0))
+               + 0.5 * dn**2 * float(null.vector @ Cn0))
     if sigma0 > 0:
         out = out + 0.5 * sigma0**2 * idg.thermal_trace(d**2, dn**2, es.null_dim)
     return out

@@ -8,7 +8,8 @@ Per-mode closed forms (population, ``Σ = U diag(s) Uᵀ``). In the eigenbasis o
 diagonal ``Γ = U diag(a) Uᵀ`` separates exactly (:mod:`linattn.covariance`):
 
 .. math:: E_g = ½\big[V − Σ_α (2 b_α a_α − h_α a_α^2)\big],\qquad b_α = a^2 s_α^2/D,\quad
-          h_α = s_α (S_2)_α = \frac{a^2 s_α^2}{D}\, s^∞_α,\quad s^∞_α = \frac{(N+1) s_α + \operatorname{tr}Σ + Dσ^2/a^2}{N}
+          h_α = s_α (S_2)_α = \frac{a^2 s_α^2}{D}\, s^∞_α,\quad
+          s^∞_α = \frac{(N+1) s_α + \operatorname{tr}Σ + Dσ^2/a^2}{N}
 
 (slope ``a = 1``: Mainali & Teixeira's ``s^∞``). For ``Γ = P Q`` (``"value_kq_modes"``) started aligned
 (``P, Q`` diagonal in ``U``) the flow stays aligned, and per mode ``ṗ = −γ q g``, ``q̇ = −γ p g`` with
@@ -29,7 +30,8 @@ principal components are learned one at a time in decreasing ``s_α``; at saddle
 modes sit at ``a^∞`` and the rest at 0, so
 
 .. math:: E_g(M_m) = ½\Big[V − Σ_{α ≤ m} b_α a^∞_α\Big]
-          \;\Big(= \tfrac{1}{2D}\big[\operatorname{tr}Λ + σ_Z^2 − Σ_{α≤m}\tfrac{N λ_α^2}{(N+1)λ_α + \operatorname{tr}Λ + σ_Z^2}\big]
+          \;\Big(= \tfrac{1}{2D}\big[\operatorname{tr}Λ + σ_Z^2
+          − Σ_{α≤m}\tfrac{N λ_α^2}{(N+1)λ_α + \operatorname{tr}Λ + σ_Z^2}\big]
           \text{ in their units, } y = wᵀx + σ_Z ε,\ λ = s\Big).
 """
 from __future__ import annotations
@@ -97,7 +99,8 @@ def mode_constants(pb) -> ModeConstants:
 
 
 def mode_loss(pb, modes) -> np.ndarray:
-    r"""``E_g`` of ``Γ = U diag(a) Uᵀ``: ``½[V − Σ(2 b a − h a²)]`` (through :meth:`linattn.Problem.test_error_from_moments`).
+    r"""``E_g`` of ``Γ = U diag(a) Uᵀ``: ``½[V − Σ(2 b a − h a²)]``
+    (through :meth:`linattn.Problem.test_error_from_moments`).
 
     Parameters
     ----------
@@ -166,7 +169,8 @@ def escape_times(pb, a0, fraction=0.5, gamma=1.0) -> np.ndarray:
     f = check.real("fraction", fraction, low=0.0, high=1.0, low_open=True, high_open=True)
     gamma = check.positive("gamma", gamma)
     if np.any(a0 >= f * mc.a_inf):
-        check.fail("a0", f"<max a0/a_inf = {np.max(a0 / mc.a_inf):.3g}>", f"below fraction * a_inf = {f} a_inf for every mode")
+        check.fail("a0", f"<max a0/a_inf = {np.max(a0 / mc.a_inf):.3g}>",
+                   f"below fraction * a_inf = {f} a_inf for every mode")
     return np.log((mc.a_inf - a0) * f / (a0 * (1.0 - f))) / (2.0 * gamma * mc.b)
 
 
@@ -197,7 +201,8 @@ def saddle_losses(spectrum, N, noise=0.0) -> np.ndarray:
     pb = linattn.Problem(s.size, N, noise, covariance=s)
     mc = mode_constants(pb)
     gain = np.sort(mc.b * mc.a_inf)[::-1]
-    return pb.test_error_from_moments(np.concatenate([[0.0], np.cumsum(gain)]), np.concatenate([[0.0], np.cumsum(gain)]))
+    return pb.test_error_from_moments(np.concatenate([[0.0], np.cumsum(gain)]),
+                                      np.concatenate([[0.0], np.cumsum(gain)]))
 
 
 def _modes0(a0, D):
@@ -257,7 +262,8 @@ class StagedFlow:
         return self.parametrization.gamma(self.theta[-1])
 
 
-def mean_flow(pb, parametrization, theta0, times, data=None, lam=0.0, gamma=1.0, rtol=1e-9, method="LSODA") -> StagedFlow:
+def mean_flow(pb, parametrization, theta0, times, data=None, lam=0.0, gamma=1.0, rtol=1e-9,
+              method="LSODA") -> StagedFlow:
     r"""Integrate ``dθ/dt = −γ ∇_θ[L(Γ(θ)) + (λ/2)|θ|²]`` to a stated tolerance (scipy ``solve_ivp``).
 
     Parameters
@@ -318,7 +324,8 @@ def mean_flow(pb, parametrization, theta0, times, data=None, lam=0.0, gamma=1.0,
 
 @dataclass(frozen=True)
 class ModeFlow:
-    """Per-mode trajectories of aligned ``Γ = P Q`` (population): ``p, q, a = p q`` of shape (T, D), and the test error."""
+    """Per-mode trajectories of aligned ``Γ = P Q`` (population): ``p, q, a = p q`` of shape (T, D),
+    and the test error."""
 
     __repr__ = short_repr
 

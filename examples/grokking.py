@@ -27,7 +27,8 @@ def main():
     dist = np.mean([diagnostics.subspace_distance(ov[:, h], ov[-1, h]) for h in range(run.heads)], axis=0)
     print(f"{'step':>7} {'train acc':>10} {'test acc':>9} {'OV distance':>12}")
     for i in range(9, len(run.steps), 10):
-        print(f"{run.steps[i]:7d} {run.metrics['train_acc'][i]:10.3f} {run.metrics['test_acc'][i]:9.3f} {dist[i]:12.3f}")
+        print(f"{run.steps[i]:7d} {run.metrics['train_acc'][i]:10.3f} {run.metrics['test_acc'][i]:9.3f} "
+              f"{dist[i]:12.3f}")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,8 @@ Public names: :class:`Problem`, :class:`Prompts`, :func:`train_energy`, :func:`t
 :class:`ConvergenceError`, and the modules :mod:`linattn.check` (argument checks shared by the
 library), :mod:`linattn.sampling`, :mod:`linattn.attention`, :mod:`linattn.params`,
 :mod:`linattn.invariants`, :mod:`linattn.links` (link functions of single-index tasks, their
-Hermite coefficients and exact Gaussian moments), :mod:`linattn.covariance` (anisotropic inputs), :mod:`linattn.pools` (task pools: the exact
-in-distribution error) and
+Hermite coefficients and exact Gaussian moments), :mod:`linattn.covariance` (anisotropic inputs),
+:mod:`linattn.pools` (task pools: the exact in-distribution error) and
 :mod:`linattn.factorized` (value/key/query parametrizations of the same predictor and their objectives).
 """
 from . import attention, check, covariance, factorized, invariants, links, params, pools, sampling

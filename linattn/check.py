@@ -287,3 +287,17 @@ def memory(n_bytes, what, arguments):
         raise ValueError(f"{arguments} too large: {what} would need {n_bytes / 2**30:.3g} GiB, more than the "
                          f"memory limit of {limit / 2**30:.3g} GiB (80 % of this machine's memory; set "
                          "LINATTN_MEMORY_LIMIT in bytes to change it)")
+
+
+def block_lambdas(lam, model):
+    """``(λ_Γ, λ_v)`` from a weight decay ``lam``: a number (both blocks), or a pair ``(λ_Γ, λ_v)`` for the full
+    model (both 0 — the min-norm limit — or both > 0). Lu et al.'s ridge ``λ_L`` is ``(λ_L/D, λ_L)``."""
+    if np.ndim(lam) == 0:
+        lg = nonnegative("lam", lam)
+        return lg, lg
+    if model != "full" or np.shape(lam) != (2,):
+        fail("lam", lam, "a number >= 0, or a pair (lam_Gamma, lam_v) for model='full'")
+    lg, lv = nonnegative("lam[0]", lam[0]), nonnegative("lam[1]", lam[1])
+    if (lg == 0) != (lv == 0):
+        fail("lam", tuple(lam), "a pair with both entries > 0, or both 0 (min-norm)")
+    return lg, lv

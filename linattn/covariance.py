@@ -170,4 +170,5 @@ def as_covariance(covariance, D):
             check.fail("covariance", f"<matrix with smallest eigenvalue {s[0]:.3g}>",
                        f"a symmetric positive definite {D} x {D} matrix")
         return Covariance(s, U)
-    check.fail("covariance", f"<array with shape {arr.shape}>", f"None, a vector of {D} eigenvalues or a {D} x {D} matrix")
+    check.fail("covariance", f"<array with shape {arr.shape}>",
+               f"None, a vector of {D} eigenvalues or a {D} x {D} matrix")

@@ -110,11 +110,13 @@ def from_uniforms(pb, u) -> Invariants:
         z1 = special.ndtri(u[:, 2])
         a = np.sqrt(r) * K + sig * np.sqrt(K) * z1
         b2 = (r + sig**2) * K
-        Z, g1, R, eps = _chi2_ppf(D - 1, u[:, 3]), special.ndtri(u[:, 4]), _chi2_ppf(D - 2, u[:, 6]), special.ndtri(u[:, 7])
+        Z, g1, R, eps = (_chi2_ppf(D - 1, u[:, 3]), special.ndtri(u[:, 4]),
+                         _chi2_ppf(D - 2, u[:, 6]), special.ndtri(u[:, 7]))
         g2 = special.ndtri(u[:, 5]) if D >= 2 else np.zeros(len(u))
         yq = np.sqrt(r) * g1 + sig * eps
     else:
-        Z, g1, R, eps = _chi2_ppf(D - 1, u[:, 1]), special.ndtri(u[:, 2]), _chi2_ppf(D - 2, u[:, 4]), special.ndtri(u[:, 5])
+        Z, g1, R, eps = (_chi2_ppf(D - 1, u[:, 1]), special.ndtri(u[:, 2]),
+                         _chi2_ppf(D - 2, u[:, 4]), special.ndtri(u[:, 5]))
         g2 = special.ndtri(u[:, 3]) if D >= 2 else np.zeros(len(u))
         gam = special.ndtri(u[:, 6:6 + N])
         y = pb.link(np.sqrt(r)[:, None] * gam)

@@ -11,8 +11,8 @@ model is an average over ``r`` of the one-dimensional moments
 
 .. math:: φ_1(r) = E[g f(√r g)],\ φ_2(r) = E f(√r g)^2,\ φ_{22}(r) = E[g^2 f(√r g)^2],\ φ_4(r) = E f(√r g)^4
 
-(:func:`radial_moments`). They are computed by composite Gauss–Legendre quadrature of the Gaussian integral on unit panels
-of ``[−40, 40]`` (the tail beyond is below 1e-340 of any moment of a square-integrable link of
+(:func:`radial_moments`). They are computed by composite Gauss–Legendre quadrature of the Gaussian integral
+on unit panels of ``[−40, 40]`` (the tail beyond is below 1e-340 of any moment of a square-integrable link of
 at most exponential-quadratic growth, checked: the outermost panels must carry less than ``TOL``).
 The panel edges include 0, so the kinks of ``relu`` and ``sign`` cost nothing (plain Gauss–Hermite
 converges only algebraically there); a custom link with a kink elsewhere converges slowly and may be
@@ -191,7 +191,8 @@ def as_link(link, name="link") -> Link:
             if not k.isdigit():
                 check.fail(name, link, "'hermite:k' with k a non-negative integer")
             k = check.nonneg_int(f"{name} degree", int(k), maximum=40)
-            return Link(f"hermite:{k}", _hermite_poly(k)) if k != 1 else Link("hermite:1", lambda z: np.asarray(z, float), slope=1.0)
+            return (Link(f"hermite:{k}", _hermite_poly(k)) if k != 1
+                    else Link("hermite:1", lambda z: np.asarray(z, float), slope=1.0))
         check.fail(name, link, f"one of {NAMES} or a vectorised callable")
     if callable(link):
         lk = Link(f"custom:{getattr(link, '__name__', type(link).__name__)}", link)

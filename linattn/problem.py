@@ -158,7 +158,8 @@ class Problem:
             return self.feature_variance * np.eye(self.D)
         a2 = float(self.link.slope) ** 2
         cov, N, D = self.covariance, self.N, self.D
-        vals = (a2 / D) * ((N + 1) / N * cov.spectrum**2 + cov.trace / N * cov.spectrum) + self.noise**2 / N * cov.spectrum
+        vals = ((a2 / D) * ((N + 1) / N * cov.spectrum**2 + cov.trace / N * cov.spectrum)
+                + self.noise**2 / N * cov.spectrum)
         return cov.function(vals)
 
     # ------------------------------------------------------------------ the link
@@ -243,7 +244,8 @@ class Problem:
                 return (1.0 + 2.0 / N) * ((a2 * cov.trace / D + s2) ** 2 + 2.0 * a2 * a2 * cov.trace2 / D**2)
             return (1.0 + 2.0 / N) * ((a2 + s2) ** 2 + 2.0 * a2 * a2 / D)
         m = radial_moments(self.link, D)
-        return (m.phi4 + 6.0 * s2 * m.phi2 + 3.0 * s2 * s2) / N + (1.0 - 1.0 / N) * (m.phi2_sq + 2.0 * s2 * m.phi2 + s2 * s2)
+        return ((m.phi4 + 6.0 * s2 * m.phi2 + 3.0 * s2 * s2) / N
+                + (1.0 - 1.0 / N) * (m.phi2_sq + 2.0 * s2 * m.phi2 + s2 * s2))
 
     @property
     def teacher_norm2(self) -> float:
@@ -349,7 +351,8 @@ class Problem:
         check.memory(8.0 * (self.D**2 + self.D), f"Gamma_ICL (D = {self.D})", "D")
         if self.covariance is not None:    # Γ_* = a² [a²(N+1)/N Σ + (a² tr Σ + D σ²)/N I]⁻¹
             cov, a, N = self.covariance, float(self.link.slope), self.N
-            vals = np.zeros(self.D) if a == 0 else a * a / (a * a * (N + 1) / N * cov.spectrum + (a * a * cov.trace + self.D * self.noise**2) / N)
+            vals = np.zeros(self.D) if a == 0 else a * a / (a * a * (N + 1) / N * cov.spectrum
+                                                            + (a * a * cov.trace + self.D * self.noise**2) / N)
             G = cov.function(vals)
             overlap, _ = self._anisotropic_moments(G, None)
             return ICLSolution(Gamma=G, v=np.zeros(self.D), test_error=0.5 * (self.label_variance - overlap))

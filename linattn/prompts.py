@@ -69,13 +69,15 @@ class Prompts:
             object.__setattr__(self, "y2", _readonly(y2))
         if (self.pool is None) != (self.task is None):
             raise ValueError("pool and task must be given together (or both None); got "
-                             f"pool={'None' if self.pool is None else 'an array'}, task={'None' if self.task is None else 'an array'}")
+                             f"pool={'None' if self.pool is None else 'an array'}, "
+                             f"task={'None' if self.task is None else 'an array'}")
         if self.pool is not None:
             pool = check.finite_array("pool", self.pool, ndim=2)
             if pool.shape[1] != D or pool.shape[0] < 1:
                 check.fail("pool", f"<array with shape {pool.shape}>", f"an array of shape (K, {D}), K >= 1")
             task = np.asarray(self.task)
-            if task.shape != (P,) or not np.issubdtype(task.dtype, np.integer) or task.min() < 0 or task.max() >= pool.shape[0]:
+            if (task.shape != (P,) or not np.issubdtype(task.dtype, np.integer) or task.min() < 0
+                    or task.max() >= pool.shape[0]):
                 check.fail("task", f"<array with shape {task.shape}, dtype {task.dtype}>",
                            f"{P} integer indices in [0, {pool.shape[0] - 1}]")
             object.__setattr__(self, "pool", _readonly(pool))

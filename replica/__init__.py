@@ -13,6 +13,6 @@ from .ridge import RidgeSolution, ridge
 from .stationary import StationaryCurve, stationary, stationary_curve
 from .theory import OrderParameters, StationaryTheory, rs_constant, rs_functional
 
-__all__ = ["gibbs", "GibbsAverages", "dataset_average", "DatasetAverage", "stationary", "stationary_curve", "StationaryTheory",
-           "StationaryCurve", "OrderParameters", "rs_functional", "rs_constant", "phase_boundary",
+__all__ = ["gibbs", "GibbsAverages", "dataset_average", "DatasetAverage", "stationary", "stationary_curve",
+           "StationaryTheory", "StationaryCurve", "OrderParameters", "rs_functional", "rs_constant", "phase_boundary",
            "asymptotic", "AsymptoticErrors", "pool_resolvent", "ridge", "RidgeSolution", "PoolErrors"]

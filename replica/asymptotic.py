@@ -172,9 +172,10 @@ def asymptotic(context_ratio, sample_ratio, task_ratio=np.inf, noise=0.0, ridge=
         bracket, res, its = (lo, hi), abs(f(eps)), info.iterations
     nu = xi + eps
     M, dM = (float(v) for v in _resolvent(nu, kappa))
-    c_e = (rho + nu - nu * nu * M - eps * (1.0 - 2.0 * nu * M - nu * nu * dM)) / (1.0 - 2.0 * eps * M - eps * eps * dM - tau)
+    c_e = ((rho + nu - nu * nu * M - eps * (1.0 - 2.0 * nu * M - nu * nu * dM))
+           / (1.0 - 2.0 * eps * M - eps * eps * dM - tau))
     e_icl = (xi + 1.0) * (1.0 - 2.0 * nu * M - nu * nu * dM - c_e * (M + eps * dM)) - 2.0 * (1.0 - nu * M) + 1.0 + rho
     e_idg = -tau * c_e
     return AsymptoticErrors(context_ratio=alpha, sample_ratio=tau, task_ratio=kappa, noise=noise, ridge=lam,
-                            test=0.5 * e_icl, test_idg=0.5 * e_idg, eps=float(eps), M=M, dM=dM, c_e=float(c_e), bracket=bracket,
-                            residual=float(res), converged=True, iterations=int(its))
+                            test=0.5 * e_icl, test_idg=0.5 * e_idg, eps=float(eps), M=M, dM=dM, c_e=float(c_e),
+                            bracket=bracket, residual=float(res), converged=True, iterations=int(its))

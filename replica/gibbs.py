@@ -124,7 +124,8 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
                 dFb = (train - F) / beta_i
                 n2 = norm2 + tr_inv / beta_i
                 if idg is not None:
-                    idg_i = idg_r + float(idg.thermal_trace(1.0 / gl, 1.0 / lam_i if null else 0.0, null)) / (2 * beta_i)
+                    idg_i = (idg_r
+                             + float(idg.thermal_trace(1.0 / gl, 1.0 / lam_i if null else 0.0, null)) / (2 * beta_i))
             if not np.all(np.isfinite([F, train, test, dFb, n2])):
                 check.fail("beta", beta_i, f"large enough for finite thermal terms M/(2 beta) (M = {M}, lam = {lam_i})")
         for key, val in zip(("train", "test", "F", "tr_r", "te_r", "dFb", "dFl", "n2", "idg", "idg_r"),

@@ -31,8 +31,9 @@ Marchenko–Pastur theory, off by ~10 % at ``D = 20`` because a prompt's feature
 (``docs/replica.md``); the library's replica theory (:func:`replica.stationary`, fresh tasks) corrects
 it. ``law="finite"`` multiplies each error by that factor, ``E_finite(κ = ∞)/E_Gauss(κ = ∞)``, computed for the
 same ``(D, N, σ, P, β, λ)`` (an approximation: measured to within 3 % of exact dataset averages at ``D = 20`` for
-``κ ∈ [0.2, 5]``, ``τ ∈ {0.5, 2, 10}``, ``docs/pools.md``); ``law="mp"`` is the Gaussian theory alone. As ``D → ∞`` both tend to the
-asymptotic theory of Lu et al. (:func:`replica.asymptotic`, measured in ``tests/replica/test_pools.py``).
+``κ ∈ [0.2, 5]``, ``τ ∈ {0.5, 2, 10}``, ``docs/pools.md``); ``law="mp"`` is the Gaussian theory alone. As
+``D → ∞`` both tend to the asymptotic theory of Lu et al. (:func:`replica.asymptotic`, measured in
+``tests/replica/test_pools.py``).
 """
 from __future__ import annotations
 
@@ -69,7 +70,8 @@ class _Spectrum:
     Ey2: float
 
 
-def _matrix_spectrum(pb, model, moments: TaskMoments) -> _Spectrum:
+def _matrix_spectrum(pb, model, moments: TaskMoments, v_scale=1.0) -> _Spectrum:
+    """``Σ̃`` of the given task moments; ``v_scale = λ_Γ/λ_v`` rescales the ``v`` row and column (per-block decay)."""
     D, N, s2 = pb.D, pb.N, pb.noise**2
     k = 1.0 + 2.0 / N
     Ss = (moments.mean_sq + s2) / N * np.eye(D) + (1.0 + 1.0 / N) * moments.R
@@ -77,7 +79,10 @@ def _matrix_spectrum(pb, model, moments: TaskMoments) -> _Spectrum:
     if model == "full":
         St = np.block([[Ss, k * moments.m[:, None]], [k * moments.m[None, :], np.array([[k * moments.v2]])]])
         B = np.vstack([moments.R, moments.m[None, :]])
-        Cd = np.append(Cd, pb.feature_variance_v)
+        Cd = np.append(Cd, pb.feature_variance_v * v_scale)
+        if v_scale != 1.0:              # v' = v √(λ_v/λ_Γ): the v feature is √(λ_Γ/λ_v) y2 x_q
+            r = np.append(np.ones(D), np.sqrt(v_scale))
+            St, B = St * np.outer(r, r), B * r[:, None]
     else:
         St, B = Ss, moments.R
     sj, U = np.linalg.eigh(St)
@@ -87,7 +92,7 @@ def _matrix_spectrum(pb, model, moments: TaskMoments) -> _Spectrum:
                      Ey2=moments.mean_sq + s2)
 
 
-def _mp_spectrum(pb, model, n_nodes=400) -> _Spectrum:
+def _mp_spectrum(pb, model, n_nodes=400, v_scale=1.0) -> _Spectrum:
     r"""The pool's covariance at its large-``D`` law: the eigenvalues of ``R = W/D`` are ``λ/D`` with ``λ`` from
     Marchenko–Pastur of ratio ``1/κ`` (atom ``1 − κ`` at 0 for ``κ < 1``), integrated by Gauss–Chebyshev
     quadrature of the second kind (exact for the square-root edges); ``m = 0``, ``ā² = 1``,
@@ -112,8 +117,8 @@ def _mp_spectrum(pb, model, n_nodes=400) -> _Spectrum:
     G, t, Cu = n * r * r, pb.teacher_strength * n * r, np.full(sj.size, pb.feature_variance)
     if model == "full":
         v2 = (1.0 + s2) ** 2 + (0.0 if pb.task_law == "sphere" else 2.0 / D)
-        sj, n = np.append(sj, (1.0 + 2.0 / N) * v2), np.append(n, 1.0)
-        G, t, Cu = np.append(G, 0.0), np.append(t, 0.0), np.append(Cu, pb.feature_variance_v)
+        sj, n = np.append(sj, (1.0 + 2.0 / N) * v2 * v_scale), np.append(n, 1.0)
+        G, t, Cu = np.append(G, 0.0), np.append(t, 0.0), np.append(Cu, pb.feature_variance_v * v_scale)
     return _Spectrum(s=sj, n=n, G=G, t=t, Cu=Cu, Ey2=1.0 + s2)
 
 
@@ -164,7 +169,8 @@ def gaussian_errors(pb, P, beta, lam, model, spectrum: _Spectrum) -> PoolErrors:
     overlap = float(sp.t @ inv) / D
     norm = _cnorm(sp, inv)
     test = float(pb.test_error_from_moments(overlap, norm + scale * D * float(np.sum(n * Cd * s * inv**2))))
-    idg = 0.5 * (sp.Ey2 - 2.0 * float(Gd @ inv) + float(np.sum(Gd * s * inv**2)) + scale * D * float(np.sum(n * s**2 * inv**2)))
+    idg = 0.5 * (sp.Ey2 - 2.0 * float(Gd @ inv) + float(np.sum(Gd * s * inv**2))
+                 + scale * D * float(np.sum(n * s**2 * inv**2)))
     theta2 = float(np.sum(Gd * inv**2)) + scale * D * float(np.sum(n * s * inv**2))
     train = 0.5 * ((lam / kap) ** 2 * 2.0 * idg + lam * theta2) if kap > 0 else 0.0
     out = dict(train_ridge=train, test_ridge=test, test_idg_ridge=idg, kappa_eff=kap, df2=df2, residual=res)
@@ -233,20 +239,24 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
     -------
     PoolErrors
     """
+    lam_gamma, lam_v = check.block_lambdas(lam, model)
+    vs = lam_gamma / lam_v if lam_gamma != lam_v else 1.0       # per-block decay: rescaled v block, common λ_Γ
     if isinstance(pool, str):
-        spectra_ = [_mp_spectrum(pb, model)]
+        spectra_ = [_mp_spectrum(pb, model, v_scale=vs)]
     elif pool is not None:
-        spectra_ = [_matrix_spectrum(pb, model, task_moments(pb, pool))]
+        spectra_ = [_matrix_spectrum(pb, model, task_moments(pb, pool), vs)]
     else:
         gen = np.random.default_rng([rng, pb.D, pb.tasks])
-        spectra_ = [_matrix_spectrum(pb, model, task_moments(pb, draw_pool(pb, 1, gen)[0])) for _ in range(n_pools)]
+        spectra_ = [_matrix_spectrum(pb, model, task_moments(pb, draw_pool(pb, 1, gen)[0]), vs)
+                    for _ in range(n_pools)]
     keys = ("train", "test", "test_idg", "train_ridge", "test_ridge", "test_idg_ridge", "kappa_eff", "df2")
-    runs = [gaussian_errors(pb, P, beta, lam, model, sp) for sp in spectra_]
+    runs = [gaussian_errors(pb, P, beta, lam_gamma, model, sp) for sp in spectra_]
     out = {k: float(np.mean([getattr(r, k) for r in runs])) for k in keys}
     out["residual"] = max(r.residual for r in runs)
     if law == "finite":
         fresh_pb = dataclasses.replace(pb, tasks=None, task_law="gaussian", assignment="random")
-        factors, residual = _finite_factors(fresh_pb, float(P), float(beta), float(lam), model)
+        key = float(lam_gamma) if vs == 1.0 else (float(lam_gamma), float(lam_v))
+        factors, residual = _finite_factors(fresh_pb, float(P), float(beta), key, model)
         for k, src in (("train", "train"), ("test", "test"), ("test_idg", "test"), ("train_ridge", "train_ridge"),
                        ("test_ridge", "test_ridge"), ("test_idg_ridge", "test_ridge")):
             out[k] *= factors[src]
@@ -287,5 +297,9 @@ def _finite_factors(fresh_pb, P, beta, lam, model):
     """``E_replica(κ = ∞)/E_Gauss(κ = ∞)`` per error, and the replica solver's residual. Cached: it depends on
     the fresh-task problem only, not on the pool, so a sweep over ``K`` computes it once."""
     shape = fresh_stationary(fresh_pb, P, beta, lam, model)
-    gauss = gaussian_errors(fresh_pb, P, beta, lam, model, _matrix_spectrum(fresh_pb, model, fresh_moments(fresh_pb)))
-    return {k: getattr(shape, k) / getattr(gauss, k) for k in ("train", "test", "train_ridge", "test_ridge")}, shape.residual
+    lam_gamma, lam_v = check.block_lambdas(lam, model)
+    v_scale = lam_gamma / lam_v if lam_v else 1.0
+    gauss = gaussian_errors(fresh_pb, P, beta, lam_gamma, model,
+                            _matrix_spectrum(fresh_pb, model, fresh_moments(fresh_pb), v_scale))
+    return ({k: getattr(shape, k) / getattr(gauss, k) for k in ("train", "test", "train_ridge", "test_ridge")},
+            shape.residual)

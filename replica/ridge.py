@@ -10,8 +10,8 @@ matrix are formed. Two exact routes:
   conventions §2): ``O(P²D + P³)``. At ``λ = 0`` it is the min-norm interpolator (pseudo-inverse of ``K_r``).
 * **Conjugate gradients** (``P >= M``): the Hessian–vector product ``Aθ = Fᵀ(Fθ)/P + Λθ`` is two GEMMs
   of size ``P × D × D`` (``Fθ = rowsum((SΓ) ∘ X_q) + y2 (X_q v)``, ``Fᵀr = Sᵀ diag(r) X_q``), preconditioned
-  by the Kronecker factors of the dataset's own Hessian (:class:`_Preconditioner`). **Stopping rule** (proven): for SPD ``A``,
-  ``‖θ − θ*‖ = ‖A⁻¹r‖ ≤ ‖r‖/λ_min(A) ≤ ‖r‖/min(λ_Γ, λ_v)``, so iterating until
+  by the Kronecker factors of the dataset's own Hessian (:class:`_Preconditioner`). **Stopping rule** (proven):
+  for SPD ``A``, ``‖θ − θ*‖ = ‖A⁻¹r‖ ≤ ‖r‖/λ_min(A) ≤ ‖r‖/min(λ_Γ, λ_v)``, so iterating until
   ``‖r‖ ≤ rtol · min λ · ‖θ‖`` (the true residual, recomputed at the end) certifies a relative error
   ``≤ rtol``. The test error then moves by at most ``|∇E_g|δ + ½ max(c, c_v) δ²`` (``δ`` the bound),
   reported as ``test_bound``. With ``λ = 0`` no bound exists; CG stops at relative residual ``1e-13``
@@ -83,16 +83,8 @@ class RidgeSolution:
 
 
 def block_lambdas(lam, model):
-    """``(λ_Γ, λ_v)`` from a scalar or a pair (the pair only for the full model; both 0 or both > 0)."""
-    if np.ndim(lam) == 0:
-        lg = check.nonnegative("lam", lam)
-        return lg, lg
-    if model != "full" or np.shape(lam) != (2,):
-        check.fail("lam", lam, "a number >= 0, or a pair (lam_Gamma, lam_v) for model='full'")
-    lg, lv = check.nonnegative("lam[0]", lam[0]), check.nonnegative("lam[1]", lam[1])
-    if (lg == 0) != (lv == 0):
-        check.fail("lam", tuple(lam), "a pair with both entries > 0, or both 0 (min-norm)")
-    return lg, lv
+    """``(λ_Γ, λ_v)`` from a scalar or a pair (:func:`linattn.check.block_lambdas`)."""
+    return check.block_lambdas(lam, model)
 
 
 class _Operator:
@@ -178,7 +170,8 @@ def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_0
     test = pb.test_error(Gamma, v)
     idg = pb.test_error(Gamma, v, tasks=data.pool) if data.pool is not None else None
     cmax = max(pb.feature_variance, pb.feature_variance_v if model == "full" else 0.0)
-    grad = np.linalg.norm(np.concatenate([pb.feature_variance * Gamma.ravel() - pb.teacher_strength * np.eye(D).ravel() / D]
+    grad = np.linalg.norm(np.concatenate([pb.feature_variance * Gamma.ravel()
+                                          - pb.teacher_strength * np.eye(D).ravel() / D]
                                          + ([pb.feature_variance_v * v] if v is not None else [])))
     test_bound = float(grad * bound + 0.5 * cmax * bound**2) if np.isfinite(bound) else np.inf
     norm = float(np.linalg.norm(theta))

@@ -31,8 +31,10 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
         Number of prompts (``P >= 1``; non-integer values interpolate the theory).
     beta : float
         Inverse temperature ``β > 0``; ``numpy.inf`` for zero temperature.
-    lam : float
-        Weight decay ``λ >= 0`` (``λ = 0``: min-norm limit; needs ``β = ∞`` when ``P < M``).
+    lam : float or (float, float)
+        Weight decay ``λ >= 0`` (``λ = 0``: min-norm limit; needs ``β = ∞`` when ``P < M``), or per block
+        ``(λ_Γ, λ_v)`` for the full model (Lu et al.'s ridge ``λ_L`` is ``(λ_L/D, λ_L)``): the ``v`` block is
+        rescaled exactly (:meth:`spectra.PromptLaw.with_block_decay`).
     model : {"reduced", "full"}
     law : {"finite", "mp"}
         Prompt law: exact finite-D law, or Marchenko–Pastur with decoupled labels.
@@ -99,6 +101,7 @@ def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", cha
     pts = [stationary(pb, P, beta, lam, model, law, channel) for P in Ps]
     return StationaryCurve(P=Ps, train=np.array([p.train for p in pts]), test=np.array([p.test for p in pts]),
                            gap=np.array([p.gap for p in pts]),
-                           free_energy=None if any(p.free_energy is None for p in pts) else np.array([p.free_energy for p in pts]),
+                           free_energy=(None if any(p.free_energy is None for p in pts)
+                                        else np.array([p.free_energy for p in pts])),
                            converged=all(p.converged for p in pts), max_residual=max(p.residual for p in pts),
                            test_idg=None if pb.tasks is None else np.array([p.test_idg for p in pts]))

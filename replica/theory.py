@@ -86,7 +86,7 @@ class StationaryTheory:
     problem: linattn.Problem
     P: float
     beta: float
-    lam: float
+    lam: float | tuple
     model: str
     law: str
     train: float
@@ -103,12 +103,14 @@ class StationaryTheory:
 
 
 def validate(pb, P, beta, lam, model, law, channel):
-    """The checked ``(P, β, λ, prompt law)`` of the stationary theories (the prompt law is ``None`` with a pool)."""
+    """The checked ``(P, β, λ, prompt law)`` of the stationary theories (the prompt law is ``None`` with a pool);
+    ``λ`` is a number, or the pair ``(λ_Γ, λ_v)`` when the two differ."""
     check.problem(pb)
     P = check.real("P", P, low=1.0)
     beta = check.positive("beta", beta, allow_inf=True)
-    lam = check.nonnegative("lam", lam)
     check.model(model)
+    lam_gamma, lam_v = check.block_lambdas(lam, model)
+    lam = lam_gamma if lam_gamma == lam_v else (lam_gamma, lam_v)
     if pb.tasks is not None:
         check.choice("law", law, ("finite", "mp"))
         check.choice("channel", channel, ("correlated", "decoupled"))
@@ -116,7 +118,7 @@ def validate(pb, P, beta, lam, model, law, channel):
     else:
         lw = prompt_law(pb, model, law, channel)
         M = lw.M
-    if lam == 0 and P < M and np.isfinite(beta):
+    if lam_gamma == 0 and P < M and np.isfinite(beta):
         raise ValueError(f"lam must be > 0 at finite beta when P < M = {M} (the Gibbs measure is not "
                          f"normalisable in the null space of H); got lam = 0 with P = {P}")
     return P, beta, lam, lw
@@ -147,6 +149,11 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
     P, beta, lam, lw = validate(pb, P, beta, lam, model, law, channel)
     if pb.tasks is not None:
         check.fail("pb", pb, "a problem with fresh tasks (tasks=None); for a task pool use replica.stationary")
+    lam_given, log_jacobian = lam, 0.0
+    if isinstance(lam, tuple):          # per-block decay: exact rescaling of the v block (PromptLaw.with_block_decay)
+        lw = lw.with_block_decay(*lam)
+        log_jacobian = 0.5 * pb.D * np.log(lam[0] / lam[1])        # dθ = (λ_Γ/λ_v)^{D/2} dθ'
+        lam = lam[0]
     c = pb.feature_variance
     lp = lam / c
     rr = ridge_resolvent(P, lp, lw)
@@ -172,10 +179,10 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
         train = et + M / (2 * beta)
         test = eg + float(kappa @ (dims * r)) / (2 * beta)
         V = float(dims @ (-np.log(r) + lp * r - 1.0)) / M + (P / M) * float(w @ -np.log(rr.eps * om))
-        F = et - M / (2 * beta) * np.log(2 * np.pi / beta) + M / (2 * beta) * (np.log(c) + V)
+        F = et - M / (2 * beta) * np.log(2 * np.pi / beta) + M / (2 * beta) * (np.log(c) + V) - log_jacobian / beta
     gap = linattn.relative_gap(train, test)
     order = OrderParameters(rho=rho, sigma2=sigma2, r=r, a=rr.a, eps=rr.eps, L=rr.L)
-    return StationaryTheory(problem=pb, P=P, beta=beta, lam=lam, model=model, law=law, train=float(train),
+    return StationaryTheory(problem=pb, P=P, beta=beta, lam=lam_given, model=model, law=law, train=float(train),
                             test=float(test), train_ridge=float(et), test_ridge=float(eg), free_energy=float(F),
                             gap=float(gap), order=order, converged=True, iterations=rr.iterations,
                             residual=max(rr.residual, res_sigma))
@@ -212,6 +219,8 @@ def rs_functional(pb, P, beta, lam, rho, norm2, Delta, model="reduced", law="fin
     float
     """
     P, beta, lam, lw = validate(pb, P, beta, lam, model, law, channel)
+    if isinstance(lam, tuple):
+        check.fail("lam", lam, "one number >= 0 (the functional is written for a common weight decay)")
     if not np.isfinite(beta):
         check.fail("beta", beta, "a finite number > 0 (the functional is defined at finite temperature)")
     rho = check.real("rho", rho)
@@ -248,4 +257,5 @@ def rs_constant(pb, model="reduced") -> float:
     check.problem(pb)
     check.model(model)
     dims = np.array([pb.D**2] + ([pb.D] if model == "full" else []), float)
-    return float(np.sum(0.5 * dims * (np.log(2 * np.pi) + 1 - np.log(dims)))) - 0.5 * dims.sum() * np.log(pb.feature_variance)
+    return (float(np.sum(0.5 * dims * (np.log(2 * np.pi) + 1 - np.log(dims))))
+            - 0.5 * dims.sum() * np.log(pb.feature_variance))

@@ -97,12 +97,14 @@ class Eigensystem:
     @property
     def trC(self) -> float:
         D = self.problem.D
-        return self.problem.feature_variance * D * D + (self.problem.feature_variance_v * D if self.model == "full" else 0)
+        return (self.problem.feature_variance * D * D
+                + (self.problem.feature_variance_v * D if self.model == "full" else 0))
 
     @property
     def trC2(self) -> float:
         D = self.problem.D
-        return self.problem.feature_variance**2 * D * D + (self.problem.feature_variance_v**2 * D if self.model == "full" else 0)
+        return (self.problem.feature_variance**2 * D * D
+                + (self.problem.feature_variance_v**2 * D if self.model == "full" else 0))
 
     @property
     def u_norm2(self) -> float:
@@ -152,7 +154,8 @@ class Eigensystem:
         from linattn.pools import idg_metric
 
         met = idg_metric(self.problem, self.data.pool, self.model)
-        check.memory(8.0 * 3 * self.k * self.M, f"the in-distribution metric in {self.k} modes (M = {self.M})", "P or D")
+        check.memory(8.0 * 3 * self.k * self.M, f"the in-distribution metric in {self.k} modes (M = {self.M})",
+                     "P or D")
         V = self._V.T if self._V is not None else self.lift(np.eye(self.k))      # (k, M)
         Q = V @ met.apply(V).T
         return EigenIDG(metric=met, linear=V @ met.linear, Q=0.5 * (Q + Q.T))

@@ -16,7 +16,8 @@ Construction (exact up to a measured quadrature error)
    grouped into equal-mass bins; each bin becomes one node carrying the bin means of ``ξ``,
    ``f²``, ``f y`` and ``y²``. Within-bin variation enters only at second order.
 3. Five exact moments are imposed by a multiplicative correction of order 1e-5:
-   ``E ξ1 = 1``, ``E ξ2 = c_v/c``, ``E f² = 1``, ``E f y = t = b/√(D c)``, ``E y² = V`` (``b = 1``, ``V = 1 + σ²`` for the default link).
+   ``E ξ1 = 1``, ``E ξ2 = c_v/c``, ``E f² = 1``, ``E f y = t = b/√(D c)``, ``E y² = V`` (``b = 1``,
+   ``V = 1 + σ²`` for the default link).
 
 Accuracy (measured in ``tests/spectra/test_laws.py`` and ``tests/replica``): changing the
 scrambling seed or halving the node count changes the CDF by < 2e-3, the density by < 2e-3 of
@@ -36,6 +37,7 @@ Laws offered
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -89,6 +91,7 @@ class PromptLaw:
     block_dims: tuple
     n_points: int
     moment_errors: dict
+    v_weight: float = 1.0
 
     @property
     def M(self) -> int:
@@ -103,7 +106,30 @@ class PromptLaw:
     @property
     def metric(self) -> np.ndarray:
         """Test-error weights of the blocks in ``H/c`` units, ``κ = (1, c_v/c)`` (reduced: ``(1,)``)."""
-        return np.array([1.0, self.problem.feature_variance_v / self.problem.feature_variance])[: self.n_blocks]
+        return np.array([1.0, self.v_weight * self.problem.feature_variance_v
+                         / self.problem.feature_variance])[: self.n_blocks]
+
+    def with_block_decay(self, lam_gamma, lam_v) -> "PromptLaw":
+        """The law of the problem whose ``v`` block is rescaled so that a per-block weight decay ``(λ_Γ, λ_v)``
+        becomes the common ``λ_Γ``: ``v' = v √(λ_v/λ_Γ)`` turns ``λ_v|v|²`` into ``λ_Γ|v'|²``, multiplies the
+        ``v`` features' scale ``ξ_v`` and the test-error weight ``c_v`` by ``λ_Γ/λ_v`` (exact: the Gibbs measure,
+        the ridge solution and both errors are the same functions of the rescaled parameters).
+
+        Parameters
+        ----------
+        lam_gamma, lam_v : float
+            ``> 0``.
+
+        Returns
+        -------
+        PromptLaw
+        """
+        if self.n_blocks < 2:
+            check.fail("model", self.model, "'full' for a per-block weight decay")
+        s = check.positive("lam_gamma", lam_gamma) / check.positive("lam_v", lam_v)
+        xi = self.xi.copy()
+        xi[:, 1] *= s
+        return dataclasses.replace(self, xi=xi, v_weight=self.v_weight * s)
 
     def ratios(self, P) -> np.ndarray:
         """Aspect ratios ``q_i = D_i / P`` per block (the ``q = 1/α`` of Marchenko–Pastur).
@@ -216,7 +242,8 @@ def prompt_law(pb, model="reduced", law="finite", channel="correlated",
     log2_points = check.positive_int("log2_points", log2_points, maximum=40)
     check.memory(8.0 * 30 * 2**log2_points, f"the quasi-Monte-Carlo design of 2^{log2_points} points", "log2_points")
     if invariants.n_primitives(pb) > MAX_SOBOL_DIM:
-        raise ValueError(f"pb.N must be at most {(MAX_SOBOL_DIM - 6) // (2 if pb.noise > 0 else 1)} for law='finite' with "
+        raise ValueError(f"pb.N must be at most {(MAX_SOBOL_DIM - 6) // (2 if pb.noise > 0 else 1)} "
+                         "for law='finite' with "
                          f"the nonlinear link {pb.link.name} (the design has 6 + N (+ N) dimensions, Sobol "
                          f"allows {MAX_SOBOL_DIM}); got N = {pb.N}")
     if 2**log2_points < n_nodes:

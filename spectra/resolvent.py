@@ -241,7 +241,8 @@ def teacher_overlap(L, omega, law: PromptLaw):
     if not np.any(L.imag) and not np.any(omega.imag):   # real axis: stay real
         L, omega = L.real, omega.real
     if omega.shape[-1:] != law.weights.shape:
-        check.fail("omega", f"<array with shape {omega.shape}>", f"an array whose last axis has {law.weights.size} nodes")
+        check.fail("omega", f"<array with shape {omega.shape}>",
+                   f"an array whose last axis has {law.weights.size} nodes")
     w = law.weights
     return _cmatmul(omega, w * law.fy) / (L + _cmatmul(omega, w * law.f2))
 

@@ -152,7 +152,8 @@ def assert_discriminating(mean, se, theory, baselines, tol, k=3.0, margin=4.0, e
     mean, se, theory = (np.asarray(a, float).ravel() for a in (mean, se, theory))
     ok = within(theory, mean, se, tol, k)
     worst = int(np.argmax(np.abs(theory - mean) / (tol * np.abs(mean) + k * se)))
-    assert ok.all(), (f"{label}: theory off by {theory[worst] / mean[worst] - 1:+.2%} ({(theory[worst] - mean[worst]) / se[worst]:+.1f} s.e.) "
+    assert ok.all(), (f"{label}: theory off by {theory[worst] / mean[worst] - 1:+.2%} "
+                      f"({(theory[worst] - mean[worst]) / se[worst]:+.1f} s.e.) "
                       f"at point {worst}, beyond {tol:.2%} + {k} s.e.")
     for name, values in baselines.items():
         values = np.asarray(values, float).ravel()

@@ -19,7 +19,8 @@ variable — and the sweep goes on.
 Store. With ``store`` (a directory), the Zarr group holds one array per variable, chunked one
 grid point per chunk, a ``status`` array (0 pending, 1 done, 2 failed) and the (truncated) messages
 of failed points in ``error``; every array carries its dimension names and the grid values are
-coordinate arrays, so ``xarray.open_zarr(store)`` reads a store as :func:`load_sweep` does. On local processes and Dask workers each task writes its own
+coordinate arrays, so ``xarray.open_zarr(store)`` reads a store as :func:`load_sweep` does.
+On local processes and Dask workers each task writes its own
 point into its own chunks as soon as it is done (no two points share a file, so concurrent writers
 never collide; the status is written last, so a write cut short leaves the point pending); the
 first point is evaluated by the driver, which creates the arrays from its outputs. An interrupted
@@ -187,7 +188,8 @@ def _run_task(fn, task, limit_threads=True):
     try:
         out = fn(**task.point, rng=rng)
         if not isinstance(out, dict) or not out:
-            raise TypeError(f"the experiment must return a non-empty dict of floats or arrays; got {type(out).__name__}")
+            raise TypeError("the experiment must return a non-empty dict of floats or arrays; "
+                            f"got {type(out).__name__}")
         return task.index, {k: np.asarray(v, dtype=float) for k, v in out.items()}, None
     except Exception as err:      # recorded, the sweep goes on
         return task.index, None, f"{type(err).__name__}: {err}"
@@ -283,7 +285,8 @@ class _Store:
             self.coords.add(name)
             if name not in self.group:
                 vals = np.asarray(values)
-                arr = self.group.create_array(name, shape=vals.shape, dtype=str if vals.dtype.kind in "US" else vals.dtype,
+                arr = self.group.create_array(name, shape=vals.shape,
+                                              dtype=str if vals.dtype.kind in "US" else vals.dtype,
                                               dimension_names=[name])
                 arr[...] = vals
         if "status" not in self.group:
@@ -709,7 +712,8 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
             _serial_points(fn, tasks, write, progress)
         failed = {i: e for i, e in sink._errors.items()}
         if failed:
-            raise RuntimeError(f"{name}: {len(failed)} of {n_points} points failed; first: {next(iter(failed.values()))}")
+            raise RuntimeError(f"{name}: {len(failed)} of {n_points} points failed; "
+                               f"first: {next(iter(failed.values()))}")
         return [sink._outputs[i] for i in range(n_points)]
     if not isinstance(store, (str, os.PathLike)) or not str(store).strip():
         check.fail("store", store, "a folder path for a Zarr group")

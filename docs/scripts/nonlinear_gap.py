@@ -45,5 +45,6 @@ if __name__ == "__main__":
                 tr, te = r[name]
                 cells.append(f"{name} {tr / r['train'] - 1:+.2%}/{te / r['test'] - 1:+.2%}")
             print(f"{r['link']:5s} {r['model']:7s} D={r['D']:2d} alpha={r['alpha']:.1f} P={r['P']:5d} "
-                  f"exact train {r['train']:.5g}±{r['train_se'] / r['train']:.2%} test {r['test']:.5g}±{r['test_se'] / r['test']:.2%} | "
+                  f"exact train {r['train']:.5g}±{r['train_se'] / r['train']:.2%} "
+                  f"test {r['test']:.5g}±{r['test_se'] / r['test']:.2%} | "
                   + " | ".join(cells), flush=True)

@@ -11,15 +11,17 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))              # the packages (before tests/validation, a test folder)
 sys.path.append(str(ROOT / "tests"))       # tests/helpers.py
-import importlib.util
+import importlib.util  # noqa: E402
 
-import dynamics
-import replica
+import dynamics  # noqa: E402
+import replica  # noqa: E402
 
 
 def load(path, name):
     spec = importlib.util.spec_from_file_location(name, path)
-    m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); return m
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
 
 th = load(ROOT / "tests/replica/test_theory.py", "tt")
 av = load(ROOT / "tests/dynamics/test_averaged.py", "ta")
@@ -31,18 +33,22 @@ for base, kw in (("mp", dict(law="mp")), ("decoupled", dict(channel="decoupled")
         return orig_st(pb, P, beta, lam, model, law, channel)
     def ac(pb, P, lam, times, gamma=1.0, init=None, law="finite", channel="correlated", model="reduced", _kw=kw):
         if law == "finite" and channel == "correlated":
-            return orig_av(pb, P, lam, times, gamma, init, **{"law": "finite", "channel": "correlated", **_kw}, model=model)
+            return orig_av(pb, P, lam, times, gamma, init, **{"law": "finite", "channel": "correlated", **_kw},
+                           model=model)
         return orig_av(pb, P, lam, times, gamma, init, law, channel, model)
     th.replica.stationary = st
     av.dynamics.averaged_curves = ac
     for prob, model, n in th.SETTINGS:
         try:
-            th.test_theory_against_dataset_averaged_exact_values(prob, model, n); print(base, "stationary", prob, model, "PASSES")
+            th.test_theory_against_dataset_averaged_exact_values(prob, model, n)
+            print(base, "stationary", prob, model, "PASSES")
         except AssertionError as e:
             print(base, "stationary", prob, model, "FAILS:", str(e).splitlines()[0][:150])
     for model, P in av.CASES:
         try:
-            av.test_theory_against_exact_dataset_means(P, model); print(base, "curves", model, P, "PASSES")
+            av.test_theory_against_exact_dataset_means(P, model)
+            print(base, "curves", model, P, "PASSES")
         except AssertionError as e:
             print(base, "curves", model, P, "FAILS:", str(e).splitlines()[0][:150])
-th.replica.stationary = orig_st; av.dynamics.averaged_curves = orig_av
+th.replica.stationary = orig_st
+av.dynamics.averaged_curves = orig_av

@@ -32,7 +32,8 @@ def test_effective_rank_formula_invariances_and_stacks():
     Q = _orth(7, 7)
     assert diagnostics.effective_rank(5.0 * Q @ M) == pytest.approx(diagnostics.effective_rank(M), rel=1e-12)
     stack = np.stack([M, 2 * M, np.zeros_like(M)])
-    np.testing.assert_allclose(diagnostics.effective_rank(stack), [diagnostics.effective_rank(M)] * 2 + [0.0], rtol=1e-12)
+    np.testing.assert_allclose(diagnostics.effective_rank(stack), [diagnostics.effective_rank(M)] * 2 + [0.0],
+                               rtol=1e-12)
     assert diagnostics.effective_rank(stack[None]).shape == (1, 3)
     assert diagnostics.stable_rank(M) == pytest.approx(np.sum(s**2) / 16.0, rel=1e-12)
     np.testing.assert_allclose(diagnostics.stable_rank(stack), [np.sum(s**2) / 16.0] * 2 + [0.0], rtol=1e-12)
@@ -51,7 +52,8 @@ def test_randomized_singular_values_match_lapack_on_a_decaying_spectrum():
 
 def test_progress_bar_path_gives_the_same_numbers():
     stack = np.stack([_matrix([3.0, 1.0, 0.2]) for _ in range(4)])
-    np.testing.assert_allclose(diagnostics.effective_rank(stack, progress=True), diagnostics.effective_rank(stack), rtol=1e-12)
+    np.testing.assert_allclose(diagnostics.effective_rank(stack, progress=True), diagnostics.effective_rank(stack),
+                               rtol=1e-12)
 
 
 # ----------------------------------------------------------------------------- subspaces
@@ -136,7 +138,8 @@ def test_steepest_changes_of_logistic_steps_are_their_centres():
     series = sum(a / (1.0 + np.exp(-(u - np.log(t)) / 0.3)) for a, t in zip([1.0, 0.5, 2.0], T_K))
     np.testing.assert_allclose(diagnostics.steepest_changes(series, TIMES, n=3), T_K, rtol=2e-3)
     lin = np.linspace(0.0, 10.0, 400)
-    np.testing.assert_allclose(diagnostics.steepest_changes(np.tanh(lin - 6.3), lin, n=1, scale="linear"), [6.3], atol=1e-3)
+    np.testing.assert_allclose(diagnostics.steepest_changes(np.tanh(lin - 6.3), lin, n=1, scale="linear"), [6.3],
+                               atol=1e-3)
 
 
 def test_change_points_of_a_noisy_staircase():

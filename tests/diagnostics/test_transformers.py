@@ -103,7 +103,8 @@ def test_emergence_bad_input():
 
 
 ROWS = [
-    Row("build_model", "build_model", dict(n_in=3, n_out=2, seq_len=4, d_model=8, heads=2, layers=1, mlp=0, tokens=False),
+    Row("build_model", "build_model", dict(n_in=3, n_out=2, seq_len=4, d_model=8, heads=2, layers=1, mlp=0,
+                                           tokens=False),
         dict(n_in="posint", n_out="posint", seq_len="posint", d_model="posint", heads="posint", layers="posint",
              mlp="nonnegint", tokens="bool")),
     Row("emergence_study", "emergence_study", dict(task="copy", depths=(1,), seeds=(0,), steps=20, record=10,

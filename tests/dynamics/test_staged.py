@@ -130,7 +130,8 @@ def test_separate_heads_pass_through_every_saddle():
         assert abs(fl.test[-1] / sl[-1] - 1) < 1e-9
     gaps = np.array(gaps)
     assert np.all(gaps[1] < 1e-6) and np.all(gaps[1] <= gaps[0])
-    merged = mean_flow(pb, Parametrization("merged_heads", 4), Parametrization("merged_heads", 4).init(0.05, 0), t, rtol=1e-9)
+    merged = mean_flow(pb, Parametrization("merged_heads", 4), Parametrization("merged_heads", 4).init(0.05, 0), t,
+                       rtol=1e-9)
     near = np.array([np.abs(merged.test / s - 1) < 2e-3 for s in sl[1:-1]])
     assert near.mean(axis=1).max() < 0.05
 

@@ -93,8 +93,9 @@ def test_mode_fixed_points_do_not_couple():
         est.append(np.diag(np.linalg.lstsq(F, tk.yq, rcond=None)[0].reshape(3, 3)))
     est = np.array(est)
     mean, se = est.mean(0), est.std(0, ddof=1) / np.sqrt(len(est))
-    assert_discriminating(mean, se, theory, {"coupled (conventions §6.2 before the correction)": np.array([0.766, 1.413, 2.490])}, tol=0.0, k=4.0,
-                          label="a_inf")
+    assert_discriminating(mean, se, theory,
+                          {"coupled (conventions §6.2 before the correction)": np.array([0.766, 1.413, 2.490])},
+                          tol=0.0, k=4.0, label="a_inf")
 
 
 def test_isotropic_theories_refuse_anisotropic_problems():

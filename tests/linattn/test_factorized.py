@@ -72,7 +72,8 @@ def test_value_kq_on_the_attention_forward_pass():
     pr = tk.prompts()
     assert np.allclose(yhat, p2 * np.einsum("pi,ij,pj->p", pr.s, q1, pr.xq), atol=1e-12)
     r = (yhat - pr.yq)[:, None]
-    grads = {"p1": r * du[:, :3], "q2": r * dW[:, 3, :3], "p2": r[:, 0] * du[:, 3], "q1": (r[:, :, None] * dW[:, :3, :3]).reshape(-1, 9)}
+    grads = {"p1": r * du[:, :3], "q2": r * dW[:, 3, :3], "p2": r[:, 0] * du[:, 3],
+             "q1": (r[:, :, None] * dW[:, :3, :3]).reshape(-1, 9)}
     mean = {k: g.mean(0) for k, g in grads.items()}
     se = {k: g.std(0) / np.sqrt(len(g)) for k, g in grads.items()}
     for k in ("p1", "q2"):

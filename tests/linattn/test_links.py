@@ -68,7 +68,8 @@ def test_tanh_radial_moment_against_nested_quadrature():
     chi = stats.chi2(D, scale=1.0 / D)
 
     def phi1(r):
-        return integrate.quad(lambda z: z * np.tanh(np.sqrt(r) * z) * PHI(z), -np.inf, np.inf, epsabs=1e-14, epsrel=1e-13)[0]
+        return integrate.quad(lambda z: z * np.tanh(np.sqrt(r) * z) * PHI(z), -np.inf, np.inf, epsabs=1e-14,
+                              epsrel=1e-13)[0]
     ref = integrate.quad(lambda r: phi1(r) ** 2 * chi.pdf(r), 0, np.inf, epsabs=1e-13, epsrel=1e-12, limit=200)[0]
     assert links.radial_moments(as_link("tanh"), D).phi1_sq == pytest.approx(ref, rel=1e-10)
 

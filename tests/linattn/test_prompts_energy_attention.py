@@ -50,10 +50,12 @@ def test_gradient_against_finite_differences(rng):
     g = train_gradient(d, G, lam, v)
     h = 1e-6
     for i, j in [(0, 0), (1, 2), (2, 1)]:
-        E = np.zeros((3, 3)); E[i, j] = h
+        E = np.zeros((3, 3))
+        E[i, j] = h
         fd = (train_energy(d, G + E, lam, v) - train_energy(d, G - E, lam, v)) / (2 * h)
         assert fd == pytest.approx(g.dGamma[i, j], rel=1e-6, abs=1e-9)
-    e = np.zeros(3); e[1] = h
+    e = np.zeros(3)
+    e[1] = h
     fd = (train_energy(d, G, lam, v + e) - train_energy(d, G, lam, v - e)) / (2 * h)
     assert fd == pytest.approx(g.dv[1], rel=1e-6, abs=1e-9)
 
@@ -69,7 +71,9 @@ def test_forward_pass_equals_reduced_prediction(rng):
     expected = d.predict(W11, W21)
     assert np.allclose(attention.predict(Z, W), expected, rtol=1e-11, atol=1e-12)
     # W12 and W22 drop out of the prediction
-    W2 = W.copy(); W2[:5, 5] = 7.0; W2[5, 5] = -3.0
+    W2 = W.copy()
+    W2[:5, 5] = 7.0
+    W2[5, 5] = -3.0
     assert np.allclose(attention.predict(Z, W2), expected, rtol=1e-11, atol=1e-12)
 
 
@@ -80,7 +84,8 @@ def test_prediction_gradient_from_forward_pass(rng):
     grad = attention.prediction_gradient(Z)
     h = 1e-6
     for j, k in [(0, 0), (3, 1), (2, 3), (3, 3)]:
-        E = np.zeros((4, 4)); E[j, k] = h
+        E = np.zeros((4, 4))
+        E[j, k] = h
         fd = (attention.predict(Z, W + E) - attention.predict(Z, W - E)) / (2 * h)
         assert np.allclose(fd, grad[:, j, k], rtol=1e-6, atol=1e-9)
     assert np.all(grad[:, :, 3] == 0.0)  # W12 and W22 columns: exactly zero

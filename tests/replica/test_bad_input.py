@@ -37,14 +37,18 @@ ROWS = [
 ]
 
 ROWS += [
-    Row("asymptotic", replica.asymptotic, dict(context_ratio=1.0, sample_ratio=0.5, task_ratio=2.0, noise=0.1, ridge=0.1),
-        dict(context_ratio="positive", sample_ratio="positive", task_ratio="positive_inf", noise="nonneg", ridge="nonneg")),
-    Row("pool_resolvent", replica.pool_resolvent, dict(x=1.0, task_ratio=2.0), dict(x="array", task_ratio="positive_inf")),
+    Row("asymptotic", replica.asymptotic, dict(context_ratio=1.0, sample_ratio=0.5, task_ratio=2.0, noise=0.1,
+                                               ridge=0.1),
+        dict(context_ratio="positive", sample_ratio="positive", task_ratio="positive_inf", noise="nonneg",
+             ridge="nonneg")),
+    Row("pool_resolvent", replica.pool_resolvent, dict(x=1.0, task_ratio=2.0),
+        dict(x="array", task_ratio="positive_inf")),
     Row("ridge", replica.ridge, dict(data=DATA, pb=PB, lam=0.1, model="reduced", method="auto", rtol=1e-8, maxiter=100),
         dict(data="prompts", pb="problem", lam="nonneg", model="model", method="choice", rtol="tol", maxiter="posint")),
 ]
 
-NOT_INPUTS = {"AsymptoticErrors", "RidgeSolution", "GibbsAverages", "DatasetAverage", "StationaryTheory", "StationaryCurve", "OrderParameters", "PoolErrors"}
+NOT_INPUTS = {"AsymptoticErrors", "RidgeSolution", "GibbsAverages", "DatasetAverage", "StationaryTheory",
+              "StationaryCurve", "OrderParameters", "PoolErrors"}
 test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
     ROWS, replica, NOT_INPUTS)
 

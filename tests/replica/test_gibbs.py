@@ -15,9 +15,11 @@ def test_free_energy_derivatives(model, P, rng):
     beta, lam = 50.0, 0.07
     g = replica.gibbs(es, pb, beta, lam, model)
     h = 1e-4
-    bf = lambda b: b * replica.gibbs(es, pb, b, lam, model).free_energy
+    def bf(b):
+        return b * replica.gibbs(es, pb, b, lam, model).free_energy
     assert (bf(beta * (1 + h)) - bf(beta * (1 - h))) / (2 * beta * h) == pytest.approx(float(g.train), rel=1e-7)
-    F = lambda l: replica.gibbs(es, pb, beta, l, model).free_energy
+    def F(l):
+        return replica.gibbs(es, pb, beta, l, model).free_energy
     assert (F(lam * (1 + h)) - F(lam * (1 - h))) / (2 * lam * h) == pytest.approx(float(g.dF_dlam), rel=1e-6)
     # a grid of (beta, lam) from the same eigensystem equals separate calls
     grid = replica.gibbs(es, pb, np.array([[10.0], [1e3]]), np.array([0.01, 0.1, 1.0]), model)

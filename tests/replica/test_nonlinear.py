@@ -28,7 +28,8 @@ def test_exact_law_theory_against_dataset_averages(link):
         avg = replica.dataset_average(pb, P, 1e3, 0.01, 200, "reduced", rng=13)
         th = replica.stationary(pb, P, 1e3, 0.01, "reduced")
         su = replica.stationary(pb.surrogate(), P, 1e3, 0.01, "reduced")
-        rows.append(([avg.train_mean, avg.test_mean], [avg.train_se, avg.test_se], [th.train, th.test], [su.train, su.test]))
+        rows.append(([avg.train_mean, avg.test_mean], [avg.train_se, avg.test_se], [th.train, th.test],
+                     [su.train, su.test]))
     mean, se, theory, surrogate = (np.array([r[k] for r in rows]) for k in range(4))
     assert_discriminating(mean, se, theory, {"surrogate": surrogate}, tol=1.0 / pb.n_params("reduced") + eps_law,
                           label=link)
@@ -69,7 +70,8 @@ def test_averaged_curves_with_the_exact_label_law(link):
 
 @pytest.mark.parametrize("link", ["sign"])
 def test_spectral_law_with_the_exact_label_law(link):
-    """Hessian spectra for a nonlinear link (D = 10, N = 20, α = 2, 20 datasets pooled; tanh measured too: 0.008 vs 0.04 / 0.06): the finite-size
+    """Hessian spectra for a nonlinear link (D = 10, N = 20, α = 2, 20 datasets pooled; tanh measured too:
+    0.008 vs 0.04 / 0.06): the finite-size
     law built from the exact label law is within 3 × its expected sampling KS of the pooled spectrum
     (the single-dataset KS distance over √20, the datasets being independent); the surrogate's law and
     MP are not (measured: 0.008 vs 0.04 and 0.04–0.06)."""

@@ -153,7 +153,8 @@ def test_gibbs_and_flow_report_the_in_distribution_error(model):
     cv0 = dynamics.gradient_flow(d, pb, 0.0, [5.0], init=th_init, model=model, return_params=True)
     assert cv0.test_idg[0] == pytest.approx(float(met.error(cv0.params[0])), rel=1e-9)
     assert dynamics.long_time_limit(d, pb, lam, model).test_idg == pytest.approx(sol.test_idg, rel=1e-9)
-    assert replica.gibbs(linattn.Problem(6, 9, 0.4).sample(30, rng=2), linattn.Problem(6, 9, 0.4), np.inf, lam).test_idg is None
+    assert replica.gibbs(linattn.Problem(6, 9, 0.4).sample(30, rng=2), linattn.Problem(6, 9, 0.4), np.inf,
+                         lam).test_idg is None
 
 
 @pytest.mark.parametrize("alpha,tau,kappa,noise,ridge_L", [(1, 0.5, 0.5, 0.1, 0.1), (2, 2, 0.2, 0.1, 0.1),
@@ -227,7 +228,8 @@ def test_pool_theory_at_finite_temperature(model):
         avg = replica.dataset_average(pb, P, 200.0, 0.005, 20, model, rng=3)
         th = replica.stationary(pb, P, 200.0, 0.005, model)
         base = replica.stationary(fresh, P, 200.0, 0.005, model)
-        for name, m, se, t in (("train", avg.train_mean, avg.train_se, th.train), ("ICL", avg.test_mean, avg.test_se, th.test),
+        for name, m, se, t in (("train", avg.train_mean, avg.train_se, th.train),
+                               ("ICL", avg.test_mean, avg.test_se, th.test),
                                ("IDG", avg.test_idg_mean, avg.test_idg_se, th.test_idg)):
             assert abs(t / m - 1) <= 0.05 + 3 * se / m, (P, name, t, m, se)
         assert abs(base.test / avg.test_idg_mean - 1) > 0.05 + 3 * avg.test_idg_se / avg.test_idg_mean

@@ -56,7 +56,8 @@ def test_saddle_point_of_the_rs_functional(model):
         q[0] += o.rho**2
         x0 = np.concatenate([[o.rho], q, dims * o.r / 1e3])
         B = dims.size
-        f = lambda x: replica.rs_functional(pb, P, 1e3, 0.01, x[0], x[1:1 + B], x[1 + B:], model)
+        def f(x):
+            return replica.rs_functional(pb, P, 1e3, 0.01, x[0], x[1:1 + B], x[1 + B:], model)
         grad = approx_fprime(x0, f, 1e-7 * np.maximum(np.abs(x0), 1e-3))
         scale = np.abs(f(x0))
         assert np.max(np.abs(grad * x0)) < 1e-6 * scale                     # extremal

@@ -39,9 +39,9 @@ ROWS = [
         dict(X="array", features="choice")),
     Row("readout", validation.readout, dict(t=np.ones(4), a=np.ones(4), knots=np.zeros(2)),
         dict(t="array", a="array_shape", knots="array")),
-    Row("langevin", validation.simulators.langevin, dict(data=DATA, pb=PB, beta=100.0, lam=0.1, gamma=1.0, dt=None, n_chains=2,
-                                              rng=0, model="reduced", basis="eigen", init=None, progress=False,
-                                              on_unequilibrated="raise", **FAST),
+    Row("langevin", validation.simulators.langevin, dict(data=DATA, pb=PB, beta=100.0, lam=0.1, gamma=1.0, dt=None,
+                                              n_chains=2, rng=0, model="reduced", basis="eigen", init=None,
+                                              progress=False, on_unequilibrated="raise", **FAST),
         dict(data="prompts", pb="problem", beta="positive", lam="nonneg", gamma="positive", n_equilibrate="nonnegint",
              n_samples="posint", stride="posint", n_chains="posint", rng="seed", model="model", basis="choice",
              init="array_shape", progress="bool", on_unequilibrated="choice")),
@@ -59,7 +59,7 @@ ROWS = [
     Row("stationary_sweep", validation.stationary_sweep,
         dict(pb=PB, model="reduced", beta=100.0, lam=0.1, P_theory=[5.0, 20.0], P_exact=[5, 20], n_exact=2,
              P_sim=[20, 40], n_sim=2, langevin_kw=FAST, rng=0, progress=False),
-        dict(pb="problem", model="model", beta="positive", lam="nonneg", P_theory="array", n_exact="posint",
+        dict(pb="problem", model="model", beta="positive", lam="nonneg", P_theory="array", P_exact="intlist", P_sim="intlist", n_exact="posint",
              n_sim="posint", rng="seed", progress="bool")),
     Row("boundary_from_means", validation.boundary_from_means,
         dict(P=[1.0, 10.0, 100.0], train_mean=[0.01, 0.1, 0.2], test_mean=[1.0, 0.5, 0.21], level=5.0),
@@ -80,8 +80,8 @@ ROWS = [
         dict(pb="problem", P="posint", n_datasets="posint", model="model", rng="seed", progress="bool")),
 ]
 
-NOT_INPUTS = {"PoolAverage", "LangevinResult", "Chain", "AttentionRun", "DescentRun", "StationarySweep", "MeanEstimate", "LearnerRun",
-              "FactorizedRun", "RankDynamics", "Check", "Experiment", "Result"}
+NOT_INPUTS = {"PoolAverage", "LangevinResult", "Chain", "AttentionRun", "DescentRun", "StationarySweep", "MeanEstimate",
+              "LearnerRun", "FactorizedRun", "RankDynamics", "Check", "Experiment", "Result"}
 
 try:                         # the sweep runner needs the optional extra [dask]
     import xarray  # noqa: F401
@@ -106,6 +106,7 @@ EXTRA = [
     Row("plots.make", plots.make, dict(selected=["fig4"], out_dir=OUT, mode="smoke", progress=False, jobs=1,
                                        exclude=()),
         dict(mode="choice", progress="bool", jobs="posint")),
-    Row("report.run", report.run, dict(out_dir=OUT, mode="smoke", progress=False), dict(mode="choice", progress="bool")),
+    Row("report.run", report.run, dict(out_dir=OUT, mode="smoke", progress=False),
+        dict(mode="choice", progress="bool")),
 ]
 _, test_figure_and_report_arguments, _ = sweep_tests([r for r in EXTRA], validation, NOT_INPUTS)

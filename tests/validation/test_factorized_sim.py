@@ -56,7 +56,8 @@ def test_kernel_sampler_matches_the_library_sampler(rotated):
     d = pb.sample(60_000, rng=2)
     u = np.random.default_rng(3).standard_normal(4)
     pairs = {"s.u": (S @ u, d.s @ u), "xq.u": (XQ @ u, d.xq @ u), "yq": (YQ, d.yq),
-             "s.xq": (np.einsum("pi,pi->p", S, XQ), np.einsum("pi,pi->p", d.s, d.xq)), "yq*xq.u": (YQ * (XQ @ u), d.yq * (d.xq @ u))}
+             "s.xq": (np.einsum("pi,pi->p", S, XQ), np.einsum("pi,pi->p", d.s, d.xq)),
+             "yq*xq.u": (YQ * (XQ @ u), d.yq * (d.xq @ u))}
     for name, (a, b) in pairs.items():
         assert stats.ks_2samp(a, b).pvalue > 1e-3, name
 

@@ -42,7 +42,8 @@ def test_helpers_refuse_other_objects(run):
 
     for call, name in ((lambda: step_ups(None, run.flow), "r"), (lambda: step_ups(run, run.test_closed), "diag"),
                        (lambda: distance_falls(run, None), "diag"), (lambda: checks(run, lr=-1.0), "lr"),
-                       (lambda: checks(run, record=0), "record"), (lambda: rise_windows(run, half_width=[0.0] * 4), "half_width"),
+                       (lambda: checks(run, record=0), "record"),
+                       (lambda: rise_windows(run, half_width=[0.0] * 4), "half_width"),
                        (lambda: curvature_onsets("r", run.test_closed), "r"), (lambda: baseline_rejected(1), "r")):
         with pytest.raises(ValueError, match=name):
             call()

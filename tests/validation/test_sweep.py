@@ -87,7 +87,8 @@ def test_interrupted_sweep_resumes_to_the_same_store(tmp_path):
               f"        if n[0] == 3: os._exit(17)\n"
               f"    return w\n"
               f"orig = sw._execute\n"
-              f"sw._execute = lambda fn, tasks, client, workers, sink, progress: orig(fn, tasks, client, workers, sink_wrap(sink), progress)\n"
+              f"sw._execute = lambda fn, tasks, client, workers, sink, progress: "
+              f"orig(fn, tasks, client, workers, sink_wrap(sink), progress)\n"
               f"sw.sweep('gibbs', {GRID!r}, replicates=2, rng=7, workers=1, store={store!r})\n")
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert res.returncode == 17, res.stderr

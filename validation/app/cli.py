@@ -101,7 +101,8 @@ def _sweep(args):
         ds = sw.sweep(fn, grid, workers=args.workers, **kw)
     done = int((ds["status"] == sw.DONE).sum())
     failed = int((ds["status"] == sw.FAILED).sum())
-    print(f"{done} of {ds['status'].size} evaluations done, {failed} failed" + (f"; store: {args.store}" if args.store else ""))
+    print(f"{done} of {ds['status'].size} evaluations done, {failed} failed"
+          + (f"; store: {args.store}" if args.store else ""))
     _print_results(ds, sw)
     return 1 if failed else 0
 

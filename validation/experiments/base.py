@@ -224,7 +224,8 @@ class Experiment:
         base = dict(cls.presets[mode])
         unknown = sorted(set(overrides) - set(base))
         if unknown:
-            raise ValueError(f"settings of experiment {cls.name!r} have no key {unknown[0]!r}; known keys: {sorted(base)}")
+            raise ValueError(f"settings of experiment {cls.name!r} have no key {unknown[0]!r}; "
+                             f"known keys: {sorted(base)}")
         base.update(overrides)
         return Settings(base)
 
@@ -382,7 +383,8 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
         import functools
 
         fn = functools.partial(_point_task, exp.name, _jsonable(dict(s)))
-        outputs = run_points(fn, len(pts), name=f"{exp.name}:{label}", attrs={"settings": json.dumps(_jsonable(dict(s)))},
+        outputs = run_points(fn, len(pts), name=f"{exp.name}:{label}",
+                             attrs={"settings": json.dumps(_jsonable(dict(s)))},
                              store=store, client=client, workers=workers, progress=progress, allow_mixed=allow_mixed,
                              source=type(exp))
     data, meta = exp.assemble(s, outputs)

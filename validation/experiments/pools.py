@@ -135,7 +135,8 @@ class PoolsCheck(Experiment):
         D = point["D"]
         if D != D20:
             n = s.n16 if D == 16 else s.n32
-            avg = pool_average(_sphere_problem(D, ALPHA, KAPPA), int(TAU * D * D), (RIDGE_L / D, RIDGE_L), n, rng=7, model="full")
+            avg = pool_average(_sphere_problem(D, ALPHA, KAPPA), int(TAU * D * D), (RIDGE_L / D, RIDGE_L), n, rng=7,
+                               model="full")
         else:
             pb = linattn.Problem(D20, N20, NOISE, tasks=int(point["kappa"] * D20))
             avg = pool_average(pb, int(point["tau"] * D20 * D20), LAM20, s.n20, rng=1, model="full")
@@ -193,7 +194,8 @@ class PoolsCheck(Experiment):
             key = f"D20_tau{tau20:g}_kappa{kappa20:g}"
             avg = PoolAverage(test=d[f"{key}_icl"], test_idg=d[f"{key}_idg"], train=d[f"{key}_train"])
             theory, asym = d[f"{key}_theory"], d[f"{key}_asym"]
-            for k, (name, m, se) in enumerate((("ICL", avg.test_mean, avg.test_se), ("IDG", avg.test_idg_mean, avg.test_idg_se))):
+            for k, (name, m, se) in enumerate((("ICL", avg.test_mean, avg.test_se),
+                                               ("IDG", avg.test_idg_mean, avg.test_idg_se))):
                 t, b = float(theory[k]), float(asym[k])
                 ok = abs(t / m - 1) <= 0.035 + 3 * se / m and (abs(b - t) <= 3 * se or abs(t - m) < abs(b - m))
                 out.append(Check("pools", f"finite-D pool theory, {name} error", f"D=20, N=40, σ={NOISE:g}, λ=0.005, "
@@ -285,7 +287,8 @@ class DoubleDescent(PoolsFigure):
         if point["kind"] == "theory":
             fd = [replica.stationary(pb, t * D * D, np.inf, self.RIDGE_L / D, "full", n_pools=8) for t in self._taus(s)]
             return {"icl_finite": np.array([f.test for f in fd]), "idg_finite": np.array([f.test_idg for f in fd])}
-        a = pool_average(pb, int(round(point["tau"] * D * D)), (self.RIDGE_L / D, self.RIDGE_L), s.n, rng=self.SEED, model="full")
+        a = pool_average(pb, int(round(point["tau"] * D * D)), (self.RIDGE_L / D, self.RIDGE_L), s.n, rng=self.SEED,
+                         model="full")
         return {"icl": a.test_mean, "icl_se": a.test_se, "idg": a.test_idg_mean, "idg_se": a.test_idg_se}
 
     def assemble(self, s, outputs):
@@ -384,7 +387,8 @@ class FiniteD(PoolsFigure):
                 fin.append((st.test, st.test_idg))
             return {"finite": np.array(fin)}
         D = point["D"]
-        av = pool_average(self._problem(D, kappa), int(self.TAU * D * D), self.RIDGE_L / D, point["n"], rng=self.SEED, model="full")
+        av = pool_average(self._problem(D, kappa), int(self.TAU * D * D), self.RIDGE_L / D, point["n"], rng=self.SEED,
+                          model="full")
         return {"exact": np.array([av.test_mean, av.test_se, av.test_idg_mean, av.test_idg_se])}
 
     def assemble(self, s, outputs):
@@ -417,7 +421,8 @@ class PoolPhase(Experiment):
 
     def compute(self, s, point):
         K = point["K"]
-        a = pool_average(linattn.Problem(self.D, self.N, tasks=K), point["P"], self.LAM, s.n, rng=self.SEED, model="full")
+        a = pool_average(linattn.Problem(self.D, self.N, tasks=K), point["P"], self.LAM, s.n, rng=self.SEED,
+                         model="full")
         return {"gap": linattn.relative_gap(a.train_mean, a.test_mean),
                 "gtask_rel": 1.0 - a.test_idg_mean / a.test_mean if K is not None else 0.0}
 

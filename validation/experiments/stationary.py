@@ -156,14 +156,21 @@ def boundary_from_means(P, train_mean, test_mean, level=5.0):
     return linattn.transition_point(P, linattn.relative_gap(train_mean, test_mean), level)
 
 
+def _grid(name, values, default, integer):
+    """One ``P`` grid: the default for ``None``, else a non-empty 1-d array of numbers ``>= 1`` (integers for data)."""
+    if values is None:
+        return default
+    P = check.finite_array(name, values, ndim=1)
+    if P.size == 0 or np.any(P < 1) or (integer and np.any(P != np.round(P))):
+        check.fail(name, P.tolist()[:8], "a non-empty list of " + ("integers" if integer else "numbers") + " >= 1")
+    return P.astype(int) if integer else P
+
+
 def _grids(P_theory, P_exact, P_sim):
     """The three ``P`` grids (defaults of :func:`stationary_sweep` for ``None``)."""
-    P_theory = np.geomspace(1, 1e4, 100) if P_theory is None else check.finite_array("P_theory", P_theory, ndim=1)
-    P_exact = (np.unique(np.round(np.geomspace(1, 1e4, 13)).astype(int)) if P_exact is None
-               else check.finite_array("P_exact", P_exact, ndim=1).astype(int))
-    P_sim = (np.array([10, 30, 100, 300, 1000, 3000]) if P_sim is None
-             else check.finite_array("P_sim", P_sim, ndim=1).astype(int))
-    return P_theory, P_exact, P_sim
+    return (_grid("P_theory", P_theory, np.geomspace(1, 1e4, 100), False),
+            _grid("P_exact", P_exact, np.unique(np.round(np.geomspace(1, 1e4, 13)).astype(int)), True),
+            _grid("P_sim", P_sim, np.array([10, 30, 100, 300, 1000, 3000]), True))
 
 
 def _as_problem(entry):

@@ -118,7 +118,8 @@ def factorized_descent(pb, parametrization, theta0, n_steps, lr, data=None, batc
     if theta0.ndim == 1:
         theta0 = theta0[None]
     if theta0.ndim != 2 or theta0.shape[1] != par.n_params:
-        check.fail("theta0", f"<array with shape {theta0.shape}>", f"shape ({par.n_params},) or (n_chains, {par.n_params})")
+        check.fail("theta0", f"<array with shape {theta0.shape}>",
+                   f"shape ({par.n_params},) or (n_chains, {par.n_params})")
     n_steps = check.positive_int("n_steps", n_steps)
     lr = check.positive("lr", lr)
     lam = check.nonnegative("lam", lam)
@@ -147,7 +148,8 @@ def factorized_descent(pb, parametrization, theta0, n_steps, lr, data=None, batc
     rotate = cov is not None and cov.basis is not None
     U = np.array(cov.basis, order="C") if rotate else np.eye(pb.D)
     n_rec = n_steps // record + 1
-    check.memory(8.0 * n_chains * n_rec * (par.n_params + 1), f"{n_chains} x {n_rec} records of {par.n_params} parameters", "n_steps, record or n_chains")
+    check.memory(8.0 * n_chains * n_rec * (par.n_params + 1),
+                 f"{n_chains} x {n_rec} records of {par.n_params} parameters", "n_steps, record or n_chains")
     out_theta = np.zeros((n_chains, n_rec, par.n_params))
     out_loss = np.zeros((n_chains, n_rec))
     noise = 0.0 if not np.isfinite(beta) else float(np.sqrt(2.0 * lr / beta))
@@ -196,7 +198,8 @@ def _kernel_prompts(pb, n, seed=0):
     state = np.empty(4, dtype=np.uint64)
     _kernels.seed_state(check.seed_int("seed", seed), 0, state)
     S, XQ, YQ = np.empty((n, pb.D)), np.empty((n, pb.D)), np.empty(n)
-    _fk.sample_prompts(state, _kernels.ZIG_X, _kernels.ZIG_F, root, U, rotate, pb.N, float(pb.link.slope), pb.noise, S, XQ, YQ)
+    _fk.sample_prompts(state, _kernels.ZIG_X, _kernels.ZIG_F, root, U, rotate, pb.N, float(pb.link.slope), pb.noise,
+                       S, XQ, YQ)
     return S, XQ, YQ
 
 
@@ -208,5 +211,6 @@ def _descent_reference(pb, parametrization, theta0, n_steps, step, data, lam=0.0
     obj = dataset_objective(data, pb)
     theta = np.array(theta0, dtype=float)
     for _ in range(check.positive_int("n_steps", n_steps)):
-        theta = theta - step * (parametrization.pullback(theta, obj.gradient(parametrization.gamma(theta))) + lam * theta)
+        theta = theta - step * (parametrization.pullback(theta, obj.gradient(parametrization.gamma(theta)))
+                                + lam * theta)
     return theta

@@ -78,7 +78,8 @@ def descent_from_random_inits(data, pb, lam, lr, steps, init_sd, n_init, rng=Non
     n_init = check.positive_int("n_init", n_init, minimum=2)
     gen = check.rng(rng)
     M = pb.n_params(model)
-    check.memory(8.0 * (data.P * M + M * M + 2 * M * n_init), f"gradient descent with {n_init} initialisations", "n_init")
+    check.memory(8.0 * (data.P * M + M * M + 2 * M * n_init), f"gradient descent with {n_init} initialisations",
+                 "n_init")
     F = data.features(model)
     A = F.T @ F / data.P + lam * np.eye(M)
     b = F.T @ data.yq / data.P
