@@ -42,7 +42,8 @@ def _figures(args):
 
     if args.list:
         for name, fig in figures.registry().items():
-            print(f"{name:8s} {fig.title}")
+            files = f"  (writes {', '.join(fig.stems)}; each name is accepted)" if fig.files else ""
+            print(f"{name:22s} {fig.title}{files}")
         return 0
     if not figures.names():
         print("no figures are registered yet")

@@ -44,12 +44,19 @@ class Figure:
     requires: str = ""
     experiment: str = ""
     order: float = 100.0
+    files: tuple = ()
+
+    @property
+    def stems(self) -> tuple:
+        """The names of the files the figure writes (``name.png``, ``.pdf``, ``.npz`` for each)."""
+        return self.files or (self.name,)
 
     def __repr__(self):
         return f"Figure({self.name!r}, experiment={self.experiment!r})"
 
 
-def register(name: str, title: str, caption: str = "", requires: str = "", experiment: str = "", order: float = 100.0):
+def register(name: str, title: str, caption: str = "", requires: str = "", experiment: str = "", order: float = 100.0,
+             files: tuple = ()):
     """Decorator registering ``draw(result) -> matplotlib.figure.Figure`` as figure ``name``.
 
     Parameters
@@ -67,6 +74,9 @@ def register(name: str, title: str, caption: str = "", requires: str = "", exper
         The experiment whose result the figure draws.
     order : float
         Position in ``figures all`` and in the gallery.
+    files : tuple of str
+        The file stems when the figure writes several files (``("fig5a", "fig5b")``); each is also accepted as
+        a name by :func:`make` and the command line. Default: ``(name,)``.
 
     Returns
     -------
@@ -75,7 +85,7 @@ def register(name: str, title: str, caption: str = "", requires: str = "", exper
     """
 
     def deco(func):
-        _REGISTRY[name] = Figure(name, title, func, caption, requires, experiment, order)
+        _REGISTRY[name] = Figure(name, title, func, caption, requires, experiment, order, tuple(files))
         return func
 
     return deco
@@ -243,11 +253,15 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, sto
     check.choice("mode", mode, MODES)
     progress = check.boolean("progress", progress)
     reg = registry()
+    alias = {stem: name for name, fig in reg.items() for stem in fig.stems}
     if list(selected) == ["all"] or not selected:
         selected = list(reg)
-    unknown = [s for s in list(selected) + list(exclude) if s not in reg]
+    unknown = [s for s in list(selected) + list(exclude) if s not in reg and s not in alias]
     if unknown:
-        raise ValueError(f"figure names must be among {list(reg) + ['all']}; got {unknown}")
+        raise ValueError(f"figure names must be among {list(reg) + sorted(set(alias) - set(reg)) + ['all']}; "
+                         f"got {unknown}")
+    selected = list(dict.fromkeys(alias.get(s, s) for s in selected))     # a file's stem runs its figure
+    exclude = [alias.get(s, s) for s in exclude]
     jobs = check.positive_int("jobs", jobs)
     selected = [s for s in selected if s not in set(exclude)]
     writable_folder(out_dir)

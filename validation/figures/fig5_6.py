@@ -104,6 +104,7 @@ def draw_panels(result, name, dotted_D2=False):
 
 
 @register("fig5", "ΔEr and contrast ratio vs P (full model, λ = 0.01, long-time limit), several N and D",
+          files=("fig5a", "fig5b"),
           caption="Seed paper, Fig. 5. Relative generalization gap, plotted as 1 + ΔEr = E_g/E_t on a log axis, and "
                   "contrast ratio C against P for the long-time limit of gradient flow (full model, λ = 0.01): (a) "
                   "D = 10, N ∈ {10, 20, 50, 100}; (b) N = 100, D ∈ {5, 10, 15, 20}. Lines: medians over 20 training "
@@ -117,6 +118,7 @@ def draw_fig5(result):
 
 
 @register("fig6", "ΔEr and contrast ratio vs P (reduced model, λ = 0, finite training time)",
+          files=("fig6a", "fig6b"),
           caption="Seed paper, Fig. 6. As Fig. 5 for the reduced model (W21 = 0) with λ = 0, gradient flow from θ₀ = 0 "
                   "stopped at t = 10³ (10⁵ steps of 0.01), 15 training sets per P (full: 50); dotted lines at P = D². "
                   "Below P = D² the model interpolates and 1 + ΔEr reaches 10¹⁰ and more.",
