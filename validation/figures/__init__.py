@@ -447,3 +447,26 @@ def save(fig, out_dir: str, name: str, data: dict, meta: dict | None = None) -> 
         payload[f"meta_{k}"] = np.asarray(str(v))
     np.savez_compressed(paths[2], **payload)
     return paths
+
+
+def panel_letters(axes, labels=None, x=-0.12, y=1.04, size=11):
+    """Write the panel letters (a), (b), … on ``axes`` (in reading order), bold, just outside the top-left corner.
+
+    Parameters
+    ----------
+    axes : sequence of matplotlib.axes.Axes or an array of them
+    labels : sequence of str, optional
+        Default ``"(a)", "(b)", …``.
+    x, y : float
+        Position in axes coordinates.
+    size : float
+        Font size.
+
+    Returns
+    -------
+    list of matplotlib.text.Text
+    """
+    axes = list(np.ravel(axes))
+    labels = labels or [f"({chr(ord('a') + i)})" for i in range(len(axes))]
+    return [ax.text(x, y, lab, transform=ax.transAxes, fontweight="bold", fontsize=size, va="bottom", ha="left")
+            for ax, lab in zip(axes, labels)]
