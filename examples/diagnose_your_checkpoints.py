@@ -18,14 +18,14 @@ import numpy as np
 import diagnostics
 
 
-def demo_checkpoints(folder, steps=1500, every=25, seed=0):
+def demo_checkpoints(folder, steps=1500, every=25, rng=0):
     """Train a 2-layer attention-only transformer on in-context copying and save a state_dict every ``every`` steps."""
     import torch
 
     from diagnostics.transformers import build_model, copy_batch
 
-    torch.manual_seed(seed)
-    gen = np.random.default_rng(seed)
+    torch.manual_seed(rng)
+    gen = np.random.default_rng(rng)
     model = build_model(32, 32, 24, d_model=32, heads=4, layers=2, tokens=True)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     for step in range(1, steps + 1):
