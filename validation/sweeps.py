@@ -151,7 +151,14 @@ def _grid(fn, grid):
         vals = list(values) if isinstance(values, (list, tuple, np.ndarray, range)) else None
         if not vals:
             check.fail(f"grid[{name!r}]", values, "a non-empty list of values")
-        out[name] = [_jsonable(v) for v in vals]
+        vals = [_jsonable(v) for v in vals]
+        if not all(v is None or isinstance(v, (bool, int, float, str)) for v in vals):
+            check.fail(f"grid[{name!r}]", vals[:4], "a list of scalars (numbers, strings, booleans): a grid "
+                       "coordinate cannot hold lists or arrays")
+        if len({json.dumps(v) for v in vals}) != len(vals):
+            check.fail(f"grid[{name!r}]", vals, "a list of distinct values (a repeated value would be one point "
+                       "twice; use replicates=)")
+        out[name] = vals
     if "rng" not in params and not accepts_any:
         raise ValueError("fn must accept an argument rng (a numpy.random.Generator); got a function without one")
     return out
@@ -186,13 +193,23 @@ def _run_task(fn, task, limit_threads=True):
         _one_blas_thread()
     rng = np.random.default_rng(np.random.SeedSequence(task.seed))
     try:
-        out = fn(**task.point, rng=rng)
-        if not isinstance(out, dict) or not out:
-            raise TypeError("the experiment must return a non-empty dict of floats or arrays; "
-                            f"got {type(out).__name__}")
-        return task.index, {k: np.asarray(v, dtype=float) for k, v in out.items()}, None
-    except Exception as err:      # recorded, the sweep goes on
+        return task.index, _numeric_outputs(fn(**task.point, rng=rng)), None
+    except (Exception, SystemExit) as err:      # recorded, the sweep goes on (sys.exit in fn included)
         return task.index, None, f"{type(err).__name__}: {err}"
+
+
+def _numeric_outputs(out):
+    """The outputs of a grid point as float arrays; anything else (None, text, complex values) is an error
+    of that point, not a NaN stored as done."""
+    if not isinstance(out, dict) or not out or not all(isinstance(k, str) for k in out):
+        raise TypeError(f"the experiment must return a non-empty dict of named floats or arrays; got {out!r:.100}")
+    arrays = {}
+    for k, v in out.items():
+        a = np.asarray(v)
+        if a.dtype.kind not in "biuf":
+            raise TypeError(f"output {k!r} must be a real number or array; got {v!r:.60}")
+        arrays[k] = a.astype(float)
+    return arrays
 
 
 # ----------------------------------------------------------------------------- the store
@@ -220,10 +237,21 @@ ERROR_CHARS = 400
 _RESERVED = ("status", "error", "error_text")
 
 
+def _dims(array):
+    """The dimension names of a Zarr array (empty for a store written without them)."""
+    return tuple(getattr(array.metadata, "dimension_names", None) or ())
+
+
 def _write_point(group, shape, index, outputs, error):
     """Write one point's outputs (or its error) into its own chunks, the status last: a write cut
     short leaves the point pending, and a re-run redoes it. Arrays must exist (see :meth:`_Store.ensure`)."""
     region = tuple(slice(i, i + 1) for i in index)
+    if outputs is not None:
+        status_dims = _dims(group["status"])
+        stored = {k for k in group.array_keys() if k not in _RESERVED and _dims(group[k])[:len(shape)] == status_dims}
+        if stored and set(outputs) != stored:
+            outputs, error = None, (f"OutputError: outputs {sorted(outputs)} are not the store's variables "
+                                    f"{sorted(stored)} (set by the first point)")
     if outputs is not None:
         for k, v in outputs.items():
             if k not in group or group[k].shape != shape + v.shape:
@@ -329,7 +357,7 @@ class _Store:
             self.consolidate()
 
     def write(self, index, outputs, error):
-        if outputs is not None:
+        if outputs is not None and not self.has_variables():     # the first point fixes the variables
             self.ensure(outputs)
         _write_point(self.group, self.shape, index, outputs, error)
 
@@ -363,6 +391,11 @@ class _Memory:
         return self._status
 
     def write(self, index, outputs, error):
+        if outputs is not None and self._vars:
+            if set(outputs) != set(self._vars) or any(self._vars[k].shape != self.shape + v.shape
+                                                         for k, v in outputs.items()):
+                outputs, error = None, (f"OutputError: outputs {sorted((k, v.shape) for k, v in outputs.items())} do "
+                                        "not match those of the first point (names and shapes)")
         if outputs is not None:
             for k, v in outputs.items():
                 if k not in self._vars:
@@ -435,17 +468,34 @@ def _call_by_value(runner, blob, task):
     return runner(_UNPICKLED[key], task)
 
 
-def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task, done_before=0):
+#: the error recorded for a point whose worker process died (os._exit, a signal, the kernel's OOM killer)
+WORKER_DIED = "WorkerDied: the worker process evaluating this point died (killed, out of memory, or os._exit)"
+
+
+def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task, done_before=0, on_died=None):
     """Run ``tasks``; ``runner(fn, task)`` returns what ``sink`` takes (``_run_task``: the outputs,
     for the driver to keep or write; ``_run_and_write``: a status, the worker having written).
-    ``done_before``: evaluations of this run already done by the driver (counted by the progress bar)."""
+    ``done_before``: evaluations of this run already done by the driver (counted by the progress bar).
+    A worker that dies takes no other point with it: the points it broke are retried one by one in fresh
+    processes, and a point whose worker dies again is recorded by ``on_died(task)`` (default: failed with
+    :data:`WORKER_DIED`)."""
+    if on_died is None:
+        def on_died(task):
+            sink(task.index, None, WORKER_DIED)
     bar = tqdm(total=len(tasks) + done_before, initial=done_before, desc="sweep", disable=not progress)
     if client is not None:
-        futures = [client.submit(runner, fn, t, pure=False) for t in tasks]
+        futures = {client.submit(runner, fn, t, pure=False): t for t in tasks}
         from distributed import as_completed
 
         for fut in as_completed(futures):
-            sink(*fut.result())
+            try:
+                result = fut.result()
+            except Exception as err:           # KilledWorker: dask retried it on other workers, and they died too
+                if type(err).__name__ != "KilledWorker":
+                    raise
+                on_died(futures[fut])
+            else:
+                sink(*result)
             bar.update()
     elif workers == 1:
         from threadpoolctl import threadpool_limits
@@ -455,15 +505,31 @@ def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task, done_
                 sink(*_run_task(fn, t, limit_threads=False))
                 bar.update()
     else:
-        import multiprocessing
-
         blob = _require("cloudpickle").dumps(fn)      # by value: functions of a notebook or `python -c` work too
-        with worker_env(), cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(_call_by_value, runner, blob, t) for t in tasks]
-            for fut in cf.as_completed(futures):
-                sink(*fut.result())
+        broken = _in_processes(blob, runner, tasks, workers, sink, bar)
+        for t in broken:                              # isolate each point its pool lost
+            if _in_processes(blob, runner, [t], 1, sink, bar):
+                on_died(t)
                 bar.update()
     bar.close()
+
+
+def _in_processes(blob, runner, tasks, workers, sink, bar):
+    """Evaluate ``tasks`` on ``workers`` spawned processes; return the tasks lost to a dead worker."""
+    import multiprocessing
+
+    broken = []
+    with worker_env(), cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_call_by_value, runner, blob, t): t for t in tasks}
+        for fut in cf.as_completed(futures):
+            try:
+                result = fut.result()
+            except cf.process.BrokenProcessPool:
+                broken.append(futures[fut])
+                continue
+            sink(*result)
+            bar.update()
+    return broken
 
 
 def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, allow_mixed=False,
@@ -537,11 +603,12 @@ def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, 
         _execute(fn, todo, client, workers, sink.write, progress)
     else:                                              # workers write their own points
         first = 0
-        while todo and not sink.has_variables():       # the first result fixes the variables' shapes
-            sink.write(*_run_task(fn, todo.pop(0)))
+        while todo and not sink.has_variables():       # the first result fixes the variables' shapes; it runs in a
+            _execute(fn, [todo.pop(0)], client, workers, sink.write, False)     # worker too (a fault stays there)
             first += 1
         runner = functools.partial(_run_and_write, path=sink.path, shape=shape)
-        _execute(fn, todo, client, workers, lambda index, st: None, progress, runner=runner, done_before=first)
+        _execute(fn, todo, client, workers, lambda index, st: None, progress, runner=runner, done_before=first,
+                 on_died=lambda task: sink.write(task.index, None, WORKER_DIED))
     return _dataset(xr, grid, replicates, sink, attrs)
 
 
@@ -632,7 +699,7 @@ def _run_point(fn, task, limit_threads=True):
                 raise TypeError(f"output {k!r} of a point must be a numeric array; got dtype {a.dtype}")
             arrays[k] = a
         return task.index, arrays, None
-    except Exception as err:      # recorded, the others go on
+    except (Exception, SystemExit) as err:      # recorded, the others go on
         return task.index, None, f"{type(err).__name__}: {err}"
 
 
@@ -725,7 +792,8 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
         _serial_points(fn, todo, functools.partial(_write_ragged, st.group), progress)
     else:
         runner = functools.partial(_run_and_write_ragged, path=st.path)
-        _execute(fn, todo, client, workers, lambda index, s: None, progress, runner=runner)
+        _execute(fn, todo, client, workers, lambda index, s: None, progress, runner=runner,
+                 on_died=lambda task: _write_ragged(st.group, task.index, None, WORKER_DIED))
     status = st.status()
     errors = _decode_errors(st.group)
     if errors or not np.all(status == DONE):

@@ -225,3 +225,42 @@ print("OK")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                          env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert out.returncode == 0 and out.stdout.strip().endswith("OK"), out.stderr[-3000:]
+
+
+def _faulty(a, rng):
+    """A grid function with faults at some points (module level: spawned workers import it)."""
+    import os as _os
+    import sys as _sys
+
+    if a == 1:
+        _sys.exit(3)
+    if a == 2:
+        _os._exit(9)                  # the worker process dies
+    if a == 3:
+        return {"y": None}
+    if a == 4:
+        return {"z": 1.0}             # other keys than the first point
+    return {"y": float(a) + rng.standard_normal()}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_faults_of_some_points_leave_the_others_done(tmp_path, workers):
+    """sys.exit in fn, a worker that dies, None outputs and other output names fail their own point (with the
+    error recorded); every other point completes, in memory and in a store."""
+    grid = {"a": [2, 0, 1, 3, 4, 5]} if workers > 1 else {"a": [0, 1, 3, 4, 5]}   # os._exit would end this process
+    for store in (None, str(tmp_path / f"s{workers}")):
+        ds = sw.sweep(_faulty, grid, replicates=1, workers=workers, store=store)
+        status = dict(zip(ds["a"].values.tolist(), ds["status"].values[:, 0].tolist()))
+        errors = dict(zip(ds["a"].values.tolist(), ds["error"].values[:, 0].tolist()))
+        assert status[0] == status[5] == sw.DONE
+        assert all(status[a] == sw.FAILED for a in grid["a"] if a not in (0, 5))
+        assert "SystemExit" in str(errors[1]) and "None" in str(errors[3]) and "OutputError" in str(errors[4])
+        if workers > 1:
+            assert "WorkerDied" in str(errors[2])
+
+
+def test_grid_values_must_be_distinct_scalars():
+    with pytest.raises(ValueError, match="distinct"):
+        sw.sweep(_faulty, {"a": [0, 0]}, workers=1)
+    with pytest.raises(ValueError, match="scalars"):
+        sw.sweep(_faulty, {"a": [[0, 1], [2, 3]]}, workers=1)

@@ -7,13 +7,16 @@ Three experiments:
   panel (a) ``D = 10``, ``N ∈ {10, 20, 50, 100}``, panel (b) ``N = 100``, ``D ∈ {5, 10, 15, 20}``;
   training set ``j`` at ``P`` of the problem ``(D, N)`` uses ``rng = (1000 D + N, P, j)``
   (:func:`dynamics.gap_sweep`), so there is one point per ``(D, N, P)`` (a pair in both panels is
-  computed once). The replica theory (``β = ∞``) and the boundaries ``P*`` are computed in ``assemble``.
+  computed once). The replica theory (``β = ∞``) and the boundaries ``P*`` are computed in ``assemble``;
+  the standard error of the ratio of dataset-averaged errors ``⟨E_g⟩/⟨E_t⟩`` (the quantity the theory
+  predicts) is kept as ``ratio_of_means_se``.
 * ``gaps_finite_time`` (figure ``fig6``): the same for the reduced model, ``λ = 0``, gradient flow
   from ``θ_0 = 0`` stopped at ``t = 10³`` (no theory).
 * ``phase`` (figure ``phase``): the replica theory's ``ΔEr`` over ``(P, N)`` at ``D = 10`` and over
   ``(P, D)`` at ``N = 100`` with its boundary ``P*`` (one point per map row), and the boundary from
   exact dataset averages on a ``P`` grid around the theory's (one point per ``(D, N)``; training
-  sets ``rng = (100 D + N, P, j)``). An exact boundary without a crossing is stored as ``nan``.
+  sets ``rng = (100 D + N, P, j)``), with its standard deviation over bootstrap resamples of the
+  training sets (``Pstar_sd_N``, ``Pstar_sd_D``). An exact boundary without a crossing is stored as ``nan``.
 """
 from __future__ import annotations
 
@@ -31,6 +34,59 @@ NS = (10, 20, 50, 100)
 DS = (5, 10, 15, 20)
 #: per-``P`` statistics of :func:`dynamics.gap_sweep` kept by the figures
 _SWEEP_FIELDS = ("P", "gap_mean", "gap_sd", "gap_median", "gap_q16", "gap_q84", "contrast_mean", "contrast_sd")
+#: bootstrap resamples of the training sets behind the standard deviation of an exact boundary ``P*``
+N_BOOT = 200
+
+
+def ratio_of_means_se(train_all, test_all):
+    """Standard error of ``⟨E_g⟩/⟨E_t⟩`` over training sets (delta method, with the train–test covariance).
+
+    Parameters
+    ----------
+    train_all, test_all : ndarray (n_P, n_datasets)
+        The errors of every training set at every ``P``.
+
+    Returns
+    -------
+    ndarray (n_P,)
+        ``0`` with a single training set.
+    """
+    n = train_all.shape[1]
+    if n < 2:
+        return np.zeros(train_all.shape[0])
+    mt, mg = train_all.mean(1), test_all.mean(1)
+    vt, vg = train_all.var(1, ddof=1), test_all.var(1, ddof=1)
+    cov = ((train_all - mt[:, None]) * (test_all - mg[:, None])).sum(1) / (n - 1)
+    r = mg / mt
+    rel = np.maximum(vg / mg**2 + vt / mt**2 - 2 * cov / (mg * mt), 0.0)
+    return np.abs(r) * np.sqrt(rel / n)
+
+
+def bootstrap_boundary_sd(sw, n_boot=N_BOOT, seed=0):
+    """Standard deviation of the exact boundary ``P*`` (ratio of means) over bootstrap resamples of the
+    training sets (one resample of the set indices shared by every ``P`` of the grid).
+
+    Parameters
+    ----------
+    sw : dynamics.Sweep
+        With ``train_all`` and ``test_all``.
+    n_boot : int
+    seed : int
+
+    Returns
+    -------
+    float
+        ``nan`` when fewer than half of the resamples cross ``ΔEr = 5``.
+    """
+    rng = np.random.default_rng(seed)
+    n = sw.train_all.shape[1]
+    stars = []
+    for _ in range(n_boot):
+        idx = rng.integers(0, n, n)
+        b = boundary_from_means(sw.P, sw.train_all[:, idx].mean(1), sw.test_all[:, idx].mean(1))
+        if b is not None:
+            stars.append(b)
+    return float(np.std(stars, ddof=1)) if len(stars) >= max(2, n_boot // 2) else np.nan
 
 
 def panels(s):
@@ -79,6 +135,7 @@ class _GapSweep(Experiment):
         sw = dynamics.gap_sweep(linattn.Problem(D, N), [point["P"]], s.lam, s.n_datasets, s.model, time=s.time,
                                 rng=D * 1000 + N)
         out = {k: getattr(sw, k) for k in _SWEEP_FIELDS + ("train_mean", "test_mean")}
+        out["ratio_of_means_se"] = ratio_of_means_se(sw.train_all, sw.test_all)
         for name, q in zip(("q16", "median", "q84"), np.quantile(sw.contrast_all, [0.16, 0.5, 0.84], axis=1)):
             out[f"contrast_{name}"] = q
         return out
@@ -97,7 +154,7 @@ class _GapSweep(Experiment):
                 key = f"D{D}_N{N}"
                 data.update({f"{tag}_{k}_{key}": sw[k] for k in _SWEEP_FIELDS})
                 data.update({f"{tag}_contrast_{q}_{key}": sw[f"contrast_{q}"] for q in ("q16", "median", "q84")})
-                data.update({f"{tag}_{k}_{key}": sw[k] for k in ("train_mean", "test_mean")})
+                data.update({f"{tag}_{k}_{key}": sw[k] for k in ("train_mean", "test_mean", "ratio_of_means_se")})
                 row = dict(D=D, N=N, P_star_exact_mean_of_ratios=linattn.transition_point(sw["P"], sw["gap_mean"]),
                            P_star_exact_ratio_of_means=boundary_from_means(sw["P"], sw["train_mean"], sw["test_mean"]))
                 if theory:
@@ -170,11 +227,12 @@ class PhaseDiagram(Experiment):
             gap = replica.stationary_curve(pb, self.grids(s)["P_grid"], np.inf, s.lam, "full").gap
             return {"gap": gap, "Pstar_theory": np.nan if guess is None else guess}
         if guess is None:
-            return {"boundary": np.array([np.nan, np.nan])}
+            return {"boundary": np.array([np.nan, np.nan, np.nan])}
         grid = np.unique(np.round(np.geomspace(max(guess / 2.5, 1.0), guess * 2.5, s.n_grid)).astype(int))
         sw = dynamics.gap_sweep(pb, grid, s.lam, s.n_datasets, "full", rng=pb.D * 100 + pb.N)
         exact = boundary_from_means(sw.P, sw.train_mean, sw.test_mean)
-        return {"boundary": np.array([guess, np.nan if exact is None else exact], dtype=float)}
+        sd = bootstrap_boundary_sd(sw, seed=pb.D * 100 + pb.N)
+        return {"boundary": np.array([guess, np.nan if exact is None else exact, sd], dtype=float)}
 
     def assemble(self, s, outputs):
         out = {(p["kind"], p["D"], p["N"]): o for p, o in zip(self.points(s), outputs)}
@@ -185,8 +243,9 @@ class PhaseDiagram(Experiment):
         data["N_exact"], data["D_exact"] = np.array(s.N_exact), np.array(s.D_exact)
         for axis in ("N", "D"):
             pts = pairs[f"exact_{axis}"]
-            boundaries = [out["exact", D, N]["boundary"] for D, N in pts]
-            data[f"Pstar_{axis}"] = np.array(boundaries, float).reshape(len(pts), 2)
+            boundaries = np.array([out["exact", D, N]["boundary"] for D, N in pts], float).reshape(len(pts), 3)
+            data[f"Pstar_{axis}"] = boundaries[:, :2]
+            data[f"Pstar_sd_{axis}"] = boundaries[:, 2]
         for axis in ("N", "D"):
             data[f"Pstar_theory_{axis}"] = np.array([float(out["map", D, N]["Pstar_theory"])
                                                      for D, N in pairs[f"map_{axis}"]], float)

@@ -26,8 +26,9 @@ class Learners(Experiment):
 
     name = "learners"
     title = "Kernel vs feature learner on nonlinear single-index tasks over (P, N)"
-    presets = {"smoke": dict(P=[50, 200], N=[4, 16], n_datasets=1, n_test_kernel=500, n_test_feature=2000),
-               "quick": dict(P=[100, 400, 1600, 6400], N=[4, 16, 64, 256], n_datasets=1, n_test_kernel=4000,
+    #: quick: 3 training sets per cell, ≈ 45 s single-threaded (32 cells; the largest P and N cost most)
+    presets = {"smoke": dict(P=[50, 200], N=[4, 16], n_datasets=2, n_test_kernel=500, n_test_feature=2000),
+               "quick": dict(P=[100, 400, 1600, 6400], N=[4, 16, 64, 256], n_datasets=3, n_test_kernel=4000,
                              n_test_feature=20000),
                "full": dict(P=[50, 100, 200, 400, 800, 1600, 3200, 6400, 12800], N=[2, 4, 8, 16, 32, 64, 128, 256],
                             n_datasets=3, n_test_kernel=20000, n_test_feature=100000)}

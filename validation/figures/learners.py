@@ -5,9 +5,9 @@ the signal) and ``f(z) = z/2 + He₂(z)/√2`` (mostly quadratic). Panels (a, b)
 ``log10(E_g^kernel / E_g^feature)`` over the number of training prompts ``P`` (= task diversity: a
 fresh task per prompt) and the context length ``N``; blue where the kernel learner (fixed degree-2
 Hermite features, then linear attention, ridge solution) wins, red where the feature learner (linear
-attention on raw tokens, then a learned piecewise-linear readout, gradient descent) wins; the black
-contour is the tie; grey cells: neither learner beats the zero predictor. Panel (c): context-length
-scaling at the largest ``P``: test error (in units of ``E_g(ŷ = 0)``) against ``N`` for both learners
+attention on raw tokens, then a learned piecewise-linear readout, gradient descent) wins, on one
+colour scale; a tie within 2 s.e. is hatched; grey cells: neither learner beats the zero predictor. Panel (c):
+context-length scaling at the largest ``P``: test error (in units of ``E_g(ŷ = 0)``) against ``N`` for both learners
 and both links, with linear attention (the library's reduced model, exact test error) for reference.
 Test errors are Monte Carlo over fresh prompts (:mod:`validation.simulators.learners`; experiment
 ``learners``, :mod:`validation.experiments.learners`).
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..experiments.learners import LAM, LINKS, D
-from . import register
+from . import panel_letters, register
 
 TITLES = {"relu": "relu", "quad": r"$z/2 + \mathrm{He}_2(z)/\sqrt{2}$"}
 
@@ -31,45 +31,66 @@ def _edges(x):
     return np.concatenate([[x[0] ** 2 / mid[0]], mid, [x[-1] ** 2 / mid[-1]]])
 
 
+def _log_ratio(d, name):
+    """``log10(E_kernel/E_feature)`` per cell and its standard error (from the two errors' s.e., independent)."""
+    k, f = d[f"{name}_kernel"], d[f"{name}_feature"]
+    se = np.hypot(d[f"{name}_kernel_se"] / k, d[f"{name}_feature_se"] / f) / np.log(10.0)
+    return np.log10(k / f), se
+
+
 def plot(d):
-    """Panels (a, b): the log ratio of the two learners' errors over ``(P, N)``; (c): errors against ``N`` at the
-    largest ``P``."""
+    """Panels (a, b): the log ratio of the two learners' errors over ``(P, N)`` on one colour scale, ties (|ratio| <
+    2 s.e.) hatched; (c): errors against ``N`` at the largest ``P``, ± 1 s.e. over training sets."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import TwoSlopeNorm
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch, Rectangle
 
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.8), layout="constrained")
     P, N = d["P"], d["N"]
+    xe, ye = _edges(P), _edges(N)
+    ratios = {name: _log_ratio(d, name) for name in LINKS}
+    useless = {name: np.minimum(d[f"{name}_kernel"], d[f"{name}_feature"]) >= 1.0 for name in LINKS}  # ŷ = 0 wins
+    lim = max([0.05] + [float(np.nanmax(np.abs(z[~useless[n]]))) for n, (z, _) in ratios.items()
+                        if (~useless[n]).any()])
+    norm = TwoSlopeNorm(0.0, -lim, lim)                 # one colour scale for both links
     for ax, name in zip(axes[:2], LINKS):
-        z = np.log10(d[f"{name}_kernel"] / d[f"{name}_feature"])
-        lim = max(0.05, np.nanmax(np.abs(z)))
-        useless = np.minimum(d[f"{name}_kernel"], d[f"{name}_feature"]) >= 1.0   # neither beats ŷ = 0
-        im = ax.pcolormesh(_edges(P), _edges(N), np.ma.masked_where(useless, z), shading="flat", cmap="coolwarm",
-                           norm=TwoSlopeNorm(0.0, -lim, lim))
-        ax.pcolormesh(_edges(P), _edges(N), np.ma.masked_where(~useless, np.ones_like(z)), shading="flat",
-                      cmap="Greys", vmin=0, vmax=3)
-        if P.size > 1 and N.size > 1 and np.nanmin(z) < 0 < np.nanmax(z):
-            ax.contour(P, N, np.ma.masked_where(useless, z), levels=[0.0], colors="k", linewidths=1.2)
+        z, se = ratios[name]
+        im = ax.pcolormesh(xe, ye, np.ma.masked_where(useless[name], z), shading="flat", cmap="coolwarm", norm=norm)
+        ax.pcolormesh(xe, ye, np.ma.masked_where(~useless[name], np.ones_like(z)), shading="flat", cmap="Greys",
+                      vmin=0, vmax=3)
+        for i, j in zip(*np.nonzero((np.abs(z) < 2 * se) & ~useless[name])):
+            ax.add_patch(Rectangle((xe[j], ye[i]), xe[j + 1] - xe[j], ye[i + 1] - ye[i], fill=False, hatch="///",
+                                   edgecolor="k", lw=0))
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("training prompts P (= task diversity)")
-        ax.set_ylabel("context length N")
-        ax.set_title(f"link {TITLES[name]}: red = feature learner wins\n(grey: neither beats ŷ = 0)", fontsize=9)
-        fig.colorbar(im, ax=ax, label=r"$\log_{10}(E_g^{\rm kernel}/E_g^{\rm feature})$")
+        ax.set_ylabel("context length N (tokens per prompt)")
+        ax.set_title(f"link {TITLES[name]}: red = feature learner wins, blue = kernel learner wins")
+        ax.grid(False)
+    fig.colorbar(im, ax=list(axes[:2]), label=r"$\log_{10}(E_g^{\rm kernel}/E_g^{\rm feature})$", shrink=0.9)
+    axes[0].legend(handles=[Patch(facecolor="0.78", label="neither learner beats ŷ = 0"),
+                            Patch(fill=False, hatch="///", edgecolor="k", lw=0,
+                                  label="tie: |log ratio| < 2 s.e.")],
+                   loc="upper center", bbox_to_anchor=(1.1, -0.14), ncol=2, fontsize=8)
     ax = axes[2]
+    styles = {"kernel": dict(marker="s", ls="-"), "feature": dict(marker="o", ls="--")}
     for name, col in zip(LINKS, ("C0", "C1")):
-        ax.errorbar(N, d[f"{name}_kernel"][:, -1], yerr=d[f"{name}_kernel_se"][:, -1], color=col, marker="s", ls="-",
-                    label=f"{TITLES[name]}: kernel")
-        ax.errorbar(N, d[f"{name}_feature"][:, -1], yerr=d[f"{name}_feature_se"][:, -1], color=col, marker="o", ls="--",
-                    label=f"{TITLES[name]}: feature")
-        ax.plot(N, d[f"{name}_linear"], color=col, ls=":", label=f"{TITLES[name]}: linear attention")
+        for tag, st in styles.items():
+            ax.errorbar(N, d[f"{name}_{tag}"][:, -1], yerr=d[f"{name}_{tag}_se"][:, -1], color=col, capsize=2, **st)
+        ax.plot(N, d[f"{name}_linear"], color=col, ls=":")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("context length N")
-    ax.set_ylabel(r"test error / $E_g(\hat y = 0)$")
-    ax.set_title(f"context-length scaling at P = {P[-1]}", fontsize=9)
-    ax.legend(fontsize=7)
-    fig.suptitle(rf"kernel vs feature learner, D = {D}, $\lambda$ = {LAM}")
-    fig.tight_layout()
+    ax.set_xlabel("context length N (tokens per prompt)")
+    ax.set_ylabel(r"test error $E_g$ / $E_g(\hat y = 0)$")
+    ax.set_title(f"context-length scaling at P = {P[-1]}")
+    handles = ([Line2D([], [], color=col, lw=6, label=f"link {TITLES[name]}") for name, col in zip(LINKS, ("C0", "C1"))]
+               + [Line2D([], [], color="k", label="kernel learner (± 1 s.e.)", **styles["kernel"]),
+                  Line2D([], [], color="k", label="feature learner (± 1 s.e.)", **styles["feature"]),
+                  Line2D([], [], color="k", ls=":", label="linear attention (exact)")])
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=8)
+    panel_letters(axes)
+    fig.suptitle(rf"kernel vs feature learner, D = {D}, $\lambda$ = {LAM}, noise-free")
     return fig
 
 
@@ -77,9 +98,16 @@ def plot(d):
           caption="Beyond the seed (Gu, Xu & Zdeborová). D = 6, λ = 0.01, noise-free. (a, b) log10 of the ratio of "
                   "the test errors of the kernel learner (degree-2 Hermite features, then linear attention; ridge "
                   "solution) and the feature learner (linear attention on raw tokens, then a learned piecewise-linear "
-                  "readout; gradient descent) over (P, N) for relu and for f = z/2 + He₂/√2; black: the tie; grey: "
-                  "neither beats ŷ = 0. (c) test error vs N at the largest P, with linear attention (exact) for "
-                  "reference. Monte-Carlo test errors; quick mode 1 training set per cell (full: 3).",
+                  "readout; gradient descent) over (P, N) for relu (a) and for f = z/2 + He₂/√2 (b), on one colour "
+                  "scale: red where the feature learner wins, blue where the kernel learner wins; hatched: a tie "
+                  "(|log ratio| below 2 s.e.); grey: neither beats ŷ = 0. The feature learner wins almost everywhere "
+                  "for relu; for the quadratic link the kernel learner wins at large N and small P. (c) test error "
+                  "(in units of E_g(ŷ = 0)) vs N at the largest P: kernel learner (squares, solid), feature learner "
+                  "(circles, dashed), linear attention (dotted, the library's exact test error) for reference; "
+                  "colour = link. Each cell averages 3 independent training sets (each seeded by (N, P, set)); "
+                  "errors are Monte Carlo over fresh prompts (4000 for the kernel learner, 20 000 for the feature "
+                  "learner, quick; full: 9 × 8 cells, 20 000 and 100 000); error bars ± 1 s.e. over training sets "
+                  "(including the Monte-Carlo error).",
           experiment="learners", order=22)
 def draw(result):
     """Figure ``learners`` from the result of the experiment of the same name."""

@@ -5,32 +5,34 @@ Colour: the replica theory's ``log10(1 + ΔEr) = log10(E_g/E_t)`` with ``ΔEr = 
 dataset-averaged errors), full model, ``λ = 0.01``, long-time limit of gradient flow (``β = ∞``);
 green line: the boundary ``ΔEr = 5`` (``replica.phase_boundary``). Markers: the same boundary
 from exact dataset averages (``dynamics.gap_sweep``, ratio of the mean errors, interpolated on a
-``P`` grid): (a) ``D = 10``, ``N ∈ {10, 20, 50, 100, 200}``; (b) ``N = 100``,
-``D ∈ {5, 10, 15, 20}``. Quick mode: 20 training sets per exact point (full: 100). In the saved
-data, an exact boundary that does not cross within its ``P`` grid is stored as ``nan``.
+``P`` grid), with horizontal error bars of ±1 s.d. over bootstrap resamples of the training sets:
+(a) ``D = 10``, ``N ∈ {10, 20, 50, 100, 200}``; (b) ``N = 100``, ``D ∈ {5, 10, 15, 20}``. Quick mode:
+20 training sets per exact point (full: 100). In the saved data, an exact boundary that does not
+cross within its ``P`` grid is stored as ``nan``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import register
+from . import panel_letters, register
 
 
 def plot(d, lam):
-    """Theory maps (colour), theory boundary (green line) and exact boundaries (circles) over
-    ``(P, N)`` and ``(P, D)``; ``d`` holds the arrays of experiment ``phase``, ``lam`` its ``λ``."""
+    """Theory maps (colour), theory boundary (green line) and exact boundaries (circles, ±1 s.d. bootstrap
+    bars) over ``(P, N)`` and ``(P, D)``, panels (a) and (b); ``d`` holds the arrays of experiment ``phase``,
+    ``lam`` its ``λ``."""
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, key, ys, yl, ex, pst, ptheory in (
-            (axes[0], "gap_PN", d["N_map"], "context length N (D = 10)", d["N_exact"], d["Pstar_N"],
-             d["Pstar_theory_N"]),
-            (axes[1], "gap_PD", d["D_map"], "token dimension D (N = 100)", d["D_exact"], d["Pstar_D"],
-             d["Pstar_theory_D"])):
+    for ax, axis, key, ys, yl in ((axes[0], "N", "gap_PN", d["N_map"], "context length N (D = 10)"),
+                                  (axes[1], "D", "gap_PD", d["D_map"], "token dimension D (N = 100)")):
+        ex, pst, ptheory = d[f"{axis}_exact"], d[f"Pstar_{axis}"], d[f"Pstar_theory_{axis}"]
+        sd = d.get(f"Pstar_sd_{axis}", np.full(len(ex), np.nan))      # results saved before the bootstrap
         z = np.log10(1.0 + d[key])           # 1 + ΔEr = E_g/E_t > 0: no clipping of negative ΔEr
         im = ax.pcolormesh(d["P_grid"], ys, z, shading="auto", cmap="magma", vmin=-0.3, vmax=4)
         ax.plot(ptheory, ys, color="#2ecc71", lw=1.5, label="theory: ΔEr = 5")
-        ax.plot(pst[:, 1], ex, "o", mfc="w", mec="k", ms=6, label="exact dataset averages")
+        ax.errorbar(pst[:, 1], ex, xerr=np.nan_to_num(sd), fmt="o", mfc="w", mec="k", ecolor="w", ms=6, elinewidth=1.2,
+                    capsize=2.5, label="exact dataset averages, P* ± 1 s.d. (bootstrap)")
         ax.set_xscale("log")
         if key == "gap_PN":
             ax.set_yscale("log")
@@ -43,6 +45,7 @@ def plot(d, lam):
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.suptitle(rf"full model, $\lambda$ = {lam}, long-time limit ($\beta = \infty$)")
     fig.tight_layout(rect=(0, 0.08, 1, 1))
+    panel_letters(axes, x=-0.2)
     return fig
 
 
@@ -50,8 +53,10 @@ def plot(d, lam):
           caption="Beyond the seed. Colour: log10(1 + ΔEr) = log10(E_g/E_t) of the replica theory (ratio of "
                   "dataset-averaged errors, full model, λ = 0.01, β = ∞) over (P, N) at D = 10 (a) and over (P, D) at "
                   "N = 100 (b). Green line: the theory's boundary P* (last downward crossing of ΔEr = 5); circles: "
-                  "the same boundary from exact dataset averages (20 training sets per point, full: 100) on a P grid "
-                  "around it.",
+                  "the same boundary from exact dataset averages (ratio of mean errors of 20 training sets per P, "
+                  "full: 100, interpolated on a grid of 11 P values around the theory's P*), with horizontal bars of "
+                  "±1 s.d. over 200 bootstrap resamples of the training sets. The labels 'memorization' and "
+                  "'in-context generalization' mark the sides of the boundary.",
           experiment="phase", order=7)
 def draw(result):
     """The two panels of the diagram from the result of experiment ``phase``."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import register
+from . import panel_letters, register
 
 
 # ----------------------------------------------------------------------------- double descent in τ
@@ -88,33 +88,48 @@ def draw_gtask(result):
 
 # ----------------------------------------------------------------------------- finite-D convergence
 def plot_finite_d(d):
+    """ICL (a) and IDG (b) errors against ``1/D``: exact averages, the finite-``D`` pool theory (curve and its values
+    at the simulated ``D``) and the ``D → ∞`` formula, one colour per ``κ``."""
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), layout="constrained")
+    colors = dict(zip(d["kappas"], ("#d95f02", "#1b9e77")))
     for ax, k, title in ((axes[0], 0, "fresh tasks (ICL)"), (axes[1], 1, "pool tasks (IDG)")):
-        for kappa, col in zip(d["kappas"], ("#d95f02", "#1b9e77")):
+        for kappa, col in colors.items():
             key = f"k{kappa:g}"
             ex = d[f"{key}_exact"]
-            ax.errorbar(1.0 / d["Ds"], ex[:, 2 * k], ex[:, 2 * k + 1], fmt="o", color=col, mfc="w", ms=5,
-                        label=rf"exact, $\kappa$ = {kappa:g}")
-            ax.plot(1.0 / d["D_theory"], d[f"{key}_finite"][:, k], color=col, lw=1, ls="--", label="finite-D pool theory")
-            ax.plot([0.0], [d[f"{key}_asym"][k]], "*", color=col, ms=11, label="D → ∞ (Lu et al.)")
-        ax.set_xlim(0, 0.055)
-        ax.set_xlabel("1/D")
-        ax.set_ylabel("error E (= e/2)")
+            ax.plot(1.0 / d["D_theory"], d[f"{key}_finite"][:, k], color=col, lw=1, ls="--")
+            if f"{key}_finite_at_D" in d:
+                ax.plot(1.0 / d["Ds"], d[f"{key}_finite_at_D"][:, k], "x", color=col, ms=7)
+            ax.errorbar(1.0 / d["Ds"], ex[:, 2 * k], ex[:, 2 * k + 1], fmt="o", color=col, mfc="w", ms=5, capsize=2)
+            ax.plot([0.0], [d[f"{key}_asym"][k]], "*", color=col, ms=11, clip_on=False)
+        ax.set_xlim(0, 1.1 / float(np.min(d["Ds"])))
+        ax.set_xlabel("inverse token dimension 1/D")
+        ax.set_ylabel(r"error $E$ ($= e/2$)")
         ax.set_title(title)
-    axes[0].legend(fontsize=7)
+    panel_letters(axes)
+    handles = ([Line2D([], [], color=col, lw=6, label=rf"$\kappa = K/D$ = {kappa:g}") for kappa, col in colors.items()]
+               + [Line2D([], [], color="k", marker="o", mfc="w", ls="none", label="exact average ± 1 s.e."),
+                  Line2D([], [], color="k", ls="--", lw=1, label="finite-D pool theory"),
+                  Line2D([], [], color="k", marker="x", ls="none", ms=7, label="finite-D pool theory at the simulated D"),
+                  Line2D([], [], color="k", marker="*", ls="none", ms=11, label=r"$D \to \infty$ (Lu et al.)")])
+    fig.legend(handles=handles, loc="outside lower center", ncol=6, fontsize=8)
     fig.suptitle(r"finite-D convergence: $\alpha = 1$, $\tau = 2$, $\sigma^2 = 0.01$, $\lambda = 0.1/D$, full model")
-    fig.tight_layout()
     return fig
 
 
 @register("pools_finite_d", "Task pools: exact averages at D = 20, 40, 64 vs the finite-D pool theory vs the D → ∞ formula",
-          caption="Beyond the seed. ICL (a) and IDG (b) errors of the ridge solution against 1/D at α = N/D = 1, τ = P/D² = 2, "
-                  "σ² = 0.01, λ = 0.1/D on both blocks, Gaussian tasks, κ = K/D ∈ {0.5, 2}. Circles: exact averages "
-                  "(24, 8 and 3 datasets at D = 20, 40, 64; full: 100, 30, 10), ± 1 s.e. Dashed: the finite-D pool theory "
-                  "(replica.stationary with Problem(tasks=K): 64 random pools, finite-D factor), D = 16 … 256. Stars: "
-                  "replica.asymptotic (D → ∞).",
+          caption="Beyond the seed. ICL (a) and IDG (b) errors of the ridge solution against 1/D at α = N/D = 1, τ = "
+                  "P/D² = 2, σ² = 0.01, λ = 0.1/D on both blocks, Gaussian tasks, κ = K/D ∈ {0.5, 2} (colours). "
+                  "Circles: exact averages (24, 8 and 3 datasets at D = 20, 40, 64; full: 100, 30, 10), ± 1 s.e. "
+                  "Dashed: the finite-D pool theory (replica.stationary with Problem(tasks=K), finite-D factor) for "
+                  "D = 16 … 256, averaged over 256 random pools at every D (full: 1024; pool-to-pool Monte-Carlo "
+                  "error below 10⁻³, so the curve is smooth); crosses: the same theory at the simulated D. We "
+                  "average over random pools rather than use the deterministic pool='mp' spectrum because the latter "
+                  "drops the O(1/D) fluctuations of a finite pool, which move the theory by up to 8 % at D = 20, κ = "
+                  "0.5. Stars: replica.asymptotic (D → ∞). The theory converges to the stars; at κ = 0.5 the exact "
+                  "ICL errors lie a few s.e. below it at D = 20 and 40, otherwise they agree within about 2 s.e.",
           experiment="pools_finite_d", order=52)
 def draw_finite_d(result):
     return plot_finite_d(result.data)
