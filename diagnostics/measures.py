@@ -178,8 +178,9 @@ def stable_rank(M) -> np.ndarray:
     """
     M = _stack("M", M)
     s = np.linalg.svd(M, compute_uv=False)
-    fro2 = np.sum(s * s, axis=-1)
-    out = np.divide(fro2, s[..., 0] ** 2, out=np.zeros_like(fro2), where=s[..., 0] > 0)
+    top = s[..., :1]
+    r = np.divide(s, top, out=np.zeros_like(s), where=top > 0)     # scale-free: no overflow of s² at 1e200
+    out = np.sum(r * r, axis=-1)
     return out if out.ndim else float(out)
 
 
@@ -284,7 +285,9 @@ def principal_angles(M_t, M_ref, k=None, side="row") -> np.ndarray:
         k = _reference_rank(s_ref, R.shape)
     else:
         k = check.positive_int("k", k, maximum=min(R.shape))
-    _, _, V_t = np.linalg.svd(A, full_matrices=False)
+    _, s_t, V_t = np.linalg.svd(A, full_matrices=False)
+    if np.any(s_t[..., 0] == 0):
+        check.fail("M_t", "<a zero matrix>", "non-zero matrices (a zero matrix has no row space to compare)")
     return _angles(V_t[..., :k, :], V_ref[:k])
 
 

@@ -88,6 +88,9 @@ def steepest_changes(series, times, n=1, scale="log", window=None) -> np.ndarray
     """
     S, t = _series(series, times, scale=scale)
     n = check.positive_int("n", n, maximum=t.size)
+    if np.ptp(S) == 0:
+        check.fail("series", f"<constant series of {S.size} records>", "a series that changes (a constant has no "
+                   "transition)")
     u = _axis(t, scale)
     g, y = _uniform(u, S)
     w = _window("window", window, g.size)
@@ -136,8 +139,12 @@ def change_points(series, times, n=1, scale="log", min_size=2) -> np.ndarray:
         check.fail("n", n, f"at most T / min_size − 1 = {t.size // min_size - 1}")
     u = _axis(t, scale)
     T = S.size
-    c1 = np.concatenate([[0.0], np.cumsum(S)])
-    c2 = np.concatenate([[0.0], np.cumsum(S * S)])
+    if np.ptp(S) == 0:
+        check.fail("series", f"<constant series of {T} records>",
+                   "a series that changes (a constant has no change point)")
+    Z = (S - np.median(S)) / np.ptp(S)      # centred and scaled: the running sums do not cancel at large offsets
+    c1 = np.concatenate([[0.0], np.cumsum(Z)])
+    c2 = np.concatenate([[0.0], np.cumsum(Z * Z)])
 
     def cost(i, j):                       # squared deviation of S[i:j] from its mean (vectorised in i)
         m = j - i

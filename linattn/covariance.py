@@ -133,6 +133,17 @@ class Covariance:
         return X if self.basis is None else X @ self.basis.T
 
 
+#: eigenvalues of Σ: the exact errors use fourth moments of the inputs (``s⁴``), which must stay finite in float64
+EIGENVALUE_RANGE = (1e-50, 1e50)
+
+
+def _in_range(s):
+    lo, hi = EIGENVALUE_RANGE
+    if s.min() < lo or s.max() > hi:
+        check.fail("covariance", f"<eigenvalues from {s.min():.3g} to {s.max():.3g}>",
+                   f"eigenvalues in [{lo:g}, {hi:g}] (the exact errors use their fourth powers)")
+
+
 def as_covariance(covariance, D):
     """Validate ``covariance`` and return a :class:`Covariance`, or ``None`` for ``Σ = I``.
 
@@ -158,6 +169,7 @@ def as_covariance(covariance, D):
     if arr.shape == (D,):
         if np.any(arr <= 0):
             check.fail("covariance", f"<vector with minimum {arr.min():.3g}>", "a vector of D positive eigenvalues")
+        _in_range(arr)
         return None if np.all(arr == 1.0) else Covariance(arr)
     if arr.shape == (D, D):
         scale = max(np.abs(arr).max(), 1e-300)
@@ -169,6 +181,7 @@ def as_covariance(covariance, D):
         if s[0] <= SYM_TOL * s[-1]:
             check.fail("covariance", f"<matrix with smallest eigenvalue {s[0]:.3g}>",
                        f"a symmetric positive definite {D} x {D} matrix")
+        _in_range(s)
         return Covariance(s, U)
     check.fail("covariance", f"<array with shape {arr.shape}>",
                f"None, a vector of {D} eigenvalues or a {D} x {D} matrix")

@@ -109,6 +109,7 @@ class Link:
         self.name = name
         self.fn = fn
         self.slope = slope
+        self.output_eps = float(np.finfo(float).eps)     # the precision of what ``fn`` returns (float32: 1.2e-7)
 
     @classmethod
     def linear(cls, slope=1.0):
@@ -141,7 +142,12 @@ class Link:
     def __call__(self, z):
         """Evaluate ``f`` elementwise (float64 array in, same shape out)."""
         z = np.asarray(z, dtype=float)
-        out = np.asarray(self.fn(z), dtype=float)
+        raw = np.asarray(self.fn(z))
+        if raw.dtype.kind not in "biuf":            # complex values would lose their imaginary part silently
+            raise ValueError(f"link must return real numbers; {self.name} returned dtype {raw.dtype}")
+        if raw.dtype.kind == "f":
+            self.output_eps = max(self.output_eps, float(np.finfo(raw.dtype).eps))
+        out = raw.astype(float)
         if out.shape != z.shape:
             raise ValueError(f"link must be vectorised (return an array of the input's shape {z.shape}); "
                              f"{self.name} returned shape {out.shape}")
@@ -242,24 +248,30 @@ def _gauss_moments(link, scales, n):
         tails = np.stack([np.abs(t[:, tail]) @ w[tail] for t in terms], axis=1)
     if not np.all(np.isfinite(F[:, np.abs(z) < 8])):
         raise ValueError(f"link {link.name} returned non-finite values for |z| < 8")
-    if not (np.all(np.isfinite(out)) and np.all(tails <= TOL * np.maximum(np.abs(out), 1.0))):
+    if not (np.all(np.isfinite(out)) and np.all(tails <= _tolerance(link) * np.maximum(np.abs(out), 1.0))):
         raise ValueError(f"link {link.name} is not square-integrable under the Gaussian (E f⁴ must be finite): "
                          f"the integrand does not decay by |z| = {CUTOFF}")
     return out
 
 
+def _tolerance(link):
+    """``TOL``, or the callable's own precision when it returns fewer digits (a float32 link: ~1e-4)."""
+    return max(TOL, 1e3 * link.output_eps)
+
+
 def _until_converged(estimate, orders, what, link):
-    """Evaluate ``estimate(n)`` for increasing ``n`` until two successive values agree to ``TOL``."""
+    """Evaluate ``estimate(n)`` for increasing ``n`` until two successive values agree to the tolerance
+    (``TOL``, or the precision the link's callable returns)."""
     prev, diff = None, np.inf
     for n in orders:
         cur = estimate(n)
         if prev is not None:
             diff = float(np.max(np.abs(cur - prev) / np.maximum(np.abs(cur), 1.0)))
-            if diff <= TOL:
+            if diff <= _tolerance(link):
                 return cur
         prev = cur
     raise ValueError(f"link {link.name} is not square-integrable under the Gaussian (E f⁴ must be finite), or "
-                     f"too rough for the half-range Gauss quadrature: {what} did not converge to {TOL} "
+                     f"too rough for the half-range Gauss quadrature: {what} did not converge to {_tolerance(link):.1g} "
                      f"(orders up to {orders[-1]}; last relative difference {diff:.3g})")
 
 

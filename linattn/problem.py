@@ -194,11 +194,13 @@ class Problem:
         finite_size = check.boolean("finite_size", finite_size)
         if self.link.is_linear:
             return self
+        pool = dict(tasks=self.tasks, task_law=self.task_law, assignment=self.assignment)   # the task law is kept
         if finite_size:
             b = self.teacher_strength
-            return Problem(self.D, self.N, float(np.sqrt(max(self.label_variance - b, 0.0))), Link.linear(np.sqrt(b)))
+            return Problem(self.D, self.N, float(np.sqrt(max(self.label_variance - b, 0.0))), Link.linear(np.sqrt(b)),
+                           **pool)
         mu0, mu1, mu2 = self.hermite
-        return Problem(self.D, self.N, float(np.sqrt(self.noise**2 + mu0**2 + mu2)), Link.linear(mu1))
+        return Problem(self.D, self.N, float(np.sqrt(self.noise**2 + mu0**2 + mu2)), Link.linear(mu1), **pool)
 
     @property
     def teacher_strength(self) -> float:
@@ -372,7 +374,8 @@ class Problem:
             Source of randomness; an int seed makes the draw reproducible. With a task pool the
             pool is drawn first, from the same generator.
         batch_size : int, optional
-            Prompts drawn per batch (bounds the temporary memory; default cache-friendly).
+            Ignored (kept for compatibility): the prompts of a seed never depend on batching
+            (:func:`linattn.sampling.sample`).
 
         Returns
         -------

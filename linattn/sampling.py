@@ -65,8 +65,8 @@ def sample(pb, P, rng=None, batch_size: int | None = None) -> Prompts:
         Number of prompts, ``P >= 1``.
     rng : None, int or numpy.random.Generator
     batch_size : int, optional
-        Prompts per batch; temporaries stay ``O(batch_size · D)``. Default: about 2^17 numbers
-        per temporary (cache-friendly).
+        Accepted for compatibility and ignored: prompts are drawn in blocks of about 2^17 numbers (temporaries stay
+        that small), always the same blocks, so the prompts of a seed never depend on how they are batched.
 
     Returns
     -------
@@ -133,7 +133,9 @@ def _sample(pb, P, rng, batch_size, keep_tasks):
     P = check.positive_int("P", P)
     linear = pb.link.is_linear
     width = pb.D if linear else max(pb.D, 2 * pb.N)
-    batch_size = max(64, (1 << 17) // width) if batch_size is None else check.positive_int("batch_size", batch_size)
+    if batch_size is not None:
+        check.positive_int("batch_size", batch_size)
+    batch_size = max(64, (1 << 17) // width)    # the random stream is drawn in these blocks whatever batch_size says
     gen = check.rng(rng)
     D, N, sig = pb.D, pb.N, pb.noise
     a2 = float(pb.link.slope) ** 2 if linear else None

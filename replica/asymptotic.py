@@ -145,11 +145,12 @@ def asymptotic(context_ratio, sample_ratio, task_ratio=np.inf, noise=0.0, ridge=
     >>> round(2 * asymptotic(context_ratio=1.0, sample_ratio=0.5, task_ratio=np.inf, noise=0.0, ridge=0.1).test, 4)
     1.1691
     """
-    alpha = check.real("context_ratio", context_ratio, low=0.0, low_open=True)      # Lu et al.'s α = N/D
-    tau = check.real("sample_ratio", sample_ratio, low=0.0, low_open=True)         # τ = P/D²
-    kappa = check.real("task_ratio", task_ratio, low=0.0, low_open=True, allow_inf=True)   # κ = K/D
-    noise = check.real("noise", noise, low=0.0)
-    lam = check.real("ridge", ridge, low=0.0)
+    # the ranges in which the certified bracket and the closed forms are representable in float64
+    alpha = check.real("context_ratio", context_ratio, low=1e-8, high=1e8)                 # Lu et al.'s α = N/D
+    tau = check.real("sample_ratio", sample_ratio, low=1e-8, high=1e8)                    # τ = P/D²
+    kappa = check.real("task_ratio", task_ratio, low=1e-8, allow_inf=True)                # κ = K/D
+    noise = check.real("noise", noise, low=0.0, high=1e6)             # ρ = σ² and its powers stay finite
+    lam = check.real("ridge", ridge, low=0.0, high=1e8)
     rho = noise**2
     xi = (1.0 + rho) / alpha
 

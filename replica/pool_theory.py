@@ -301,5 +301,8 @@ def _finite_factors(fresh_pb, P, beta, lam, model):
     v_scale = lam_gamma / lam_v if lam_v else 1.0
     gauss = gaussian_errors(fresh_pb, P, beta, lam_gamma, model,
                             _matrix_spectrum(fresh_pb, model, fresh_moments(fresh_pb), v_scale))
-    return ({k: getattr(shape, k) / getattr(gauss, k) for k in ("train", "test", "train_ridge", "test_ridge")},
-            shape.residual)
+    def factor(k):      # an interpolator's training error is 0 in both theories (λ = 0, P < M): nothing to correct
+        a, g = getattr(shape, k), getattr(gauss, k)
+        return 1.0 if a == g == 0.0 else a / g
+
+    return {k: factor(k) for k in ("train", "test", "train_ridge", "test_ridge")}, shape.residual

@@ -71,3 +71,15 @@ def test_special_cases():
         replica.ridge(DATA, PB, (0.1, 0.2), "reduced")                   # a pair for the reduced model
     with pytest.raises(ValueError, match="method"):
         replica.ridge(DATA, PB, 0.0, "reduced", method="gram")           # min-norm with P >= M needs CG
+
+
+def test_asymptotic_never_fails_inside_its_documented_ranges():
+    """The certified bracket holds at every corner of the accepted ranges (no ConvergenceError, finite errors)."""
+    import itertools
+
+    for a, t, k, s, r in itertools.product((1e-8, 1.0, 1e8), (1e-8, 0.5, 2.0, 1e8), (1e-8, 1.0, np.inf),
+                                           (0.0, 1.0, 1e6), (0.0, 1e-3, 1e8)):
+        if r == 0.0 and t == 1.0:
+            continue
+        out = replica.asymptotic(a, t, k, s, r)
+        assert np.isfinite(out.test) and np.isfinite(out.test_idg), (a, t, k, s, r)

@@ -49,7 +49,7 @@ def ratio_of_means_se(train_all, test_all):
     Returns
     -------
     ndarray (n_P,)
-        ``0`` with a single training set.
+        ``0`` with a single training set; ``inf`` or ``nan`` where ``⟨E_t⟩ = 0`` (interpolating models).
     """
     n = train_all.shape[1]
     if n < 2:
@@ -57,9 +57,10 @@ def ratio_of_means_se(train_all, test_all):
     mt, mg = train_all.mean(1), test_all.mean(1)
     vt, vg = train_all.var(1, ddof=1), test_all.var(1, ddof=1)
     cov = ((train_all - mt[:, None]) * (test_all - mg[:, None])).sum(1) / (n - 1)
-    r = mg / mt
-    rel = np.maximum(vg / mg**2 + vt / mt**2 - 2 * cov / (mg * mt), 0.0)
-    return np.abs(r) * np.sqrt(rel / n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = mg / mt
+        rel = np.maximum(vg / mg**2 + vt / mt**2 - 2 * cov / (mg * mt), 0.0)
+        return np.abs(r) * np.sqrt(rel / n)
 
 
 def bootstrap_boundary_sd(sw, n_boot=N_BOOT, seed=0):

@@ -310,14 +310,20 @@ class DoubleDescent(PoolsFigure):
 
 class GTask(PoolsFigure):
     """``g_task = E_ICL − E_IDG`` against ``κ`` at ``α = τ = 10`` (figure ``pools_gtask``): one theory point per ``D``
-    (the finite-``D`` pool theory), one point per ``(D, κ)`` average."""
+    (the finite-``D`` pool theory averaged over ``n_pools`` random pools, on a ``κ`` grid that contains every
+    simulated ``κ``), one point per ``(D, κ)`` average."""
 
     name = "pools_gtask"
     title = "Task pools: g_task = E_ICL − E_IDG against κ (α = τ = 10), D = 32 and 64 vs theory"
-    presets = {"smoke": dict(D=[12], kappa=[0.5, 4.0], n=[2], theory=6),
-               "quick": dict(D=[32, 64], kappa=[0.2, 0.4, 0.7, 1.0, 1.6, 4.0], n=[4, 2], theory=30),
-               "full": dict(D=[32, 64], kappa=np.geomspace(0.2, 32, 12).tolist(), n=[20, 20], theory=80)}
+    presets = {"smoke": dict(D=[12], kappa=[0.5, 4.0], n=[2], theory=6, n_pools=2),
+               "quick": dict(D=[32, 64], kappa=[0.2, 0.4, 0.7, 1.0, 1.6, 4.0], n=[4, 2], theory=30, n_pools=64),
+               "full": dict(D=[32, 64], kappa=np.geomspace(0.2, 32, 12).tolist(), n=[20, 20], theory=80, n_pools=256)}
     ALPHA, TAU, RIDGE_L, SEED = 10.0, 10.0, 1e-4, 5
+
+    @staticmethod
+    def _kappa_theory(s):
+        """The ``κ`` of the theory curves: a geometric grid on ``[0.1, 40]`` and every simulated ``κ``."""
+        return np.unique(np.concatenate([np.geomspace(0.1, 40, s.theory), np.array(s.kappa, float)]))
 
     def points(self, s):
         return ([dict(kind="theory", D=D) for D in s.D]
@@ -331,9 +337,9 @@ class GTask(PoolsFigure):
         D = point["D"]
         if point["kind"] == "theory":
             fin = []
-            for k in np.geomspace(0.1, 40, s.theory):
+            for k in self._kappa_theory(s):
                 st = replica.stationary(self._problem(D, k), self.TAU * D * D, np.inf, self.RIDGE_L / D, "full",
-                                        n_pools=16)
+                                        n_pools=s.n_pools)
                 fin.append(st.test - st.test_idg)
             return {"finite": np.array(fin)}
         a = pool_average(self._problem(D, point["kappa"]), int(self.TAU * D * D), (self.RIDGE_L / D, self.RIDGE_L),
@@ -342,7 +348,7 @@ class GTask(PoolsFigure):
         return {"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.size)}
 
     def assemble(self, s, outputs):
-        kth = np.geomspace(0.1, 40, s.theory)
+        kth = self._kappa_theory(s)
         out = {"kappa_theory": kth, "kappa": np.array(s.kappa, float), "Ds": np.array(s.D)}
         th = [replica.asymptotic(self.ALPHA, self.TAU, k, FIG_NOISE, self.RIDGE_L) for k in kth]
         out["gtask_theory"] = np.array([a.test - a.test_idg for a in th])
@@ -377,8 +383,10 @@ class FiniteD(PoolsFigure):
 
     @staticmethod
     def _d_theory(s):
-        """The ``D`` of the theory curve: a geometric grid from 16 to ``Dmax`` and every simulated ``D``."""
-        return np.unique(np.concatenate([np.geomspace(16, s.Dmax, s.theory).astype(int), np.array(s.D, int)]))
+        """The ``D`` of the theory curve: a geometric grid from 16 to ``Dmax`` of even ``D`` (so that ``K = κD`` is
+        exact for ``κ = 0.5``: an odd ``D`` truncates ``K`` and kinks the curve) and every simulated ``D``."""
+        grid = 2 * np.round(np.geomspace(16, s.Dmax, s.theory) / 2).astype(int)
+        return np.unique(np.concatenate([grid, np.array(s.D, int)]))
 
     def compute(self, s, point):
         kappa = point["kappa"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import register
+from . import panel_letters, register
 
 
 def _log_marks(t, n=40):
@@ -46,16 +46,16 @@ def _plot_staged(d):
     t = d["times"]
     keep = t > 0
     ax = axes[0]
-    ax.plot(t[keep], d["closed_test"][keep], "k-", label="closed form (balanced, aligned)")
+    ax.plot(t[keep], d["closed_test"][keep], "k-", label="closed form (balanced, aligned start)")
     ax.plot(t[keep], d["ode_random_test"][keep], "k--", label="exact ODE, random start")
     m, sd = _mean_sd(d["sgd_test"])
     sl = _log_marks(t)
-    ax.errorbar(t[sl], m[sl], yerr=sd[sl], fmt="o", ms=3, color="C3", label="online SGD")
+    ax.errorbar(t[sl], m[sl], yerr=sd[sl], fmt="o", ms=3, color="C3", label="online SGD, mean ± sd over chains")
     ax.set_xscale("log")
-    ax.set_xlabel("time t")
+    ax.set_xlabel("time t (SGD: step × η)")
     ax.set_ylabel(r"test error $E_g$")
     ax.legend(fontsize=8)
-    ax.set_title("(a) loss: one drop per mode", fontsize=10)
+    ax.set_title("loss: one drop per mode", fontsize=10)
     ax = axes[1]
     for k, a in enumerate(d["a_inf"]):
         col = f"C{k % 10}"
@@ -64,24 +64,25 @@ def _plot_staged(d):
         ms, sds = _mean_sd(d["sgd_modes"][:, :, k])
         ax.errorbar(t[sl], ms[sl] / a, yerr=sds[sl] / a, fmt="o", ms=2.5, color=col)
     ax.set_xscale("log")
-    ax.set_xlabel("time t")
-    ax.set_ylabel(r"$a_\alpha(t)/a^\infty_\alpha$")
-    ax.legend(fontsize=7, ncol=2)
-    ax.set_title("(b) mode amplitudes (solid: closed form, dashed: random start)", fontsize=10)
+    ax.set_xlabel("time t (SGD: step × η)")
+    ax.set_ylabel(r"mode amplitude $a_\alpha(t)/a^\infty_\alpha$")
+    ax.legend(title="markers: SGD, mean ± sd", title_fontsize=7, fontsize=7, ncol=2)
+    ax.set_title("mode amplitudes (solid: closed form, dashed: random start)", fontsize=10)
     ax = axes[2]
     s = d["spectrum"]
     ax.plot(s, d["t_half"], "k-", label=r"closed form $\propto D/s^2$")
     ms, sds = _mean_sd(d["t_half_sgd"])
-    ax.errorbar(s, ms, yerr=sds, fmt="o", color="C3", label="online SGD")
+    ax.errorbar(s, ms, yerr=sds, fmt="o", color="C3", label="online SGD, mean ± sd over chains")
     ax.plot(s, d["t_half_random"], "x", color="C0", ms=8, label="exact ODE, random start")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(r"input eigenvalue $s_\alpha$")
     ax.set_ylabel(r"half-rise time $t_{1/2}$")
     ax.legend(fontsize=8)
-    ax.set_title("(c) escape time vs eigenvalue", fontsize=10)
+    ax.set_title("escape time vs eigenvalue", fontsize=10)
     fig.suptitle(r"staged learning of $\Gamma = PQ$ (value $\times$ key-query), D = %d" % s.size)
     fig.tight_layout()
+    panel_letters(axes)
     return fig
 
 
@@ -108,20 +109,21 @@ def _plot_saddles(d):
     sl = _log_marks(t, 50)
     for ax, tag, title in ((axes[0], "separate", "separate K, Q (4 rank-one heads)"),
                            (axes[1], "merged", "merged K–Q (one head)")):
-        ax.plot(t[keep], d[f"ode_{tag}"][keep], "k-", label="exact ODE")
+        ax.plot(t[keep], d[f"ode_{tag}"][keep], "k-", label="exact population ODE")
         m, sd = _mean_sd(d[f"sgd_{tag}"])
-        ax.errorbar(t[sl], m[sl], yerr=sd[sl], fmt="o", ms=3, color="C3", label="online SGD")
+        ax.errorbar(t[sl], m[sl], yerr=sd[sl], fmt="o", ms=3, color="C3", label="online SGD, mean ± sd over chains")
         for k, v in enumerate(d["saddles"]):
-            ax.axhline(v, color="0.6", ls=":", lw=1)
+            ax.axhline(v, color="0.6", ls=":", lw=1, label=r"saddle losses $M_0 \ldots M_D$" if k == 0 else None)
             ax.text(t[keep][0], v, f" $M_{k}$", va="bottom", fontsize=8, color="0.4")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("time t")
+        ax.set_xlabel("time t (SGD: step × η)")
+        ax.set_ylabel(r"test error $E_g$")
         ax.set_title(title, fontsize=10)
         ax.legend(fontsize=8)
-    axes[0].set_ylabel(r"test error $E_g$")
     fig.suptitle("saddle-to-saddle (separate) vs abrupt (merged) learning, D = 4, N = 31")
     fig.tight_layout()
+    panel_letters(axes)
     return fig
 
 
@@ -143,20 +145,24 @@ def _plot_gap(d):
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
     P = d["P"]
     n = d["gap_merged"].shape[1]
-    for ax, key, ylabel, log in ((axes[0], "gap", r"$\Delta E_r$", True), (axes[1], "contrast", "contrast ratio C", False),
+    for ax, key, ylabel, log in ((axes[0], "gap", r"relative gap $\Delta E_r = (E_g - E_t)/E_t$", True),
+                                 (axes[1], "contrast", r"contrast ratio $C = {\rm tr}\Gamma/(\|\Gamma\|_F\sqrt{D})$",
+                                  False),
                                  (axes[2], "test", r"test error $E_g$", True)):
         for tag, label, col in (("merged", r"merged $\Gamma$", "C0"), ("product", r"$\Gamma = PQ$", "C3")):
             v = d[f"{key}_{tag}"]
             ax.errorbar(P, v.mean(1), yerr=v.std(1, ddof=1) / np.sqrt(n) if n > 1 else None, fmt="o-", color=col,
                         label=label, capsize=2)
-        ax.axvline(int(d["D"]) ** 2, color="0.5", ls=":")
+        ax.axvline(int(d["D"]) ** 2, color="0.5", ls=":", label=r"$P = D^2$")
         ax.set_xscale("log")
         if log:
             ax.set_yscale("log")
         ax.set_xlabel("training prompts P")
         ax.set_ylabel(ylabel)
+    axes[0].axhline(5.0, color="k", ls="--", lw=1, label=r"$\Delta E_r = 5$ (the seed's threshold)")
+    for ax in axes:
         ax.legend(fontsize=8)
-    axes[0].axhline(5.0, color="k", ls="--", lw=1)
+    panel_letters(axes)
     fig.suptitle(r"finite P: merged vs factorized training of the same datasets (D = %d, $\lambda$ = 0.01)" % int(d["D"]))
     fig.tight_layout()
     return fig

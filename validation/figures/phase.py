@@ -30,8 +30,8 @@ def plot(d, lam):
         sd = d.get(f"Pstar_sd_{axis}", np.full(len(ex), np.nan))      # results saved before the bootstrap
         z = np.log10(1.0 + d[key])           # 1 + ΔEr = E_g/E_t > 0: no clipping of negative ΔEr
         im = ax.pcolormesh(d["P_grid"], ys, z, shading="auto", cmap="magma", vmin=-0.3, vmax=4)
-        ax.plot(ptheory, ys, color="#2ecc71", lw=1.5, label="theory: ΔEr = 5")
-        ax.errorbar(pst[:, 1], ex, xerr=np.nan_to_num(sd), fmt="o", mfc="w", mec="k", ecolor="w", ms=6, elinewidth=1.2,
+        ax.plot(ptheory, ys, color="#2ecc71", lw=1.5, label="replica theory: boundary P* (ΔEr = 5)")
+        ax.errorbar(pst[:, 1], ex, xerr=np.nan_to_num(sd), fmt="o", mfc="w", mec="k", ecolor="k", ms=6, elinewidth=1.2,
                     capsize=2.5, label="exact dataset averages, P* ± 1 s.d. (bootstrap)")
         ax.set_xscale("log")
         if key == "gap_PN":
@@ -44,8 +44,8 @@ def plot(d, lam):
     handles, labels = axes[0].get_legend_handles_labels()   # below the panels: no marker hidden
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.suptitle(rf"full model, $\lambda$ = {lam}, long-time limit ($\beta = \infty$)")
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
-    panel_letters(axes, x=-0.2)
+    fig.tight_layout(rect=(0.01, 0.08, 1, 0.97))
+    panel_letters(axes, x=-0.15, y=1.03)
     return fig
 
 
@@ -55,7 +55,8 @@ def plot(d, lam):
                   "N = 100 (b). Green line: the theory's boundary P* (last downward crossing of ΔEr = 5); circles: "
                   "the same boundary from exact dataset averages (ratio of mean errors of 20 training sets per P, "
                   "full: 100, interpolated on a grid of 11 P values around the theory's P*), with horizontal bars of "
-                  "±1 s.d. over 200 bootstrap resamples of the training sets. The labels 'memorization' and "
+                  "±1 s.d. over 200 bootstrap resamples of the training sets (1–3 % of P*, hidden by the circles in "
+                  "quick mode). The labels 'memorization' and "
                   "'in-context generalization' mark the sides of the boundary.",
           experiment="phase", order=7)
 def draw(result):
