@@ -271,7 +271,8 @@ def _until_converged(estimate, orders, what, link):
                 return cur
         prev = cur
     raise ValueError(f"link {link.name} is not square-integrable under the Gaussian (E f⁴ must be finite), or "
-                     f"too rough for the half-range Gauss quadrature: {what} did not converge to {_tolerance(link):.1g} "
+                     "too rough for the half-range Gauss quadrature: "
+                     f"{what} did not converge to {_tolerance(link):.1g} "
                      f"(orders up to {orders[-1]}; last relative difference {diff:.3g})")
 
 

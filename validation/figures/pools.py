@@ -26,7 +26,7 @@ def _style_handles(colors, styles):
     from matplotlib.lines import Line2D
 
     return ([Line2D([], [], color=col, lw=6, label=lab) for lab, col in colors]
-            + [Line2D([], [], color="k", label=lab, **kw) for lab, kw in styles])
+            + [Line2D([], [], label=lab, **{"color": "k", **kw}) for lab, kw in styles])
 
 
 def plot_double_descent(d):
