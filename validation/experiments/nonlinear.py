@@ -13,7 +13,8 @@ Three experiments:
   ``β = ∞``) against the effective noise-to-signal ratio ``(μ_*² + μ₀²)/μ₁²``: the equivalence line
   (one point per ratio), the two Hermite families ``f = z + a He_k/√(k!)`` (one point per ``(k, a)``:
   the exact-law theory and the exact boundary from dataset averages on a ``P`` grid around it, training
-  sets ``rng = (91, P, j)``) and the named links (one point each).
+  sets ``rng = (91, P, j)``, with a bootstrap standard error over the training sets) and the named links (one
+  point each).
 * ``nonlinear_check`` (report section ``nonlinear``): per link, the exact test error of ``0.8 Γ_ICL``
   against a raw-token Monte Carlo, and the exact-law theory against exact dataset averages
   (``rng = (103, P, i)``; one point per link and ``P``); Langevin on a tanh-label dataset against its
@@ -166,14 +167,26 @@ class NonlinearBoundary(Experiment):
                 + [dict(kind="family", k=int(k), i=i) for k in s.families for i in range(len(s.amplitudes))]
                 + [dict(kind="named", link=name) for name in s.named])
 
-    def _exact(self, s, pb, guess):
-        """The boundary from dataset averages on a ``P`` grid around ``guess`` (``nan`` without one)."""
+    def _exact(self, s, pb, guess, n_boot=200):
+        """The boundary from dataset averages on a ``P`` grid around ``guess`` and its bootstrap standard error
+        (training sets resampled with replacement at every ``P``, ``n_boot`` times); ``nan`` without one."""
         if not np.isfinite(guess):
-            return np.nan
+            return np.nan, np.nan
         grid = np.unique(np.round(np.geomspace(max(guess / 2.5, 2.0), guess * 2.5, s.n_grid)).astype(int))
         sw = dynamics.gap_sweep(pb, grid, LAM, s.n_boundary, MODEL, rng=91)
         b = boundary_from_means(sw.P, sw.train_mean, sw.test_mean)
-        return np.nan if b is None else b
+        if b is None:
+            return np.nan, np.nan
+        rng = np.random.default_rng(92)
+        train, test = np.asarray(sw.train_all), np.asarray(sw.test_all)
+        boot = []
+        for _ in range(n_boot):
+            idx = rng.integers(0, train.shape[1], size=train.shape)
+            bb = boundary_from_means(sw.P, np.take_along_axis(train, idx, 1).mean(1),
+                                     np.take_along_axis(test, idx, 1).mean(1))
+            if bb is not None:
+                boot.append(bb)
+        return b, (np.std(boot, ddof=1) if len(boot) > 1 else np.nan)
 
     def compute(self, s, point):
         if point["kind"] == "equivalence":
@@ -183,12 +196,14 @@ class NonlinearBoundary(Experiment):
             a = np.array(s.amplitudes, float)[point["i"]]
             pb = linattn.Problem(D, N, link=hermite_family(point["k"], a)) if a > 0 else linattn.Problem(D, N)
             guess = _theory_boundary(pb, s.n_scan)
-            return {"theory": guess, "exact": self._exact(s, pb, guess)}
+            exact, se = self._exact(s, pb, guess)
+            return {"theory": guess, "exact": exact, "exact_se": se}
         pb = linattn.Problem(D, N, link=point["link"])
         mu0, mu1, mu2 = pb.hermite
         guess = _theory_boundary(pb, s.n_scan)
-        return {"named": np.array([(mu2 + mu0**2) / mu1**2, guess, _theory_boundary(pb.surrogate(), s.n_scan),
-                                   self._exact(s, pb, guess)])}
+        exact, se = self._exact(s, pb, guess)
+        return {"named": np.array([(mu2 + mu0**2) / mu1**2, guess, _theory_boundary(pb.surrogate(), s.n_scan), exact]),
+                "named_se": se}
 
     def assemble(self, s, outputs):
         pts = self.points(s)
@@ -201,7 +216,9 @@ class NonlinearBoundary(Experiment):
             fam = by_kind[("family", k)]
             data[f"Pstar_He{k}"] = np.array([float(o["theory"]) for o in fam])
             data[f"Pstar_He{k}_exact"] = np.array([float(o["exact"]) for o in fam])
+            data[f"Pstar_He{k}_exact_se"] = np.array([float(o["exact_se"]) for o in fam])
         data["named"] = np.array([o["named"] for o in by_kind[("named", None)]])
+        data["named_exact_se"] = np.array([float(o["named_se"]) for o in by_kind[("named", None)]])
         data["named_links"] = np.array(s.named)
         rows = [dict(link=str(n), ratio=float(r), P_star_law=float(t), P_star_equivalence=float(e),
                      P_star_exact=float(x)) for n, (r, t, e, x) in zip(data["named_links"], data["named"])]

@@ -14,9 +14,9 @@ from . import panel_letters, register
 @register("rank_dynamics", "Effective rank and subspace distance of staged learning: theory vs ODE vs SGD",
           caption="Diagnostics of Mainali & Teixeira (seed paper) on Γ = PQ (value_kq_modes), noise-free, N = 31, "
                   "input eigenvalues geometric from 1 to 0.25 (D = 4, quick; D = 5 down to 0.125, full), start a⁰ = "
-                  "10⁻³ balanced and aligned, online SGD η = 0.05, batch 128 (full: 256), thin red lines, one per "
-                  "chain (3 chains, quick; 8, full); time = step × η. (a) Exact test error: closed form (black), "
-                  "SGD; dotted verticals: half-rise times t½ of the modes. (b) Effective rank exp(H(σ/Σσ)) of Γ(t): "
+                  "10⁻³ balanced and aligned, online SGD η = 0.05, batch 128 (full: 256), thin lines, one per chain "
+                  "(3 chains, quick; 8, full); time = step × η. (a) Exact test error: closed form (black), SGD; "
+                  "dotted verticals: half-rise times t½ of the modes. (b) Effective rank exp(H(σ/Σσ)) of Γ(t): "
                   "closed form (black), exact ODE from a random start of the same size (dashed: every step later, "
                   "the modes must first align), SGD; shaded: the theory's rise windows t½ ± τ of modes 2…D, in which "
                   "each step must fall. Grey: marginalised effective rank (top singular value removed). (c) Subspace "

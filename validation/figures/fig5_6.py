@@ -90,8 +90,8 @@ def plot(data, pairs, label, title, dotted_D2=False, letters=("(a)", "(b)")):
     axc.set_ylim(min(0.0, axc.get_ylim()[0]), 1.05)
     fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7.5, frameon=False)   # below both panels
     fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0.13, 1, 1))
-    panel_letters([ax, axc], letters)
+    fig.tight_layout(rect=(0.01, 0.13, 1, 0.95))
+    panel_letters([ax, axc], letters, x=-0.1, y=1.02)
     return fig
 
 
