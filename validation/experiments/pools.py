@@ -365,7 +365,7 @@ class FiniteD(PoolsFigure):
     """Exact averages at several ``D`` against ``1/D`` (figure ``pools_finite_d``): one theory point per ``κ``
     (the finite-``D`` pool theory over ``D = 16 … Dmax`` and at every simulated ``D``, averaged over ``n_pools``
     random pools of ``K = κD`` Gaussian tasks: enough pools that the curve is smooth), one point per ``(κ, D)``
-    average. Quick: ≈ 25 s single-threaded (theory ≈ 15 s)."""
+    average. Quick: ≈ 35 s single-threaded."""
 
     name = "pools_finite_d"
     title = "Task pools: exact averages at D = 20, 40, 64 vs the finite-D pool theory vs the D → ∞ formula"
