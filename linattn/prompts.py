@@ -24,6 +24,8 @@ def _readonly(a):
 class Prompts:
     """Sufficient statistics of ``P`` training prompts.
 
+    Arrays are copied to read-only float64 storage; shapes and finiteness are checked.
+
     Parameters
     ----------
     s : array_like, shape (P, D)
@@ -38,8 +40,6 @@ class Prompts:
         The task pool of the dataset (``None``: a fresh task per prompt).
     task : array_like of int, shape (P,), optional
         Index into ``pool`` of each prompt's task (given together with ``pool``).
-
-    Arrays are copied to read-only float64 storage; shapes and finiteness are checked.
     """
 
     __repr__ = short_repr
