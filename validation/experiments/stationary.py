@@ -375,6 +375,16 @@ def stationary_sweep(pb, model="reduced", beta=1e3, lam=0.01, P_theory=None, P_e
     StationarySweep
         Each simulated point averages the per-dataset sample means of ``n_sim`` datasets; its error
         bar is the standard error over datasets (which includes the thermal sampling error).
+
+    Examples
+    --------
+    Theory, exact Gibbs averages and Langevin against ``P`` at your own ``(D, N)`` (one call):
+
+    >>> import linattn, validation
+    >>> sw = validation.stationary_sweep(linattn.Problem(6, 12), "full", 1e3, 0.01, P_theory=[10, 100],
+    ...                                  P_exact=[10, 100], n_exact=4, P_sim=[100], n_sim=2)
+    >>> sw.theory_test.shape, sw.exact_test.shape, sw.sim_test.shape
+    ((2,), (2,), (1,))
     """
     from .base import run
 
