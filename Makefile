@@ -38,7 +38,7 @@ run: $(STAMP)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VENV)/bin/linattn validate --quick --out $(OUT) --no-progress & pid=$$!; \
 	$(VENV)/bin/linattn figures all --exclude fig1 $(foreach f,$(TORCH_FIGURES),--exclude $(f)) --quick --jobs 2 --out $(OUT) || { wait $$pid; exit 1; }; \
 	wait $$pid
-	$(PY) -c "from validation.figures import write_gallery; write_gallery('$(OUT)')"
+	$(PY) -c "from validation.gallery import write_gallery; write_gallery('$(OUT)')"
 
 test: $(STAMP)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist worksteal

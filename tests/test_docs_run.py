@@ -26,7 +26,7 @@ def test_every_python_block_runs(page, tmp_path, monkeypatch):
     pytest.importorskip("xarray")        # the sweep blocks need the optional extra [dask]
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    from validation import figures
+    from validation import gallery as figures
     from validation.experiments import base
 
     saved = dict(base._REGISTRY), dict(figures._REGISTRY)     # a page may register an example experiment

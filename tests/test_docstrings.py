@@ -10,7 +10,7 @@ import linattn
 import replica
 import spectra
 import validation
-from validation import figures as plots
+from validation import gallery as plots
 from validation.app import report
 
 PACKAGES = (linattn, spectra, dynamics, replica, diagnostics, validation)

@@ -1,7 +1,7 @@
 """The layering of the packages (README, Layout): imports only point downwards.
 
 ``linattn ← {spectra, diagnostics}``, ``spectra ← {dynamics, replica}``, everything ← ``validation``; inside
-``validation`` the rooms ``simulators ← sweeps ← experiments ← figures ← app``. No package imports one of its
+``validation`` the rooms ``simulators ← sweeps ← experiments ← gallery ← app``. No package imports one of its
 own layer or above (dynamics and replica do not import each other; diagnostics knows nothing of linear
 attention beyond the model package). There is no import cycle between modules at module level anywhere, and
 none at all (function-level imports included) inside ``replica``. Read from the source with ``ast``.
@@ -14,7 +14,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 LAYER = {"linattn": 0, "spectra": 1, "diagnostics": 1, "dynamics": 2, "replica": 2, "validation": 3}
 #: rooms of validation (a module in the package root other than __init__ is the runner room ``sweeps``)
-ROOM = {"simulators": 0, "sweeps": 1, "experiments": 2, "figures": 3, "app": 4}
+ROOM = {"simulators": 0, "sweeps": 1, "experiments": 2, "gallery": 3, "app": 4}
 
 
 def _modules():
@@ -88,7 +88,7 @@ def test_the_scan_sees_the_known_downward_edges():
     assert {("spectra", "linattn"), ("dynamics", "spectra"), ("replica", "spectra"), ("diagnostics", "linattn"),
             ("validation", "replica")} <= found
     rooms = {(s, d) for _, _, _, s, d in room_edges()}
-    assert (ROOM["experiments"], ROOM["simulators"]) in rooms and (ROOM["app"], ROOM["figures"]) in rooms
+    assert (ROOM["experiments"], ROOM["simulators"]) in rooms and (ROOM["app"], ROOM["gallery"]) in rooms
 
 
 @pytest.mark.parametrize("module, lineno, package, target", list(edges()),

@@ -10,7 +10,7 @@ report and the command line. Rooms (imports point down the list):
 * :mod:`validation.experiments` — every experiment as settings → run → :class:`~validation.experiments.Result`
   → :class:`~validation.experiments.Check`, and the one-call workflows :func:`stationary_sweep` (theory vs exact
   vs Langevin against ``P``), :func:`pool_average` (exact averages with task pools) and :func:`rank_dynamics`;
-* :mod:`validation.figures` — figures that draw saved results (registry, gallery);
+* :mod:`validation.gallery` — figures that draw saved results (registry, gallery);
 * :mod:`validation.app` — the validation report and the ``linattn`` command line.
 """
 import importlib

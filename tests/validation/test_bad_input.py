@@ -7,7 +7,7 @@ from helpers import Row, sweep_tests
 import linattn
 import validation
 from linattn import sampling
-from validation import figures as plots
+from validation import gallery as plots
 from validation.app import report
 
 PB = linattn.Problem(3, 4, 0.1)

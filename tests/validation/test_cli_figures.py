@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from validation import figures
+from validation import gallery as figures
 from validation.app import cli
 
 

@@ -158,7 +158,7 @@ def test_figure_from_store_reads_instead_of_recomputing(tmp_path):
     """`linattn figures fig2 --store DIR`: the first call computes the points of the figure's experiment
     into DIR/stationary_N/smoke, the second reads them (no point is evaluated) and writes the same data;
     a store written by another code version is refused."""
-    from validation import figures as plots
+    from validation import gallery as plots
 
     store = str(tmp_path / "store")
     plots.make(["fig2"], str(tmp_path / "a"), mode="smoke", progress=False, store=store)

@@ -38,7 +38,7 @@ def _info(args):
 
 
 def _figures(args):
-    from .. import figures
+    from .. import gallery as figures
 
     if args.list:
         for name, fig in figures.registry().items():

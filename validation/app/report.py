@@ -18,7 +18,7 @@ from linattn import check
 
 from ..experiments import Check, registry
 from ..experiments import run as run_experiment
-from ..figures import MODES, writable_folder, write_gallery
+from ..gallery import MODES, writable_folder, write_gallery
 
 
 @dataclass

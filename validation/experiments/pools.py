@@ -10,7 +10,7 @@ curves that cost most are points too, the cheap ones are computed in ``assemble`
 
 * ``pools_check`` (report section ``pools``): the four dataset averages of :func:`checks`;
 * ``pools_double_descent``, ``pools_gtask``, ``pools_finite_d``, ``pools_phase``: the figures of the same names
-  (:mod:`validation.figures.pools`).
+  (:mod:`validation.gallery.pools`).
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Diagnostics of nonlinear transformers (optional extra ``[torch]``; Mainali & Teixeira, seed paper): the
-experiments of the figures ``icl_emergence`` and ``grokking`` (:mod:`validation.figures.transformers`).
+experiments of the figures ``icl_emergence`` and ``grokking`` (:mod:`validation.gallery.transformers`).
 
 Every training run seeds torch and its data generator from its own seed, so each run is a point:
 

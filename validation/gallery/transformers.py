@@ -5,7 +5,7 @@ in-context linear regression — loss, marginalised effective rank and subspace 
 ``grokking``: one-layer transformer on modular addition — train/test accuracy and the OV (and QK)
 subspace distance to the final weights.
 
-Both are registered with ``requires="torch"``: without torch :func:`validation.figures.make` skips them with a
+Both are registered with ``requires="torch"``: without torch :func:`validation.gallery.make` skips them with a
 message (they write nothing); everything else runs. The experiments are in
 :mod:`validation.experiments.transformers`.
 """
@@ -19,7 +19,8 @@ from . import register
 @register("icl_emergence", "Attention-only transformers: loss, marginalised effective rank and subspace distance of QK",
           requires="torch",
           caption="Needs the optional extra [torch] (skipped without it). Attention-only transformers (causal softmax "
-                  "attention, 4 heads, d_model = 32, no MLP) of 1 and 2 layers, Adam lr 1e-3, batch 64, fresh data every "
+                  "attention, 4 heads, d_model = 32, no MLP) of 1 and 2 layers, Adam lr "
+                  "1e-3, batch 64, fresh data every "
                   "step, 3 seeds (quick). Top row: in-context copying (blocks of distinct tokens from a vocabulary of "
                   "32 repeated with a random period 6…12; loss on the predictable tokens). Bottom row: in-context "
                   "linear regression with the library's prompts (D = 12, N = 24; dotted: E_g of the best linear "
@@ -81,12 +82,16 @@ def _plot_emergence(d, depths):
 
 @register("grokking", "Grokking in modular addition: train/test accuracy and the OV subspace distance",
           requires="torch",
-          caption="Needs the optional extra [torch] (skipped without it). One-layer transformer (4 heads, d_model = 64, "
+          caption="Needs the optional extra [torch] (skipped without it). One-layer "
+                  "transformer (4 heads, d_model = 64, "
                   "ReLU MLP 256) on (a + b) mod 31, half of the pairs for training, full-batch AdamW (lr 3e-3, weight "
-                  "decay 1, betas 0.9/0.98), 2 seeds (quick). (a) train and test accuracy; (b) subspace distance of the "
+                  "decay 1, betas 0.9/0.98), 2 seeds (quick). (a) train and test "
+                  "accuracy; (b) subspace distance of the "
                   "OV circuits (mean over heads) and of the QK circuits to their final values, with the marginalised "
-                  "effective rank of OV on the right axis (grey); verticals: the steps at which the train accuracy first "
-                  "reaches 0.99 (memorised) and the test accuracy 0.9 (generalised), seed means. The test accuracy sits "
+                  "effective rank of OV on the right axis (grey); verticals: the steps at "
+                  "which the train accuracy first "
+                  "reaches 0.99 (memorised) and the test accuracy 0.9 (generalised), "
+                  "seed means. The test accuracy sits "
                   "near 0.5 while memorising: the mirror (b, a) of half the test pairs is a training pair.",
           experiment="grokking", order=61)
 def draw_grokking(result):
