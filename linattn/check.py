@@ -16,12 +16,21 @@ MODELS = ("reduced", "full")
 
 
 def fail(name, value, accepted):
-    """Raise ``ValueError("{name} must be {accepted}; got {value!r}")``."""
-    raise ValueError(f"{name} must be {accepted}; got {value!r}")
+    """Raise ``ValueError("{name} must be {accepted}; got {value!r}")`` (a repr longer than 120 characters is
+    shortened to its first 60 and its length, so that the message stays one readable line)."""
+    text = repr(value)
+    if len(text) > 120:
+        text = f"{text[:60]}… ({len(text)} characters)"
+    raise ValueError(f"{name} must be {accepted}; got {text}")
 
 
 def _is_bool(value):
     return isinstance(value, (bool, np.bool_))
+
+
+#: largest integer argument accepted anywhere (every integer of float64's exact range): a size, count or step
+#: beyond it cannot be used in arithmetic with floats (``OverflowError`` deep inside) nor fit in memory
+MAX_INT = 2**53
 
 
 def positive_int(name, value, minimum=1, maximum=None):
@@ -34,20 +43,21 @@ def positive_int(name, value, minimum=1, maximum=None):
     value : object
         The value to check; ``bool`` is refused.
     minimum, maximum : int, optional
-        Accepted range (``maximum=None``: unbounded).
+        Accepted range (``maximum=None``: :data:`MAX_INT` = 2**53).
 
     Returns
     -------
     int
     """
-    accepted = f"an integer >= {minimum}" + ("" if maximum is None else f" and <= {maximum}")
+    maximum = MAX_INT if maximum is None else min(maximum, MAX_INT)
+    accepted = f"an integer >= {minimum} and <= {maximum}"
     if _is_bool(value) or not isinstance(value, numbers.Real):
         fail(name, value, accepted)
     if not isinstance(value, numbers.Integral):
         if not (np.isfinite(value) and float(value).is_integer()):
             fail(name, value, accepted)
         value = int(value)
-    if value < minimum or (maximum is not None and value > maximum):
+    if value < minimum or value > maximum:
         fail(name, value, accepted)
     return int(value)
 

@@ -217,8 +217,8 @@ def _half_rule(n):
     x, w = special.roots_legendre(n)
     left = np.arange(CUTOFF, dtype=float)
     z = (left[:, None] + 0.5 * (x + 1.0)[None, :]).ravel()
-    wz = np.tile(0.5 * w, CUTOFF) * np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi)
-    return np.concatenate([z, -z]), np.concatenate([wz, wz])
+    logw = np.log(np.tile(0.5 * w, CUTOFF)) - 0.5 * z * z - 0.5 * np.log(2.0 * np.pi)
+    return np.concatenate([z, -z]), np.concatenate([logw, logw])
 
 
 @functools.lru_cache(maxsize=None)
@@ -238,16 +238,29 @@ def _r_rule(D, n):
 
 def _gauss_moments(link, scales, n):
     """``[E f, E g f, E f², E g² f², E f⁴, E f³]`` of ``f(s g)`` for each scale ``s``, order ``n`` per half line."""
-    z, w = _half_rule(n)
+    z, logw = _half_rule(n)
     with np.errstate(all="ignore"):
         F = link(np.multiply.outer(scales, z))
+        w = np.exp(logw)
         F2 = F * F
-        terms = [F, z * F, F2, z * z * F2, F2 * F2, F2 * F]
-        out = np.stack([t @ w for t in terms], axis=1)
+        terms = [F * w, z * F * w, F2 * w, z * z * F2 * w, F2 * F2 * w, F2 * F * w]
+        if not all(np.isfinite(t).all() for t in terms) and np.isfinite(F).all():
+            # f⁴ overflowed where the Gaussian weight makes the term small (a polynomial link at a large task-norm
+            # scale): f^k w = sign(f)^k exp(k log|f| + log w) instead; log|0| = −inf gives an exact 0
+            sign, logf = np.sign(F), np.log(np.abs(F))
+            terms = [sign * np.exp(logf + logw), z * sign * np.exp(logf + logw), np.exp(2 * logf + logw),
+                     z * z * np.exp(2 * logf + logw), np.exp(4 * logf + logw), sign * np.exp(3 * logf + logw)]
+        out = np.stack([t.sum(axis=-1) for t in terms], axis=1)
         tail = np.abs(z) > CUTOFF - 1
-        tails = np.stack([np.abs(t[:, tail]) @ w[tail] for t in terms], axis=1)
-    if not np.all(np.isfinite(F[:, np.abs(z) < 8])):
-        raise ValueError(f"link {link.name} returned non-finite values for |z| < 8")
+        tails = np.stack([np.abs(t[:, tail]).sum(axis=-1) for t in terms], axis=1)
+    bad = ~np.all(np.isfinite(F[:, np.abs(z) < 8]), axis=1)
+    if bad.any():
+        scale = float(np.asarray(scales)[bad][0])
+        if scale == 1.0:
+            raise ValueError(f"link {link.name} returned non-finite values for |z| < 8")
+        raise ValueError(f"link {link.name} returned non-finite values f(s z) for |z| < 8 at the task-norm scale "
+                         f"s = |w|/√D = {scale:.4g}: at finite D the task norm r = |w|²/D ~ χ²_D/D is unbounded, and "
+                         "the label moments averaged over it do not exist for a link that grows this fast")
     if not (np.all(np.isfinite(out)) and np.all(tails <= _tolerance(link) * np.maximum(np.abs(out), 1.0))):
         raise ValueError(f"link {link.name} is not square-integrable under the Gaussian (E f⁴ must be finite): "
                          f"the integrand does not decay by |z| = {CUTOFF}")
@@ -339,6 +352,8 @@ def radial_moments(link, D) -> RadialMoments:
         return RadialMoments(phi1_sq=a2, phi2=a2, phi22=3.0 * a2, phi4=3.0 * a2 * a2 * er2, phi2_sq=a2 * a2 * er2)
     def average(n_r):
         r, w = _r_rule(D, n_r)
+        keep = w > 0.0                 # nodes far in the χ_D tail, where the weight underflows, add exactly 0: skip
+        r, w = r[keep], w[keep]        # them (a link's moments at such norms may overflow although they are finite)
 
         def at_order(n):
             m = _gauss_moments(link, np.sqrt(r), n)

@@ -472,16 +472,96 @@ def _call_by_value(runner, blob, task):
 WORKER_DIED = "WorkerDied: the worker process evaluating this point died (killed, out of memory, or os._exit)"
 
 
-def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task, done_before=0, on_died=None):
+def _die_with_parent(parent):
+    """Worker initializer: end this worker when the driver ``parent`` dies (e.g. ``kill -9`` of the driver), so that
+    no orphaned worker keeps computing. Linux: the kernel sends SIGKILL at the parent's death
+    (``prctl(PR_SET_PDEATHSIG)``); elsewhere, and as a fallback, a thread checks the parent once a second."""
+    import signal
+    import threading
+    import time
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))    # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:            # the driver died before the signal was armed
+        os._exit(1)
+
+    def watch():
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="linattn-parent-watch").start()
+
+
+def _timeout_marker(folder, task):
+    return os.path.join(folder, "timeout-" + "_".join(map(str, task.index)))
+
+
+def _with_timeout(runner, timeout, folder, fn, task):
+    """Worker side: ``runner(fn, task)`` stopped after ``timeout`` seconds. ``faulthandler``'s watchdog is a C thread:
+    it ends the worker process even inside compiled code that never returns to the interpreter, after writing the
+    point's Python traceback to its marker file, from which the driver records the timeout."""
+    import faulthandler
+
+    path = _timeout_marker(folder, task)
+    try:
+        with open(path, "w") as fh:
+            faulthandler.dump_traceback_later(timeout, exit=True, file=fh)
+            try:
+                return runner(fn, task)
+            finally:
+                faulthandler.cancel_dump_traceback_later()
+    finally:             # not reached on a timeout: the process has exited, the marker stays for the driver
+        os.remove(path)
+
+
+def _death_error(task, timeout, folder):
+    """What to record for a point whose worker died: a timeout when its marker holds a traceback."""
+    if timeout is not None:
+        path = _timeout_marker(folder, task)
+        if os.path.exists(path) and os.path.getsize(path) > 0:
+            with open(path, errors="replace") as fh:
+                where = [ln.strip() for ln in fh if ln.strip().startswith("File ")]
+            return (f"Timeout: the point ran longer than timeout = {timeout:g} s and its worker was stopped"
+                    + (f" (in {where[0]})" if where else ""))
+    return WORKER_DIED
+
+
+def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task, done_before=0, on_died=None,
+             timeout=None):
     """Run ``tasks``; ``runner(fn, task)`` returns what ``sink`` takes (``_run_task``: the outputs,
     for the driver to keep or write; ``_run_and_write``: a status, the worker having written).
     ``done_before``: evaluations of this run already done by the driver (counted by the progress bar).
     A worker that dies takes no other point with it: the points it broke are retried one by one in fresh
-    processes, and a point whose worker dies again is recorded by ``on_died(task)`` (default: failed with
-    :data:`WORKER_DIED`)."""
+    processes, and a point whose worker dies again is recorded by ``on_died(task, error)`` (default: failed with
+    :data:`WORKER_DIED`). ``timeout`` (seconds): a point still running after it is stopped with its worker
+    (never in this process: with a timeout, ``workers = 1`` runs in one worker process) and recorded failed with
+    a ``Timeout`` error, without a retry."""
     if on_died is None:
-        def on_died(task):
-            sink(task.index, None, WORKER_DIED)
+        def on_died(task, error):
+            sink(task.index, None, error)
+    folder = None
+    if timeout is not None:
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="linattn-sweep-timeouts-")
+        runner = functools.partial(_with_timeout, runner, float(timeout), folder)
+    try:
+        _dispatch(fn, tasks, client, workers, sink, progress, runner, done_before, on_died, timeout, folder)
+    finally:
+        if folder is not None:
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _dispatch(fn, tasks, client, workers, sink, progress, runner, done_before, on_died, timeout, folder):
     bar = tqdm(total=len(tasks) + done_before, initial=done_before, desc="sweep", disable=not progress)
     if client is not None:
         futures = {client.submit(runner, fn, t, pure=False): t for t in tasks}
@@ -493,11 +573,11 @@ def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task, done_
             except Exception as err:           # KilledWorker: dask retried it on other workers, and they died too
                 if type(err).__name__ != "KilledWorker":
                     raise
-                on_died(futures[fut])
+                on_died(futures[fut], _death_error(futures[fut], timeout, folder))
             else:
                 sink(*result)
             bar.update()
-    elif workers == 1:
+    elif workers == 1 and timeout is None:
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(limits=1, user_api="blas"):     # restored afterwards in this process
@@ -507,9 +587,10 @@ def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task, done_
     else:
         blob = _require("cloudpickle").dumps(fn)      # by value: functions of a notebook or `python -c` work too
         broken = _in_processes(blob, runner, tasks, workers, sink, bar)
-        for t in broken:                              # isolate each point its pool lost
-            if _in_processes(blob, runner, [t], 1, sink, bar):
-                on_died(t)
+        for t in broken:                              # isolate each point its pool lost (a timed-out one: not again)
+            error = _death_error(t, timeout, folder)
+            if error != WORKER_DIED or _in_processes(blob, runner, [t], 1, sink, bar):
+                on_died(t, _death_error(t, timeout, folder))
                 bar.update()
     bar.close()
 
@@ -519,7 +600,8 @@ def _in_processes(blob, runner, tasks, workers, sink, bar):
     import multiprocessing
 
     broken = []
-    with worker_env(), cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with worker_env(), cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                              initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
         futures = {pool.submit(_call_by_value, runner, blob, t): t for t in tasks}
         for fut in cf.as_completed(futures):
             try:
@@ -533,7 +615,7 @@ def _in_processes(blob, runner, tasks, workers, sink, bar):
 
 
 def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, allow_mixed=False,
-          progress=False):
+          progress=False, timeout=None):
     """Run ``fn`` over a parameter grid (module docstring) and return the results as a Dataset.
 
     Parameters
@@ -559,6 +641,11 @@ def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, 
     allow_mixed : bool
         Accept a store written by another code version.
     progress : bool
+    timeout : float, optional
+        Seconds an evaluation may run: a longer one is stopped with its worker process (also inside compiled code)
+        and recorded failed with a ``Timeout`` error; the others go on. Evaluations then run in worker processes
+        even for ``workers = 1``. With a Dask ``client`` the workers must share this machine's file system (a
+        timed-out point of a remote worker is recorded as a dead worker).
 
     Returns
     -------
@@ -580,6 +667,8 @@ def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, 
     rng = check.seed_int("rng", rng)
     allow_mixed = check.boolean("allow_mixed", allow_mixed)
     progress = check.boolean("progress", progress)
+    if timeout is not None:
+        timeout = check.real("timeout", timeout, low=0.0, low_open=True, high=1e9)
     if client is None:
         if workers is None:
             env = os.environ.get("LINATTN_SWEEP_WORKERS")
@@ -598,17 +687,17 @@ def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, 
         sink = _Store(os.fspath(store), attrs, shape, allow_mixed, dims=list(grid) + ["replicate"], coords=coords)
     status = sink.status()
     todo = [t for t in _tasks(name, grid, replicates, rng) if status[t.index] == PENDING]
-    parallel = client is not None or workers > 1
+    parallel = client is not None or workers > 1 or timeout is not None
     if store is None or not parallel:                  # the driver keeps or writes every point
-        _execute(fn, todo, client, workers, sink.write, progress)
+        _execute(fn, todo, client, workers, sink.write, progress, timeout=timeout)
     else:                                              # workers write their own points
         first = 0
         while todo and not sink.has_variables():       # the first result fixes the variables' shapes; it runs in a
-            _execute(fn, [todo.pop(0)], client, workers, sink.write, False)     # worker too (a fault stays there)
+            _execute(fn, [todo.pop(0)], client, workers, sink.write, False, timeout=timeout)   # worker too
             first += 1
         runner = functools.partial(_run_and_write, path=sink.path, shape=shape)
         _execute(fn, todo, client, workers, lambda index, st: None, progress, runner=runner, done_before=first,
-                 on_died=lambda task: sink.write(task.index, None, WORKER_DIED))
+                 on_died=lambda task, error: sink.write(task.index, None, error), timeout=timeout)
     return _dataset(xr, grid, replicates, sink, attrs)
 
 
@@ -793,7 +882,7 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
     else:
         runner = functools.partial(_run_and_write_ragged, path=st.path)
         _execute(fn, todo, client, workers, lambda index, s: None, progress, runner=runner,
-                 on_died=lambda task: _write_ragged(st.group, task.index, None, WORKER_DIED))
+                 on_died=lambda task, error: _write_ragged(st.group, task.index, None, error))
     status = st.status()
     errors = _decode_errors(st.group)
     if errors or not np.all(status == DONE):

@@ -127,3 +127,33 @@ def test_default_link_is_bit_for_bit_unchanged():
     assert a == b and hash(a) == hash(b)
     assert np.array_equal(a.sample(50, rng=1).s, b.sample(50, rng=1).s)
     assert a.feature_variance == (7 + 5 + 1) / (7 * 5) + 0.09 / 7
+
+
+def test_a_high_degree_hermite_link_is_accepted_and_exact_at_small_D():
+    """hermite:40 at D = 3: f⁴ overflows float64 at large task norms where the χ_D weight makes the term
+    negligible; the quadrature sums ``f^k w`` in log space there instead of refusing the link. The average of
+    ``E He₄₀(√r g)²/40!`` over ``r ~ χ²_3/3`` equals the closed form of the Hermite scaling identity
+    ``He_n(a x) = Σ_i a^{n−2i}(a²−1)^i n!/(i!(n−2i)! 2^i) He_{n−2i}(x)`` integrated by scipy.quad (rel. 1e-10)."""
+    from math import factorial
+
+    from scipy import integrate, stats
+
+    n, D = 40, 3
+
+    def phi2(r):
+        a = np.sqrt(r)
+        return sum((a ** (n - 2 * i) * (r - 1) ** i * factorial(n) / (factorial(i) * factorial(n - 2 * i) * 2 ** i))
+                   ** 2 * factorial(n - 2 * i) for i in range(n // 2 + 1)) / factorial(n)
+
+    want, _ = integrate.quad(lambda r: phi2(r) * stats.chi2.pdf(r * D, D) * D, 0, np.inf, limit=500, epsabs=0,
+                             epsrel=1e-13)
+    got = links.radial_moments("hermite:40", D).phi2
+    assert abs(got / want - 1) < 1e-10
+
+
+def test_a_link_whose_finite_D_moments_diverge_is_refused_naming_the_task_norm():
+    """exp(z²/9) has E f⁴ < ∞ at the unit task norm but E_r E f(√r g)⁴ = ∞ (the Gaussian integral diverges for
+    r ≥ 9/8, which χ²_D/D reaches with positive probability): refused, the message says why."""
+    f = links.Link("exp(z^2/9)", lambda z: np.exp(z * z / 9.0))
+    with pytest.raises(ValueError, match="task-norm scale"):
+        linattn.Problem(3, 4, 0.1, link=f)

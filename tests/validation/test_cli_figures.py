@@ -37,10 +37,18 @@ def test_console_script_is_installed():
     (["figures", "fig4", "--out", ""], "folder path"),
     (["validate", "--out", "/proc/x"], "writable folder"),
     (["figures", "fig99", "--out", "OUT"], "figure names"),
+    (["info", "--D", "9" * 400, "--N", "5"], "D must be an integer >= 1 and <= 9007199254740992"),
+    (["info", "--D", "10", "--N", "5", "--tasks", "9" * 400], "tasks must be an integer"),
+    (["sweep", "gibbs", "--grid", "DATEGRID"], "grid['D'] must be a list of scalars"),
+    (["sweep", "gibbs", "--grid", "GOODGRID", "--scheduler", ""], "scheduler must be the address"),
+    (["sweep", "no_such_module_xyz:f", "--grid", "GOODGRID"], "importable module:function"),
 ])
 def test_cli_errors_are_one_line(argv, words, tmp_path, capsys):
     """Every error: one line on stderr, non-zero exit, no traceback (before any computing)."""
-    argv = [str(tmp_path) if a == "OUT" else a for a in argv]
+    (tmp_path / "date.toml").write_text("D = [1979-05-27]\nN = [10]\nP = [10]\nbeta = [1.0]\nlam = [0.1]\n")
+    (tmp_path / "good.toml").write_text("D = [3]\nN = [10]\nP = [10]\nbeta = [1.0]\nlam = [0.1]\n")
+    paths = {"OUT": str(tmp_path), "DATEGRID": str(tmp_path / "date.toml"), "GOODGRID": str(tmp_path / "good.toml")}
+    argv = [paths.get(a, a) for a in argv]
     assert cli.main(argv) != 0
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("linattn: error:") and words in lines[0], lines
@@ -137,3 +145,15 @@ def test_parallel_figures_with_exclusions(tmp_path):
     manifest = json.load(open(tmp_path / "manifest.json"))
     assert set(manifest) == keep
     assert all(name in open(tmp_path / "index.md").read() for name in keep)
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", '{"fig4": 3}', '{"fig4": {"files": "x"}}', "garbage{", ""])
+def test_a_corrupt_manifest_is_dropped_with_a_warning(text, tmp_path):
+    """A manifest.json that is not what ``_record`` writes (not JSON, not an object, malformed entries) is
+    replaced, with a warning naming the file, instead of failing the gallery with a raw exception."""
+    from validation.gallery import write_gallery
+
+    (tmp_path / "manifest.json").write_text(text)
+    with pytest.warns(UserWarning, match="manifest.json"):
+        paths = write_gallery(str(tmp_path))
+    assert "Not generated yet" in open(paths[0]).read()

@@ -87,8 +87,8 @@ def test_interrupted_sweep_resumes_to_the_same_store(tmp_path):
               f"        if n[0] == 3: os._exit(17)\n"
               f"    return w\n"
               f"orig = sw._execute\n"
-              f"sw._execute = lambda fn, tasks, client, workers, sink, progress: "
-              f"orig(fn, tasks, client, workers, sink_wrap(sink), progress)\n"
+              f"sw._execute = lambda fn, tasks, client, workers, sink, progress, **kw: "
+              f"orig(fn, tasks, client, workers, sink_wrap(sink), progress, **kw)\n"
               f"sw.sweep('gibbs', {GRID!r}, replicates=2, rng=7, workers=1, store={store!r})\n")
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert res.returncode == 17, res.stderr
@@ -264,3 +264,78 @@ def test_grid_values_must_be_distinct_scalars():
         sw.sweep(_faulty, {"a": [0, 0]}, workers=1)
     with pytest.raises(ValueError, match="scalars"):
         sw.sweep(_faulty, {"a": [[0, 1], [2, 3]]}, workers=1)
+
+
+_KILL_DRIVER = """
+import os, sys, time
+from validation import sweeps as sw
+def f(a, rng):
+    with open(os.path.join({pids!r}, str(os.getpid())), "w"):
+        pass
+    time.sleep(30.0 if a == 1 else 0.15)        # a = 1 keeps a worker busy when the driver dies
+    return {{"y": a + rng.standard_normal(), "z": rng.standard_normal(3)}}
+f.experiment_name = "kill9"
+sw.sweep(f, {{"a": list(range(12))}}, replicates=2, rng=5, workers=2, store={store!r})
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_kill_9_of_the_driver_at_a_random_moment_resumes_to_the_same_store(tmp_path, seed):
+    """Fault injection: the driver of a 2-worker sweep is killed with SIGKILL at a random moment (uniform in 2–5 s:
+    workers starting, the first point, points being written, a point of 30 s running); its workers die with it
+    (none orphaned, checked within 3 s: without ``_die_with_parent`` the worker in the long point outlives the
+    driver), and a resumed run gives a store identical to an uninterrupted one."""
+    import signal
+    import time
+
+    pids, store = tmp_path / "pids", str(tmp_path / "killed")
+    pids.mkdir()
+    driver = subprocess.Popen([sys.executable, "-c", _KILL_DRIVER.format(pids=str(pids), store=store)],
+                              env={**os.environ, "OMP_NUM_THREADS": "1"}, stderr=subprocess.DEVNULL)
+    time.sleep(np.random.default_rng(seed).uniform(2.0, 5.0))
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()
+    workers = [int(p.name) for p in pids.iterdir()]
+    deadline = time.time() + 3.0
+    while time.time() < deadline and any(os.path.exists(f"/proc/{p}") for p in workers):
+        time.sleep(0.1)
+    assert not [p for p in workers if os.path.exists(f"/proc/{p}")], "orphaned workers"
+
+    def f(a, rng):
+        return {"y": a + rng.standard_normal(), "z": rng.standard_normal(3)}
+
+    f.experiment_name = "kill9"           # the same sweep as the driver's (its source is another function's)
+    resumed = sw.sweep(f, {"a": list(range(12))}, replicates=2, rng=5, workers=1, store=store, allow_mixed=True)
+    fresh = sw.sweep(f, {"a": list(range(12))}, replicates=2, rng=5, workers=1)
+    assert (resumed["status"].values == sw.DONE).all()
+    for k in ("y", "z"):
+        np.testing.assert_array_equal(resumed[k].values, fresh[k].values)
+
+
+def _slow_point(a, rng, starts):
+    """Grid function for the timeout test (module level: spawned workers import it): point 1 hangs."""
+    import time
+
+    if a == 1:
+        with open(starts, "a") as fh:
+            fh.write("start\n")
+        time.sleep(60)
+    return {"y": float(a)}
+
+
+@pytest.mark.parametrize("workers, stored", [(1, False), (2, True)])
+def test_a_point_that_hangs_is_stopped_at_its_timeout(tmp_path, workers, stored):
+    """``timeout``: the hanging point is stopped with its worker and recorded failed with a Timeout error, and is
+    not retried (it started once); every other point is done (in memory with one worker process, in a store with
+    two)."""
+    import functools
+
+    starts = tmp_path / "starts"
+    fn = functools.partial(_slow_point, starts=str(starts))
+    fn.experiment_name = "slow_point"
+    ds = sw.sweep(fn, {"a": [0, 1, 2]}, workers=workers, timeout=2.0,
+                  store=str(tmp_path / "t") if stored else None)
+    assert ds["status"].values[:, 0].tolist() == [sw.DONE, sw.FAILED, sw.DONE]
+    assert str(ds["error"].values[1, 0]).startswith("Timeout: the point ran longer than timeout = 2 s")
+    assert starts.read_text().count("start") == 1

@@ -11,6 +11,7 @@ Subcommands
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -81,6 +82,8 @@ def _sweep(args):
     fn = args.experiment
     if ":" in fn:
         module, _, name = fn.partition(":")
+        if os.getcwd() not in sys.path:       # `linattn sweep mymodule:f` finds mymodule.py in the current folder,
+            sys.path.insert(0, os.getcwd())   # as `python -m` would
         try:
             fn = getattr(importlib.import_module(module), name)
         except Exception as err:       # ImportError, AttributeError, and whatever a broken module raises

@@ -283,17 +283,42 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, sto
 MANIFEST = "manifest.json"
 
 
+def _read_manifest(out_dir) -> dict:
+    """The entries of ``out_dir/manifest.json`` that have the form ``_record`` writes
+    (``{name: {"files": [str, ...], "mode": str, ...}}``). A missing file is an empty manifest; an unreadable
+    one, or malformed entries, are dropped with a warning naming the file (the manifest is an index of generated
+    files: regenerating a figure rewrites its entry)."""
+    import json
+    import warnings
+
+    path = os.path.join(out_dir, MANIFEST)
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path) as fh:
+            manifest = json.load(fh)
+    except (OSError, ValueError) as exc:
+        warnings.warn(f"{path} is not readable JSON ({type(exc).__name__}: {exc}); starting a new manifest",
+                      stacklevel=3)
+        return {}
+    if not isinstance(manifest, dict):
+        warnings.warn(f"{path} does not hold a JSON object; starting a new manifest", stacklevel=3)
+        return {}
+    good = {k: v for k, v in manifest.items()
+            if isinstance(v, dict) and isinstance(v.get("files"), list) and all(isinstance(f, str) for f in v["files"])
+            and isinstance(v.get("mode"), str) and isinstance(v.get("generated"), str)}
+    if len(good) < len(manifest):
+        warnings.warn(f"{path}: dropped malformed entries {sorted(set(manifest) - set(good))}", stacklevel=3)
+    return good
+
+
 def _record(out_dir, name, paths, mode):
     """Note in ``manifest.json`` which files figure ``name`` wrote, in which mode (for the gallery)."""
     import json
     import time
 
     path = os.path.join(out_dir, MANIFEST)
-    try:
-        with open(path) as fh:
-            manifest = json.load(fh)
-    except (OSError, ValueError):
-        manifest = {}
+    manifest = _read_manifest(out_dir)
     manifest[name] = {"files": [os.path.basename(p) for p in paths], "mode": mode,
                       "generated": time.strftime("%Y-%m-%d %H:%M:%S")}
     with open(path, "w") as fh:
@@ -316,14 +341,9 @@ def write_gallery(out_dir: str) -> list[str]:
         The two paths.
     """
     import html
-    import json
 
     writable_folder(out_dir)
-    try:
-        with open(os.path.join(out_dir, MANIFEST)) as fh:
-            manifest = json.load(fh)
-    except (OSError, ValueError):
-        manifest = {}
+    manifest = _read_manifest(out_dir)
     summary = _validation_summary(out_dir)
     md = ["# linattn figures", "", f"Validation: {summary}", ""]
     page = ["<!doctype html><meta charset='utf-8'><title>linattn figures</title>",
