@@ -46,6 +46,7 @@ import inspect
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -526,8 +527,10 @@ def _death_error(task, timeout, folder):
     if timeout is not None:
         path = _timeout_marker(folder, task)
         if os.path.exists(path) and os.path.getsize(path) > 0:
-            with open(path, errors="replace") as fh:
-                where = [ln.strip() for ln in fh if ln.strip().startswith("File ")]
+            with open(path, errors="replace") as fh:      # one block per thread, innermost frame first:
+                blocks = re.split(r"\n(?=\S)", fh.read())   # the point's thread is the one in _with_timeout
+            mine = [b for b in blocks if "_with_timeout" in b] or blocks
+            where = [ln.strip() for ln in mine[0].splitlines() if ln.strip().startswith("File ")]
             return (f"Timeout: the point ran longer than timeout = {timeout:g} s and its worker was stopped"
                     + (f" (in {where[0]})" if where else ""))
     return WORKER_DIED

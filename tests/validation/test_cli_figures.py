@@ -42,6 +42,8 @@ def test_console_script_is_installed():
     (["sweep", "gibbs", "--grid", "DATEGRID"], "grid['D'] must be a list of scalars"),
     (["sweep", "gibbs", "--grid", "GOODGRID", "--scheduler", ""], "scheduler must be the address"),
     (["sweep", "no_such_module_xyz:f", "--grid", "GOODGRID"], "importable module:function"),
+    (["sweep", "gibbs", "--grid", "GOODGRID", "--timeout", "nan"], "timeout must be a real number"),
+    (["sweep", "gibbs", "--grid", "GOODGRID", "--timeout", "0"], "timeout must be a real number"),
 ])
 def test_cli_errors_are_one_line(argv, words, tmp_path, capsys):
     """Every error: one line on stderr, non-zero exit, no traceback (before any computing)."""

@@ -91,6 +91,7 @@ def _sweep(args):
                              f"{args.experiment!r}: {type(err).__name__}: {err}") from None
     grid = _read_grid(args.grid)
     kw = dict(replicates=args.replicates, rng=args.seed, store=args.store, allow_mixed=args.allow_mixed,
+              timeout=args.timeout,
               progress=not args.no_progress)
     if args.scheduler is not None:
         client = _connect(args.scheduler)
@@ -250,6 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="N > 1: a Dask LocalCluster of N single-threaded workers; 1: serial "
                             "(default: local processes, one per core)")
     where.add_argument("--scheduler", default=None, help="address of a Dask scheduler, e.g. tcp://host:8786")
+    q.add_argument("--timeout", type=float, default=None,
+                   help="seconds an evaluation may run; a longer one is stopped and recorded failed (default: none)")
     q.add_argument("--allow-mixed", action="store_true", help="accept a store written by another code version")
     q.add_argument("--no-progress", action="store_true", help="no progress bar")
     q.set_defaults(func=_sweep)
