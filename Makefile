@@ -10,17 +10,17 @@
 # build/site with warnings as errors) are installed so that their tests run in CI.
 # The optional extra [dask] (xarray, zarr, dask.distributed; ~25 s to install) is installed so that
 # the sweep tests run in CI; the core imports and tests without it (those tests are then skipped).
-# The optional extra [torch] (nonlinear transformer demos: figures icl_emergence and grokking, examples/) is NOT
-# installed by run/test: a CPU build of torch is ~0.9 GB and ~50 s to install, which would push a fresh
-# `make test` past its 6-minute budget, and its two figures take ~6 min of training on 2 cores, which would push
-# `make run` past 10. `make torch` installs it and makes those two figures into figures/ (gallery included);
+# The optional extra [torch] (nonlinear transformer demos: figures icl_emergence, grokking and markov_transformer,
+# examples/) is NOT installed by run/test: a CPU build of torch is ~0.9 GB and ~50 s to install, which would push a
+# fresh `make test` past its budget, and its three figures take ~9 min of training on 2 cores, which would push
+# `make run` past 10. `make torch` installs it and makes those figures into figures/ (gallery included);
 # after it, `make test` also runs the torch tests. Without torch the figures are skipped with a message.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 OUT    ?= figures
-TORCH_FIGURES := icl_emergence grokking
+TORCH_FIGURES := icl_emergence grokking markov_transformer
 
 .PHONY: run test bench install clean torch docs lint
 

@@ -13,7 +13,9 @@ rolling_autocorrelation, crossing_times
 load_checkpoints, Checkpoints, qk_circuit,         checkpoint folders and per-head circuits
 ov_circuit, split_in_proj                          (:mod:`diagnostics.checkpoints`)
 
-The PyTorch demos (attention-only ICL emergence, grokking) are in :mod:`diagnostics.transformers`
+The PyTorch demos (attention-only ICL emergence, grokking) are in :mod:`diagnostics.transformers`, and a
+two-layer transformer trained on pools of Markov chains (its phases against the ideal estimators of
+:mod:`linattn.markov`, and its attention order parameters) in :mod:`diagnostics.markov_transformer`
 (optional extra ``[torch]``; importing this package never imports torch).
 """
 from .checkpoints import Checkpoints, load_checkpoints, ov_circuit, qk_circuit, split_in_proj

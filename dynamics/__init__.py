@@ -7,11 +7,13 @@ from the spectral laws.
 Public names: gradient_flow, gradient_descent, LearningCurves,
 long_time_limit, LongTimeLimit, averaged_curves, AveragedCurves, sweep, Sweep; staged learning of
 factorized attention (:mod:`dynamics.staged`): mean_flow, StagedFlow, mode_flow, ModeFlow, mode_constants,
-ModeConstants, mode_loss, logistic_modes, escape_times, saddle_losses.
+ModeConstants, mode_loss, logistic_modes, escape_times, saddle_losses; the exact two-parameter Markov-chain
+minimal model (:mod:`dynamics.markov_minimal`): markov_minimal_loss, markov_minimal_flow, markov_minimal_theory.
 (The training diagnostics moved to the package :mod:`diagnostics`.)
 """
 from .averaged import AveragedCurves, averaged_curves
 from .flow import LearningCurves, LongTimeLimit, gradient_descent, gradient_flow, long_time_limit
+from .markov_minimal import markov_minimal_flow, markov_minimal_loss, markov_minimal_theory
 from .staged import (
                      ModeConstants,
                      ModeFlow,
@@ -29,4 +31,5 @@ from .sweeps import Sweep, gap_sweep
 __all__ = ["gradient_flow", "gradient_descent", "LearningCurves",
            "long_time_limit", "LongTimeLimit", "averaged_curves", "AveragedCurves", "gap_sweep", "Sweep",
            "mean_flow", "StagedFlow", "mode_flow", "ModeFlow", "mode_constants", "ModeConstants", "mode_loss",
-           "logistic_modes", "escape_times", "saddle_losses"]
+           "logistic_modes", "escape_times", "saddle_losses",
+           "markov_minimal_loss", "markov_minimal_flow", "markov_minimal_theory"]

@@ -7,9 +7,10 @@ library), :mod:`linattn.sampling`, :mod:`linattn.attention`, :mod:`linattn.param
 :mod:`linattn.invariants`, :mod:`linattn.links` (link functions of single-index tasks, their
 Hermite coefficients and exact Gaussian moments), :mod:`linattn.covariance` (anisotropic inputs),
 :mod:`linattn.pools` (task pools: the exact in-distribution error) and
-:mod:`linattn.factorized` (value/key/query parametrizations of the same predictor and their objectives).
+:mod:`linattn.factorized` (value/key/query parametrizations of the same predictor and their objectives) and
+:mod:`linattn.markov` (in-context learning of random Markov chains: sampler and ideal estimators).
 """
-from . import attention, check, covariance, factorized, invariants, links, params, pools, sampling
+from . import attention, check, covariance, factorized, invariants, links, markov, params, pools, sampling
 from .energy import Gradient, train_energy, train_gradient
 from .errors import ConvergenceError
 from .params import contrast_ratio, pack, unpack
@@ -22,6 +23,6 @@ MODELS = check.MODELS
 __all__ = [
     "Problem", "Prompts", "ICLSolution", "train_energy", "train_gradient", "Gradient",
     "ConvergenceError", "pack", "unpack", "contrast_ratio", "relative_gap", "transition_point", "MODELS",
-    "attention", "check", "covariance", "factorized", "invariants", "links", "params", "pools", "sampling",
+    "attention", "check", "covariance", "factorized", "invariants", "links", "markov", "params", "pools", "sampling",
 ]
 __version__ = "0.1.0"

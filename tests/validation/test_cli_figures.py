@@ -75,7 +75,7 @@ def test_unknown_figure_is_rejected(tmp_path):
         figures.make(["fig4"], str(tmp_path), mode="tiny")
 
 
-TORCH_FIGURES = {"icl_emergence", "grokking"}
+TORCH_FIGURES = {"icl_emergence", "grokking", "markov_transformer"}
 
 
 @pytest.mark.parametrize("name", figures.names())
@@ -111,7 +111,7 @@ def test_validate_runs_and_writes_the_report(tmp_path):
     text = (tmp_path / "validation_report.md").read_text()
     rows = json.loads((tmp_path / "validation_report.json").read_text())
     assert {r["section"] for r in rows} == {"spectra", "dynamics", "replica", "langevin", "transition", "nonlinear",
-                                           "factorized", "diagnostics", "pools"}
+                                           "factorized", "diagnostics", "pools", "markov"}
     assert f"of {len(rows)} comparisons pass" in text
 
 

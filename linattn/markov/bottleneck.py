@@ -1,0 +1,851 @@
+r"""The representational bottleneck of the Markov-chain task: how much the pooled bigram embedding of a
+sequence says about which of the ``K`` chains of the pool generated it, and the pool size ``K₂*`` beyond which
+it can no longer tell them apart.
+
+Gibson, Cui & Reddy, *Distinct mechanisms underlying in-context learning in transformers*, arXiv:2604.12151,
+set the second memorization boundary ``K₂*`` by a representational bottleneck. Their measure (code: GitHub
+``cole-gibson/context-adaptive-transformer``, ``transformer/pd/bigram_embd.py``, ``Utility.I``): every bigram
+``(a, b)`` has an embedding row ``E[a·C + b] ∈ R^d``; a sequence is summarized by the mean over its ``n``
+bigrams (``minimal_models/ICL_retrieval_find_K2.py``, ``PoolingLayer``)
+
+.. math::
+   m = \frac1n \sum_{t=0}^{n-1} E[x_t C + x_{t+1}] = E^\top f, \qquad f = \text{empirical bigram frequencies},
+
+and the task ``k`` (uniform on the pool) is treated as the label of a Gaussian mixture
+
+.. math::
+   m \mid k \sim \mathcal N(c_k, Σ_k),\quad c_k = E^\top p_k,\quad
+   Σ_k = \frac1n E^\top\big(\mathrm{diag}\,p_k − p_k p_k^\top\big) E,\quad
+   p_k[a C + b] = π_k(a)\, T_k(a, b),
+
+(``p_k`` the stationary bigram law of chain ``k``, ``Σ_k`` the multinomial covariance of ``n`` independent
+bigrams). The information is ``I(k; m) = H(m) − (1/K) Σ_k H(m | k)``, in **bits** (as the authors). The
+authors evaluate it at ``n = context_len/2`` (mid-sequence) and estimate ``H(m)`` by Monte Carlo.
+
+Estimator (:func:`information`). The same mixture and the same definition, with a lower-variance Monte Carlo:
+draw ``k_s`` (balanced over the pool) and ``m_s ~ N(c_{k_s}, Σ_{k_s})``; then
+
+.. math::
+   I = E\big[\log p(m \mid k) − \log p(m)\big] = \log K + E\big[\log P(k \mid m)\big],
+
+so every sample contributes ``log K + log P(k_s | m_s) ≤ log K``: the estimate never exceeds ``log₂ K``, and its
+standard error is the sample standard deviation over ``√S``. The noise ``m_s − c_k = E^\top g`` is drawn in
+bigram space, ``g = (\sqrt{p} ∘ z − p\,(\sqrt{p}·z))/\sqrt n`` with ``z ~ N(0, I_{C²})`` (covariance exactly
+``(diag p − p pᵀ)/n``; for ``covariance="markov"`` the symmetric square root of ``n Σ_f`` below), so for a
+fixed seed the estimate is *exactly* invariant under ``E → E M + 1 hᵀ``
+(``M`` invertible): ``m`` undergoes an invertible affine map and the log-densities shift by a common constant.
+Directions of ``R^d`` in which ``m`` is constant (``E v ∝ 1``: ``Σ_k`` singular, no information) are removed
+first: ``m`` is expressed in an orthonormal basis ``W`` of the row space of the row-centred ``E``.
+
+``covariance="markov"`` replaces the multinomial ``Σ_k`` by the exact large-``n`` covariance of the bigram
+frequencies of a stationary Markov path (consecutive bigrams are dependent), from the fundamental matrix of the
+bigram chain ``P[(a,b) → (b,c)] = T(b, c)``: ``n Σ_f = D Z + Zᵀ D − D − p pᵀ``, ``D = diag p``,
+``Z = (I − P + 1 pᵀ)^{-1}``. This is a deviation from the authors' definition, measured in
+docs/markov_bottleneck.md; the default is theirs.
+
+K₂* (:func:`k2`). The authors find ``K₂*`` by training (the ``K`` beyond which the minimal model's loss stays
+above a threshold, ``ICL_retrieval_find_K2.py``); their repository states no information criterion. We define
+the pool size the bottleneck predicts as the ``K`` at which the information falls **one bit** (``gap``) short of
+its maximum, ``log₂ K − I(K) = 1``: beyond it the pooled embedding confuses each chain with one other on
+average. Found on a grid ``K = 2^{j·step}`` with nested pools per seed (a pool of ``K_max`` chains; the first
+``K`` of them), linear interpolation of the deficit in ``log₂ K`` (from ``K = 1``, deficit 0, below the grid), and
+the mean ± s.e. of ``log₂ K₂*`` over seeds.
+
+Deterministic approximation (:func:`channel`, :func:`information_theory`, :func:`k2_theory`). For a pool of
+``K`` chains drawn i.i.d. from the prior, ``I = log K − E log(1 + Σ_{j≠k} g_j)`` with
+``g_j = p(m | j)/p(m | k)``. Averaging over the other chains inside the logarithm (Jensen: a lower bound on the
+pool-averaged information) uses ``E_j g_j = p_∞(m)/p(m | k)``, ``p_∞`` the density of ``m`` for a chain drawn
+from the prior, and ``E[log p(m | k) − log p_∞(m)] = I_∞``, the information at ``K = ∞``; hence
+
+.. math::
+   I_K ≈ \log K − E_ξ \log\big(1 + (K − 1)\, e^{−I_∞ + ξ}\big),\qquad E ξ = 0 .
+
+Two Gaussian closures make it explicit. (i) ``p_∞`` is replaced by the Gaussian with its two moments,
+``Σ_tot = Σ_b + Σ_w``, ``Σ_b = Eᵀ Cov(p) E``, ``Σ_w = Eᵀ E[diag p − p pᵀ] E / n`` (``p`` the stationary bigram law
+of a ``Dirichlet(α)`` chain, :func:`prior_moments`), giving ``I_∞ = ½[log det Σ_tot − E_p log det Σ(p)]``.
+(ii) ``ξ`` is Gaussian with the variance it has for a Gaussian codebook with common noise,
+``V = Σ_i λ_i/(1 + λ_i)``, ``λ_i`` the eigenvalues of ``Σ_w^{-1} Σ_b`` (per-direction signal-to-noise ratios;
+for that codebook ``ξ`` is a sum of independent quadratic forms and ``I_∞ = ½ Σ_i log(1 + λ_i)``). The
+``ξ``-average is done by Gauss–Hermite quadrature. Without the spread ``V``, ``K₂* = 1 + e^{I_∞}``: the number of
+chains the embedding can tell apart is the exponential of its channel capacity. For a random projection
+``E = R``, ``R_{ij} ∼ N(0, 1/d)``, and ``π ≈ 1/C`` (:func:`projection_channel`, :func:`prior_moments` with
+``n_chains=0``) the moments are explicit and every ``λ_i`` equals
+
+.. math::
+   λ_0 = \frac{n}{C(Cα + 1) − 1}\quad\text{on } r = \min(d, C(C − 1)) \text{ directions},\qquad
+   I_∞ = \frac r2 \log(1 + λ_0),\quad V = \frac{r λ_0}{1 + λ_0}.
+
+Measured accuracy of these approximations: docs/markov_bottleneck.md.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from .. import check
+from ..errors import ConvergenceError
+from ..results import python_scalars, short_repr
+from .chains import Chains, stationary, transition_matrices
+
+COVARIANCES = ("multinomial", "markov")
+_RANK_TOL = 1e-10          # relative singular-value cutoff of the row-centred embedding
+_LN2 = math.log(2.0)
+_GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(60)
+_GH_W = _GH_W / _GH_W.sum()
+
+
+# ----------------------------------------------------------------------------- embeddings
+def _embedding(E, C=None):
+    """Check a bigram embedding (C², d); return it as float64 and ``C``."""
+    E = check.finite_array("E", E, ndim=2)
+    c = int(round(math.sqrt(E.shape[0])))
+    if E.shape[0] < 4 or c * c != E.shape[0] or E.shape[1] < 1:
+        check.fail("E", f"<array with shape {E.shape}>", "an array of shape (C**2, d) with C >= 2 and d >= 1")
+    if C is not None and c != C:
+        check.fail("E", f"<array with shape {E.shape}>", f"an array of shape ({C * C}, d) (C = {C})")
+    return E, c
+
+
+def one_hot_embedding(C):
+    """The one-hot bigram embedding ``E = I_{C²}`` (``d = C²``: no bottleneck), row ``a·C + b`` for ``(a, b)``.
+
+    Parameters
+    ----------
+    C : int
+        Number of states, ``>= 2``.
+
+    Returns
+    -------
+    ndarray, shape (C², C²)
+    """
+    C = check.positive_int("C", C, minimum=2)
+    return np.eye(C * C)
+
+
+def random_projection(C, d, rng):
+    """A random projection of the one-hot bigrams: ``E = R``, ``R_{ij} ~ N(0, 1/d)`` i.i.d., shape (C², d).
+
+    Parameters
+    ----------
+    C : int
+        Number of states, ``>= 2``.
+    d : int
+        Embedding dimension, ``>= 1``.
+    rng : None, int, tuple of ints or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray, shape (C², d)
+    """
+    C = check.positive_int("C", C, minimum=2)
+    d = check.positive_int("d", d)
+    check.memory(8.0 * C * C * d, f"a {C * C} x {d} embedding", "C, d")
+    return check.rng(rng).normal(size=(C * C, d)) / math.sqrt(d)
+
+
+def unigram_embedding(C, d, rng):
+    """A unigram-only embedding (the baseline): bigram ``(a, b)`` is embedded as ``U[b]`` with
+    ``U_{bj} ~ N(0, 1/d)``, so the pooled embedding depends on the state counts only (rank ``<= C``).
+
+    Parameters
+    ----------
+    C : int
+        Number of states, ``>= 2``.
+    d : int
+        Embedding dimension, ``>= 1``.
+    rng : None, int, tuple of ints or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray, shape (C², d)
+    """
+    C = check.positive_int("C", C, minimum=2)
+    d = check.positive_int("d", d)
+    U = check.rng(rng).normal(size=(C, d)) / math.sqrt(d)
+    return np.tile(U, (C, 1))
+
+
+def pooled_embedding(states, E):
+    r"""The pooled bigram embedding of each sequence: ``m = (1/n) Σ_t E[x_t C + x_{t+1}]``, ``n = L − 1``.
+
+    The mean over positions of the bigram embeddings (the pooling of arXiv:2604.12151's minimal retrieval
+    model, ``PoolingLayer``, up to their constant factor ``n/L``), computed as ``f @ E`` from the bigram
+    frequencies ``f`` of each sequence.
+
+    Parameters
+    ----------
+    states : array_like of int, shape (n_seq, L)
+        States in ``0 … C−1``, ``L >= 2``.
+    E : array_like, shape (C², d)
+        Bigram embedding, row ``a·C + b`` for the bigram ``(a, b)``.
+
+    Returns
+    -------
+    ndarray, shape (n_seq, d)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linattn.markov import bottleneck
+    >>> bottleneck.pooled_embedding(np.array([[0, 1, 1]]), np.eye(4))   # bigrams (0,1), (1,1)
+    array([[0. , 0.5, 0. , 0.5]])
+    """
+    E, C = _embedding(E)
+    raw = np.asarray(states)
+    if raw.dtype.kind not in "iu" or raw.ndim != 2 or raw.shape[1] < 2 or raw.shape[0] < 1:
+        check.fail("states", f"<array of dtype {raw.dtype} with shape {raw.shape}>",
+                   "an integer array of shape (n_seq, L) with n_seq >= 1 and L >= 2")
+    if raw.min() < 0 or raw.max() >= C:
+        check.fail("states", f"<array with entries in [{raw.min()}, {raw.max()}]>", f"states in 0..{C - 1} (C = {C})")
+    n_seq, L = raw.shape
+    check.memory(8.0 * n_seq * (C * C + L), f"bigram counts of {n_seq} sequences", "states")
+    s = raw.astype(np.int64)
+    idx = s[:, :-1] * C + s[:, 1:] + (C * C) * np.arange(n_seq)[:, None]
+    f = np.bincount(idx.ravel(), minlength=n_seq * C * C).reshape(n_seq, C * C) / (L - 1)
+    return f @ E
+
+
+def bigram_laws(pool):
+    """Stationary bigram laws ``p_k[a·C + b] = π_k(a) T_k(a, b)`` of the chains of a pool, shape (K, C²).
+
+    Parameters
+    ----------
+    pool : array_like, shape (K, C, C)
+        Irreducible row-stochastic matrices.
+
+    Returns
+    -------
+    ndarray, shape (K, C²)
+    """
+    T = transition_matrices("pool", pool, min_ndim=3)
+    if T.ndim != 3:
+        check.fail("pool", f"<array with shape {T.shape}>", "an array of shape (K, C, C)")
+    pi = stationary(T)
+    return (pi[:, :, None] * T).reshape(T.shape[0], -1)
+
+
+def _basis(E):
+    """Orthonormal basis ``W`` (d, r) of the row space of the row-centred ``E``: ``m ↦ Wᵀ m`` keeps all the
+    variation of ``m = Eᵀ f`` (``Σ f = 1``); the discarded part is constant."""
+    Ec = E - E.mean(axis=0)
+    _, s, Vt = np.linalg.svd(Ec, full_matrices=False)
+    if s[0] <= 0.0:
+        raise ValueError("E must give different embeddings to some bigrams; got an embedding whose rows are all "
+                         "equal (the pooled embedding is constant and carries no information)")
+    return Vt[s > _RANK_TOL * s[0]].T
+
+
+def _markov_covariance(T, p):
+    """``n ×`` the large-``n`` covariance of the bigram frequencies of stationary paths of chains ``T`` (K, C, C):
+    ``D Z + Zᵀ D − D − p pᵀ`` with the fundamental matrix ``Z = (I − P + 1 pᵀ)^{-1}`` of the bigram chain."""
+    K, C, _ = T.shape
+    n2 = C * C
+    out = np.empty((K, n2, n2))
+    eye = np.eye(n2)
+    for k in range(K):
+        # P[(a, b), (b', c)] = δ_{b b'} T(b, c): rows indexed a·C + b, columns b·C + c
+        P = np.zeros((C, C, C, C))
+        for b in range(C):
+            P[:, b, b, :] = T[k, b, :]
+        P = P.reshape(n2, n2)
+        Z = np.linalg.inv(eye - P + p[k][None, :])
+        DZ = p[k][:, None] * Z
+        out[k] = DZ + DZ.T - np.diag(p[k]) - np.outer(p[k], p[k])
+    # Σ_f 1 = 0 exactly (Σ f = 1): remove the roundoff along 1 so that constant shifts of E stay exact
+    out -= out.mean(axis=2, keepdims=True)
+    out -= out.mean(axis=1, keepdims=True)
+    return out
+
+
+# ----------------------------------------------------------------------------- the information
+@dataclass(frozen=True)
+class Information:
+    """Information that the pooled bigram embedding carries about the task (:func:`information`), in bits.
+
+    Attributes
+    ----------
+    bits : float
+        Estimate of ``I(k; m)`` (bits).
+    bits_se : float
+        Its Monte Carlo standard error (bits).
+    max_bits : float
+        ``log₂ K``, the maximum (``bits <= max_bits`` always).
+    K, d, rank : int
+        Pool size, embedding dimension, dimension of the informative subspace used (``<= min(d, C² − 1)``).
+    n_bigrams : int
+        ``n = length − 1``, the bigrams pooled.
+    n_samples : int
+        Monte Carlo samples.
+    covariance : str
+        ``"multinomial"`` (the authors') or ``"markov"``.
+    """
+
+    __repr__ = short_repr
+
+    bits: float
+    bits_se: float
+    max_bits: float
+    K: int
+    d: int
+    rank: int
+    n_bigrams: int
+    n_samples: int
+    covariance: str
+
+    def __post_init__(self):
+        python_scalars(self)
+
+
+def _class_gaussians(pool, E, n_bigrams, covariance):
+    """Means (K, r), covariances (K, r, r), reduced embedding (C², r), bigram laws (K, C²) and, for
+    ``"markov"``, the bigram-space covariances ``n Σ_f`` (K, C², C²) (else ``None``)."""
+    T = transition_matrices("pool", pool, min_ndim=3)
+    E, C = _embedding(E)
+    if T.ndim != 3 or T.shape[1] != C:
+        check.fail("pool", f"<array with shape {T.shape}>", f"an array of shape (K, {C}, {C}) matching E")
+    p = bigram_laws(T)
+    if np.any(p <= 0.0):
+        raise ValueError("pool must have chains with every bigram probability > 0 (otherwise the Gaussian model "
+                         f"is singular); got {int(np.sum(np.any(p <= 0.0, axis=1)))} chain(s) with a zero entry")
+    Er = E @ _basis(E)
+    c = p @ Er
+    M = None
+    if covariance == "multinomial":
+        S = np.einsum("ia,ki,ib->kab", Er, p, Er) - np.einsum("ka,kb->kab", c, c)
+    else:
+        M = _markov_covariance(T, p)
+        S = np.einsum("ia,kij,jb->kab", Er, M, Er)
+    S = 0.5 * (S + np.swapaxes(S, 1, 2)) / n_bigrams
+    return c, S, Er, p, M
+
+
+def information(pool, E, length, n_samples=2048, rng=None, covariance="multinomial"):
+    r"""``I(k; m)`` (bits) between the chain ``k`` of a pool (uniform) and the pooled bigram embedding ``m``
+    of a sequence of ``length`` states, in the Gaussian model of arXiv:2604.12151 (module docstring).
+
+    ``I = log₂ K + E[log₂ P(k | m)]``, estimated with ``n_samples`` draws ``(k_s, m_s)`` (tasks balanced over
+    the pool, or a random subset of distinct tasks when ``n_samples < K``); cost ``O(n_samples · K · r²)``.
+
+    Parameters
+    ----------
+    pool : array_like, shape (K, C, C)
+        The chains (irreducible, every bigram probability ``> 0``), ``K >= 1``.
+    E : array_like, shape (C², d)
+        Bigram embedding (row ``a·C + b``).
+    length : int
+        States per sequence ``L >= 2``; ``n = L − 1`` bigrams are pooled. (The authors evaluate at
+        ``n = context_len/2``.)
+    n_samples : int
+        Monte Carlo samples, ``>= 2``.
+    rng : None, int, tuple of ints or numpy.random.Generator
+    covariance : {"multinomial", "markov"}
+        The authors' multinomial covariance of ``n`` independent bigrams, or the exact large-``n`` covariance
+        of a stationary Markov path.
+
+    Returns
+    -------
+    Information
+
+    Examples
+    --------
+    >>> from linattn import markov
+    >>> from linattn.markov import bottleneck
+    >>> pool = markov.Chains(C=3, alpha=1.0, K=2).draw_pool(0)
+    >>> r = bottleneck.information(pool, bottleneck.one_hot_embedding(3), length=400, rng=1)
+    >>> r.max_bits, r.bits <= r.max_bits
+    (1.0, True)
+    """
+    length = check.positive_int("length", length, minimum=2)
+    n_samples = check.positive_int("n_samples", n_samples, minimum=2)
+    check.choice("covariance", covariance, COVARIANCES)
+    E, C = _embedding(E)
+    n = length - 1
+    shape = np.shape(pool)
+    if len(shape) != 3 or shape[0] < 1 or shape[1:] != (C, C):
+        check.fail("pool", f"<array with shape {shape}>", f"an array of shape (K, {C}, {C}) with K >= 1 (C from E)")
+    T = transition_matrices("pool", pool, min_ndim=3)
+    K = T.shape[0]
+    d = E.shape[1]
+    check.memory(8.0 * (n_samples * (C * C + K + d) + 3 * K * d * d + 3 * K * C ** 4 * (covariance == "markov")),
+                 f"{n_samples} samples against {K} chains", "n_samples, pool")
+    gen = check.rng(rng)
+    c, S, Er, p, M = _class_gaussians(T, E, n, covariance)
+    r = Er.shape[1]
+    try:
+        L = np.linalg.cholesky(S)
+    except np.linalg.LinAlgError:
+        raise ValueError("pool and E give a singular class covariance (a chain with a bigram of probability ~0 in "
+                         "the informative subspace); use chains with every bigram probability > 0") from None
+    Linv = np.linalg.inv(L)
+    half_logdet = np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
+    if n_samples >= K:
+        k = np.arange(n_samples) % K
+    else:
+        k = gen.choice(K, size=n_samples, replace=False)
+    # noise drawn in bigram space (exact invariance under E -> E M + 1 h^T, module docstring)
+    if covariance == "multinomial":
+        z = gen.normal(size=(n_samples, C * C))
+        sp = np.sqrt(p[k])
+        g = (sp * z - p[k] * np.sum(sp * z, axis=1, keepdims=True)) / math.sqrt(n)
+        y = c[k] + g @ Er
+    else:
+        # symmetric square root of each chain's bigram-space covariance (PSD; roundoff negatives set to 0)
+        w, V = np.linalg.eigh(0.5 * (M + np.swapaxes(M, 1, 2)))
+        root = (V * np.sqrt(np.maximum(w, 0.0))[:, None, :]) @ np.swapaxes(V, 1, 2)
+        z = gen.normal(size=(n_samples, C * C))
+        g = np.einsum("sij,sj->si", root[k], z) / math.sqrt(n)
+        g -= g.mean(axis=1, keepdims=True)   # Σ_t g_t = 0 exactly (the null eigenvalue's root is ~1e-9, not 0)
+        y = c[k] + g @ Er
+    logp = np.empty((n_samples, K))
+    chunk = max(1, int(2e6 // (n_samples * r)))
+    for a in range(0, K, chunk):
+        u = (y[None, :, :] - c[a:a + chunk, None, :]) @ np.swapaxes(Linv[a:a + chunk], 1, 2)
+        logp[:, a:a + chunk] = (-0.5 * np.sum(u * u, axis=-1) - half_logdet[a:a + chunk, None]).T
+    terms = (logp[np.arange(n_samples), k] - special.logsumexp(logp, axis=1) + math.log(K)) / _LN2
+    return Information(bits=float(terms.mean()), bits_se=float(terms.std(ddof=1) / math.sqrt(n_samples)),
+                       max_bits=math.log2(K), K=K, d=E.shape[1], rank=r, n_bigrams=n, n_samples=n_samples,
+                       covariance=covariance)
+
+
+@dataclass(frozen=True)
+class InformationMean:
+    """``I(k; m)`` averaged over random pools (:func:`information_mean`), in bits.
+
+    Attributes
+    ----------
+    bits_mean, bits_se : float
+        Mean over pools and its standard error (pool-to-pool and Monte Carlo scatter).
+    max_bits : float
+        ``log₂ K``.
+    bits : ndarray (n_pools,)
+        Per-pool estimates.
+    K, n_pools : int
+    """
+
+    __repr__ = short_repr
+
+    bits_mean: float
+    bits_se: float
+    max_bits: float
+    bits: np.ndarray
+    K: int
+    n_pools: int
+
+    def __post_init__(self):
+        python_scalars(self)
+
+
+def information_mean(C, alpha, K, E, length, n_pools=4, rng=None, n_samples=2048, covariance="multinomial"):
+    """:func:`information` averaged over ``n_pools`` independent pools of ``K`` ``Dirichlet(α)`` chains.
+
+    Pool ``i`` is drawn with the seed tuple ``(seed, i)``, ``seed`` from ``rng``.
+
+    Parameters
+    ----------
+    C : int
+        Number of states, ``>= 2``.
+    alpha : float
+        Dirichlet concentration, ``> 0``.
+    K : int
+        Pool size, ``>= 1``.
+    E : array_like, shape (C², d)
+    length : int
+        ``L >= 2``.
+    n_pools : int
+        ``>= 2`` (for a standard error).
+    rng : None, int, tuple of ints or numpy.random.Generator
+    n_samples : int
+    covariance : {"multinomial", "markov"}
+
+    Returns
+    -------
+    InformationMean
+    """
+    ch = Chains(C=C, alpha=alpha, K=K)
+    n_pools = check.positive_int("n_pools", n_pools, minimum=2)
+    _embedding(E, ch.C)
+    seed = check.seed_int("rng", check.rng(rng))
+    vals = np.array([information(ch.draw_pool((seed, i)), E, length, n_samples, (seed, i, 1), covariance).bits
+                     for i in range(n_pools)])
+    return InformationMean(bits_mean=float(vals.mean()), bits_se=float(vals.std(ddof=1) / math.sqrt(n_pools)),
+                           max_bits=math.log2(ch.K), bits=vals, K=ch.K, n_pools=n_pools)
+
+
+# ----------------------------------------------------------------------------- K2*
+@dataclass(frozen=True)
+class K2:
+    """The pool size ``K₂*`` at which ``log₂ K − I(K) = gap`` (:func:`k2`).
+
+    Attributes
+    ----------
+    k2 : float
+        ``2^{log2_k2}`` (geometric mean over seeds).
+    log2_k2, log2_k2_se : float
+        Mean of ``log₂ K₂*`` over seeds and its standard error.
+    log2_k2_seeds : ndarray (n_pools,)
+        Per-seed ``log₂ K₂*``.
+    Ks : ndarray of int (n_K,)
+        The grid of pool sizes evaluated.
+    bits : ndarray (n_pools, n_K)
+        ``I(K)`` per seed (NaN past the seed's crossing, where it was not evaluated).
+    gap : float
+        The criterion (bits).
+    """
+
+    __repr__ = short_repr
+
+    k2: float
+    log2_k2: float
+    log2_k2_se: float
+    log2_k2_seeds: np.ndarray
+    Ks: np.ndarray
+    bits: np.ndarray
+    gap: float
+
+    def __post_init__(self):
+        python_scalars(self)
+
+
+def k2(C, alpha, E, length, gap=1.0, n_pools=4, rng=None, n_samples=1024, K_max=4096, step=0.5,
+       covariance="multinomial"):
+    r"""``K₂*``: the pool size at which the information falls ``gap`` bits short of ``log₂ K`` (module docstring).
+
+    Per seed, one pool of ``K_max`` chains is drawn and its first ``K`` chains form the pool of size ``K``, for
+    ``K = round(2^{j·step})`` (``j = 1, 2, …``, distinct values) until ``log₂ K − I(K) > gap``; ``log₂ K₂*`` is
+    the linear interpolation of the deficit in ``log₂ K`` between the last two grid points. The result is the
+    mean ± s.e. of ``log₂ K₂*`` over ``n_pools`` seeds.
+
+    Parameters
+    ----------
+    C : int
+        Number of states, ``>= 2``.
+    alpha : float
+        Dirichlet concentration, ``> 0``.
+    E : array_like, shape (C², d)
+    length : int
+        ``L >= 2``.
+    gap : float
+        Deficit criterion in bits, ``> 0`` (default 1 bit).
+    n_pools : int
+        Seeds, ``>= 2``.
+    rng : None, int, tuple of ints or numpy.random.Generator
+    n_samples : int
+        Monte Carlo samples per evaluation of :func:`information`.
+    K_max : int
+        Largest pool size tried, ``>= 2``.
+    step : float
+        Grid step in ``log₂ K``, in ``(0, 2]``.
+    covariance : {"multinomial", "markov"}
+
+    Returns
+    -------
+    K2
+
+    Raises
+    ------
+    linattn.ConvergenceError
+        If the deficit of some seed stays ``<= gap`` up to ``K_max``.
+    """
+    gap = check.positive("gap", gap)
+    n_pools = check.positive_int("n_pools", n_pools, minimum=2)
+    K_max = check.positive_int("K_max", K_max, minimum=2)
+    step = check.real("step", step, low=0.0, high=2.0, low_open=True)
+    check.choice("covariance", covariance, COVARIANCES)
+    ch = Chains(C=C, alpha=alpha, K=K_max)
+    E, _ = _embedding(E, ch.C)
+    length = check.positive_int("length", length, minimum=2)
+    n_samples = check.positive_int("n_samples", n_samples, minimum=2)
+    seed = check.seed_int("rng", check.rng(rng))
+    Ks = np.unique(np.round(2.0 ** (step * np.arange(1, int(math.log2(K_max) / step) + 1))).astype(np.int64))
+    Ks = Ks[(Ks >= 2) & (Ks <= K_max)]
+    bits = np.full((n_pools, Ks.size), np.nan)
+    out = np.empty(n_pools)
+    for i in range(n_pools):
+        big = ch.draw_pool((seed, i))
+        x0, d0 = 0.0, 0.0                      # K = 1: I = 0 = log2 K exactly
+        for j, K in enumerate(Ks):
+            bits[i, j] = information(big[:K], E, length, n_samples, (seed, i, int(K)), covariance).bits
+            deficit = math.log2(K) - bits[i, j]
+            if deficit > gap:
+                out[i] = x0 + (gap - d0) / (deficit - d0) * (math.log2(K) - x0)
+                break
+            x0, d0 = math.log2(K), deficit
+        else:
+            raise ConvergenceError(f"K2* not reached: log2 K - I(K) <= gap = {gap} bits up to K_max = {K_max} "
+                                   f"(seed {i}); raise K_max or lower length")
+    m = float(out.mean())
+    return K2(k2=2.0 ** m, log2_k2=m, log2_k2_se=float(out.std(ddof=1) / math.sqrt(n_pools)),
+              log2_k2_seeds=out, Ks=Ks, bits=bits, gap=gap)
+
+
+# ----------------------------------------------------------------------------- deterministic approximation
+@dataclass(frozen=True)
+class PriorMoments:
+    """Moments of the stationary bigram law ``p`` of a ``Dirichlet(α)`` chain (:func:`prior_moments`).
+
+    Attributes
+    ----------
+    mean : ndarray (C²,)
+        ``E p``.
+    between : ndarray (C², C²)
+        ``Cov(p)`` (between-task covariance of ``f``).
+    within : ndarray (C², C²)
+        ``E[diag p − p pᵀ]`` (``n ×`` the mean multinomial covariance of ``f``).
+    C : int
+    alpha : float
+    n_chains : int
+        Chains averaged (0: the ``π ≈ 1/C`` closed form).
+    samples : ndarray (n_chains, C²) or None
+        The sampled bigram laws (``None`` for the closed form); :func:`channel` uses them for ``E log det Σ_k``.
+    """
+
+    __repr__ = short_repr
+
+    mean: np.ndarray
+    between: np.ndarray
+    within: np.ndarray
+    C: int
+    alpha: float
+    n_chains: int
+    samples: np.ndarray | None = None
+
+    def __post_init__(self):
+        python_scalars(self)
+
+
+def prior_moments(C, alpha, n_chains=20000, rng=0):
+    r"""Moments of the stationary bigram law ``p[a·C + b] = π(a) T(a, b)`` of a chain with ``Dirichlet(α·1_C)``
+    rows: sample averages over ``n_chains`` chains (relative error ``~ √(2/n_chains)``), or for ``n_chains=0``
+    the closed form with ``π ≈ 1/C``:
+
+    .. math::
+       \mathrm{Cov}(p) ≈ \frac{1}{C²(Cα + 1)}\, I_C ⊗ \Big(\frac{I_C}{C} − \frac{\mathbf 1 \mathbf 1^\top}{C²}\Big),
+       \qquad E[\mathrm{diag}\,p − p p^\top] ≈ \frac{I}{C²} − \mathrm{Cov}(p) − \frac{\mathbf 1 \mathbf 1^\top}{C⁴}.
+
+    (The fluctuations of ``π`` are dropped; they enlarge ``Cov(p)`` — measured in docs/markov_bottleneck.md.)
+
+    Parameters
+    ----------
+    C : int
+        Number of states, ``>= 2``.
+    alpha : float
+        Dirichlet concentration, ``> 0``.
+    n_chains : int
+        ``0`` (closed form) or ``>= 100``.
+    rng : None, int, tuple of ints or numpy.random.Generator
+
+    Returns
+    -------
+    PriorMoments
+    """
+    ch = Chains(C=C, alpha=alpha, K=None)
+    n_chains = check.nonneg_int("n_chains", n_chains)
+    C, alpha = ch.C, ch.alpha
+    if n_chains == 0:
+        blk = (np.eye(C) / C - 1.0 / C ** 2) / ((C * alpha + 1.0) * C ** 2)
+        A = np.kron(np.eye(C), blk)
+        return PriorMoments(mean=np.full(C * C, 1.0 / C ** 2), between=A,
+                            within=np.eye(C * C) / C ** 2 - A - 1.0 / C ** 4, C=C, alpha=alpha, n_chains=0)
+    if n_chains < 100:
+        check.fail("n_chains", n_chains, "0 (closed form) or an integer >= 100")
+    check.memory(8.0 * n_chains * C * C * 3, f"{n_chains} chains", "n_chains")
+    p = bigram_laws(ch.draw_chains(n_chains, rng))
+    mean = p.mean(axis=0)
+    second = p.T @ p / n_chains
+    return PriorMoments(mean=mean, between=second - np.outer(mean, mean), within=np.diag(mean) - second,
+                        C=C, alpha=alpha, n_chains=n_chains, samples=p)
+
+
+@dataclass(frozen=True)
+class Channel:
+    """The Gaussian-channel summary of an embedding (:func:`channel`, :func:`projection_channel`).
+
+    Attributes
+    ----------
+    snr : ndarray (r,)
+        ``λ_i``, eigenvalues of ``Σ_w^{-1} Σ_b`` (descending), ``Σ_w`` the prior-mean class covariance.
+    capacity_bits : float
+        ``I_∞`` (bits), the ``K → ∞`` scale of the information: ``½ [log det Σ_tot − E log det Σ_k]``
+        (heteroscedastic, when the prior is sampled) or ``½ Σ log₂(1 + λ_i)`` (closed form).
+    capacity_se_bits : float
+        Monte Carlo standard error of ``E log det Σ_k`` in bits (0 for the closed form).
+    spread : float
+        ``V = Σ λ_i/(1 + λ_i)`` (nats²): the variance of ``ξ`` (module docstring).
+    n_bigrams : int
+    """
+
+    __repr__ = short_repr
+
+    snr: np.ndarray
+    capacity_bits: float
+    capacity_se_bits: float
+    spread: float
+    n_bigrams: int
+
+    def __post_init__(self):
+        python_scalars(self)
+
+
+def _channel_from_snr(lam, n, capacity_bits=None, capacity_se_bits=0.0):
+    lam = np.sort(np.clip(lam, 0.0, None))[::-1]   # generalized eigenvalues of PSD/PD pencils: >= 0 up to roundoff
+    cap = float(0.5 * np.sum(np.log2(1.0 + lam))) if capacity_bits is None else capacity_bits
+    return Channel(snr=lam, capacity_bits=cap, capacity_se_bits=capacity_se_bits,
+                   spread=float(np.sum(lam / (1.0 + lam))), n_bigrams=n)
+
+
+def channel(E, length, moments, n_logdet=2000):
+    r"""The Gaussian channel of an embedding ``E`` for sequences of ``length`` states and chains with the prior
+    ``moments`` (module docstring).
+
+    ``λ_i`` are the eigenvalues of ``Σ_w^{-1} Σ_b``, ``Σ_b = Eᵀ Cov(p) E``, ``Σ_w = Eᵀ E[diag p − p pᵀ] E / n``
+    (on the informative subspace of ``E``). With a sampled prior the capacity is the heteroscedastic
+
+    .. math::
+       I_∞ = ½\big[\log\det(Σ_b + Σ_w) − E_p \log\det Σ(p)\big],\qquad
+       Σ(p) = Eᵀ(\mathrm{diag}\,p − p p^\top)E / n,
+
+    the exact mean of ``−log g`` when the mixture density is replaced by the Gaussian of its first two moments
+    (module docstring), ``E_p`` over the first ``n_logdet`` sampled chains; with the closed-form moments it is
+    ``½ Σ log(1 + λ_i)`` (the two agree when ``Σ(p)`` does not vary with the chain).
+
+    Parameters
+    ----------
+    E : array_like, shape (C², d)
+    length : int
+        ``L >= 2`` (``n = L − 1``).
+    moments : PriorMoments
+        From :func:`prior_moments` with the same ``C``.
+    n_logdet : int
+        Chains used for ``E log det Σ(p)``, ``>= 2``.
+
+    Returns
+    -------
+    Channel
+    """
+    if not isinstance(moments, PriorMoments):
+        raise ValueError(f"moments must be a linattn.markov.bottleneck.PriorMoments; got {type(moments).__name__}")
+    E, _ = _embedding(E, moments.C)
+    length = check.positive_int("length", length, minimum=2)
+    n_logdet = check.positive_int("n_logdet", n_logdet, minimum=2)
+    n = length - 1
+    Er = E @ _basis(E)
+    Sb = Er.T @ moments.between @ Er
+    Sw = Er.T @ moments.within @ Er / n
+    Sw = 0.5 * (Sw + Sw.T)
+    Lw = np.linalg.cholesky(Sw)
+    X = np.linalg.solve(Lw, np.linalg.solve(Lw, Sb).T)
+    lam = np.linalg.eigvalsh(0.5 * (X + X.T))
+    if moments.samples is None:
+        return _channel_from_snr(lam, n)
+    p = moments.samples[:n_logdet]
+    c = p @ Er
+    S = (np.einsum("ia,ki,ib->kab", Er, p, Er) - np.einsum("ka,kb->kab", c, c)) / n
+    sign, logdet = np.linalg.slogdet(S)
+    if np.any(sign <= 0):
+        raise ValueError("moments.samples contain chains with a singular class covariance (a bigram of probability "
+                         "~0); draw the prior moments with a larger alpha")
+    total = np.linalg.slogdet(Sb + Sw)[1]
+    cap = 0.5 * (total - logdet.mean()) / _LN2
+    se = 0.5 * logdet.std(ddof=1) / math.sqrt(logdet.size) / _LN2
+    return _channel_from_snr(lam, n, float(cap), float(se))
+
+
+def projection_channel(C, alpha, d, length):
+    r"""Closed-form channel of a random projection ``E = R`` (``π ≈ 1/C``, module docstring):
+    ``λ_0 = n/(C(Cα + 1) − 1)`` on ``r = min(d, C(C − 1))`` directions.
+
+    Parameters
+    ----------
+    C : int
+        ``>= 2``.
+    alpha : float
+        ``> 0``.
+    d : int
+        Embedding dimension, ``>= 1``.
+    length : int
+        ``L >= 2`` (``n = L − 1``).
+
+    Returns
+    -------
+    Channel
+
+    Examples
+    --------
+    >>> from linattn.markov import bottleneck
+    >>> ch = bottleneck.projection_channel(C=10, alpha=1.0, d=8, length=110)   # λ0 = 109/109 = 1
+    >>> ch.capacity_bits                                                        # (8/2) log2(2)
+    4.0
+    """
+    C = check.positive_int("C", C, minimum=2)
+    alpha = check.positive("alpha", alpha)
+    d = check.positive_int("d", d)
+    length = check.positive_int("length", length, minimum=2)
+    n = length - 1
+    lam0 = n / (C * (C * alpha + 1.0) - 1.0)
+    return _channel_from_snr(np.full(min(d, C * (C - 1)), lam0), n)
+
+
+def information_theory(K, ch):
+    r"""The deterministic approximation of ``I(k; m)`` (bits) for a pool of ``K`` chains:
+    ``log K − E_ξ log(1 + (K − 1) e^{−I_∞ + ξ})``, ``ξ ~ N(0, V)`` (module docstring), by 60-point
+    Gauss–Hermite quadrature.
+
+    Parameters
+    ----------
+    K : int or array_like of int
+        Pool size(s), ``>= 1``.
+    ch : Channel
+
+    Returns
+    -------
+    float or ndarray
+    """
+    if not isinstance(ch, Channel):
+        raise ValueError(f"ch must be a linattn.markov.bottleneck.Channel; got {type(ch).__name__}")
+    K_arr = check.real_array("K", K, low=1.0)
+    if np.any(K_arr != np.round(K_arr)):
+        check.fail("K", K, "an integer >= 1 or an array of them")
+    I_inf = ch.capacity_bits * _LN2
+    x = np.log(np.maximum(K_arr - 1.0, 1e-300))[..., None] - I_inf + math.sqrt(ch.spread) * _GH_X
+    deficit = np.where(K_arr > 1, np.sum(_GH_W * np.logaddexp(0.0, x), axis=-1), 0.0)
+    out = (np.log(K_arr) - deficit) / _LN2
+    return float(out) if np.ndim(K) == 0 else out
+
+
+def k2_theory(ch, gap=1.0):
+    """``K₂*`` of the deterministic approximation: the real ``K`` with ``log₂ K − I_K = gap`` (bisection in
+    ``log K``; the deficit increases with ``K``).
+
+    Parameters
+    ----------
+    ch : Channel
+    gap : float
+        Bits, ``> 0``.
+
+    Returns
+    -------
+    float
+    """
+    if not isinstance(ch, Channel):
+        raise ValueError(f"ch must be a linattn.markov.bottleneck.Channel; got {type(ch).__name__}")
+    gap = check.positive("gap", gap)
+    I_inf, V = ch.capacity_bits * _LN2, ch.spread
+
+    def deficit(logk):   # bits, K = e^logk treated as real
+        x = math.log(math.expm1(logk)) - I_inf + math.sqrt(V) * _GH_X if logk > 0 else None
+        return 0.0 if x is None else float(np.sum(_GH_W * np.logaddexp(0.0, x))) / _LN2
+
+    lo, hi = 0.0, max(1.0, I_inf + 8.0 * math.sqrt(V) + 2.0 * gap * _LN2 + 2.0)
+    while deficit(hi) <= gap:
+        hi *= 2.0
+        if hi > 1e6:
+            raise ConvergenceError(f"k2_theory: no K with deficit > gap = {gap} bits below K = e^1e6")
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if deficit(mid) <= gap else (lo, mid)
+        if hi - lo < 1e-12 * max(1.0, hi):
+            break
+    return math.exp(0.5 * (lo + hi))

@@ -1,0 +1,168 @@
+"""The exact two-parameter minimal model (Gibson, Cui & Reddy 2026): enumeration, derivatives, Monte Carlo,
+the saddle on the 1-point line and the escape time of the gradient flow."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from dynamics import markov_minimal as mm
+from dynamics.markov_minimal import markov_minimal_flow, markov_minimal_loss, markov_minimal_theory, n_canonical
+
+
+def _brute(C, N, alpha, first_state, beta, delta, variant, law="dirichlet"):
+    """All C^(N+1) sequences, no symmetry reduction: (Σ P, E[ℓ; seen], E[∇ℓ; seen])."""
+    seqs = np.array(list(itertools.product(range(C), repeat=N + 1)), dtype=np.int8)
+    if law == "dirichlet":
+        w = np.exp(mm._log_law(seqs, C, alpha, first_state))
+    else:                                  # i.i.d. uniform states: the baseline law
+        w = np.full(len(seqs), float(C) ** -(N + 1))
+    m, A = mm._features(seqs, N)
+    ell, g, _ = mm._per_pattern(beta, delta, m, A, variant)
+    return w.sum(), w @ ell, w @ g
+
+
+@pytest.mark.parametrize("first_state", ["uniform", "onestep"])
+def test_enumeration_is_a_probability_law_and_matches_brute_force(first_state):
+    """The canonical enumeration (restricted growth strings × C!/(C−k)!) sums to 1, as does the brute force
+    over all C^(N+1) sequences (1e-12: float64 sums of ~10³ terms), and gives the same loss and gradient."""
+    C, N, alpha = 3, 5, 0.7
+    pat = mm._exact_patterns(C, N, alpha, first_state)
+    assert pat.n_sequences == n_canonical(C, N + 1) == 1 + 31 + 90    # Σ_{k≤3} S(6, k)
+    assert abs(pat.total - 1) < 1e-12 and abs(pat.weight.sum() - 1) < 1e-12
+    total, loss_part, grad_part = _brute(C, N, alpha, first_state, 0.9, 0.4, "released")
+    assert abs(total - 1) < 1e-12
+    r = markov_minimal_loss(0.9, 0.4, C, N, alpha, first_state=first_state)
+    assert abs(r.loss_seen * (1 - r.p_unseen) - loss_part) < 1e-12
+    assert np.abs(r.grad - grad_part).max() < 1e-12
+
+
+def test_first_state_law_closed_forms():
+    """p(s_0 = j) = 1/C for both laws by symmetry, and the two laws differ on the joint law of (s_0, s_1):
+    onestep makes s_0 → s_1 the second draw of row s_0 only if h = s_0 (Pólya: P(s_0 = s_1) =
+    (1/C)[(1 + α)/(Cα + 1)·(1/C) + (1 − 1/C)·(1/C)] · C ... checked numerically against uniform's
+    P(s_0 = s_1) = 1/C exactly)."""
+    C, alpha = 3, 0.5
+    seqs = np.array(list(itertools.product(range(C), repeat=2)), dtype=np.int8)
+    for fs in ("uniform", "onestep"):
+        p = np.exp(mm._log_law(seqs, C, alpha, fs)).reshape(C, C)
+        assert np.allclose(p.sum(axis=1), 1 / C, atol=1e-15)
+    p_u = np.exp(mm._log_law(seqs, C, alpha, "uniform")).reshape(C, C)
+    assert abs(np.trace(p_u) - 1 / C) < 1e-15
+    # onestep: P(s0 = s1) = Σ_h P(h) [h = s0: (α+1)/(Cα+1) · ... ] — exact value by direct Pólya sums
+    p_o = np.exp(mm._log_law(seqs, C, alpha, "onestep")).reshape(C, C)
+    direct = (1 / C) * (1 / C) * ((alpha + 1) / (C * alpha + 1)) + (1 / C) * (1 - 1 / C) * (1 / C)
+    assert abs(np.trace(p_o) - C * direct) < 1e-15
+
+
+@pytest.mark.parametrize("variant", ["released", "attention"])
+def test_gradient_and_hessian_against_finite_differences(variant):
+    """Analytic ∇L, H vs central differences with step h = 1e-4: truncation h²|L'''|/6 ≲ 1e-9 and rounding
+    1e-16/h ≈ 1e-12, so 1e-7 is a safe bound."""
+    C, N, alpha, h = 3, 5, 0.5, 1e-4
+    b, d = 0.8, -0.3
+    r = markov_minimal_loss(b, d, C, N, alpha, variant=variant)
+
+    def L(x, y):
+        return markov_minimal_loss(x, y, C, N, alpha, variant=variant).loss
+
+    def G(x, y):
+        return markov_minimal_loss(x, y, C, N, alpha, variant=variant).grad
+    fd_grad = [(L(b + h, d) - L(b - h, d)) / (2 * h), (L(b, d + h) - L(b, d - h)) / (2 * h)]
+    fd_hess = np.array([(G(b + h, d) - G(b - h, d)) / (2 * h), (G(b, d + h) - G(b, d - h)) / (2 * h)])
+    assert np.abs(r.grad - fd_grad).max() < 1e-7
+    assert np.abs(r.hessian - fd_hess).max() < 1e-7
+    assert abs(r.hessian[0, 1] - r.hessian[1, 0]) == 0.0
+
+
+def test_exact_identities():
+    """β = 0: uniform attention, ∂_δ L = ∂²_δ L = 0 exactly; L = (1 − p_u) L_seen + p_u log(1/ε); p_unseen at
+    N = 2 equals P(s_2 ≠ s_1) = 1 − E[T_{s_1 s_1}] (1e-12)."""
+    r = markov_minimal_loss(0.0, 0.7, 3, 5, 0.5)
+    assert r.grad[1] == 0.0 and r.hessian[1, 1] == 0.0
+    assert abs(r.loss - ((1 - r.p_unseen) * r.loss_seen + r.p_unseen * math.log(1e10))) < 1e-12
+    r2 = markov_minimal_loss(0.3, 0.1, 3, 2, 0.5)         # one key (i = 1, value s_1): seen iff s_2 = s_1
+    # P(s_2 = s_1) = E over the visit of s_1: the second draw of row s_1 equals the first w.p. (α+1)/(Cα+1)
+    # unless the hidden/onestep chain already used row s_1 — exact value from the brute-force law
+    seqs = np.array(list(itertools.product(range(3), repeat=3)), dtype=np.int8)
+    w = np.exp(mm._log_law(seqs, 3, 0.5, "onestep"))
+    assert abs(r2.p_unseen - w[seqs[:, 2] != seqs[:, 1]].sum()) < 1e-12
+    assert abs(r2.loss_seen) < 1e-12                      # one key carrying the target: p = 1
+
+
+def test_exact_agrees_with_monte_carlo_and_iid_baseline_is_rejected():
+    """Exact vs Monte Carlo (linattn.markov.Chains, 40 000 fresh chains) within 4 s.e. for L_seen, p_unseen and
+    ∇L; the i.i.d.-states law (a wrong data law) is rejected by the same 4 s.e. criterion."""
+    pytest.importorskip("linattn.markov")
+    C, N, alpha, b, d = 3, 5, 0.5, 0.9, 0.4
+    ex = markov_minimal_loss(b, d, C, N, alpha, method="exact")
+    mc = markov_minimal_loss(b, d, C, N, alpha, method="mc", n_mc=40_000, rng=7)
+    assert mc.method == "mc" and mc.loss_seen_se > 0
+    assert abs(ex.loss_seen - mc.loss_seen) < 4 * mc.loss_seen_se
+    assert abs(ex.p_unseen - mc.p_unseen) < 4 * mc.p_unseen_se
+    assert np.all(np.abs(ex.grad - mc.grad) < 4 * mc.grad_se)
+    total, _, _ = _brute(C, N, alpha, "onestep", b, d, "released", law="iid")
+    seqs = np.array(list(itertools.product(range(C), repeat=N + 1)), dtype=np.int8)
+    _, A = mm._features(seqs, N)
+    p_unseen_iid = float((~A.any(axis=1)).sum()) / len(seqs)
+    assert abs(total - 1) < 1e-12
+    assert abs(p_unseen_iid - mc.p_unseen) > 4 * mc.p_unseen_se
+
+
+def test_theory_escape_time_matches_the_flow_and_naive_rate_is_rejected():
+    """Linear escape from the saddle (0, δ_s) of the 1-point line: the released variant at C = 3, N = 5,
+    α = 0.5, from (0, δ_s + 10⁻³) to |δ − δ_s| = r = 0.1. The cubic terms change the time by a relative O(r)
+    amount spent near |δ − δ_s| ≈ r, i.e. ≲ r/λ₊ out of ~ log(r/10⁻³)/λ₊: tolerance 2 %. The naive rate
+    |H_βδ| (ignoring H_ββ, the β relaxation) fails the same tolerance."""
+    C, N, alpha, r, eps = 3, 5, 0.5, 0.1, 1e-3
+    th = markov_minimal_theory(C, N, alpha, variant="released")
+    assert th.delta_saddle > 0.01          # the authors' start (0.01, 0.01) lies below the saddle
+    assert abs(markov_minimal_loss(0.0, th.delta_saddle, C, N, alpha).grad[0]) < 1e-12
+    assert th.rate > 0 > th.rate_stable
+    t = np.linspace(0.0, 4 * math.log(r / eps) / th.rate, 50)
+    fl = markov_minimal_flow(0.0, th.delta_saddle + eps, C, N, alpha, t, delta_saddle=th.delta_saddle, radius=r)
+    t_theory = th.escape_time(0.0, th.delta_saddle + eps, r)
+    assert abs(fl.escape_time - t_theory) < 0.02 * fl.escape_time
+    vdelta = th.unstable[1]
+    t_naive = math.log(r / (eps * vdelta**2)) / abs(th.hessian[0, 1])
+    assert abs(fl.escape_time - t_naive) > 0.02 * fl.escape_time
+    assert fl.delta[-1] > th.delta_saddle + r and fl.transition_time < t[-1]
+
+
+def test_released_start_falls_below_the_saddle():
+    """From the released run's start (0.01, 0.01) the released variant leaves the saddle downwards (δ < 0, β < 0,
+    loss barely below the 1-point loss) while the attention variant (saddle at δ_s < 0) rises to δ > 1."""
+    C, N, alpha = 3, 5, 0.5
+    t = np.geomspace(1.0, 3e4, 30)
+    rel = markov_minimal_flow(0.01, 0.01, C, N, alpha, t, variant="released")
+    att = markov_minimal_flow(0.01, 0.01, C, N, alpha, t, variant="attention")
+    assert rel.delta[-1] < 0 and rel.beta[-1] < 0
+    assert att.delta[-1] > 1 and att.beta[-1] > 0
+    assert att.loss[-1] < rel.loss[-1] < rel.loss_1point
+
+
+def test_bad_input():
+    for kwargs, name in [({"C": 1}, "C"), ({"N": 1}, "N"), ({"alpha": 0.0}, "alpha"),
+                         ({"variant": "softmax"}, "variant"), ({"first_state": "x"}, "first_state"),
+                         ({"method": "exactly"}, "method"), ({"eps": 0.0}, "eps"), ({"beta": math.nan}, "beta"),
+                         ({"first_state": "stationary", "method": "exact"}, "method"), ({"n_mc": 1}, "n_mc")]:
+        args = {"beta": 0.1, "delta": 0.1, "C": 3, "N": 4, "alpha": 0.5, **kwargs}
+        with pytest.raises(ValueError, match=name):
+            markov_minimal_loss(**args)
+    with pytest.raises(ValueError, match="times"):
+        markov_minimal_flow(0.0, 0.0, 3, 4, 0.5, [1.0, 0.5])
+    with pytest.raises(ValueError, match="gamma"):
+        markov_minimal_flow(0.0, 0.0, 3, 4, 0.5, [1.0], gamma=-1.0)
+    with pytest.raises(ValueError, match="bracket"):
+        markov_minimal_theory(3, 4, 0.5, bracket=(1.0, -1.0))
+    with pytest.raises(ValueError, match="radius"):
+        markov_minimal_theory(3, 4, 0.5).escape_time(0.0, 0.0, radius=0.0)
+
+
+def test_stationary_first_state_is_monte_carlo_and_reproducible():
+    """first_state="stationary" has no closed-form law: "auto" samples; a fixed rng gives identical numbers."""
+    pytest.importorskip("linattn.markov")
+    a = markov_minimal_loss(0.5, 0.5, 3, 4, 0.5, first_state="stationary", n_mc=3000, rng=5)
+    b = markov_minimal_loss(0.5, 0.5, 3, 4, 0.5, first_state="stationary", n_mc=3000, rng=5)
+    assert a.method == "mc" and a.n_sequences == 3000 and a.loss_se > 0
+    assert a.loss == b.loss and np.array_equal(a.grad, b.grad)
