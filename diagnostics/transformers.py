@@ -333,7 +333,8 @@ def train_modular_addition(p=31, train_fraction=0.5, steps=6000, d_model=64, hea
         Full-batch steps (multiple of ``record``).
     d_model, heads, mlp : int
         Width, heads, MLP width.
-    lr, weight_decay : float
+    lr, lam : float
+        Learning rate and the weight decay of AdamW.
     record : int
     rng : int or numpy.random.Generator
     progress : bool

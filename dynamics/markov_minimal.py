@@ -363,9 +363,10 @@ def _check_common(C, N, alpha, first_state, variant, method, eps, n_mc):
 
 
 def _patterns(C, N, alpha, first_state, method, n_mc, rng):
+    rng = check.rng(rng)          # validated even where the exact enumeration does not use it
     if method == "exact":
         return _exact_patterns(C, N, alpha, first_state)
-    return _mc_patterns(C, N, alpha, first_state, n_mc, check.rng(rng))
+    return _mc_patterns(C, N, alpha, first_state, n_mc, rng)
 
 
 @dataclass(frozen=True)

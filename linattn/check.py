@@ -91,7 +91,10 @@ def real(name, value, low=None, high=None, low_open=False, high_open=False, allo
                 f"{')' if high_open or high is None else ']'}")
     if _is_bool(value) or not isinstance(value, numbers.Real):
         fail(name, value, accepted)
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:                 # an int beyond float64's range (>= 2**1024)
+        fail(name, value, accepted)
     if np.isnan(v) or (np.isinf(v) and not allow_inf):
         fail(name, value, accepted)
     if low is not None and (v < low or (low_open and v == low)):
@@ -197,8 +200,8 @@ def real_array(name, value, low=None, low_open=False, allow_inf=False):
 def counts(name, value):
     """A 1-d array of non-negative integers (step counts), returned as ``int64``."""
     n = finite_array(name, np.atleast_1d(value) if not isinstance(value, str) else value, ndim=1)
-    if np.any(n < 0) or np.any(n != np.round(n)):
-        fail(name, value, "a 1-d array of integers >= 0")
+    if np.any(n < 0) or np.any(n != np.round(n)) or np.any(n > MAX_INT):
+        fail(name, value, f"a 1-d array of integers >= 0 and <= {MAX_INT}")
     return n.astype(np.int64)
 
 
@@ -273,7 +276,13 @@ def memory_limit() -> int:
     of the physical memory of this machine."""
     env = os.environ.get("LINATTN_MEMORY_LIMIT")
     if env:
-        return int(float(env))
+        try:
+            limit = float(env)
+        except ValueError:
+            limit = np.nan
+        if not (np.isfinite(limit) and limit > 0):
+            fail("LINATTN_MEMORY_LIMIT (environment variable)", env, "a number of bytes > 0")
+        return int(limit)
     try:
         return int(0.8 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX

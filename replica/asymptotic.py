@@ -48,16 +48,18 @@ def pool_resolvent(x, task_ratio):
     Parameters
     ----------
     x : float or ndarray
-        ``x > 0``.
+        ``x ∈ [1e-100, 1e100]``.
     task_ratio : float
-        ``κ > 0`` or ``inf``.
+        ``κ >= 1e-8`` or ``inf``.
 
     Returns
     -------
     M, dM : float or ndarray
     """
     x = check.real_array("x", x, low=0.0, low_open=True)
-    kappa = check.real("task_ratio", task_ratio, low=0.0, low_open=True, allow_inf=True)
+    if np.any(x > 1e100) or np.any(x < 1e-100):     # beyond, M' overflows float64 at small κ
+        check.fail("x", x, "real numbers in [1e-100, 1e100]")
+    kappa = check.real("task_ratio", task_ratio, low=1e-8, allow_inf=True)
     return _resolvent(x, kappa)
 
 
@@ -65,8 +67,12 @@ def _resolvent(x, kappa):
     if np.isinf(kappa):
         M = 1.0 / (1.0 + x)
         return M, -M * M
-    b = x + 1.0 - 1.0 / kappa
-    M = 2.0 / (b + np.sqrt(b * b + 4.0 * x / kappa))
+    # M is the positive root of (x/κ) M² + b M − 1 = 0; each branch of the quadratic formula is free of cancellation
+    # on its side of b = 0 (at small κ, b ≈ −1/κ and the form 2/(b + √(b² + 4x/κ)) would lose ~log10(1/κ) digits)
+    b = x + (1.0 - 1.0 / kappa)
+    root = np.hypot(b, 2.0 * np.sqrt(x / kappa))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        M = np.where(b >= 0, 2.0 / (b + root), (root - b) / (2.0 * x / kappa))
     dM = -(M * M / kappa + M) / (2.0 * x * M / kappa + b)
     return M, dM
 
@@ -164,17 +170,23 @@ def asymptotic(context_ratio, sample_ratio, task_ratio=np.inf, noise=0.0, ridge=
     else:
         lo = lam if lam > 0 else 0.5 * (1.0 - tau) * xi
         hi = 2.0 * (1.0 + xi + tau * lam) / tau
+        # the bracket in u = log ε, widened by 1e-12 so that exp(u) stays outside [lo, hi] after rounding
+        ulo, uhi = np.log(lo) - 1e-12, np.log(hi) + 1e-12
+        lo, hi = np.exp(ulo), np.exp(uhi)
         flo, fhi = f(lo), f(hi)
         if not (flo > 0 > fhi):
             raise ConvergenceError(f"asymptotic: bracket certificate failed, f({lo}) = {flo}, f({hi}) = {fhi}")
-        eps, info = optimize.brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200, full_output=True)
+        # Brent in u = log ε: relative accuracy at any scale (at τ = 1, ε ~ √ridge spans hundreds of decades)
+        u, info = optimize.brentq(lambda u: f(np.exp(u)), ulo, uhi, xtol=1e-15,
+                                  rtol=4 * np.finfo(float).eps, maxiter=200, full_output=True)
+        eps = float(np.exp(u))
         if not info.converged:
             raise ConvergenceError(f"asymptotic: Brent's method did not converge ({info.flag})")
         bracket, res, its = (lo, hi), abs(f(eps)), info.iterations
     nu = xi + eps
     M, dM = (float(v) for v in _resolvent(nu, kappa))
     c_e = ((rho + nu - nu * nu * M - eps * (1.0 - 2.0 * nu * M - nu * nu * dM))
-           / (1.0 - 2.0 * eps * M - eps * eps * dM - tau))
+           / ((1.0 - tau) - eps * (2.0 * M + eps * dM)))      # 1 − τ first: no cancellation near τ = 1
     e_icl = (xi + 1.0) * (1.0 - 2.0 * nu * M - nu * nu * dM - c_e * (M + eps * dM)) - 2.0 * (1.0 - nu * M) + 1.0 + rho
     e_idg = -tau * c_e
     return AsymptoticErrors(context_ratio=alpha, sample_ratio=tau, task_ratio=kappa, noise=noise, ridge=lam,

@@ -237,6 +237,10 @@ def _tabulate(alpha, pb, law, model, n_grid):
             f"spectral CDF: the tabulated density holds mass {cum[-1]:.5f} + atom {atom:.5f}, off by {err:.2e} "
             f"> {MASS_TOL} (alpha={alpha}, law={law!r}, model={model!r}, x_max={x[-1]:.3g}) after refining to "
             f"{n_grid} grid points")
+    # the law's total mass is exactly 1: the quadrature's error (<= MASS_TOL, reported as mass_error) is spread over
+    # the continuous part, so that the CDF ends at exactly 1 and is a distribution function
+    scale = (1.0 - atom) / cum[-1]
+    cum, rho = cum * scale, rho * scale
     for a in (x, cum, rho):
         a.setflags(write=False)
     return SpectralCDF(grid=x, cumulative=cum, density=rho, atom=atom, mass_error=err)

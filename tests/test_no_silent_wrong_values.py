@@ -62,3 +62,69 @@ def test_covariance_eigenvalues_must_keep_fourth_moments_finite():
     with pytest.raises(ValueError, match="covariance"):
         linattn.Problem(3, 6, covariance=[1e200, 1.0, 1.0])
     assert np.isfinite(linattn.Problem(3, 6, covariance=[1e40, 1.0, 1.0]).icl_solution().test_error)
+
+
+# ----------------------------------------------------------------------------- second adversarial pass
+def test_integers_beyond_float64_are_refused_by_name():
+    """A Python int >= 2**1024 cannot become a float: every real argument refuses it with its name (one check)."""
+    with pytest.raises(ValueError, match="noise must be"):
+        linattn.Problem(3, 4, noise=10**400)
+    with pytest.raises(ValueError, match="slope must be"):
+        linattn.links.Link.linear(10**400)
+    with pytest.raises(ValueError, match="steps must be"):
+        linattn.check.counts("steps", [1e300])
+
+
+def test_asymptotic_error_at_the_interpolation_peak_follows_ridge_to_the_minus_half():
+    """At τ = 1 the ridgeless error diverges: ε ~ √ridge, E ∝ ridge^(−1/2) over every decade (the root is found in
+    log ε, the denominator 1 − τ − ε(2M + εdM) keeps 1 − τ exact). The earlier solver saturated at 4.4e14 for every
+    ridge <= 1e-40 (absolute xtol = 1e-15 on ε)."""
+    ref = replica.asymptotic(1.0, 1.0, 2.0, 0.0, 1e-10).test * 1e-5
+    for r in (1e-20, 1e-40, 1e-80, 1e-300):
+        got = replica.asymptotic(1.0, 1.0, 2.0, 0.0, r).test * np.sqrt(r)
+        assert abs(got / ref - 1) < 1e-4, r          # the next order of the expansion is O(√ridge) = 1e-5 at 1e-10
+
+
+def test_pool_resolvent_has_full_precision_at_small_task_ratio():
+    """M_κ(x) from the branch of the quadratic formula without cancellation: 1e-15 against 60-digit arithmetic
+    (the earlier form lost ~log10(1/κ) digits: 7e-9 at κ = 1e-8)."""
+    from mpmath import mp, mpf, sqrt
+
+    mp.dps = 60
+    for k in (1e-8, 1e-5, 1.0, 1e8):
+        for x in (1e-100, 1e-8, 1.0, 1e100):
+            b, a = mpf(x) + 1 - 1 / mpf(k), mpf(x) / mpf(k)
+            exact = 2 / (b + sqrt(b * b + 4 * a)) if b >= 0 else (sqrt(b * b + 4 * a) - b) / (2 * a)
+            assert abs(replica.pool_resolvent(x, k)[0] / float(exact) - 1) < 1e-15, (k, x)
+    with pytest.raises(ValueError, match="task_ratio"):
+        replica.pool_resolvent(1.0, 1e-300)
+
+
+def test_spectral_cdf_is_a_distribution_function():
+    """The tabulated law ends at exactly 1 (its quadrature error is spread over the continuous part), so a CDF and a
+    Kolmogorov distance never exceed 1 (they reached 1.0000019 and 1.0000037)."""
+    import spectra
+
+    pb = linattn.Problem(3, 4, 0.1)
+    assert np.array_equal(spectra.cdf([100.0, 1e300], 0.5, pb, law="mp"), [1.0, 1.0])
+    assert spectra.kolmogorov_distance(np.full(9, 50.0), 0.5, pb, law="mp") <= 1.0
+
+
+def test_a_sweep_records_any_exception_of_a_point_and_guards_its_size():
+    """A BaseException subclass raised by a point is that point's recorded error (Ctrl-C still stops the run); a grid
+    × replicates too large for memory is refused before anything is allocated."""
+    pytest.importorskip("xarray")
+    import validation
+
+    class Stop(BaseException):
+        pass
+
+    def f(x, rng):
+        if x == 2:
+            raise Stop("boom")
+        return {"y": float(x)}
+
+    ds = validation.sweep(f, {"x": [1, 2, 3]}, workers=1)
+    assert ds["status"].values.ravel().tolist() == [1, 2, 1] and "Stop: boom" in str(ds["error"].values[1, 0])
+    with pytest.raises(ValueError, match="grid or replicates too large"):
+        validation.sweep(f, {"x": [1]}, replicates=10**9, workers=1)

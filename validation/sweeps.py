@@ -195,7 +195,9 @@ def _run_task(fn, task, limit_threads=True):
     rng = np.random.default_rng(np.random.SeedSequence(task.seed))
     try:
         return task.index, _numeric_outputs(fn(**task.point, rng=rng)), None
-    except (Exception, SystemExit) as err:      # recorded, the sweep goes on (sys.exit in fn included)
+    except BaseException as err:      # recorded, the sweep goes on (sys.exit in fn included); Ctrl-C stops it
+        if isinstance(err, KeyboardInterrupt):
+            raise
         return task.index, None, f"{type(err).__name__}: {err}"
 
 
@@ -288,6 +290,15 @@ class _Store:
     dimension names and the grid values are coordinate arrays, so ``xarray.open_zarr`` reads the store."""
 
     def __init__(self, path, attrs, shape, allow_mixed, dims=None, coords=None, consolidated=True):
+        try:
+            self._open(path, attrs, shape, allow_mixed, dims, coords, consolidated)
+        except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as err:   # zarr's errors among them
+            if str(err).startswith("store "):                                            # ours: they name the store
+                raise
+            raise ValueError(f"store {path!r} is not a usable sweep store (damaged, or written by other code): "
+                             f"{type(err).__name__}: {err}") from None
+
+    def _open(self, path, attrs, shape, allow_mixed, dims, coords, consolidated):
         zarr = _require("zarr")
         self.path = path
         self.consolidated = consolidated
@@ -296,8 +307,14 @@ class _Store:
         exists = os.path.exists(os.path.join(path, "zarr.json")) or os.path.exists(os.path.join(path, ".zgroup"))
         if os.path.exists(path) and not os.path.isdir(path):
             raise ValueError(f"store must be a folder for a Zarr group; {path!r} is a file")
-        self.group = zarr.open_group(path, mode="a")
-        if exists:
+        # Every step below may be cut by a kill at any moment; a re-run must complete it. So: the group's attributes
+        # are written with the group (one file), membership is read from disk (not from possibly stale consolidated
+        # metadata), and each array is created when it is missing.
+        self.group = (zarr.open_group(path, mode="a", use_consolidated=False) if exists
+                      else zarr.open_group(path, mode="a", attributes=dict(attrs)))
+        if exists and "experiment" not in self.group.attrs:     # written by code that set the attributes later
+            self.group.attrs.update(attrs)
+        elif exists:
             old = dict(self.group.attrs)
             for key in ("experiment", "grid", "seed", "replicates") + (("settings",) if "settings" in attrs else ()):
                 if old.get(key) != attrs[key]:
@@ -307,8 +324,6 @@ class _Store:
                 if old.get(key) != attrs[key] and not allow_mixed:
                     raise ValueError(f"store {path!r} was written by another code version ({key} = {old.get(key)!r}, "
                                      f"now {attrs[key]!r}); refusing to mix results (allow_mixed=True to override)")
-        else:
-            self.group.attrs.update(attrs)
         self.coords = set()
         for name, values in (coords or {}).items():
             self.coords.add(name)
@@ -318,11 +333,12 @@ class _Store:
                                               dtype=str if vals.dtype.kind in "US" else vals.dtype,
                                               dimension_names=[name])
                 arr[...] = vals
+        chunks = (1,) * len(shape)
+        if "error" not in self.group:
+            self.group.create_array("error", shape=shape, chunks=chunks, dtype=str, dimension_names=self.dims)
         if "status" not in self.group:
-            chunks = (1,) * len(shape)
             self.group.create_array("status", shape=shape, chunks=chunks, dtype="int8", fill_value=0,
                                     dimension_names=self.dims)
-            self.group.create_array("error", shape=shape, chunks=chunks, dtype=str, dimension_names=self.dims)
             self.consolidate()
 
     def consolidate(self):
@@ -343,19 +359,19 @@ class _Store:
         return [k for k in self.group.array_keys() if k not in _RESERVED and k not in self.coords]
 
     def has_variables(self):
-        return bool(self._outputs())
+        """Whether the output arrays are complete: ``ensure`` notes their names in the attributes last."""
+        return "variables" in self.group.attrs
 
     def ensure(self, outputs):
-        """Create the arrays of the outputs of a first point (driver only, before workers write)."""
-        created = False
+        """Create the arrays of the outputs of a first point (driver only, before workers write), the missing ones
+        only (a run killed half-way through this resumes it), then note their names."""
         for k, v in outputs.items():
             if k not in self.group:
                 self.group.create_array(k, shape=self.shape + v.shape, chunks=(1,) * len(self.shape) + v.shape,
                                         dtype="float64", fill_value=np.nan,
                                         dimension_names=self.dims + [f"{k}_{i}" for i in range(v.ndim)])
-                created = True
-        if created:
-            self.consolidate()
+        self.group.attrs["variables"] = sorted(outputs)
+        self.consolidate()
 
     def write(self, index, outputs, error):
         if outputs is not None and not self.has_variables():     # the first point fixes the variables
@@ -640,7 +656,8 @@ def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, 
         Zarr folder: results are written as they arrive and a re-run resumes (``None``: in memory).
     workers : int, optional
         Local processes when ``client`` is ``None`` (default: ``LINATTN_SWEEP_WORKERS`` if set, else
-        the number of cores; 1: serial).
+        the number of cores; 1: serial, in this process — a point that ends its process with ``os._exit`` ends the
+        run, the points already stored stay; with ``timeout`` or ``workers >= 2`` every point runs in a worker).
     allow_mixed : bool
         Accept a store written by another code version.
     progress : bool
@@ -675,11 +692,16 @@ def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, 
     if client is None:
         if workers is None:
             env = os.environ.get("LINATTN_SWEEP_WORKERS")
-            workers = check.positive_int("LINATTN_SWEEP_WORKERS", int(env)) if env else (os.cpu_count() or 1)
+            workers = (check.positive_int("LINATTN_SWEEP_WORKERS (environment variable)",
+                                          int(env) if env.strip().lstrip("-").isdigit() else env)
+                       if env else (os.cpu_count() or 1))
         workers = check.positive_int("workers", workers)
     elif workers is not None:
         raise ValueError(f"workers must be None when a client is given (the cluster decides); got {workers!r}")
     shape = tuple(len(v) for v in grid.values()) + (replicates,)
+    n = float(np.prod(shape, dtype=float))      # ~1 kB per evaluation: its task, status, error and outputs
+    check.memory(1000.0 * n, f"the bookkeeping of {n:.3g} evaluations (grid points × replicates)",
+                 "grid or replicates")
     attrs = _code_attrs(fn, name, grid, replicates, rng)
     if store is None:
         sink = _Memory(shape)
@@ -737,15 +759,20 @@ def load_sweep(store):
     zarr = _require("zarr")
     if not isinstance(store, (str, os.PathLike)) or not os.path.isdir(store):
         check.fail("store", store, "the folder of an existing sweep store")
-    group = zarr.open_group(os.fspath(store), mode="r")
-    attrs = dict(group.attrs)
-    grid = json.loads(attrs["grid"])
-    mem = _Memory(tuple(len(v) for v in grid.values()) + (attrs["replicates"],))
-    mem._status = np.asarray(group["status"][...])
-    mem._vars = {k: np.asarray(group[k][...]) for k in group.array_keys()
-                 if k not in _RESERVED and k not in grid and k != "replicate"}
-    mem._errors = _decode_errors(group)
-    return _dataset(xr, grid, attrs["replicates"], mem, attrs)
+    try:
+        group = zarr.open_group(os.fspath(store), mode="r", use_consolidated=False)
+        attrs = dict(group.attrs)
+        attrs.pop("variables", None)
+        grid = json.loads(attrs["grid"])
+        mem = _Memory(tuple(len(v) for v in grid.values()) + (int(attrs["replicates"]),))
+        mem._status = np.asarray(group["status"][...])
+        mem._vars = {k: np.asarray(group[k][...]) for k in group.array_keys()
+                     if k not in _RESERVED and k not in grid and k != "replicate"}
+        mem._errors = _decode_errors(group)
+        return _dataset(xr, grid, int(attrs["replicates"]), mem, attrs)
+    except (KeyError, TypeError, ValueError, AttributeError, RuntimeError, OSError) as err:  # zarr's errors among them
+        raise ValueError(f"store {os.fspath(store)!r} is not a readable sweep store (written by validation.sweep): "
+                         f"{type(err).__name__}: {err}") from None
 
 
 def sweep_summary(ds):
@@ -791,7 +818,9 @@ def _run_point(fn, task, limit_threads=True):
                 raise TypeError(f"output {k!r} of a point must be a numeric array; got dtype {a.dtype}")
             arrays[k] = a
         return task.index, arrays, None
-    except (Exception, SystemExit) as err:      # recorded, the others go on
+    except BaseException as err:      # recorded, the others go on; Ctrl-C stops the run
+        if isinstance(err, KeyboardInterrupt):
+            raise
         return task.index, None, f"{type(err).__name__}: {err}"
 
 

@@ -90,10 +90,21 @@ ROWS = [
     Row("ov_circuit", diagnostics.ov_circuit, dict(W_O=np.ones((3, 4)), W_V=np.ones((4, 3)), heads=2),
         dict(W_O="array", W_V="array_shape", heads="posint")),
     Row("split_in_proj", diagnostics.split_in_proj, dict(in_proj_weight=np.ones((6, 2))), dict(in_proj_weight="array")),
+    Row("markov_minimal_loss", dynamics.markov_minimal_loss, dict(beta=1.0, delta=0.5, C=2, N=3, alpha=0.5),
+        dict(beta="real", delta="real", C="posint", N="posint", alpha="positive", first_state="choice",
+             variant="choice", method="choice", n_mc="posint", rng="rng", eps="positive")),
+    Row("markov_minimal_flow", dynamics.markov_minimal_flow,
+        dict(beta0=0.01, delta0=0.01, C=2, N=3, alpha=0.5, times=[0.0, 1.0]),
+        dict(beta0="real", delta0="real", C="posint", N="posint", alpha="positive", times="array",
+             first_state="choice", variant="choice", method="choice", gamma="positive", n_mc="posint", rng="rng",
+             eps="positive", rtol="tol", radius="positive")),
+    Row("markov_minimal_theory", dynamics.markov_minimal_theory, dict(C=2, N=3, alpha=0.5),
+        dict(C="posint", N="posint", alpha="positive", first_state="choice", variant="choice", method="choice",
+             gamma="positive", n_mc="posint", rng="rng", eps="positive")),
 ]
 
 NOT_INPUTS = {"LearningCurves", "LongTimeLimit", "AveragedCurves", "Sweep", "StagedFlow", "ModeFlow", "ModeConstants",
-              "TrajectoryDiagnostics", "Checkpoints"}
+              "TrajectoryDiagnostics", "Checkpoints", "MarkovMinimalLoss", "MarkovMinimalFlow", "MarkovMinimalTheory"}
 test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
     ROWS, dynamics, NOT_INPUTS)
 

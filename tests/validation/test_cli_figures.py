@@ -44,6 +44,10 @@ def test_console_script_is_installed():
     (["sweep", "no_such_module_xyz:f", "--grid", "GOODGRID"], "importable module:function"),
     (["sweep", "gibbs", "--grid", "GOODGRID", "--timeout", "nan"], "timeout must be a real number"),
     (["sweep", "gibbs", "--grid", "GOODGRID", "--timeout", "0"], "timeout must be a real number"),
+    (["sweep", "gibbs", "--grid", "GOODGRID", "--seed", "-1"], "--seed must be"),
+    (["sweep", "gibbs", "--grid", "GOODGRID", "--replicates", "0"], "--replicates must be"),
+    (["figures", "fig4", "--workers", "0", "--store", "OUT"], "--workers must be"),
+    (["figures", "fig4", "--store", ""], "--store must be a folder path"),
 ])
 def test_cli_errors_are_one_line(argv, words, tmp_path, capsys):
     """Every error: one line on stderr, non-zero exit, no traceback (before any computing)."""
@@ -159,3 +163,15 @@ def test_a_corrupt_manifest_is_dropped_with_a_warning(text, tmp_path):
     with pytest.warns(UserWarning, match="manifest.json"):
         paths = write_gallery(str(tmp_path))
     assert "Not generated yet" in open(paths[0]).read()
+
+
+@pytest.mark.parametrize("argv", [[], ["info", "--D", "nan", "--N", "3"],
+                                  ["info", "--D", "3", "--N", "3", "--model", "xl"],
+                                  ["figures", "fig4", "--quick", "--full"], ["sweep"]])
+def test_argument_errors_are_one_line_too(argv, capsys):
+    """argparse's own errors (missing or malformed flags) keep the promise: one line, exit status 2, no usage block."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("linattn: error:"), lines

@@ -39,6 +39,8 @@ def _info(args):
 
 
 def _figures(args):
+    from linattn import check
+
     from .. import gallery as figures
 
     if args.list:
@@ -49,6 +51,9 @@ def _figures(args):
     if not figures.names():
         print("no figures are registered yet")
         return 0
+    check.positive_int("--workers", args.workers)
+    if args.store is not None and not args.store.strip():
+        check.fail("--store", args.store, "a folder path")
     if (args.workers != 1 or args.scheduler) and not args.store:
         raise ValueError("--workers and --scheduler evaluate a figure's points into a store: give --store DIR")
     if args.scheduler is not None and not args.scheduler.strip():
@@ -77,6 +82,8 @@ def _validate(args):
 def _sweep(args):
     import importlib
 
+    from linattn import check
+
     from .. import sweeps as sw
 
     fn = args.experiment
@@ -86,9 +93,18 @@ def _sweep(args):
             sys.path.insert(0, os.getcwd())   # as `python -m` would
         try:
             fn = getattr(importlib.import_module(module), name)
-        except Exception as err:       # ImportError, AttributeError, and whatever a broken module raises
+        except (Exception, SystemExit) as err:   # ImportError, AttributeError, whatever a broken module raises,
+            #                                        and a module that calls sys.exit when imported
             raise ValueError(f"experiment must be a registered name or an importable module:function; "
                              f"{args.experiment!r}: {type(err).__name__}: {err}") from None
+    check.seed_int("--seed", args.seed)
+    check.positive_int("--replicates", args.replicates)
+    if args.workers is not None:
+        check.positive_int("--workers", args.workers)
+    if args.timeout is not None:
+        check.real("--timeout", args.timeout, low=0.0, low_open=True, high=1e9)
+    if args.store is not None and not args.store.strip():
+        check.fail("--store", args.store, "a folder path")
     grid = _read_grid(args.grid)
     kw = dict(replicates=args.replicates, rng=args.seed, store=args.store, allow_mixed=args.allow_mixed,
               timeout=args.timeout,
@@ -188,6 +204,13 @@ def _registered_help():
     return "\n".join(lines)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the command's promise: an error is one line on stderr (no usage block) and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"linattn: error: {self.prog}: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``linattn`` command.
 
@@ -195,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
     """
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="linattn",
         description="Theory of in-context learning in single-layer linear attention trained on finite "
                     "data (Hessian spectra, free energies, learning dynamics), checked against simulation.")
