@@ -66,11 +66,11 @@ def _steps(files, step):
         for f in files:
             try:
                 value = step(f)
-            except Exception as err:
+            except (Exception, SystemExit) as err:
                 check.fail("step", step, f"a callable that reads the step of every file; on {f!r} it raised "
                            f"{type(err).__name__}: {err}")
             if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-                    or not np.isfinite(value):
+                    or abs(value) > check.MAX_INT or not np.isfinite(value):
                 check.fail("step", step, f"a callable returning a finite number for every file; got {value!r} "
                            f"for {f!r}")
             out.append(float(value))
@@ -87,9 +87,12 @@ def _steps(files, step):
                 check.fail("step", step, f"a regular expression that matches every file name; it does not match {f!r}")
             text = m.group(1) if m.groups() else m.group(0)
             try:
-                out.append(float(text))
-            except ValueError:
-                check.fail("step", step, f"a pattern whose match is a number; {f!r} gives {text!r}")
+                value = float(text)
+            except (ValueError, OverflowError):
+                value = np.nan
+            if not np.isfinite(value):
+                check.fail("step", step, f"a pattern whose match is a finite number; {f!r} gives {text!r}")
+            out.append(value)
         return np.array(out), None
     values, notes, unnumbered = [], [], []
     for f, stem in zip(files, stems):
@@ -218,8 +221,9 @@ def load_checkpoints(source, names=None, step=None) -> Checkpoints:
                        "common; mixed .npz/.npy files name their weights differently)")
         keep = sorted(common)
     else:
-        if isinstance(names, str) or not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
-            check.fail("names", names, "a list of weight names")
+        if (isinstance(names, str) or not isinstance(names, (list, tuple)) or not names
+                or not all(isinstance(n, str) for n in names)):
+            check.fail("names", names, "a non-empty list of weight names")
         missing = [n for n in names if n not in common]
         if missing:
             check.fail("names", missing, f"names present in every checkpoint: {sorted(common)}")

@@ -31,6 +31,9 @@ def _series(series, times, name="series", scale="linear"):
     if t.size < 3 or np.any(np.diff(t) <= 0):
         check.fail("times", "<array>", "a strictly increasing 1-d array of at least 3 times")
     S = check.finite_array(name, series, ndim=1, shape=(t.size,))
+    peak = np.max(np.abs(S))
+    if peak > 0:              # the transitions do not depend on the series' scale: no overflow of differences at 1e308
+        S = S / peak
     if scale == "log" and t[0] <= 0:
         keep = t > 0
         if keep.sum() < 3:
@@ -256,11 +259,17 @@ def crossing_times(times, values, level, below=False) -> np.ndarray:
     ndarray (...)
     """
     t = check.finite_array("times", times, ndim=1)
+    if t.size == 0 or np.any(np.diff(t) <= 0):
+        check.fail("times", t.tolist()[:5], "a non-empty strictly increasing 1-d array")
     v = check.finite_array("values", values)
     if v.shape[-1] != t.size:
         check.fail("values", f"<array with shape {v.shape}>", f"an array whose last axis has length {t.size}")
     below = check.boolean("below", below)
-    lev = np.broadcast_to(np.asarray(level, float), v.shape[:-1])[..., None]
+    lev = check.finite_array("level", level)
+    try:
+        lev = np.broadcast_to(lev, v.shape[:-1])[..., None]
+    except ValueError:
+        check.fail("level", f"<array with shape {lev.shape}>", f"a number or an array broadcastable to {v.shape[:-1]}")
     hit = (v <= lev) if below else (v >= lev)
     out = np.full(v.shape[:-1], np.nan)
     for idx in np.ndindex(*v.shape[:-1]):

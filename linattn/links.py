@@ -91,6 +91,15 @@ _NAMED = {
 }
 
 
+def _slope(slope):
+    """A linear link's slope: 0 (labels are pure noise) or ``1e-100 <= |a| <= 1e100`` (the closed forms use ``a²``,
+    ``a⁴`` and ``1/a``, which stay finite there)."""
+    a = check.real("slope", slope)
+    if a != 0.0 and not 1e-100 <= abs(a) <= 1e100:
+        check.fail("slope", slope, "0 or a real number with 1e-100 <= |slope| <= 1e100")
+    return a
+
+
 class Link:
     """A link function ``f`` of a single-index task (module docstring).
 
@@ -106,9 +115,11 @@ class Link:
     """
 
     def __init__(self, name, fn, slope=None):
+        if not isinstance(name, str) or not name:
+            check.fail("name", name, "a non-empty string")
         self.name = name
         self.fn = fn
-        self.slope = slope
+        self.slope = None if slope is None else _slope(slope)
         self.output_eps = float(np.finfo(float).eps)     # the precision of what ``fn`` returns (float32: 1.2e-7)
 
     @classmethod
@@ -124,7 +135,7 @@ class Link:
         -------
         Link
         """
-        a = check.real("slope", slope)
+        a = _slope(slope)
         return cls("linear" if a == 1.0 else f"linear*{a!r}", lambda z: a * np.asarray(z, float), slope=a)
 
     def _key(self):

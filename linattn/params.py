@@ -73,9 +73,11 @@ def contrast_ratio(Gamma) -> np.ndarray:
     if G.ndim < 2 or G.shape[-1] != G.shape[-2] or G.shape[-1] == 0:
         check.fail("Gamma", f"<array with shape {G.shape}>", "an array of square matrices (..., D, D)")
     D = G.shape[-1]
+    peak = np.max(np.abs(G), axis=(-2, -1), keepdims=True)
+    if np.any(peak == 0):
+        raise ValueError("Gamma must be a nonzero matrix (the contrast ratio is undefined at Gamma = 0)")
+    G = G / peak                      # C is scale-free: no overflow of ‖Γ‖² at |Γ| ~ 1e200, no underflow at 1e-200
     tr = np.trace(G, axis1=-2, axis2=-1)
     fro = np.sqrt(np.sum(G * G, axis=(-2, -1)))
-    if np.any(fro == 0):
-        raise ValueError("Gamma must be a nonzero matrix (the contrast ratio is undefined at Gamma = 0)")
     out = tr / (fro * np.sqrt(D))
     return float(out) if np.ndim(out) == 0 else out

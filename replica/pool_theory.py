@@ -280,7 +280,9 @@ def pool_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="co
         check.choice("pool", pool, ("mp",))
     elif pool is not None:
         pool = check.finite_array("pool", pool, ndim=2)
-    n_pools = check.positive_int("n_pools", n_pools)
+        if pool.shape != (pb.tasks, pb.D):
+            check.fail("pool", f"<array with shape {pool.shape}>", f"an array of shape (K, D) = ({pb.tasks}, {pb.D})")
+    n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)     # each pool: one D x D eigenproblem
     if isinstance(rng, np.random.Generator):
         rng = int(rng.integers(2**63))
     rng = check.seed_int("rng", rng)

@@ -128,3 +128,63 @@ def test_a_sweep_records_any_exception_of_a_point_and_guards_its_size():
     assert ds["status"].values.ravel().tolist() == [1, 2, 1] and "Stop: boom" in str(ds["error"].values[1, 0])
     with pytest.raises(ValueError, match="grid or replicates too large"):
         validation.sweep(f, {"x": [1]}, replicates=10**9, workers=1)
+
+
+def test_a_flow_that_blows_up_stops_with_a_convergence_error(monkeypatch):
+    """mode_flow from p0 = 1e200 stepped for ever; every integration of dynamics.staged now has an evaluation budget
+    (lowered here to keep the test short) and ends with ConvergenceError naming the likely cause."""
+    import dynamics
+    import dynamics.staged
+
+    monkeypatch.setattr(dynamics.staged, "MAX_EVALUATIONS", 2000)
+    pb = linattn.Problem(3, 4, 0.1, covariance=[1.0, 0.5, 0.25])
+    with pytest.raises(linattn.ConvergenceError, match="blows up"):
+        dynamics.mode_flow(pb, 1e200, [0.1, 0.2, 0.1], [0.0, 1.0])
+
+
+def test_scale_free_measures_do_not_overflow():
+    """contrast_ratio and the transition finders are scale-free: they normalise before squaring or differencing."""
+    assert abs(linattn.contrast_ratio(1e300 * np.eye(3)) - 1.0) < 1e-12
+    jump, t = np.r_[-1e308 * np.ones(10), 1e308 * np.ones(10)], np.arange(1, 21.0)
+    assert diagnostics.change_points(jump, t, scale="linear")[0] == 10.5
+    assert abs(diagnostics.steepest_changes(jump, t, scale="linear")[0] - 10.5) < 1e-9   # interpolated
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: linattn.links.Link.linear(1e200), "slope"),
+    (lambda: linattn.links.Link.linear(1e-200), "slope"),
+    (lambda: linattn.links.Link("linear", None, slope=np.nan), "slope"),
+    (lambda: linattn.Problem(3, 4, 0.0, link=linattn.links.Link.linear(0.0)), "noise"),
+    (lambda: replica.stationary(linattn.Problem(3, 4, 0.1, tasks=2), 5, np.inf, 0.1, pool=np.ones((3, 3))), "pool"),
+    (lambda: replica.stationary(linattn.Problem(3, 4, 0.1, tasks=2), 5, np.inf, 0.1, n_pools=10**9), "n_pools"),
+    (lambda: diagnostics.crossing_times([3.0, 2.0, 1.0], [3.0, 2.0, 1.0], 1.5, below=True), "times"),
+    (lambda: diagnostics.crossing_times([1.0, 2.0], [1.0, 2.0], True), "level"),
+    (lambda: diagnostics.crossing_times([1.0, 2.0, 3.0], [3.0, 2.0, 1.0], np.nan, below=True), "level"),
+])
+def test_invalid_input_that_was_accepted_is_refused_by_name(call, name):
+    with pytest.raises(ValueError, match=f"^{name} must"):
+        call()
+
+
+def test_checkpoint_steps_and_names_must_be_meaningful(tmp_path):
+    np.savez(tmp_path / "snan.npz", W=np.eye(2))
+    np.savez(tmp_path / "s1.npz", W=np.eye(2))
+    with pytest.raises(ValueError, match="step must be a pattern whose match is a finite number"):
+        diagnostics.load_checkpoints(str(tmp_path), step=r"s(.*)")
+    with pytest.raises(ValueError, match="names must be a non-empty list"):
+        diagnostics.load_checkpoints(str(tmp_path), names=[], step=lambda f: len(f))
+    with pytest.raises(ValueError, match="step must be a callable returning a finite number"):
+        diagnostics.load_checkpoints(str(tmp_path), step=lambda f: 10**400)
+
+
+def test_sweep_grid_values_are_compared_by_value_and_settings_by_key():
+    pytest.importorskip("xarray")
+    import validation
+    from validation.experiments import base
+
+    with pytest.raises(ValueError, match="distinct values"):
+        validation.sweep(lambda x, rng: {"y": 1.0}, {"x": [1, 1.0]}, workers=1)
+    with pytest.raises(ValueError, match="unknown: \\['bogus'\\]"):
+        base.run("flow_curves", "smoke", settings={"bogus": 1}, progress=False)
+    with pytest.raises(ValueError, match="^ds must be"):
+        validation.sweep_summary(None)

@@ -156,7 +156,9 @@ def _grid(fn, grid):
         if not all(v is None or isinstance(v, (bool, int, float, str)) for v in vals):
             check.fail(f"grid[{name!r}]", vals[:4], "a list of scalars (numbers, strings, booleans): a grid "
                        "coordinate cannot hold lists or arrays")
-        if len({json.dumps(v) for v in vals}) != len(vals):
+        keys = {("b", v) if isinstance(v, bool) else ("n", float(v)) if isinstance(v, (int, float)) else ("s", v)
+                for v in vals}                       # 1 and 1.0 are one value (one coordinate)
+        if len(keys) != len(vals):
             check.fail(f"grid[{name!r}]", vals, "a list of distinct values (a repeated value would be one point "
                        "twice; use replicates=)")
         out[name] = vals
@@ -786,8 +788,12 @@ def sweep_summary(ds):
     Returns
     -------
     xarray.Dataset
-        ``{var}_mean``, ``{var}_se`` and ``n`` (replicates done) per grid point.
+        ``{var}_mean``, ``{var}_se`` and ``n`` (replicates done) per grid point (``{var}_se`` is NaN where fewer
+        than two replicates are done: a standard error needs two).
     """
+    xr = _require("xarray")
+    if not isinstance(ds, xr.Dataset) or "status" not in ds or "replicate" not in ds.dims:
+        check.fail("ds", type(ds).__name__, "the xarray.Dataset of a sweep (validation.sweep or load_sweep)")
     ok = ds["status"] == DONE
     out = {}
     for k, v in ds.data_vars.items():

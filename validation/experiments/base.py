@@ -345,7 +345,7 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
     ----------
     experiment : str or Experiment
     mode : {"smoke", "quick", "full"}
-        The preset (ignored when ``settings`` is given, except as the label of the result).
+        The preset (when ``settings`` is given: the values of the keys it does not set).
     settings : Settings or dict, optional
         Settings of your own (e.g. ``Exp.settings("quick", n_datasets=50)``).
     store : str, optional
@@ -371,7 +371,15 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
     progress = check.boolean("progress", progress)
     allow_mixed = check.boolean("allow_mixed", allow_mixed)
     workers = check.positive_int("workers", workers)
-    s = exp.settings(mode) if settings is None else Settings(dict(settings))
+    if settings is not None:
+        if not isinstance(settings, Mapping):
+            check.fail("settings", settings, "a Settings or a dict of the experiment's settings")
+        full = exp.settings(mode)
+        unknown = sorted(set(settings) - set(full))
+        if unknown:
+            check.fail("settings", sorted(settings), f"the keys of experiment {exp.name!r}'s settings: {sorted(full)} "
+                       f"(unknown: {unknown}); start from {type(exp).__name__}.settings(mode, **overrides)")
+    s = exp.settings(mode) if settings is None else Settings({**exp.settings(mode), **dict(settings)})
     pts = exp.points(s)
     label = mode if settings is None else "custom"
     if store is None and client is None and workers == 1:
