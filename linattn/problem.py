@@ -300,7 +300,12 @@ class Problem:
         -------
         float or ndarray
         """
-        return 0.5 * (self.label_variance - 2.0 * np.asarray(overlap) + np.asarray(norm))
+        overlap = check.finite_array("overlap", overlap)
+        norm = check.finite_array("norm", norm)
+        if np.any(norm < 0):
+            check.fail("norm", norm if norm.size <= 8 else "<array>", "θᵀCθ >= 0 (C is positive definite)")
+        out = 0.5 * (self.label_variance - 2.0 * overlap + norm)
+        return float(out) if out.ndim == 0 else out
 
     def test_error(self, Gamma, v=None, tasks=None) -> float:
         r"""Exact generalization error of the parameters (conventions §2).

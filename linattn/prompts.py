@@ -194,6 +194,20 @@ class Prompts:
         -------
         Prompts
         """
-        return Prompts(s=self.s[index], xq=self.xq[index], yq=self.yq[index],
+        if not isinstance(index, slice):
+            idx = np.asarray(index)
+            if idx.dtype == bool:
+                if idx.shape != (self.P,):
+                    check.fail("index", f"<bool array with shape {idx.shape}>", f"a boolean mask of shape ({self.P},)")
+            elif idx.dtype.kind not in "iu" or idx.ndim != 1 or idx.size == 0 or np.any(idx >= self.P) \
+                    or np.any(idx < -self.P):
+                check.fail("index", index if idx.size <= 8 else f"<array of {idx.size}>",
+                           f"a slice, a boolean mask of shape ({self.P},), or a non-empty 1-d array of integers in "
+                           f"[-{self.P}, {self.P})")
+            index = idx
+        out_s = self.s[index]
+        if out_s.shape[0] == 0:
+            check.fail("index", index, "a selection of at least one prompt")
+        return Prompts(s=out_s, xq=self.xq[index], yq=self.yq[index],
                        y2=None if self.y2 is None else self.y2[index], pool=self.pool,
                        task=None if self.task is None else self.task[index])

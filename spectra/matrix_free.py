@@ -76,6 +76,8 @@ class SpectralEstimate:
                        "non-negative weights summing to 1, one per node")
         object.__setattr__(self, "nodes", nodes)
         object.__setattr__(self, "weights", weights)
+        for name in ("n_probes", "steps", "matvecs"):
+            object.__setattr__(self, name, check.positive_int(name, getattr(self, name)))
 
     def atom(self, zero_tol=1e-8):
         """Estimated mass at zero: the weight of nodes below ``zero_tol · max(nodes)``.

@@ -488,7 +488,14 @@ def _ridge_one_block(q, eps, L, law, interp, maxit, P, lam):
                 lo *= 0.5
             else:
                 raise ConvergenceError(f"ridge resolvent: no sign change found below the root (P={P}, lam={lam})")
-    a0, info = optimize.brentq(g, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, full_output=True, maxiter=maxit)
+    try:
+        a0, info = optimize.brentq(g, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, full_output=True,
+                                   maxiter=maxit)
+    except RuntimeError as err:          # scipy's "failed to converge after maxit iterations"
+        raise ConvergenceError(f"ridge resolvent: Brent's method did not converge in maxit = {maxit} iterations "
+                               f"({err}; P={P}, lam={lam})") from None
+    if not info.converged:
+        raise ConvergenceError(f"ridge resolvent: Brent's method did not converge ({info.flag}; P={P}, lam={lam})")
     return np.array([a0]), info.iterations
 
 

@@ -190,3 +190,31 @@ def test_sweep_grid_values_are_compared_by_value_and_settings_by_key():
         base.run("flow_curves", "smoke", settings={"bogus": 1}, progress=False)
     with pytest.raises(ValueError, match="^ds must be"):
         validation.sweep_summary(None)
+
+
+def test_moments_indices_and_estimates_are_validated():
+    """The one formula of the test error checks its moments; Prompts.take checks its index; a SpectralEstimate its
+    counts (they raised raw TypeError/IndexError or were accepted)."""
+    import spectra
+
+    pb = linattn.Problem(3, 4, 0.1)
+    for overlap, norm, name in ((0.0, -1.0, "norm"), (1j, 0.0, "overlap"), (np.nan, 0.0, "overlap"),
+                                (None, 0.0, "overlap"), (10**400, 0.0, "overlap")):
+        with pytest.raises(ValueError, match=f"^{name} must"):
+            pb.test_error_from_moments(overlap, norm)
+    assert pb.test_error_from_moments(0.5, 0.3) == pytest.approx(0.5 * (pb.label_variance - 1.0 + 0.3))
+    data = pb.sample(6, rng=0)
+    for index in (np.array([50]), np.array([1.5]), "a", np.array([], int)):
+        with pytest.raises(ValueError, match="^index must"):
+            data.take(index)
+    assert data.take(np.array([0, 2])).P == 2 and data.take(slice(1, 3)).P == 2
+    with pytest.raises(ValueError, match="^n_probes must"):
+        spectra.SpectralEstimate(nodes=np.ones(3), weights=np.ones(3) / 3, n_probes=-1, steps=3, matvecs=3)
+
+
+def test_the_ridge_resolvent_reports_non_convergence_as_such():
+    import spectra
+
+    law = spectra.prompt_law(linattn.Problem(3, 4, 0.1))
+    with pytest.raises(linattn.ConvergenceError, match="maxit = 1"):
+        spectra.ridge_resolvent(6.0, 0.1, law, maxit=1)
