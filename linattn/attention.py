@@ -76,7 +76,9 @@ def forward(Z, W) -> np.ndarray:
     """
     Z, W = _check_ZW(Z, W)
     N = Z.shape[2] - 1
-    return np.einsum("pij,pkj,kl,plm->pim", Z, Z, W, Z, optimize=True) / N
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.einsum("pij,pkj,kl,plm->pim", Z, Z, W, Z, optimize=True) / N
+    return check.finite_result(out, {"Z": Z, "W": W}, "the layer output")
 
 
 def predict(Z, W) -> np.ndarray:

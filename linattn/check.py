@@ -104,6 +104,18 @@ def real(name, value, low=None, high=None, low_open=False, high_open=False, allo
     return v
 
 
+def finite_result(value, culprits, what):
+    """Return ``value`` if every entry is finite; else raise a ``ValueError`` naming the argument that made it
+    overflow float64 (``culprits``: ``{name: array}`` in the order to blame; the first with the largest magnitude
+    is named) — a result that overflows is refused, never returned as ``inf`` or ``nan``."""
+    value = np.asarray(value)
+    if np.all(np.isfinite(value)):
+        return value
+    sizes = {n: float(np.max(np.abs(a))) if np.size(a) else 0.0 for n, a in culprits.items() if a is not None}
+    name = max(sizes, key=sizes.get)
+    fail(name, f"<values up to {sizes[name]:.3g}>", f"small enough that {what} is finite in float64")
+
+
 def positive(name, value, allow_inf=False):
     """A real number ``> 0`` (:func:`real`)."""
     return real(name, value, low=0.0, low_open=True, allow_inf=allow_inf)

@@ -53,9 +53,12 @@ def train_energy(data: Prompts, Gamma, lam, v=None) -> float:
     float
     """
     lam, G, v = _check(data, Gamma, lam, v)
-    r = data.yq - data.predict(G, v)
-    reg = lam[0] * float(np.sum(G * G)) + (0.0 if v is None else lam[1] * float(v @ v))
-    return 0.5 * float(np.mean(r * r)) + 0.5 * reg
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = data.yq - data.predict(G, v)
+        reg = lam[0] * float(np.sum(G * G)) + (0.0 if v is None else lam[1] * float(v @ v))
+        out = 0.5 * float(np.mean(r * r)) + 0.5 * reg
+    check.finite_result(out, {"Gamma": G, "v": v, "lam": np.asarray(lam)}, "the training energy")
+    return out
 
 
 @dataclass(frozen=True)

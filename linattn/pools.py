@@ -112,10 +112,14 @@ def idg_error(pb, tasks, Gamma, v=None) -> float:
     -------
     float
     """
-    moments = task_moments(pb, tasks)
+    with np.errstate(over="ignore", invalid="ignore"):     # validates pb and tasks first
+        moments = task_moments(pb, tasks)
     G = check.finite_array("Gamma", Gamma, shape=(pb.D, pb.D))
     vv = None if v is None else check.finite_array("v", v, shape=(pb.D,))
-    return float(_idg_from_moments(pb, moments, G, vv))
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _idg_from_moments(pb, moments, G, vv)
+    check.finite_result(out, {"tasks": np.asarray(tasks, float), "Gamma": G, "v": vv}, "the in-distribution error")
+    return float(out)
 
 
 def _idg_from_moments(pb, moments: TaskMoments, Gamma, v=None) -> float:

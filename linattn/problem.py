@@ -335,12 +335,16 @@ class Problem:
             from .pools import idg_error
 
             return idg_error(self, tasks, G, vv)
-        if self.covariance is not None:
-            return float(self.test_error_from_moments(*self._anisotropic_moments(G, vv)))
-        norm = self.feature_variance * np.sum(G * G)
-        if vv is not None:
-            norm += self.feature_variance_v * float(vv @ vv)
-        return float(self.test_error_from_moments(self.teacher_strength * np.trace(G) / self.D, norm))
+        with np.errstate(over="ignore", invalid="ignore"):
+            if self.covariance is not None:
+                overlap, norm = self._anisotropic_moments(G, vv)
+            else:
+                overlap = self.teacher_strength * np.trace(G) / self.D
+                norm = self.feature_variance * np.sum(G * G)
+                if vv is not None:
+                    norm += self.feature_variance_v * float(vv @ vv)
+        check.finite_result([overlap, norm], {"Gamma": G, "v": vv}, "the test error")
+        return float(self.test_error_from_moments(overlap, norm))
 
     def _anisotropic_moments(self, G, v):
         r"""``overlap = a² tr(ΓΣ²)/D`` and ``norm = tr(ΓΣΓᵀS₂) + c_v vᵀΣv`` (:mod:`linattn.covariance`)."""

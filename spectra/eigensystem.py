@@ -274,7 +274,10 @@ class Eigensystem:
         ndarray (...)
         """
         a = self._coefficients(a, batch=True)
-        return self.problem.test_error_from_moments(a @ self.u, np.einsum("...k,kl,...l->...", a, self.W, a))
+        with np.errstate(over="ignore", invalid="ignore"):
+            overlap, norm = a @ self.u, np.einsum("...k,kl,...l->...", a, self.W, a)
+        check.finite_result([overlap, norm], {"a": a}, "the test error")
+        return self.problem.test_error_from_moments(overlap, norm)
 
 
 @dataclass(frozen=True, eq=False)

@@ -218,3 +218,27 @@ def test_the_ridge_resolvent_reports_non_convergence_as_such():
     law = spectra.prompt_law(linattn.Problem(3, 4, 0.1))
     with pytest.raises(linattn.ConvergenceError, match="maxit = 1"):
         spectra.ridge_resolvent(6.0, 0.1, law, maxit=1)
+
+
+def test_a_result_that_overflows_names_the_argument_that_made_it():
+    """One check (``linattn.check.finite_result``) where a finite input gives a result beyond float64: the exact test
+    error, the training energy, the layer output, the in-distribution error and the eigen-coordinate error raise a
+    ValueError naming the culprit instead of returning inf or NaN."""
+    import spectra
+    from linattn import attention, pools, sampling
+
+    pb = linattn.Problem(3, 4, 0.1)
+    data = pb.sample(6, rng=0)
+    cases = [(lambda: pb.test_error(1e200 * np.eye(3)), "Gamma"),
+             (lambda: pb.test_error(np.zeros((3, 3)), v=np.full(3, 1e200)), "v"),
+             (lambda: linattn.Problem(3, 4, link="tanh").test_error(1e200 * np.eye(3)), "Gamma"),
+             (lambda: linattn.Problem(3, 4, 0.1, covariance=[1.0, 0.5, 0.25]).test_error(1e200 * np.eye(3)), "Gamma"),
+             (lambda: linattn.train_energy(data, 1e200 * np.eye(3), 0.1), "Gamma"),
+             (lambda: linattn.train_energy(data, 10 * np.eye(3), 1e308), "lam"),
+             (lambda: attention.forward(1e200 * sampling.sample_tokens(pb, 2, rng=0).embed(), np.eye(4)), "Z"),
+             (lambda: pools.idg_error(pb, np.full((2, 3), 1e200), 0.1 * np.eye(3)), "tasks"),
+             (lambda: spectra.eigensystem(data, pb).test_error(np.full(6, 1e200)), "a")]
+    for call, name in cases:
+        with pytest.raises(ValueError, match=f"^{name} must be small enough"):
+            call()
+    assert np.isfinite(pb.test_error(1e10 * np.eye(3)))          # large but representable: a value
