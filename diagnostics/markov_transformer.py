@@ -47,6 +47,8 @@ import linattn
 from linattn import check
 from linattn.results import python_scalars, short_repr
 
+from .transformers import require_torch
+
 #: the estimators a phase is chosen from (arXiv:2604.12151: memorize / generalize × 1-point / 2-point statistics)
 PHASES = ("1-mem", "2-mem", "1-gen", "2-gen")
 #: the estimators whose losses are reported beside the model's (the four and the Bayes predictor)
@@ -54,15 +56,9 @@ ESTIMATORS = PHASES + ("bayes",)
 POSITIONS = ("rotary", "relative")
 
 
-def _torch():
-    from .transformers import _torch as get
-
-    return get()
-
-
 def _modules():
     """The torch modules (defined lazily so that importing this file does not import torch)."""
-    torch = _torch()
+    torch = require_torch()
     nn = torch.nn
 
     class Head(nn.Module):

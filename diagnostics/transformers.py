@@ -54,7 +54,8 @@ def torch_available() -> bool:
     return True
 
 
-def _torch():
+def require_torch():
+    """The ``torch`` module, or an ``ImportError`` saying how to install the optional extra ``[torch]``."""
     try:
         import torch
     except ImportError as err:                       # the message says how to get it
@@ -65,7 +66,7 @@ def _torch():
 
 def _modules():
     """The torch modules (defined lazily so that importing this file does not import torch)."""
-    torch = _torch()
+    torch = require_torch()
     nn = torch.nn
 
     class Attention(nn.Module):
