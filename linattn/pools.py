@@ -88,6 +88,50 @@ def task_moments(pb, tasks) -> TaskMoments:
     return TaskMoments(K=K, mean_sq=float(sq.mean()), R=a.T @ a / K, m=(Vw @ a) / K, v2=float(np.mean(Vw**2)))
 
 
+def context_statistics(pb, tasks, chi2, zeta):
+    r"""The context statistics ``(s, y2)`` of prompts with the given tasks, as an exact function of normals.
+
+    For a linear link ``f(u) = a u`` and isotropic inputs, given the task ``w`` (``ŵ = w/|w|``, ``ρ = a²|w|²/D``) the
+    ``N`` context pairs enter only through ``K = Σ_i g_i² ~ χ²_N`` and one standard normal vector ``ζ ∈ R^D``
+    (rotation invariance of the tokens around ``ŵ``):
+
+    .. math::
+       N\,y2 = (ρ + σ²) K,\qquad
+       N s = ŵ\,\big(\sqrt{ρ} K + σ\sqrt{K} ζ_1 − \sqrt{N y2}\, ζ_1\big) + \sqrt{N y2}\, ζ,
+       \quad ζ_1 = ζ·ŵ .
+
+    The sampler draws ``K`` and ``ζ`` at random; the pool theory feeds quasi-random points through it
+    (:func:`replica.pool_finite.prompt_types`).
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+        Linear link, isotropic inputs.
+    tasks : ndarray (n, D)
+        Nonzero rows.
+    chi2 : ndarray (n,)
+        ``K ~ χ²_N``.
+    zeta : ndarray (n, D)
+        Standard normals.
+
+    Returns
+    -------
+    s : ndarray (n, D)
+    y2 : ndarray (n,)
+    """
+    _require_linear(pb)
+    D, N, sig = pb.D, pb.N, pb.noise
+    wn = np.sqrt(np.einsum("pd,pd->p", tasks, tasks))
+    what = tasks / wn[:, None]
+    rho = float(pb.link.slope) ** 2 * wn**2 / D
+    z1 = np.einsum("pd,pd->p", zeta, what)
+    Y2 = (rho + sig**2) * chi2
+    perp = np.sqrt(Y2)
+    along = np.sqrt(rho) * chi2 + sig * np.sqrt(chi2) * z1
+    s = ((along - perp * z1) / N)[:, None] * what + (perp / N)[:, None] * zeta
+    return s, Y2 / N
+
+
 def _require_linear(pb):
     if not pb.link.is_linear or pb.covariance is not None:
         raise ValueError("pb must have a linear link and isotropic inputs for the in-distribution error; got "

@@ -20,9 +20,10 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
                rng=0) -> StationaryTheory:
     """Replica-symmetric stationary errors (module docstring); with a task pool, the pool theory.
 
-    For ``pb.tasks = K`` the errors come from :mod:`replica.pool_theory` (Gaussian features conditional on
-    the pool, times the finite-``D`` factor of this replica theory at ``K = ∞`` when ``law="finite"``), and
-    the result also carries ``test_idg``.
+    For ``pb.tasks = K`` the errors come from :mod:`replica.pool_theory` (``law="finite"``: prompts that are
+    Gaussian given their context, :mod:`replica.pool_finite`; ``"mp"``: Gaussian features with the pool's moments;
+    ``"factor"``: the earlier Gaussian-times-fresh-factor theory, a baseline), and the result also carries
+    ``test_idg``.
 
     Parameters
     ----------
@@ -36,15 +37,16 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
         ``(λ_Γ, λ_v)`` for the full model (Lu et al.'s ridge ``λ_L`` is ``(λ_L/D, λ_L)``): the ``v`` block is
         rescaled exactly (:meth:`spectra.PromptLaw.with_block_decay`).
     model : {"reduced", "full"}
-    law : {"finite", "mp"}
-        Prompt law: exact finite-D law, or Marchenko–Pastur with decoupled labels.
+    law : {"finite", "mp"} (and ``"factor"`` with a task pool)
+        Prompt law: exact finite-D law, or Marchenko–Pastur with decoupled labels (with a task pool: see above).
     channel : {"correlated", "decoupled"}
         With ``law="finite"``: keep (default) or drop the scale–label correlations (fresh tasks only).
     pool : None, "mp" or array_like (K, D)
         Task pool only: average over ``n_pools`` random pools (``None``), the pool's large-``D``
         (Marchenko–Pastur) spectrum (``"mp"``), or condition on the given pool.
     n_pools : int
-        Random pools averaged when ``pool=None``.
+        Random pools averaged when ``pool=None`` (``law="finite"``: pools of the finite-``D`` theory; the Gaussian
+        control variate uses 32 times as many, :mod:`replica.pool_theory`).
     rng : int or numpy.random.Generator
         Randomness of those pools (an int seed; a Generator is reduced to one draw of it).
 

@@ -112,7 +112,7 @@ def validate(pb, P, beta, lam, model, law, channel):
     lam_gamma, lam_v = check.block_lambdas(lam, model)
     lam = lam_gamma if lam_gamma == lam_v else (lam_gamma, lam_v)
     if pb.tasks is not None:
-        check.choice("law", law, ("finite", "mp"))
+        check.choice("law", law, ("finite", "mp", "factor"))
         check.choice("channel", channel, ("correlated", "decoupled"))
         lw, M = None, pb.n_params(model)
     else:

@@ -1,0 +1,244 @@
+r"""Finite-``D`` theory of ridge regression with a task pool: prompts that are Gaussian given their context.
+
+Given the pool ``w_1 … w_K``, a prompt's features are ``h = z ⊗ x_q`` with the context statistics
+``z = [s; y2]`` (``z = s`` for the reduced model) independent of the query ``x_q ~ N(0, I_D)``, and its label is
+``y_q = u·x_q + σε`` with ``u = a w_k/√D`` (link ``f(u) = a u``). Hence, **given its type** ``t = (z, k, r = |x_q|²)``,
+a prompt is an exactly linear-Gaussian regression sample in the direction ``x̂_q`` (uniform on the sphere):
+``h = z ⊗ x_q`` and ``y_q = hᵀθ_t + σε`` with the type's own teacher ``Θ_t = z uᵀ/|z|²`` (``Θ = [Γ; vᵀ]`` is
+``(D_z × D)``, ``ŷ = zᵀΘx_q``). The pooled dataset is a mixture over types, and ridge regression on a mixture of
+Gaussian linear models has a deterministic equivalent with one leave-one-out factor per type (Loureiro, Sicuro,
+Gerbelot, Pacco, Krzakala & Zdeborová, *Learning Gaussian mixtures with generalized linear models: precise
+asymptotics in high dimensions*, NeurIPS 2021; the elliptical case: El Karoui, *Asymptotic behavior of unregularized
+and ridge regularized high-dimensional robust regression estimators*, PTRF 2018). Rotating every query by one
+``O ∈ O(D)`` leaves a dataset's law invariant, so the averaged resolvent is ``Q ⊗ I_D`` with a ``D_z × D_z``
+matrix ``Q``, every type's quadratic form is ``hᵀ(Q ⊗ I)h = r zᵀQz`` exactly, and the equations close on
+``D_z × D_z`` matrices (``Λ = diag(λ_Γ, …, λ_Γ, λ_v)``: per-block weight decay is native):
+
+.. math::
+   ω_t = \Big(1 + \frac{r\, zᵀQz}{P}\Big)^{-1},\qquad
+   Q = \Big(Λ + E_t\big[ω_t \tfrac{r}{D}\, z zᵀ\big]\Big)^{-1},\qquad
+   \bar Θ = Q\, E_t\big[ω_t \tfrac{r}{D}\, z uᵀ\big],
+
+   e_t = σ² + \tfrac{r}{D}\,|u − \bar Θᵀ z|² + r\, zᵀ C z,\qquad
+   C = \frac1P\, Q\, E_t\big[ω_t² e_t \tfrac{r}{D}\, z zᵀ\big]\, Q,
+
+where ``e_t`` is the leave-one-out error of a type and ``C ⊗ I_D`` the covariance of ``Θ̂`` over datasets (only its
+``x``-traces enter the errors, and those are exact for the sphere's fourth moments). The errors:
+
+.. math::
+   E_t = ½ E_t[ω_t² e_t] + ½ \mathrm{tr}\,Λ(\bar Θ \bar Θᵀ + D C),\quad
+   E_{\rm ICL} = ½\big[V − 2b\,\mathrm{tr}\bar Γ/D + c(‖\bar Γ‖² + D\,\mathrm{tr}\,C_{ΓΓ})
+                 + c_v(|\bar v|² + D C_{vv})\big],
+
+   E_{\rm IDG} = ½\big[E y² − 2\,\mathrm{tr}(\bar ΘᵀB) + \mathrm{tr}(\bar ΘᵀΣ̃\bar Θ) + D\,\mathrm{tr}(Σ̃ C)\big]
+
+(``Σ̃``, ``B``: the pool's exact moments, :mod:`replica.pool_theory`); at finite ``β`` the thermal parts are
+``M/(2β)``, ``D tr(C̃ Q)/(2β)`` and ``D tr(Σ̃ Q)/(2β)``. The expectation over types is a quadrature of the exact
+one-prompt law given the pool: ``r ~ χ²_D`` by Gauss–Laguerre nodes, and ``z`` given its task by a scrambled Sobol
+sample of the context's exact representation (:func:`linattn.pools.context_statistics`), the tasks stratified.
+Special cases: with fresh tasks (a pool of ``K → ∞`` types) the equations reproduce the library's replica theory
+(:func:`replica.theory.fresh_stationary`, measured within 0.15 %, ``docs/pools.md``); with ``ω_t`` replaced by
+its mean (Gaussian features) they are the Gaussian pool theory.
+
+Minimum-norm limit (``λ = 0``, ``P < M``): ``Q`` diverges like ``1/λ``; the solver works with ``Q̃ = sQ`` and
+``ω̃ = ω/s`` (``s = λ_Γ`` when ``P < M``, else 1), in which the equations stay finite at ``λ = 0``.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from scipy import special, stats
+from scipy.sparse import linalg as sparse_linalg
+
+from linattn import check
+from linattn.errors import ConvergenceError
+
+MAX_ITERATIONS = 5_000
+TOLERANCE = 1e-11
+
+
+@functools.lru_cache(maxsize=64)
+def radial_nodes(D, n=32):
+    """Gauss–Laguerre nodes and weights of ``r = |x_q|² ~ χ²_D``: ``∫ g(r) dχ²_D ≈ Σ_j w_j g(r_j)`` (exact for
+    polynomials of degree ``< 2n``).
+
+    Returns
+    -------
+    r, w : ndarray (n,)
+    """
+    x, w = special.roots_genlaguerre(n, D / 2.0 - 1.0)
+    return 2.0 * x, w / w.sum()
+
+
+def prompt_types(pb, pool, model, n_types, seed):
+    """A stratified scrambled-Sobol sample of the context statistics of prompts drawn from ``pool``.
+
+    Each type is one point of a scrambled Sobol sequence in ``D + 2`` dimensions: its task ``⌊u_0 K⌋``, and its context
+    ``z``, the exact function of ``(χ²_N, ζ ∈ R^D)`` of :func:`linattn.pools.context_statistics`, through the inverse
+    CDFs of the other coordinates.
+
+    Returns
+    -------
+    Z : ndarray (n_types, D_z)
+    U : ndarray (n_types, D)
+        The teachers ``u = a w/√D``.
+    """
+    from linattn.pools import context_statistics
+
+    D, N = pb.D, pb.N
+    K = pool.shape[0]
+    sob = stats.qmc.Sobol(d=D + 2, scramble=True, seed=np.random.default_rng(seed))
+    pts = sob.random(n_types)
+    pts = np.clip(pts, 1e-15, 1 - 1e-15)     # a scrambled point is never 0 or 1; guard the ppf's infinite ends
+    task = np.minimum((pts[:, 0] * K).astype(int), K - 1)   # the task from one coordinate (not i mod K: a stride
+    chi2 = special.chdtri(N, 1.0 - pts[:, 1])                # through a Sobol sequence biases its other coordinates)
+    zeta = special.ndtri(pts[:, 2:])                         # inverse CDFs of χ²_N and N(0, 1)
+    W = pool[task]
+    s, y2 = context_statistics(pb, W, chi2, zeta)
+    Z = np.concatenate([s, y2[:, None]], axis=1) if model == "full" else s
+    return Z, float(pb.link.slope) * W / np.sqrt(D)
+
+
+def _anderson(g, x0, depth=6):
+    """Fixed point ``x = g(x)`` of symmetric matrices by Anderson mixing (Walker & Ni, SIAM J. Numer. Anal. 2011):
+    the next iterate is the combination of the last ``depth`` images ``g(x_i)`` whose residuals ``g(x_i) − x_i``
+    combine to the least norm. A step whose image is not positive definite falls back to the plain iteration.
+
+    Returns
+    -------
+    x, iterations, residual (the last relative change ``max|g(x) − x| / max|g(x)|``)
+    """
+    xs, gs = [], []
+    x, res = x0, np.inf
+    for it in range(1, MAX_ITERATIONS + 1):
+        gx = g(x)
+        res = float(np.max(np.abs(gx - x)) / np.max(np.abs(gx)))
+        if res < TOLERANCE:
+            return gx, it, res
+        xs.append(x.ravel())
+        gs.append(gx.ravel())
+        xs, gs = xs[-depth:], gs[-depth:]
+        F = np.array(gs) - np.array(xs)                    # residuals (m, n)
+        if len(xs) > 1:
+            dF = F[1:] - F[:-1]
+            coef, *_ = np.linalg.lstsq(dF.T, F[-1], rcond=None)
+            dG = np.array(gs)[1:] - np.array(gs)[:-1]
+            cand = (gs[-1] - coef @ dG).reshape(x.shape)
+            cand = 0.5 * (cand + cand.T)
+            if np.all(np.linalg.eigvalsh(cand) > 0):
+                x = cand
+                continue
+            xs, gs = xs[-1:], gs[-1:]
+        x = gx
+    return x, MAX_ITERATIONS, res
+
+
+def _quadratic_forms(Z, A):
+    return np.einsum("pi,pi->p", Z @ A, Z)
+
+
+def solve(pb, P, lam_gamma, lam_v, model, Z, U, moments_matrices, beta=np.inf):
+    r"""Solve the type equations of the module docstring for one pool and return the errors.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    P : float
+    lam_gamma, lam_v : float
+        Block weight decays (both 0, or both > 0).
+    model : {"reduced", "full"}
+    Z, U : ndarray
+        The types (:func:`prompt_types`).
+    moments_matrices : (ndarray, ndarray, float)
+        ``(Σ̃, B, E y²)`` of the pool (:func:`replica.pool_theory.pool_matrices`).
+    beta : float
+
+    Returns
+    -------
+    dict
+        ``train``, ``test``, ``test_idg`` and their ``*_ridge`` parts, ``iterations``, ``residual``.
+
+    Raises
+    ------
+    linattn.ConvergenceError
+        If the fixed point of ``Q`` or of ``C`` is not reached in ``MAX_ITERATIONS`` iterations.
+    """
+    D = pb.D
+    n, Dz = Z.shape
+    M = D * Dz
+    St, B, Ey2 = moments_matrices
+    lam = np.full(Dz, float(lam_gamma))
+    if model == "full":
+        lam[-1] = lam_v
+    if P >= M:                  # Q̃ = s Q, ω̃ = ω/s (module docstring)
+        scale, lam_s = 1.0, lam
+    elif lam_gamma > 0:
+        scale, lam_s = float(lam_gamma), lam / lam_gamma
+    else:                       # λ = 0, P < M: the min-norm limit of a common λ → 0
+        scale, lam_s = 0.0, np.ones(Dz)
+    r, wr = radial_nodes(D)
+    rD = r / D
+
+    def average(weights, right):
+        """``E[w z rightᵀ]`` with the exact moment as control variate: ``w̄ E[z rightᵀ] + mean((w − w̄) z rightᵀ)``."""
+        wbar = float(weights.mean())
+        exact = St if right is Z else B
+        return wbar * exact + (Z.T * (weights - wbar)) @ right / n
+
+    def g(Qc):              # one step of the resolvent equation
+        om = 1.0 / (scale + np.outer(_quadratic_forms(Z, Qc), r) / P)          # ω̃ (n, n_r)
+        return np.linalg.inv(np.diag(lam_s) + average((om * rD) @ wr, Z))
+
+    Q, iterations, res = _anderson(g, np.linalg.inv(np.diag(lam_s) + St))
+    if not res < TOLERANCE:
+        raise ConvergenceError(f"pool theory (finite D): the resolvent fixed point did not converge in "
+                               f"{MAX_ITERATIONS} iterations (residual {res:.3g}; P = {P:g}, M = {M})")
+    om = 1.0 / (scale + np.outer(_quadratic_forms(Z, Q), r) / P)
+    Theta = Q @ average((om * rD) @ wr, U)
+    resid = U - Z @ Theta
+    b2 = np.einsum("pd,pd->p", resid, resid)
+    om2 = om * om
+    w_const = (om2 * rD * (pb.noise**2 + np.outer(b2, rD))) @ wr         # E_r[ω̃² (r/D) (σ² + (r/D)|u − Θᵀz|²)]
+    w_lin = (om2 * rD * r) @ wr                                          # E_r[ω̃² (r/D) r]
+    A0 = Q @ average(w_const, Z) @ Q / P
+
+    def lin(c):             # C ↦ C − (1/P) Q E[w_lin (zᵀCz) z zᵀ] Q on vec(C)
+        Cm = c.reshape(Dz, Dz)
+        return (Cm - Q @ average(w_lin * _quadratic_forms(Z, Cm), Z) @ Q / P).ravel()
+
+    op = sparse_linalg.LinearOperator((Dz * Dz, Dz * Dz), matvec=lin, dtype=float)
+    c, info = sparse_linalg.gmres(op, A0.ravel(), x0=A0.ravel(), rtol=TOLERANCE, atol=0.0, restart=60,
+                                  maxiter=MAX_ITERATIONS // 60)
+    res_c = float(np.linalg.norm(lin(c) - A0.ravel()) / np.linalg.norm(A0))
+    if info != 0 or not res_c < 1e3 * TOLERANCE:
+        raise ConvergenceError(f"pool theory (finite D): the covariance equation was not solved (GMRES info {info}, "
+                               f"relative residual {res_c:.3g}; P = {P:g}, M = {M}: close to the interpolation "
+                               "threshold?)")
+    C = c.reshape(Dz, Dz)
+    e = pb.noise**2 + np.outer(b2, rD) + np.outer(_quadratic_forms(Z, C), r)
+    fit = (scale**2) * float(np.mean((om2 * e) @ wr))
+    train = 0.5 * fit + 0.5 * float(np.sum(lam[:, None] * Theta**2)) + 0.5 * D * float(lam @ np.diag(C))
+    G = Theta[:D]
+    norm = pb.feature_variance * (float(np.sum(G * G)) + D * float(np.trace(C[:D, :D])))
+    Cd = np.full(Dz, pb.feature_variance)
+    if model == "full":
+        norm += pb.feature_variance_v * (float(Theta[D] @ Theta[D]) + D * float(C[D, D]))
+        Cd[D] = pb.feature_variance_v
+    test = float(pb.test_error_from_moments(pb.teacher_strength * float(np.trace(G)) / D, norm))
+    idg = 0.5 * (Ey2 - 2.0 * float(np.sum(Theta * B)) + float(np.sum(Theta * (St @ Theta))) + D * float(np.sum(St * C)))
+    out = dict(train_ridge=train, test_ridge=test, test_idg_ridge=idg, iterations=iterations, residual=max(res, res_c))
+    if np.isinf(beta):
+        out.update(train=train, test=test, test_idg=idg)
+    else:                   # (H + Λ)⁻¹ ≈ (Q̃/s) ⊗ I_D
+        out.update(train=train + M / (2 * beta), test=test + D * float(Cd @ np.diag(Q)) / (2 * beta * scale),
+                   test_idg=idg + D * float(np.sum(St * Q)) / (2 * beta * scale))
+    return out
+
+
+def check_types(n_types):
+    """``n_types``: a power of two ``>= 256`` (Sobol points are balanced in powers of two)."""
+    n_types = check.positive_int("n_types", n_types, minimum=256, maximum=2**20)
+    if n_types & (n_types - 1):
+        check.fail("n_types", n_types, "a power of two between 256 and 2**20 (Sobol points)")
+    return n_types
