@@ -133,3 +133,20 @@ def test_given_pool_and_block_pair_conventions():
     # the moments of the theory are the exact ones of linattn.pools (one formula): E y² and B
     St, B, Ey2 = pool_theory.pool_matrices(pb, "full", task_moments(pb, pool))
     assert St.shape == (9, 9) and B.shape == (9, 8) and Ey2 > 0
+
+
+def test_finite_d_theory_approaches_the_gaussian_theory_like_one_over_d():
+    """D → ∞: the finite-D theory tends to the Gaussian theory (law="mp", given the same pool), whose own D → ∞ limit is
+    Lu et al.'s formula (tests/replica/test_pools.py, 1e-8). The difference is O(1/D): measured D·(E_finite/E_Gauss −
+    1) = 0.23, 0.19, 0.18, 0.16 (ICL) and 0.19, 0.19, 0.19, 0.17 (IDG) at D = 20, 40, 80, 160 (α = 2, τ = 2,
+    κ = 0.5, sphere tasks, λ = 0.1/D). Asserted: the relative difference at D = 160 is below twice 20/160 of that
+    at D = 20 (a 1/D law with a coefficient that may drift by 2×), and nonzero (it is a finite-D theory)."""
+    rel = {}
+    for D in (20, 160):
+        pb = linattn.Problem(D, 2 * D, 0.1, tasks=D // 2, task_law="sphere")
+        pool = pool_theory.draw_theory_pool(pb, 0, 0)
+        f, g = (pool_theory.pool_errors(pb, 2 * D * D, np.inf, 0.1 / D, "full", law, pool=pool)
+                for law in ("finite", "mp"))
+        rel[D] = np.array([f.test / g.test - 1, f.test_idg / g.test_idg - 1])
+    assert np.all(np.abs(rel[160]) <= 2 * (20 / 160) * np.abs(rel[20])), rel
+    assert np.all(np.abs(rel[160]) > 1e-4), rel

@@ -223,7 +223,7 @@ class PoolsCheck(Experiment):
         out.append(Check("pools", "finite-D pool theory at D → ∞ = Lu et al.", f"α={ALPHA:g}, τ={TAU:g}, κ={KAPPA:g}, "
                          f"σ={NOISE:g}, λ_L={RIDGE_L:g}; D = 1000…8000, quadratic in 1/D",
                          f"{th_icl:.8g}, {th_idg:.8g}",
-                         f"{ext[0]:.8g}, {ext[1]:.8g}", f"{err:.1e} (abs.)", bool(err < 1e-6), "|difference| < 1e-6"))
+                         f"{ext[0]:.8g}, {ext[1]:.8g}", f"{err:.1e} (abs.)", bool(err < 1e-8), "|difference| < 1e-8"))
         m, rel = r.meta, float(d["fast_rel"])
         out.append(Check("pools", "fast ridge solver (CG, no eigendecomposition) = eigensystem route",
                          "D=12, N=24, K=6, P=400 (> M), λ=0.01, full model", "replica.gibbs(β=∞)",
@@ -243,7 +243,7 @@ def checks(n16=40, n32=20, n20=24, progress=False) -> list:
        s.e. of the exact average and of the theory's pool average combined); the earlier theory (``law="factor"``)
        and the ``D → ∞`` formula are shown beside it.
     3. The pool theory's ``D → ∞`` limit (quadratic extrapolation over ``D = 1000 … 8000``) equals the
-       asymptotic formula within ``1e-6``.
+       asymptotic formula within ``1e-8``.
     4. The fast ridge solver equals the eigendecomposition route (:func:`replica.gibbs`, ``β = ∞``) on one dataset.
 
     Parameters
