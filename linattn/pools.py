@@ -88,6 +88,38 @@ def task_moments(pb, tasks) -> TaskMoments:
     return TaskMoments(K=K, mean_sq=float(sq.mean()), R=a.T @ a / K, m=(Vw @ a) / K, v2=float(np.mean(Vw**2)))
 
 
+def moment_matrices(pb, model, moments: TaskMoments):
+    r"""The second moments of a pooled prompt's context statistics ``z = [s; y2]`` (``z = s`` reduced) and its
+    label: ``(Σ̃, B, E y²)`` with ``E[z zᵀ] = Σ̃``, ``E[z uᵀ] = B`` (``u = a w/√D``, the prompt's teacher):
+
+    .. math::
+       Σ̃ = \begin{pmatrix} \frac{ā² + σ²}{N} I + (1 + \frac1N) R & k\,m \\ k\,mᵀ & k\,v₂ \end{pmatrix},\quad
+       B = \begin{pmatrix} R \\ mᵀ \end{pmatrix},\quad k = 1 + \tfrac2N,\quad E y² = ā² + σ²
+
+    (module docstring). ``E[h hᵀ] = Σ̃ ⊗ I_D`` and ``E[h y] = vec B`` for the features ``h = z ⊗ x_q``.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    model : {"reduced", "full"}
+    moments : TaskMoments
+
+    Returns
+    -------
+    Sigma : ndarray (D_z, D_z)
+    B : ndarray (D_z, D)
+    Ey2 : float
+    """
+    check.model(model)
+    D, N, s2 = pb.D, pb.N, pb.noise**2
+    k = 1.0 + 2.0 / N
+    Ss = (moments.mean_sq + s2) / N * np.eye(D) + (1.0 + 1.0 / N) * moments.R
+    if model == "full":
+        St = np.block([[Ss, k * moments.m[:, None]], [k * moments.m[None, :], np.array([[k * moments.v2]])]])
+        return St, np.vstack([moments.R, moments.m[None, :]]), float(moments.mean_sq + s2)
+    return Ss, moments.R, float(moments.mean_sq + s2)
+
+
 def context_statistics(pb, tasks, chi2, zeta):
     r"""The context statistics ``(s, y2)`` of prompts with the given tasks, as an exact function of normals.
 

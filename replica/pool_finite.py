@@ -32,7 +32,7 @@ where ``e_t`` is the leave-one-out error of a type and ``C ⊗ I_D`` the covaria
 
    E_{\rm IDG} = ½\big[E y² − 2\,\mathrm{tr}(\bar ΘᵀB) + \mathrm{tr}(\bar ΘᵀΣ̃\bar Θ) + D\,\mathrm{tr}(Σ̃ C)\big]
 
-(``Σ̃``, ``B``: the pool's exact moments, :mod:`replica.pool_theory`); at finite ``β`` the thermal parts are
+(``Σ̃``, ``B``: the pool's exact moments, :func:`linattn.pools.moment_matrices`); at finite ``β`` the thermal parts are
 ``M/(2β)``, ``D tr(C̃ Q)/(2β)`` and ``D tr(Σ̃ Q)/(2β)``. The expectation over types is a quadrature of the exact
 one-prompt law given the pool: ``r ~ χ²_D`` by Gauss–Laguerre nodes, and ``z`` given its task by a scrambled Sobol
 sample of the context's exact representation (:func:`linattn.pools.context_statistics`), the tasks stratified.
@@ -45,6 +45,7 @@ Minimum-norm limit (``λ = 0``, ``P < M``): ``Q`` diverges like ``1/λ``; the so
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -53,6 +54,7 @@ from scipy.sparse import linalg as sparse_linalg
 
 from linattn import check
 from linattn.errors import ConvergenceError
+from linattn.pools import moment_matrices
 
 MAX_ITERATIONS = 5_000
 TOLERANCE = 1e-11
@@ -138,7 +140,7 @@ def _quadratic_forms(Z, A):
     return np.einsum("pi,pi->p", Z @ A, Z)
 
 
-def solve(pb, P, lam_gamma, lam_v, model, Z, U, moments_matrices, beta=np.inf):
+def solve(pb, P, lam_gamma, lam_v, model, Z, U, moments, beta=np.inf, N_test=None):
     r"""Solve the type equations of the module docstring for one pool and return the errors.
 
     Parameters
@@ -150,9 +152,13 @@ def solve(pb, P, lam_gamma, lam_v, model, Z, U, moments_matrices, beta=np.inf):
     model : {"reduced", "full"}
     Z, U : ndarray
         The types (:func:`prompt_types`).
-    moments_matrices : (ndarray, ndarray, float)
-        ``(Σ̃, B, E y²)`` of the pool (:func:`replica.pool_theory.pool_matrices`).
+    moments : linattn.pools.TaskMoments
+        The pool's task moments (:func:`linattn.pools.task_moments`; ``Σ̃``, ``B``, ``E y²`` from
+        :func:`linattn.pools.moment_matrices`).
     beta : float
+    N_test : int, optional
+        Context length of the test prompts (default: the training length ``pb.N``): the ICL metric ``c, c_v`` and
+        the in-distribution metric ``Σ̃`` at ``N_test`` (the mean and covariance of ``Θ̂`` are those of training).
 
     Returns
     -------
@@ -167,7 +173,9 @@ def solve(pb, P, lam_gamma, lam_v, model, Z, U, moments_matrices, beta=np.inf):
     D = pb.D
     n, Dz = Z.shape
     M = D * Dz
-    St, B, Ey2 = moments_matrices
+    St, B, Ey2 = moment_matrices(pb, model, moments)
+    pbt = pb if N_test is None or N_test == pb.N else dataclasses.replace(pb, N=N_test)
+    St_test = St if pbt is pb else moment_matrices(pbt, model, moments)[0]
     lam = np.full(Dz, float(lam_gamma))
     if model == "full":
         lam[-1] = lam_v
@@ -220,19 +228,20 @@ def solve(pb, P, lam_gamma, lam_v, model, Z, U, moments_matrices, beta=np.inf):
     fit = (scale**2) * float(np.mean((om2 * e) @ wr))
     train = 0.5 * fit + 0.5 * float(np.sum(lam[:, None] * Theta**2)) + 0.5 * D * float(lam @ np.diag(C))
     G = Theta[:D]
-    norm = pb.feature_variance * (float(np.sum(G * G)) + D * float(np.trace(C[:D, :D])))
-    Cd = np.full(Dz, pb.feature_variance)
+    norm = pbt.feature_variance * (float(np.sum(G * G)) + D * float(np.trace(C[:D, :D])))
+    Cd = np.full(Dz, pbt.feature_variance)
     if model == "full":
-        norm += pb.feature_variance_v * (float(Theta[D] @ Theta[D]) + D * float(C[D, D]))
-        Cd[D] = pb.feature_variance_v
+        norm += pbt.feature_variance_v * (float(Theta[D] @ Theta[D]) + D * float(C[D, D]))
+        Cd[D] = pbt.feature_variance_v
     test = float(pb.test_error_from_moments(pb.teacher_strength * float(np.trace(G)) / D, norm))
-    idg = 0.5 * (Ey2 - 2.0 * float(np.sum(Theta * B)) + float(np.sum(Theta * (St @ Theta))) + D * float(np.sum(St * C)))
+    idg = 0.5 * (Ey2 - 2.0 * float(np.sum(Theta * B)) + float(np.sum(Theta * (St_test @ Theta)))
+                 + D * float(np.sum(St_test * C)))
     out = dict(train_ridge=train, test_ridge=test, test_idg_ridge=idg, iterations=iterations, residual=max(res, res_c))
     if np.isinf(beta):
         out.update(train=train, test=test, test_idg=idg)
     else:                   # (H + Λ)⁻¹ ≈ (Q̃/s) ⊗ I_D
         out.update(train=train + M / (2 * beta), test=test + D * float(Cd @ np.diag(Q)) / (2 * beta * scale),
-                   test_idg=idg + D * float(np.sum(St * Q)) / (2 * beta * scale))
+                   test_idg=idg + D * float(np.sum(St_test * Q)) / (2 * beta * scale))
     return out
 
 

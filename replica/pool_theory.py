@@ -57,12 +57,12 @@ from scipy import optimize
 
 from linattn import check
 from linattn.errors import ConvergenceError
-from linattn.pools import TaskMoments, task_moments
+from linattn.pools import TaskMoments, moment_matrices, task_moments
 from linattn.results import short_repr
 from linattn.sampling import draw_pool
 
 from . import pool_finite
-from .theory import StationaryTheory, fresh_stationary, validate
+from .theory import StationaryTheory, check_n_test, fresh_stationary, validate
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,8 @@ class _Spectrum:
     """``Σ̃`` in its eigenbasis, as nodes ``j`` each standing for ``n_j`` eigen-directions with eigenvalue
     ``s_j``: ``G`` = Gram matrix of the rows of ``UᵀB`` (1-d: its diagonal, rows orthogonal), ``t_j`` the
     contribution to ``tr Γ̄`` per unit ``1/(s_j + κ)``, ``Cu`` = ``UᵀC̃U`` of the fresh-task metric
-    ``C̃ = diag(c, …, c, c_v)`` (1-d: diagonal), ``Ey2 = E y²``."""
+    ``C̃ = diag(c, …, c, c_v)`` (1-d: diagonal), ``Ey2 = E y²``, ``Su`` = ``UᵀΣ̃U`` of the in-distribution metric
+    (``s`` itself unless the errors are evaluated at another context length ``N_test``)."""
 
     __repr__ = short_repr
 
@@ -80,37 +81,31 @@ class _Spectrum:
     t: np.ndarray
     Cu: np.ndarray
     Ey2: float
+    Su: np.ndarray
 
 
-def pool_matrices(pb, model, moments: TaskMoments):
-    """``(Σ̃, B, E y²)`` of the module docstring for the given task moments (unscaled blocks)."""
-    D, N, s2 = pb.D, pb.N, pb.noise**2
-    k = 1.0 + 2.0 / N
-    Ss = (moments.mean_sq + s2) / N * np.eye(D) + (1.0 + 1.0 / N) * moments.R
-    if model == "full":
-        St = np.block([[Ss, k * moments.m[:, None]], [k * moments.m[None, :], np.array([[k * moments.v2]])]])
-        return St, np.vstack([moments.R, moments.m[None, :]]), moments.mean_sq + s2
-    return Ss, moments.R, moments.mean_sq + s2
-
-
-def _matrix_spectrum(pb, model, moments: TaskMoments, v_scale=1.0) -> _Spectrum:
-    """``Σ̃`` of the given task moments; ``v_scale = λ_Γ/λ_v`` rescales the ``v`` row and column (per-block decay)."""
+def _matrix_spectrum(pb, model, moments: TaskMoments, v_scale=1.0, N_test=None) -> _Spectrum:
+    """``Σ̃`` of the given task moments; ``v_scale = λ_Γ/λ_v`` rescales the ``v`` row and column (per-block decay);
+    the test metrics at the context length ``N_test`` (default: the training length)."""
     D, s2 = pb.D, pb.noise**2
-    St, B, _ = pool_matrices(pb, model, moments)
-    Cd = np.full(D, pb.feature_variance)
+    pbt = pb if N_test is None or N_test == pb.N else dataclasses.replace(pb, N=N_test)
+    St, B, _ = moment_matrices(pb, model, moments)
+    St_test = St if pbt is pb else moment_matrices(pbt, model, moments)[0]
+    Cd = np.full(D, pbt.feature_variance)
     if model == "full":
-        Cd = np.append(Cd, pb.feature_variance_v * v_scale)
+        Cd = np.append(Cd, pbt.feature_variance_v * v_scale)
         if v_scale != 1.0:              # v' = v √(λ_v/λ_Γ): the v feature is √(λ_Γ/λ_v) y2 x_q
             r = np.append(np.ones(D), np.sqrt(v_scale))
-            St, B = St * np.outer(r, r), B * r[:, None]
+            St, B, St_test = St * np.outer(r, r), B * r[:, None], St_test * np.outer(r, r)
     sj, U = np.linalg.eigh(St)
     Bt = U.T @ B
-    return _Spectrum(s=np.maximum(sj, 0.0), n=np.ones(sj.size), G=Bt @ Bt.T,
+    sj = np.maximum(sj, 0.0)
+    return _Spectrum(s=sj, n=np.ones(sj.size), G=Bt @ Bt.T,
                      t=pb.teacher_strength * np.einsum("ij,ji->j", U[:D], Bt), Cu=(U.T * Cd) @ U,
-                     Ey2=moments.mean_sq + s2)
+                     Ey2=moments.mean_sq + s2, Su=sj if pbt is pb else U.T @ St_test @ U)
 
 
-def _mp_spectrum(pb, model, n_nodes=400, v_scale=1.0) -> _Spectrum:
+def _mp_spectrum(pb, model, n_nodes=400, v_scale=1.0, N_test=None) -> _Spectrum:
     r"""The pool's covariance at its large-``D`` law: the eigenvalues of ``R = W/D`` are ``λ/D`` with ``λ`` from
     Marchenko–Pastur of ratio ``1/κ`` (atom ``1 − κ`` at 0 for ``κ < 1``), integrated by Gauss–Chebyshev
     quadrature of the second kind (exact for the square-root edges); ``m = 0``, ``ā² = 1``,
@@ -130,14 +125,18 @@ def _mp_spectrum(pb, model, n_nodes=400, v_scale=1.0) -> _Spectrum:
     if atom > 0:
         lam, frac = np.append(lam, 0.0), np.append(frac, atom)
     r = lam / D
+    Nt = N if N_test is None else N_test
+    pbt = pb if Nt == N else dataclasses.replace(pb, N=Nt)
     sj = (1.0 + s2) / N + (1.0 + 1.0 / N) * r
+    su = (1.0 + s2) / Nt + (1.0 + 1.0 / Nt) * r
     n = D * frac
-    G, t, Cu = n * r * r, pb.teacher_strength * n * r, np.full(sj.size, pb.feature_variance)
+    G, t, Cu = n * r * r, pb.teacher_strength * n * r, np.full(sj.size, pbt.feature_variance)
     if model == "full":
         v2 = (1.0 + s2) ** 2 + (0.0 if pb.task_law == "sphere" else 2.0 / D)
-        sj, n = np.append(sj, (1.0 + 2.0 / N) * v2 * v_scale), np.append(n, 1.0)
-        G, t, Cu = np.append(G, 0.0), np.append(t, 0.0), np.append(Cu, pb.feature_variance_v * v_scale)
-    return _Spectrum(s=sj, n=n, G=G, t=t, Cu=Cu, Ey2=1.0 + s2)
+        sj, su, n = (np.append(sj, (1.0 + 2.0 / N) * v2 * v_scale), np.append(su, (1.0 + 2.0 / Nt) * v2 * v_scale),
+                     np.append(n, 1.0))
+        G, t, Cu = np.append(G, 0.0), np.append(t, 0.0), np.append(Cu, pbt.feature_variance_v * v_scale)
+    return _Spectrum(s=sj, n=n, G=G, t=t, Cu=Cu, Ey2=1.0 + s2, Su=su)
 
 
 def _diag(M):
@@ -187,12 +186,12 @@ def gaussian_errors(pb, P, beta, lam, model, spectrum: _Spectrum) -> PoolErrors:
     bias = kap**2 * float(np.sum(Gd[pos] / (s[pos] * (s[pos] + kap) ** 2))) if kap > 0 else 0.0
     df2 = D * float(np.sum(n * s**2 * inv**2))
     scale = (se2 + bias) / (P - df2)
-    Cd = _diag(sp.Cu)
+    Cd, Sd = _diag(sp.Cu), _diag(sp.Su)
     overlap = float(sp.t @ inv) / D
-    norm = _cnorm(sp, inv)
+    norm = _cnorm(sp.Cu, sp.G, inv)
     test = float(pb.test_error_from_moments(overlap, norm + scale * D * float(np.sum(n * Cd * s * inv**2))))
-    idg = 0.5 * (sp.Ey2 - 2.0 * float(Gd @ inv) + float(np.sum(Gd * s * inv**2))
-                 + scale * D * float(np.sum(n * s**2 * inv**2)))
+    idg = 0.5 * (sp.Ey2 - 2.0 * float(Gd @ inv) + _cnorm(sp.Su, sp.G, inv)
+                 + scale * D * float(np.sum(n * Sd * s * inv**2)))
     theta2 = float(np.sum(Gd * inv**2)) + scale * D * float(np.sum(n * s * inv**2))
     # λ/κ is the training residual's shrinkage; at λ = 0 it is 1 − M/P above the threshold (κ = 0) and 0 below
     shrink = lam / kap if kap > 0 else max(0.0, 1.0 - M / P)
@@ -203,17 +202,17 @@ def gaussian_errors(pb, P, beta, lam, model, spectrum: _Spectrum) -> PoolErrors:
     else:       # tr(C (H + λ)⁻¹) ≈ (κ/λ) D tr(C̃ (Σ̃ + κ)⁻¹)
         out.update(train=train + M / (2 * beta),
                    test=test + (kap / lam) * D * float(np.sum(n * Cd * inv)) / (2 * beta),
-                   test_idg=idg + (kap / lam) * D * float(np.sum(n * s * inv)) / (2 * beta))
+                   test_idg=idg + (kap / lam) * D * float(np.sum(n * Sd * inv)) / (2 * beta))
     return PoolErrors(**{k: float(v) for k, v in out.items()})
 
 
-def _cnorm(sp: _Spectrum, inv) -> float:
-    """``Θ̄ᵀ C Θ̄`` with ``Θ̄ = U diag(inv) UᵀB``: ``Σ_jl Cu_jl G_jl inv_j inv_l`` (diagonal forms as vectors)."""
-    if sp.Cu.ndim == 1 and sp.G.ndim == 1:
-        return float(np.sum(sp.Cu * sp.G * inv * inv))
-    Cu = sp.Cu if sp.Cu.ndim == 2 else np.diag(sp.Cu)
-    G = sp.G if sp.G.ndim == 2 else np.diag(sp.G)
-    return float(inv @ (Cu * G) @ inv)
+def _cnorm(Mu, G, inv) -> float:
+    """``Θ̄ᵀ M Θ̄`` with ``Θ̄ = U diag(inv) UᵀB``: ``Σ_jl Mu_jl G_jl inv_j inv_l`` (diagonal forms as vectors)."""
+    if Mu.ndim == 1 and G.ndim == 1:
+        return float(np.sum(Mu * G * inv * inv))
+    Mu = Mu if Mu.ndim == 2 else np.diag(Mu)
+    G = G if G.ndim == 2 else np.diag(G)
+    return float(inv @ (Mu * G) @ inv)
 
 
 def _effective_ridge(s, n, D, P, lam):
@@ -270,7 +269,7 @@ def _theory_types(pb, model, rng, j, n_types):
 
 
 def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_pools=16, rng=0,
-                n_types=8192) -> PoolErrors:
+                n_types=8192, N_test=None) -> PoolErrors:
     """Pool theory (module docstring): averaged over random pools (``pool=None``), for one given ``pool``
     (K × D array), or at the pool's large-``D`` spectrum (``pool="mp"``, Gaussian theory only).
 
@@ -298,8 +297,8 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
         pools = [draw_theory_pool(pb, rng, j) for j in range(n_pools * (GAUSS_POOLS if law == "finite" else 1))]
 
     def gauss(pl):
-        sp = (_mp_spectrum(pb, model, v_scale=vs) if pl is None
-              else _matrix_spectrum(pb, model, task_moments(pb, pl), vs))
+        sp = (_mp_spectrum(pb, model, v_scale=vs, N_test=N_test) if pl is None
+              else _matrix_spectrum(pb, model, task_moments(pb, pl), vs, N_test))
         return gaussian_errors(pb, P, beta, lam_gamma, model, sp)
 
     runs = [gauss(pl) for pl in pools]
@@ -315,8 +314,8 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
             pl = pools[j]
             types = (pool_finite.prompt_types(pb, pl, model, n_types, [rng, pb.D, j, 1]) if pool is not None
                      else _theory_types(pb, model, rng, j, n_types))
-            fin = pool_finite.solve(pb, P, lam_gamma, lam_v, model, *types,
-                                    pool_matrices(pb, model, task_moments(pb, pl)), beta)
+            fin = pool_finite.solve(pb, P, lam_gamma, lam_v, model, *types, task_moments(pb, pl), beta,
+                                    N_test=N_test)
             for k in diffs:
                 diffs[k].append(fin[k] - getattr(runs[j], k))
             out["residual"] = max(out["residual"], fin["residual"])
@@ -329,7 +328,7 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
     elif law == "factor":
         fresh_pb = dataclasses.replace(pb, tasks=None, task_law="gaussian", assignment="random")
         key = float(lam_gamma) if vs == 1.0 else (float(lam_gamma), float(lam_v))
-        factors, residual = _finite_factors(fresh_pb, float(P), float(beta), key, model)
+        factors, residual = _finite_factors(fresh_pb, float(P), float(beta), key, model, N_test)
         for k, src in (("train", "train"), ("test", "test"), ("test_idg", "test"), ("train_ridge", "train_ridge"),
                        ("test_ridge", "test_ridge"), ("test_idg_ridge", "test_ridge")):
             out[k] *= factors[src]
@@ -339,7 +338,7 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
 
 
 def pool_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correlated", pool=None, n_pools=16,
-                    rng=0) -> StationaryTheory:
+                    rng=0, N_test=None) -> StationaryTheory:
     """The pool theory as a :class:`~replica.theory.StationaryTheory` (with ``test_idg``); arguments as in
     :func:`replica.stationary`.
 
@@ -360,23 +359,24 @@ def pool_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="co
     if isinstance(rng, np.random.Generator):
         rng = int(rng.integers(2**63))
     rng = check.seed_int("rng", rng)
-    e = pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng)
+    N_test = check_n_test(N_test)
+    e = pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, N_test=N_test)
     return StationaryTheory(problem=pb, P=P, beta=beta, lam=lam, model=model, law=law, train=e.train,
                             test=e.test, train_ridge=e.train_ridge, test_ridge=e.test_ridge,
                             free_energy=e.train_ridge if np.isinf(beta) else None,
                             gap=float(linattn.relative_gap(e.train, e.test)), order=None, converged=True, iterations=0,
-                            residual=float(e.residual), test_idg=e.test_idg)
+                            residual=float(e.residual), test_idg=e.test_idg, N_test=N_test)
 
 
 @functools.lru_cache(maxsize=256)
-def _finite_factors(fresh_pb, P, beta, lam, model):
+def _finite_factors(fresh_pb, P, beta, lam, model, N_test=None):
     """``E_replica(κ = ∞)/E_Gauss(κ = ∞)`` per error, and the replica solver's residual. Cached: it depends on
     the fresh-task problem only, not on the pool, so a sweep over ``K`` computes it once."""
-    shape = fresh_stationary(fresh_pb, P, beta, lam, model)
+    shape = fresh_stationary(fresh_pb, P, beta, lam, model, N_test=N_test)
     lam_gamma, lam_v = check.block_lambdas(lam, model)
     v_scale = lam_gamma / lam_v if lam_v else 1.0
     gauss = gaussian_errors(fresh_pb, P, beta, lam_gamma, model,
-                            _matrix_spectrum(fresh_pb, model, fresh_moments(fresh_pb), v_scale))
+                            _matrix_spectrum(fresh_pb, model, fresh_moments(fresh_pb), v_scale, N_test))
     def factor(k):      # an interpolator's training error is 0 in both theories (λ = 0, P < M): nothing to correct
         a, g = getattr(shape, k), getattr(gauss, k)
         return 1.0 if a == g == 0.0 else a / g

@@ -17,7 +17,7 @@ from .theory import StationaryTheory, fresh_stationary
 
 
 def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correlated", pool=None, n_pools=16,
-               rng=0) -> StationaryTheory:
+               rng=0, N_test=None) -> StationaryTheory:
     """Replica-symmetric stationary errors (module docstring); with a task pool, the pool theory.
 
     For ``pb.tasks = K`` the errors come from :mod:`replica.pool_theory` (``law="finite"``: prompts that are
@@ -49,6 +49,10 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
         control variate uses 32 times as many, :mod:`replica.pool_theory`).
     rng : int or numpy.random.Generator
         Randomness of those pools (an int seed; a Generator is reduced to one draw of it).
+    N_test : int, optional
+        Context length at which the test errors are evaluated (default: ``pb.N``, the training length). The
+        trained parameters are those of context length ``pb.N``; only the test metric changes (``c``, ``c_v`` and,
+        with a pool, ``Σ̃`` depend on the context length).
 
     Returns
     -------
@@ -62,10 +66,10 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
         If the saddle-point equations do not converge.
     """
     if pb is not None and getattr(pb, "tasks", None) is not None:
-        return pool_stationary(pb, P, beta, lam, model, law, channel, pool, n_pools, rng)
+        return pool_stationary(pb, P, beta, lam, model, law, channel, pool, n_pools, rng, N_test)
     if pool is not None:
         check.fail("pool", "<given>", "None for fresh tasks (pb.tasks=None)")
-    return fresh_stationary(pb, P, beta, lam, model, law, channel)
+    return fresh_stationary(pb, P, beta, lam, model, law, channel, N_test)
 
 
 @dataclass(frozen=True, eq=False)

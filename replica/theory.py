@@ -31,6 +31,7 @@ regression with structured data: Loureiro et al., NeurIPS 2021; elliptical data:
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,6 +80,8 @@ class StationaryTheory:
     test_idg : float or None
         With a task pool (``pb.tasks = K``): the in-distribution error ``⟨E_IDG⟩`` (:mod:`replica.pool_theory`);
         ``test`` is then the fresh-task (ICL) error. ``None`` for fresh tasks.
+    N_test : int or None
+        The context length of the test errors (``None``: the training length ``problem.N``).
     """
 
     __repr__ = short_repr
@@ -100,6 +103,12 @@ class StationaryTheory:
     iterations: int
     residual: float
     test_idg: float | None = None
+    N_test: int | None = None
+
+
+def check_n_test(N_test):
+    """``N_test``: ``None`` (the training length) or an integer ``>= 1``."""
+    return None if N_test is None else check.positive_int("N_test", N_test)
 
 
 def validate(pb, P, beta, lam, model, law, channel):
@@ -124,7 +133,19 @@ def validate(pb, P, beta, lam, model, law, channel):
     return P, beta, lam, lw
 
 
-def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correlated") -> StationaryTheory:
+def test_metric_ratio(pb, N_test, n_blocks):
+    """``(c(N_test)/c(N), c_v(N_test)/c_v(N))`` per block: the test-error metric of a model trained at context length
+    ``N`` and evaluated at ``N_test`` (the moments of ``s`` and ``y2`` depend on the context length; conventions §2).
+    Ones when ``N_test`` is ``None`` or ``N``."""
+    if N_test is None or N_test == pb.N:
+        return np.ones(n_blocks)
+    pbt = dataclasses.replace(pb, N=N_test)
+    return np.array([pbt.feature_variance / pb.feature_variance,
+                     pbt.feature_variance_v / pb.feature_variance_v])[:n_blocks]
+
+
+def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correlated",
+                     N_test=None) -> StationaryTheory:
     """Replica-symmetric stationary errors with a fresh task per prompt (module docstring); the public entry
     point is :func:`replica.stationary`, which also dispatches task pools.
 
@@ -132,7 +153,7 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
     ----------
     pb : linattn.Problem
         With ``tasks=None``.
-    P, beta, lam, model, law, channel
+    P, beta, lam, model, law, channel, N_test
         As in :func:`replica.stationary`.
 
     Returns
@@ -147,6 +168,7 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
         If the saddle-point equations do not converge.
     """
     P, beta, lam, lw = validate(pb, P, beta, lam, model, law, channel)
+    N_test = check_n_test(N_test)
     if pb.tasks is not None:
         check.fail("pb", pb, "a problem with fresh tasks (tasks=None); for a task pool use replica.stationary")
     lam_given, log_jacobian = lam, 0.0
@@ -162,9 +184,10 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
     S = block_overlaps(rr.a[None], rr.a[None], om[None], om[None], np.array([rho]), np.array([rho]), lw, P)[0, 0]
     sigma2 = np.real(S)
     w = lw.weights
-    kappa = lw.metric
+    ratio = test_metric_ratio(pb, N_test, lw.n_blocks)
+    kappa = lw.metric * ratio               # the test metric at the evaluation length N_test (θ̃ = √c θ units)
     et = 0.5 * rr.eps * float(w @ ((lw.y2 - rho * lw.fy) * om))
-    eg = float(pb.test_error_from_moments(np.sqrt(pb.teacher_norm2) * rho, rho**2 + float(kappa @ sigma2)))
+    eg = float(pb.test_error_from_moments(np.sqrt(pb.teacher_norm2) * rho, ratio[0] * rho**2 + float(kappa @ sigma2)))
     r = rr.r
     dims = np.asarray(lw.block_dims, float)
     # residual of the σ equations (the r and ρ equations are solved to rr.residual / exactly)
@@ -185,7 +208,7 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
     return StationaryTheory(problem=pb, P=P, beta=beta, lam=lam_given, model=model, law=law, train=float(train),
                             test=float(test), train_ridge=float(et), test_ridge=float(eg), free_energy=float(F),
                             gap=float(gap), order=order, converged=True, iterations=rr.iterations,
-                            residual=max(rr.residual, res_sigma))
+                            residual=max(rr.residual, res_sigma), N_test=N_test)
 
 
 def rs_functional(pb, P, beta, lam, rho, norm2, Delta, model="reduced", law="finite", channel="correlated") -> float:

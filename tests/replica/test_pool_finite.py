@@ -5,7 +5,7 @@ import pytest
 
 import linattn
 import replica
-from linattn.pools import context_statistics, task_moments
+from linattn.pools import context_statistics, moment_matrices, task_moments
 from replica import pool_finite, pool_theory
 
 
@@ -49,11 +49,11 @@ def test_fresh_task_limit_is_the_replica_theory(model, P, lam, beta):
     fresh = linattn.Problem(D, N, 0.1)
     M = pb.n_params(model)
     pool = np.random.default_rng(5).standard_normal((K, D))
-    mats = pool_theory.pool_matrices(pb, model, pool_theory.fresh_moments(fresh))
+    mo = pool_theory.fresh_moments(fresh)
     ref = replica.stationary(fresh, P, beta, lam, model)
     runs = np.array([[o["train"], o["test"]] for o in
                      (pool_finite.solve(pb, P, lam, lam, model, *pool_finite.prompt_types(pb, pool, model, 8192, seed),
-                                        mats, beta) for seed in range(4))])
+                                        mo, beta) for seed in range(4))])
     for k, name in enumerate(("train", "test")):
         want = getattr(ref, name)
         m, se = runs[:, k].mean(), runs[:, k].std(ddof=1) / 2.0
@@ -131,7 +131,7 @@ def test_given_pool_and_block_pair_conventions():
     with pytest.raises(ValueError, match="n_types"):
         pool_finite.check_types(1000)
     # the moments of the theory are the exact ones of linattn.pools (one formula): E y² and B
-    St, B, Ey2 = pool_theory.pool_matrices(pb, "full", task_moments(pb, pool))
+    St, B, Ey2 = moment_matrices(pb, "full", task_moments(pb, pool))
     assert St.shape == (9, 9) and B.shape == (9, 8) and Ey2 > 0
 
 
