@@ -119,7 +119,8 @@ class AsymptoticErrors:
     iterations: int
 
 
-def asymptotic(context_ratio, sample_ratio, task_ratio=np.inf, noise=0.0, ridge=0.0) -> AsymptoticErrors:
+def asymptotic(context_ratio, sample_ratio, task_ratio=np.inf, noise=0.0, ridge=0.0,
+               test_context_ratio=None) -> AsymptoticErrors:
     r"""The peer's ``D → ∞`` ICL and IDG errors (module docstring), in ``E_g`` units.
 
     Parameters
@@ -134,6 +135,12 @@ def asymptotic(context_ratio, sample_ratio, task_ratio=np.inf, noise=0.0, ridge=
         Label-noise s.d. ``σ >= 0`` (``ρ = σ²``).
     ridge : float
         The peer's ``λ_L >= 0`` (our ``λ = λ_L/D`` on ``Γ``, ``λ_L`` on ``v``).
+    test_context_ratio : float, optional
+        ``α_test = N_test/D`` of the test prompts (default: ``α``). The trained ``Γ`` is that of context length
+        ``α``; only the test metric changes: its norm term ``Q = 1 − 2νM − ν²M' − c_e(M + εM')`` is weighted by
+        ``ξ + 1`` (the ``D c`` of conventions §2 as ``D → ∞``), so both errors move by ``(ξ_test − ξ) Q`` with
+        ``ξ_test = (1 + ρ)/α_test`` (in ``e`` units; measured against the finite-``D`` theory extrapolated in ``1/D``,
+        ``tests/replica/test_n_test.py``).
 
     Returns
     -------
@@ -157,6 +164,8 @@ def asymptotic(context_ratio, sample_ratio, task_ratio=np.inf, noise=0.0, ridge=
     kappa = check.real("task_ratio", task_ratio, low=1e-8, allow_inf=True)                # κ = K/D
     noise = check.real("noise", noise, low=0.0, high=1e6)             # ρ = σ² and its powers stay finite
     lam = check.real("ridge", ridge, low=0.0, high=1e8)
+    alpha_test = alpha if test_context_ratio is None else check.real("test_context_ratio", test_context_ratio,
+                                                                     low=1e-8, high=1e8)
     rho = noise**2
     xi = (1.0 + rho) / alpha
 
@@ -187,8 +196,10 @@ def asymptotic(context_ratio, sample_ratio, task_ratio=np.inf, noise=0.0, ridge=
     M, dM = (float(v) for v in _resolvent(nu, kappa))
     c_e = ((rho + nu - nu * nu * M - eps * (1.0 - 2.0 * nu * M - nu * nu * dM))
            / ((1.0 - tau) - eps * (2.0 * M + eps * dM)))      # 1 − τ first: no cancellation near τ = 1
-    e_icl = (xi + 1.0) * (1.0 - 2.0 * nu * M - nu * nu * dM - c_e * (M + eps * dM)) - 2.0 * (1.0 - nu * M) + 1.0 + rho
-    e_idg = -tau * c_e
+    norm = 1.0 - 2.0 * nu * M - nu * nu * dM - c_e * (M + eps * dM)
+    shift = ((1.0 + rho) / alpha_test - xi) * norm            # the test metric at α_test (test_context_ratio)
+    e_icl = (xi + 1.0) * norm - 2.0 * (1.0 - nu * M) + 1.0 + rho + shift
+    e_idg = -tau * c_e + shift
     return AsymptoticErrors(context_ratio=alpha, sample_ratio=tau, task_ratio=kappa, noise=noise, ridge=lam,
                             test=0.5 * e_icl, test_idg=0.5 * e_idg, eps=float(eps), M=M, dM=dM, c_e=float(c_e),
                             bracket=bracket, residual=float(res), converged=True, iterations=int(its))

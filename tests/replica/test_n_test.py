@@ -49,3 +49,21 @@ def test_n_test_equal_to_n_is_the_default():
         assert (a.train, a.test, a.test_idg) == (b.train, b.test, b.test_idg)
         with pytest.raises(ValueError, match="N_test"):
             replica.stationary(pb, 100, 50.0, 0.01, "full", N_test=0)
+
+
+@pytest.mark.parametrize("alpha_test,tau,ridge_L", [(0.25, 2.0, 0.1), (4.0, 0.5, 0.1), (4.0, 3.0, 0.0)])
+def test_asymptotic_test_context_ratio_is_the_limit_of_the_finite_d_theory(alpha_test, tau, ridge_L):
+    """replica.asymptotic(..., test_context_ratio=α_test) (the norm term reweighted by ξ_test + 1) against the Gaussian
+    pool theory with N_test = α_test D, quadratically extrapolated in 1/D over D = 1000 … 8000 (the check of the
+    N_test = N case in tests/replica/test_pools.py, 1e-8): measured within 1e-10. Asserted: 1e-8, and the errors
+    at N_test differ from those at N (the baseline) by more than that."""
+    alpha, kappa, noise = 1.0, 0.5, 0.1
+    th = replica.asymptotic(alpha, tau, kappa, noise, ridge_L, test_context_ratio=alpha_test)
+    same = replica.asymptotic(alpha, tau, kappa, noise, ridge_L)
+    Ds = np.array([1000, 2000, 4000, 8000])
+    vals = np.array([(lambda st: (st.test, st.test_idg))(replica.stationary(
+        linattn.Problem(int(D), int(alpha * D), noise, tasks=int(kappa * D), task_law="sphere"), tau * D * D, np.inf,
+        ridge_L / D, "reduced", law="mp", pool="mp", N_test=int(alpha_test * D))) for D in Ds])
+    for k, (ref, base) in enumerate(((th.test, same.test), (th.test_idg, same.test_idg))):
+        extrap = np.polyval(np.polyfit(1.0 / Ds, vals[:, k], 2), 0.0)
+        assert abs(extrap - ref) < 1e-8 < abs(base - ref), (k, extrap, ref, base)
