@@ -110,7 +110,10 @@ def moment_matrices(pb, model, moments: TaskMoments):
     B : ndarray (D_z, D)
     Ey2 : float
     """
+    check.problem(pb)
     check.model(model)
+    if not isinstance(moments, TaskMoments) or moments.R.shape != (pb.D, pb.D):
+        check.fail("moments", moments, f"the TaskMoments of a pool in dimension D = {pb.D} (pools.task_moments)")
     D, N, s2 = pb.D, pb.N, pb.noise**2
     k = 1.0 + 2.0 / N
     Ss = (moments.mean_sq + s2) / N * np.eye(D) + (1.0 + 1.0 / N) * moments.R
@@ -151,9 +154,20 @@ def context_statistics(pb, tasks, chi2, zeta):
     s : ndarray (n, D)
     y2 : ndarray (n,)
     """
+    check.problem(pb)
     _require_linear(pb)
     D, N, sig = pb.D, pb.N, pb.noise
+    tasks = check.finite_array("tasks", tasks, ndim=2)
+    n = tasks.shape[0]
+    if tasks.shape[1] != D or n < 1:
+        check.fail("tasks", f"<array with shape {tasks.shape}>", f"an array of shape (n, {D}) with n >= 1")
+    chi2 = check.finite_array("chi2", chi2, shape=(n,))
+    zeta = check.finite_array("zeta", zeta, shape=(n, D))
+    if np.any(chi2 < 0):
+        check.fail("chi2", "<array with negative entries>", "χ²_N values >= 0")
     wn = np.sqrt(np.einsum("pd,pd->p", tasks, tasks))
+    if np.any(wn == 0):
+        check.fail("tasks", "<array with a zero row>", "tasks with nonzero rows (a task's direction is needed)")
     what = tasks / wn[:, None]
     rho = float(pb.link.slope) ** 2 * wn**2 / D
     z1 = np.einsum("pd,pd->p", zeta, what)
