@@ -18,6 +18,20 @@ quadratic forms in ``θ(t)``. For a Gaussian initialisation ``θ_0 ~ N(0, σ_0²
 eigensystem (:mod:`spectra.eigensystem`) — the mean and the s.d. over initialisations are
 exact, with no sampling.
 
+Per-block weight decay ``lam=(λ_Γ, λ_v)`` (full model): ``A = H + Λ``, ``Λ = diag(λ_Γ I_{D²}, λ_v I_D)``. The
+flow is *not* invariant under the rescaling ``v' = v√(λ_v/λ_Γ)`` that makes the Gibbs measure a common-decay
+problem (:mod:`replica.gibbs`): ``dθ'/dt = −γ S⁻²∇_{θ'}E_t`` has another speed on the ``v`` block. The
+closed form above is therefore evaluated in the eigenbasis of ``A`` itself, a dense ``M × M``
+decomposition (:func:`spectra.eigensystem` with ``lam=(λ_Γ, λ_v)``, ``O(M³)``; a pair of equal entries takes
+the common-``λ`` path). With both entries ``> 0``, ``A`` is positive definite: every mode decays, there is no
+null space to carry, and ``θ(∞) = θ* = A⁻¹b`` whatever ``θ_0``; a pair ``(0, 0)`` is ``λ = 0`` (min-norm
+solution plus the null-space part of ``θ_0``).
+
+Extreme inputs: the spread over initialisations is computed from the amplitudes ``σ_0 d_k(t)`` (never
+``σ_0²`` times a vanishing factor), so late times of a huge ``σ_0`` have their exact finite value; a result
+that overflows float64 is refused with a ``ValueError`` naming ``init``, ``lam`` or ``times``
+(:func:`linattn.check.finite_result`).
+
 References: the seed paper (conventions §4) (exact solution of the parameter dynamics, Sec. III, Eq. (16)).
 """
 from __future__ import annotations
@@ -47,7 +61,9 @@ class LearningCurves:
         Standard deviations over initialisations (0 for a deterministic init).
     params : ndarray or None
         Mean parameter vectors ``θ(t)`` (``len(times) × M``) if requested.
-    lam, model : float, str
+    lam : float or (float, float)
+        The common weight decay, or the per-block pair ``(λ_Γ, λ_v)``.
+    model : str
     test_idg : ndarray or None
         With a task pool (``data.pool``): the in-distribution error ``E_IDG`` (mean over
         initialisations; its s.d. is not computed), ``None`` otherwise.
@@ -61,9 +77,33 @@ class LearningCurves:
     train_sd: np.ndarray
     test_sd: np.ndarray
     params: np.ndarray | None
-    lam: float
+    lam: float | tuple
     model: str
     test_idg: np.ndarray | None = None
+
+
+def decay_system(data, pb, lam, model):
+    """The eigensystem a flow runs in, the common decay to add to its ``g``, and ``lam`` as reported.
+
+    A number, or a pair of equal entries: the eigensystem of ``H`` and ``λ``. A pair ``(λ_Γ, λ_v)`` with
+    ``λ_Γ != λ_v``: the eigensystem of ``A = H + Λ`` itself (module docstring) and 0.
+
+    Parameters
+    ----------
+    data : linattn.Prompts or spectra.Eigensystem
+    pb : linattn.Problem
+    lam : float or (float, float)
+    model : {"reduced", "full"}
+
+    Returns
+    -------
+    (spectra.Eigensystem, float, float or tuple)
+    """
+    check.model(model)
+    lg, lv = check.block_lambdas(lam, model)
+    if lg == lv:
+        return as_eigensystem(data, pb, model), lg, lg
+    return as_eigensystem(data, pb, model, lam=(lg, lv)), 0.0, (lg, lv)
 
 
 def _init(es: Eigensystem, init):
@@ -79,15 +119,16 @@ def _init(es: Eigensystem, init):
 @dataclass(frozen=True)
 class _NullPart:
     """The part ``n_0`` of ``θ_0`` outside the modes held (it decays by ``d_⊥`` alone) and the
-    inner products the errors need: ``|n_0|²``, ``u·n_0``, ``Vᵀ C n_0``, ``n_0ᵀ C n_0``."""
+    inner products the errors need: ``|n_0|``, ``u·n_0``, ``Vᵀ C n_0``, ``|C^{1/2} n_0|`` (norms, not their
+    squares, so that ``(d_⊥ |n_0|)²`` is exact when ``|n_0|²`` alone would overflow)."""
 
     __repr__ = short_repr
 
     vector: np.ndarray
-    norm2: float
+    norm: float
     overlap: float
     CV: np.ndarray
-    CC: float
+    Cnorm: float
 
     @classmethod
     def of(cls, es: Eigensystem, theta0):
@@ -96,11 +137,17 @@ class _NullPart:
         n0 = theta0 - es.lift(es.project(theta0))
         Cn0 = es.apply_metric(n0)
         D = es.problem.D
-        return cls(n0, float(n0 @ n0), float(np.trace(n0[: D * D].reshape(D, D))) / (D / es.problem.teacher_strength),
-                   es.project(Cn0), float(n0 @ Cn0))
+        return cls(n0, _norm(n0), float(np.trace(n0[: D * D].reshape(D, D))) / (D / es.problem.teacher_strength),
+                   es.project(Cn0), _norm(np.sqrt(es.apply_metric(np.ones(es.M))) * n0))   # C is diagonal
 
 
-def _mean_errors(es: Eigensystem, lam, d, dn, c0, null: _NullPart):
+def _norm(x) -> float:
+    """``|x|`` scaled by its largest entry (no overflow of ``x·x``)."""
+    top = float(np.max(np.abs(x), initial=0.0))
+    return top * float(np.sqrt(np.sum((x / top) ** 2))) if top > 0 else 0.0
+
+
+def _mean_errors(es: Eigensystem, lam, d, dn, c0, null: _NullPart, culprits):
     """Mean coefficients ``a(t)`` and the errors of the mean trajectory (deterministic part).
 
     ``a = b* + d (c_0 − b*)``; ``E_t = E_t(θ*) + ½[Σ_k (g_k+λ) (a_k − b*_k)² + λ d_⊥² |n_0|²]``;
@@ -111,20 +158,30 @@ def _mean_errors(es: Eigensystem, lam, d, dn, c0, null: _NullPart):
     bstar = es.ridge_coefficients(lam)
     dev = d * (c0 - bstar)
     a = bstar + dev
-    train = es.train_at_ridge(lam) + 0.5 * (np.sum(gl * dev**2, axis=1) + lam * dn**2 * null.norm2)
+    train = es.train_at_ridge(lam) + 0.5 * (np.sum(gl * dev**2, axis=1) + lam * (dn * null.norm) ** 2)
     overlap = a @ es.u + dn * null.overlap
-    norm = np.einsum("tk,kl,tl->t", a, es.W, a) + 2 * dn * (a @ null.CV) + dn**2 * null.CC
+    norm = np.einsum("tk,kl,tl->t", a, es.W, a) + 2 * dn * (a @ null.CV) + (dn * null.Cnorm) ** 2
+    check.finite_result([train, overlap, norm], culprits, "the error along the flow")
     return a, train, es.problem.test_error_from_moments(overlap, norm)
 
 
 def _init_spread(es: Eigensystem, lam, d, dn, a, sigma0):
-    """Extra mean and the variance of ``E_t``, ``E_g`` over ``θ_0 ~ N(0, σ_0² I)`` (module docstring).
+    """Extra mean and the s.d. of ``E_t``, ``E_g`` over ``θ_0 ~ N(0, σ_0² I)`` (module docstring).
 
-    Returns ``(train_extra, test_extra, train_var, test_var)``.
+    In the amplitudes ``x = σ_0 d`` (``x_⊥ = σ_0 d_⊥``), scaled per time by ``s = max(|x|, |x_⊥|)``: with
+    ``x̃ = x/s``, ``Var = s⁴ Q_4 + s² Q_2`` and ``sd = s · hypot(s √Q_4, √Q_2)``, so that nothing overflows
+    unless the result does. Returns ``(train_extra, test_extra, train_sd, test_sd)``.
     """
-    s2, null = sigma0**2, es.null_dim
+    null = es.null_dim
     gl = es.g + lam
-    d2, dn2 = d**2, dn**2
+    x, xn = sigma0 * d, sigma0 * dn
+    scale = np.max(np.abs(x), axis=1, initial=0.0)
+    if null:
+        scale = np.maximum(scale, np.abs(xn))
+    scale = np.where(scale > 0, scale, 1.0)
+    d2 = (x / scale[:, None]) ** 2
+    dn2 = (xn / scale) ** 2 if null else np.zeros_like(xn)     # no null space: nothing outside the modes
+    s2 = scale**2
     W, Wd = es.W, np.diag(es.W)
     # test: Q = ½ Lᵀ C L,  l = Lᵀ(C m − u)
     test_extra = 0.5 * s2 * (d2 @ Wd + dn2 * (es.trC - Wd.sum()))
@@ -135,15 +192,21 @@ def _init_spread(es: Eigensystem, lam, d, dn, a, sigma0):
     r = a @ W - es.u                                              # Vᵀ(C m − u)  (n_t, k)
     Cm_u_norm2 = np.einsum("tk,kl,tl->t", a, es.W2, a) - 2 * es.c_u * (a @ es.u) + es.u_norm2
     perp2 = Cm_u_norm2 - np.sum(r**2, axis=1)
-    test_var = 0.5 * s2**2 * tr_CB2 + s2 * (np.sum(d2 * r**2, axis=1) + dn2 * perp2)
-    # train: Q = ½ Lᵀ A L,  l = Lᵀ(A m − b)
+    test_q2 = np.sum(d2 * r**2, axis=1) + dn2 * perp2
+    # train: Q = ½ Lᵀ A L,  l = Lᵀ(A m − b); A's eigenvalues scaled by their largest (λ = 1e300 stays finite)
     train_extra = 0.5 * s2 * (d2 @ gl + dn2 * lam * null)
-    tr_AB2 = d2**2 @ gl**2 + dn2**2 * lam**2 * null
-    train_var = 0.5 * s2**2 * tr_AB2 + s2 * np.sum(d2 * (gl * a - es.b) ** 2, axis=1)
-    return train_extra, test_extra, train_var, test_var
+    g_top = max(float(gl[-1]) if gl.size else 0.0, lam, 1e-300)
+    tr_AB2 = d2**2 @ (gl / g_top) ** 2 + dn2**2 * (lam / g_top) ** 2 * null
+    train_q2 = np.sum(d2 * (gl * a - es.b) ** 2, axis=1)
+    # both variances are sums of squares; the maximum only removes round-off of order 1e-16
+    train_sd = scale * np.hypot(scale * g_top * np.sqrt(0.5 * np.maximum(tr_AB2, 0.0)),
+                                np.sqrt(np.maximum(train_q2, 0.0)))
+    test_sd = scale * np.hypot(scale * np.sqrt(0.5 * np.maximum(tr_CB2, 0.0)), np.sqrt(np.maximum(test_q2, 0.0)))
+    return train_extra, test_extra, train_sd, test_sd
 
 
-def curves(es: Eigensystem, lam, decay, decay_null, init=None, return_params=False, times=None) -> LearningCurves:
+def curves(es: Eigensystem, lam, decay, decay_null, init=None, return_params=False, times=None, culprits=None,
+           lam_label=None) -> LearningCurves:
     """Errors for given per-mode decay factors ``decay`` (n_t, k) and null-space factor (n_t,).
 
     The common core of :func:`gradient_flow` and :func:`gradient_descent` (module docstring).
@@ -161,30 +224,38 @@ def curves(es: Eigensystem, lam, decay, decay_null, init=None, return_params=Fal
     return_params : bool
     times : ndarray, optional
         Stored in the result (default: ``0, 1, …``).
+    culprits : dict, optional
+        ``{argument: value}`` named when a result overflows float64 (:func:`linattn.check.finite_result`;
+        default: ``init`` and ``lam``).
+    lam_label : float or tuple, optional
+        The weight decay reported in the result (default ``lam``; a per-block pair when ``es`` holds ``H + Λ``).
 
     Returns
     -------
     LearningCurves
     """
     theta0, sigma0 = _init(es, init)
+    culprits = {"init": theta0 if theta0 is not None else sigma0, "lam": lam} if culprits is None else culprits
     d = np.atleast_2d(decay)
     dn = np.atleast_1d(decay_null)
-    null = _NullPart.of(es, theta0)
-    c0 = es.project(theta0) if theta0 is not None else np.zeros(es.k)
-    a, train, test = _mean_errors(es, lam, d, dn, c0, null)
-    train_sd = np.zeros_like(train)
-    test_sd = np.zeros_like(test)
-    if sigma0 > 0:
-        tr_x, te_x, tr_var, te_var = _init_spread(es, lam, d, dn, a, sigma0)
-        train, test = train + tr_x, test + te_x
-        # both variances are sums of squares; the maximum only removes round-off of order 1e-16
-        train_sd, test_sd = np.sqrt(np.maximum(tr_var, 0.0)), np.sqrt(np.maximum(te_var, 0.0))
-    params = None
-    if return_params:
-        params = es.lift(a) + dn[:, None] * null.vector[None, :]
+    with np.errstate(over="ignore", invalid="ignore"):
+        null = _NullPart.of(es, theta0)
+        c0 = es.project(theta0) if theta0 is not None else np.zeros(es.k)
+        a, train, test = _mean_errors(es, lam, d, dn, c0, null, culprits)
+        train_sd = np.zeros_like(train)
+        test_sd = np.zeros_like(test)
+        if sigma0 > 0:
+            tr_x, te_x, train_sd, test_sd = _init_spread(es, lam, d, dn, a, sigma0)
+            train, test = train + tr_x, test + te_x
+        idg = _idg_curve(es, a, d, dn, null, sigma0)
+        check.finite_result([train, test, train_sd, test_sd] + ([idg] if idg is not None else []), culprits,
+                            "the learning curve")
+        params = None
+        if return_params:
+            params = check.finite_result(es.lift(a) + dn[:, None] * null.vector[None, :], culprits, "theta(t)")
     return LearningCurves(times=np.asarray(times) if times is not None else np.arange(len(train)),
                           train=train, test=test, train_sd=train_sd, test_sd=test_sd, params=params,
-                          lam=float(lam), model=es.model, test_idg=_idg_curve(es, a, d, dn, null, sigma0))
+                          lam=float(lam) if lam_label is None else lam_label, model=es.model, test_idg=idg)
 
 
 def _idg_curve(es: Eigensystem, a, d, dn, null: _NullPart, sigma0):
@@ -194,12 +265,13 @@ def _idg_curve(es: Eigensystem, a, d, dn, null: _NullPart, sigma0):
     if idg is None:
         return None
     out = idg.error(a)
-    if null.norm2 > 0:
-        Cn0 = idg.metric.apply(null.vector)
-        out = (out + dn * (-(idg.metric.linear @ null.vector) + a @ es.project(Cn0))
-               + 0.5 * dn**2 * float(null.vector @ Cn0))
-    if sigma0 > 0:
-        out = out + 0.5 * sigma0**2 * idg.thermal_trace(d**2, dn**2, es.null_dim)
+    if null.norm > 0:        # x = d_⊥ n_0 per time: −ℓ·x + a·VᵀC_W x + ½ xᵀC_W x
+        x = dn[:, None] * null.vector[None, :]
+        Cx = idg.metric.apply(x)
+        out = (out - x @ idg.metric.linear + np.einsum("tk,tk->t", a, es.project(Cx))
+               + 0.5 * np.einsum("tm,tm->t", x, Cx))
+    if sigma0 > 0:       # ½ tr(C_W L Lᵀ) in the amplitudes σ_0 d (no σ_0² times a vanishing factor)
+        out = out + 0.5 * idg.thermal_trace((sigma0 * d) ** 2, (sigma0 * dn) ** 2, es.null_dim)
     return out
 
 
@@ -212,8 +284,11 @@ def gradient_flow(data, pb, lam, times, gamma=1.0, init=None, model="reduced", r
         Passing an eigensystem (:func:`spectra.eigensystem`) reuses its decomposition (any ``λ``,
         times, initialisations).
     pb : linattn.Problem
-    lam : float
-        Weight decay ``λ >= 0``. For ``λ = 0`` the null-space part of ``θ_0`` never decays.
+    lam : float or (float, float)
+        Weight decay ``λ >= 0``. For ``λ = 0`` the null-space part of ``θ_0`` never decays. A pair
+        ``(λ_Γ, λ_v)`` (full model, both ``> 0``): per-block decay, exact in the eigenbasis of ``H + Λ``
+        (module docstring; an eigensystem passed as ``data`` must then be ``spectra.eigensystem(data, pb,
+        "full", lam=(λ_Γ, λ_v))``).
     times : array_like
         Times ``t >= 0``.
     gamma : float
@@ -229,16 +304,18 @@ def gradient_flow(data, pb, lam, times, gamma=1.0, init=None, model="reduced", r
     -------
     LearningCurves
     """
-    es = as_eigensystem(data, pb, model)
-    lam = check.nonnegative("lam", lam)
+    es, lam_c, label = decay_system(data, pb, lam, model)
     gamma = check.positive("gamma", gamma)
     return_params = check.boolean("return_params", return_params)
     t = np.atleast_1d(check.finite_array("times", times))
     if t.ndim != 1 or np.any(t < 0):
         check.fail("times", f"<array with shape {t.shape}, minimum {t.min()!r}>", "a 1-d array of times >= 0")
-    decay = np.exp(-gamma * np.outer(t, es.g + lam))
-    decay_null = np.exp(-gamma * lam * t)
-    return curves(es, lam, decay, decay_null, init, return_params, times=t)
+    with np.errstate(over="ignore"):     # γ a t beyond float64: the decay is exactly 0
+        decay = np.exp(-(gamma * np.outer(t, es.g + lam_c)))
+        decay_null = np.exp(-(gamma * lam_c * t))
+    theta0, sigma0 = _init(es, init)
+    culprits = {"init": theta0 if theta0 is not None else sigma0, "lam": lam, "times": t}
+    return curves(es, lam_c, decay, decay_null, init, return_params, times=t, culprits=culprits, lam_label=label)
 
 
 def gradient_descent(data, pb, lam, steps, lr, init=None, model="reduced", return_params=False) -> LearningCurves:
@@ -247,7 +324,7 @@ def gradient_descent(data, pb, lam, steps, lr, init=None, model="reduced", retur
     Parameters
     ----------
     data, pb, lam, init, model, return_params
-        As in :func:`gradient_flow`.
+        As in :func:`gradient_flow` (a per-block pair runs in the eigenbasis of ``H + Λ``).
     steps : array_like of int
         Step counts ``n >= 0``.
     lr : float
@@ -258,17 +335,16 @@ def gradient_descent(data, pb, lam, steps, lr, init=None, model="reduced", retur
     LearningCurves
         ``times`` holds the step counts.
     """
-    es = as_eigensystem(data, pb, model)
-    lam = check.nonnegative("lam", lam)
+    es, lam_c, label = decay_system(data, pb, lam, model)
     lr = check.positive("lr", lr)
     return_params = check.boolean("return_params", return_params)
-    lmax = es.lambda_max + lam
+    lmax = es.lambda_max + lam_c
     if lr >= 2.0 / lmax:
         check.fail("lr", lr, f"< 2/lambda_max(A) = {2.0 / lmax:.6g} for stability")
     n = check.counts("steps", steps)
-    decay = (1.0 - lr * (es.g + lam))[None, :] ** n[:, None]
-    decay_null = (1.0 - lr * lam) ** n.astype(float)
-    return curves(es, lam, decay, decay_null, init, return_params, times=n)
+    decay = (1.0 - lr * (es.g + lam_c))[None, :] ** n[:, None]
+    decay_null = (1.0 - lr * lam_c) ** n.astype(float)
+    return curves(es, lam_c, decay, decay_null, init, return_params, times=n, lam_label=label)
 
 
 @dataclass(frozen=True, eq=False)
@@ -298,8 +374,9 @@ def long_time_limit(data, pb, lam, model="reduced", init=None) -> LongTimeLimit:
     ----------
     data : linattn.Prompts or spectra.Eigensystem
     pb : linattn.Problem
-    lam : float
-        Weight decay ``λ >= 0``.
+    lam : float or (float, float)
+        Weight decay ``λ >= 0``, or the per-block pair ``(λ_Γ, λ_v)`` (full model, both ``> 0``): then
+        ``θ(∞) = (H + Λ)⁻¹ b`` for every ``θ_0`` (module docstring).
     model : {"reduced", "full"}
     init : None or array_like (M,)
         ``θ_0`` (zeros by default; a random initialisation has no single limit).
@@ -308,13 +385,12 @@ def long_time_limit(data, pb, lam, model="reduced", init=None) -> LongTimeLimit:
     -------
     LongTimeLimit
     """
-    es = as_eigensystem(data, pb, model)
-    lam = check.nonnegative("lam", lam)
+    es, lam_c, label = decay_system(data, pb, lam, model)
     if init is not None and (np.ndim(init) == 0):
         check.fail("init", init, "None or an array θ0 (a random initialisation has no single limit)")
     decay = np.zeros((1, es.k))
-    decay_null = np.array([1.0 if lam == 0 else 0.0])
-    cv = curves(es, lam, decay, decay_null, init, return_params=True)
+    decay_null = np.array([1.0 if lam_c == 0 else 0.0])
+    cv = curves(es, lam_c, decay, decay_null, init, return_params=True, lam_label=label)
     theta = cv.params[0]
     Gamma, _ = linattn.unpack(theta, es.problem.D, es.model)
     train, test = float(cv.train[0]), float(cv.test[0])

@@ -13,6 +13,26 @@ mean ``θ*`` (the ridge solution) and covariance ``A⁻¹/β``, ``A = H + λI``.
 with ``C = diag(c, c_v)`` the test-error metric. Everything is evaluated from one
 eigendecomposition per dataset (:class:`spectra.Eigensystem`), for any number of ``(β, λ)``.
 
+Per-block weight decay (full model). With ``Λ = diag(λ_Γ I_{D²}, λ_v I_D)``, ``A = H + Λ`` and every formula
+above holds with ``log det A``, ``tr(C A⁻¹)``. It is evaluated exactly through the rescaling
+``θ = S θ'``, ``S = diag(I, √s I)``, ``s = λ_Γ/λ_v`` (``v' = v √(λ_v/λ_Γ)``): ``E_t(Sθ') = E'_t(θ')`` is the
+training energy of the rescaled problem (``v`` features ``√s · y2 x_q``) with the common decay ``λ_Γ``, whose
+Hessian is ``A' = S A S = H' + λ_Γ I`` and whose test metric is ``C' = S C S = diag(c, s c_v)``
+(:func:`spectra.eigensystem` with ``v_scale=s``, Gram path included). Then ``⟨E_t⟩``, ``⟨E_g⟩ = E_g(θ*) +
+tr(C'A'⁻¹)/(2β)`` and ``θ* = S θ'*`` are those of the rescaled problem, and the free energy carries the
+log-Jacobian of ``dθ = det S dθ' = s^{D/2} dθ'``:
+
+.. math::
+   F = −\frac1β \log\!\int e^{−βE_t(θ)}dθ = −\frac1β\Big[\log\!\int e^{−βE'_t(θ')}dθ' + \frac D2 \log s\Big]
+     = F' − \frac{D}{2β}\log\frac{λ_Γ}{λ_v},
+
+equivalently ``log det A = log det A' − D log s``. Derivatives: ``∂F/∂λ_Γ = ½⟨‖Γ‖_F²⟩`` and
+``∂F/∂λ_v = ½⟨|v|²⟩`` (``∂E_t/∂λ_Γ = ½‖Γ‖²``), reported as ``dF_dlam_gamma``, ``dF_dlam_v``, with
+``⟨|v|²⟩ = s⟨|v'|²⟩``, ``⟨|v'|²⟩ = |v'*|² + tr(P_v A'⁻¹)/β``; ``dF_dlam = ½⟨|θ|²⟩`` is their sum, the derivative
+along a common shift ``(λ_Γ + ε, λ_v + ε)`` (``∂F/∂λ`` for one common ``λ``).
+An eigensystem of ``A = H + Λ`` itself (:func:`spectra.eigensystem` with ``lam=(λ_Γ, λ_v)``, as the Langevin
+simulator builds it) is accepted too, and used directly (no rescaling, no Jacobian).
+
 Limits: ``β = ∞`` (zero temperature) gives the ridge (``λ > 0``) or min-norm (``λ = 0``)
 solution with no thermal terms; ``λ = 0`` at finite ``β`` requires ``P >= M`` (otherwise
 ``H`` has a null space and the Gibbs measure is not normalisable).
@@ -25,7 +45,7 @@ import numpy as np
 
 from linattn import check
 from linattn.results import python_scalars, short_repr
-from spectra import as_eigensystem
+from spectra import Eigensystem, as_eigensystem
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,7 +54,9 @@ class GibbsAverages:
 
     Attributes
     ----------
-    beta, lam : ndarray
+    beta : ndarray
+    lam, lam_v : ndarray
+        ``λ_Γ`` and ``λ_v`` (both the common ``λ`` for one number).
     train, test : ndarray
         ``⟨E_t⟩`` and ``⟨E_g⟩``.
     free_energy : ndarray
@@ -42,7 +64,10 @@ class GibbsAverages:
     train_ridge, test_ridge : ndarray
         ``E_t(θ*)`` and ``E_g(θ*)`` (the zero-temperature values).
     dF_dbeta, dF_dlam : ndarray
-        ``∂F/∂β = (⟨E_t⟩ − F)/β`` and ``∂F/∂λ = ½⟨|θ|²⟩``.
+        ``∂F/∂β = (⟨E_t⟩ − F)/β`` and ``½⟨|θ|²⟩`` (``∂F/∂λ`` of a common ``λ``; with a pair, the derivative
+        along ``(λ_Γ + ε, λ_v + ε)``).
+    dF_dlam_gamma, dF_dlam_v : ndarray
+        ``∂F/∂λ_Γ = ½⟨‖Γ‖_F²⟩`` and ``∂F/∂λ_v = ½⟨|v|²⟩`` (0 for the reduced model).
     mean_norm2 : ndarray
         ``⟨|θ|²⟩``.
     test_idg, test_idg_ridge : ndarray or None
@@ -62,11 +87,39 @@ class GibbsAverages:
     dF_dbeta: np.ndarray
     dF_dlam: np.ndarray
     mean_norm2: np.ndarray
+    lam_v: np.ndarray
+    dF_dlam_gamma: np.ndarray
+    dF_dlam_v: np.ndarray
     test_idg: np.ndarray | None = None
     test_idg_ridge: np.ndarray | None = None
 
     def __post_init__(self):
         python_scalars(self)      # scalar β and λ give floats, not 0-d arrays
+
+
+def decay_pair(lam, model):
+    """``(λ_Γ, λ_v)`` if ``lam`` is a per-block pair with ``λ_Γ != λ_v``, else ``None``.
+
+    A Python ``tuple`` is a per-block pair and nothing else: it must hold two numbers (:func:`linattn.check.
+    block_lambdas`: full model, both ``> 0`` or both 0); a pair of equal entries is the common decay.
+    Lists and arrays are values of one common ``λ`` to broadcast (:func:`gibbs`).
+
+    Parameters
+    ----------
+    lam : float, tuple, list or ndarray
+    model : {"reduced", "full"}
+
+    Returns
+    -------
+    tuple of float or None
+    """
+    if not isinstance(lam, tuple):
+        return None
+    if len(lam) != 2 or any(np.ndim(x) != 0 for x in lam):
+        check.fail("lam", lam, "a tuple (lam_Gamma, lam_v) of two numbers (a tuple is a per-block pair; pass a list "
+                   "or an array to evaluate several values of one common lam)")
+    lg, lv = check.block_lambdas(lam, model)
+    return None if lg == lv else (lg, lv)
 
 
 def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
@@ -75,38 +128,73 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
     Parameters
     ----------
     data : linattn.Prompts or spectra.Eigensystem
-        An eigensystem is reused as is (one decomposition for every ``β``, ``λ``).
+        An eigensystem is reused as is (one decomposition for every ``β``, ``λ``). With a per-block pair it
+        must be the rescaled one (``spectra.eigensystem(..., v_scale=λ_Γ/λ_v)``) or that of ``H + Λ``
+        (``lam=(λ_Γ, λ_v)``); an eigensystem of another scale is refused.
     pb : linattn.Problem
     beta : float or array_like
         Inverse temperature ``β > 0`` (``inf`` allowed: zero temperature).
-    lam : float or array_like
-        Weight decay ``λ >= 0``.
+    lam : float, array_like, or tuple
+        Weight decay ``λ >= 0`` (a number, or a list or array of values broadcast against ``beta``), or a Python
+        ``tuple`` ``(λ_Γ, λ_v)``: the per-block decay of the full model (both ``> 0``, or both 0), one pair per
+        call (``beta`` may still be an array). Any other tuple is refused.
     model : {"reduced", "full"}
 
     Returns
     -------
     GibbsAverages
         Arrays of the broadcast shape of ``beta`` and ``lam``.
+
+    Examples
+    --------
+    Lu et al.'s ridge ``λ_L`` is the pair ``(λ_L/D, λ_L)``; at zero temperature the Gibbs mean is the ridge
+    solution:
+
+    >>> import numpy as np, linattn, replica
+    >>> pb = linattn.Problem(6, 12, 0.1)
+    >>> data = pb.sample(80, rng=0)
+    >>> lam = (0.1 / 6, 0.1)
+    >>> g = replica.gibbs(data, pb, [1e3, np.inf], lam, model="full")
+    >>> bool(abs(g.test[1] - replica.ridge(data, pb, lam, "full").test) < 1e-10)
+    True
     """
-    es = as_eigensystem(data, pb, model)
+    pair = decay_pair(lam, model)
     b_arr = check.real_array("beta", beta, low=0.0, low_open=True, allow_inf=True)
-    l_arr = check.real_array("lam", lam, low=0.0)
-    B, L = np.broadcast_arrays(b_arr, l_arr)
+    jacobian = 0.0
+    if pair is None:
+        es = as_eigensystem(data, pb, model)
+        l_arr = check.real_array("lam", lam[0] if isinstance(lam, tuple) else lam, low=0.0)
+        B, L = np.broadcast_arrays(b_arr, l_arr)
+        Lv, shift = L, L
+    else:
+        if isinstance(data, Eigensystem) and data.block_decay is not None:
+            es = as_eigensystem(data, pb, model, lam=pair)          # g are the eigenvalues of H + Λ
+            shift = np.zeros(b_arr.shape)
+        else:
+            es = as_eigensystem(data, pb, model, v_scale=pair[0] / pair[1])
+            shift = np.full(b_arr.shape, pair[0])
+            jacobian = 0.5 * es.problem.D * np.log(es.v_scale)    # log det S, dθ = s^{D/2} dθ'
+        B = b_arr
+        L, Lv = np.full(B.shape, pair[0]), np.full(B.shape, pair[1])
     null = es.null_dim
-    if null and np.any((L == 0) & np.isfinite(B)):
+    if null and np.any((shift == 0) & np.isfinite(B)):
         raise ValueError(f"lam must be > 0 at finite beta when P < M (P={es.P}, M={es.M}): H has a "
                          f"{null}-dimensional null space and the Gibbs measure is not normalisable; got lam = 0")
-    out = {k: np.empty(B.shape) for k in ("train", "test", "F", "tr_r", "te_r", "dFb", "dFl", "n2", "idg", "idg_r")}
+    keys = ("train", "test", "F", "tr_r", "te_r", "dFb", "dFl", "n2", "nv", "idg", "idg_r")
+    out = {k: np.empty(B.shape) for k in keys}
     idg = es.idg
     Wd = np.diag(es.W)
     trW = Wd.sum()
+    G2d = np.diag(es.G2) if es.G2 is not None else np.zeros(es.k)
+    Dv = es.M - es.problem.D ** 2              # parameters in the v block (0 for the reduced model)
     for idx in np.ndindex(B.shape):
-        beta_i, lam_i = float(B[idx]), float(L[idx])
+        beta_i, lam_i = float(B[idx]), float(shift[idx])
         gl = es.g + lam_i
         a = es.ridge_coefficients(lam_i)
         et = es.train_at_ridge(lam_i)
         eg = float(es.test_error(a))
-        norm2 = float(a @ a)
+        norm2 = float(a @ a)                   # |θ'*|²
+        nv = float(es.v_norm2(a))              # |v'*|²
         idg_r = float(idg.error(a)) if idg is not None else np.nan
         idg_i = idg_r
         if np.isinf(beta_i):
@@ -116,24 +204,29 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
                 logdet = float(np.sum(np.log(gl))) + (null * np.log(lam_i) if null else 0.0)
                 tr_inv = float(np.sum(1.0 / gl)) + (null / lam_i if null else 0.0)
                 tr_Cinv = float(np.sum(Wd / gl)) + ((es.trC - trW) / lam_i if null else 0.0)
+                tr_v = float(np.sum(G2d / gl)) + ((Dv - G2d.sum()) / lam_i if null and Dv else 0.0)
             M = es.M
             with np.errstate(over="ignore", invalid="ignore"):
-                F = et - M / (2 * beta_i) * np.log(2 * np.pi / beta_i) + logdet / (2 * beta_i)
+                F = et - M / (2 * beta_i) * np.log(2 * np.pi / beta_i) + (logdet - 2 * jacobian) / (2 * beta_i)
                 train = et + M / (2 * beta_i)
                 test = eg + tr_Cinv / (2 * beta_i)
                 dFb = (train - F) / beta_i
                 n2 = norm2 + tr_inv / beta_i
+                nv = nv + tr_v / beta_i
                 if idg is not None:
                     idg_i = (idg_r
                              + float(idg.thermal_trace(1.0 / gl, 1.0 / lam_i if null else 0.0, null)) / (2 * beta_i))
-            if not np.all(np.isfinite([F, train, test, dFb, n2])):
+            if not np.all(np.isfinite([F, train, test, dFb, n2, nv])):
                 check.fail("beta", beta_i, f"large enough for finite thermal terms M/(2 beta) (M = {M}, lam = {lam_i})")
-        for key, val in zip(("train", "test", "F", "tr_r", "te_r", "dFb", "dFl", "n2", "idg", "idg_r"),
-                            (train, test, F, et, eg, dFb, 0.5 * n2, n2, idg_i, idg_r)):
-            out[key][idx] = val
-    return GibbsAverages(beta=B, lam=L, train=out["train"], test=out["test"], free_energy=out["F"],
+        for key, val in zip(keys, (train, test, F, et, eg, dFb, None, n2, nv, idg_i, idg_r)):
+            if val is not None:
+                out[key][idx] = val
+    nG = out["n2"] - out["nv"]                 # ⟨‖Γ‖²⟩ (Γ is not rescaled)
+    nv = es.v_scale * out["nv"]                # ⟨|v|²⟩ = s ⟨|v'|²⟩
+    n2 = out["n2"] if es.v_scale == 1.0 else nG + nv
+    return GibbsAverages(beta=B, lam=L, lam_v=Lv, train=out["train"], test=out["test"], free_energy=out["F"],
                          train_ridge=out["tr_r"], test_ridge=out["te_r"], dF_dbeta=out["dFb"],
-                         dF_dlam=out["dFl"], mean_norm2=out["n2"],
+                         dF_dlam=0.5 * n2, dF_dlam_gamma=0.5 * nG, dF_dlam_v=0.5 * nv, mean_norm2=n2,
                          test_idg=out["idg"] if idg is not None else None,
                          test_idg_ridge=out["idg_r"] if idg is not None else None)
 
@@ -148,8 +241,8 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0) ->
         Prompts per dataset.
     beta : float
         ``β > 0`` (``inf``: zero temperature).
-    lam : float
-        ``λ >= 0``.
+    lam : float or (float, float)
+        ``λ >= 0``, or the per-block pair ``(λ_Γ, λ_v)`` of the full model (:func:`gibbs`).
     n_datasets : int
         Datasets averaged (``>= 2``); dataset ``i`` is sampled with ``rng=(seed, P, i)``.
     model : {"reduced", "full"}
@@ -176,8 +269,9 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0) ->
     check.problem(pb)
     P = check.positive_int("P", P)
     beta = check.positive("beta", beta, allow_inf=True)
-    lam = check.nonnegative("lam", lam)
     check.model(model)
+    lam_gamma, lam_v = check.block_lambdas(lam, model)
+    lam = lam_gamma if lam_gamma == lam_v else (lam_gamma, lam_v)
     rng = check.seed_int("rng", rng)
     n_datasets = check.positive_int("n_datasets", n_datasets, minimum=2)
     tr, te = np.empty(n_datasets), np.empty(n_datasets)

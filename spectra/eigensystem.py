@@ -21,6 +21,24 @@ With ``null_space=True`` the dense path keeps the null space of ``H`` as explici
 ``g_k = 0`` (and ``b_k = 0``): the complete eigenbasis of ``A = H + λI`` that the Langevin
 simulator runs in. Every formula below holds unchanged (a null mode is a mode with ``g = 0``).
 
+Per-block weight decay ``Λ = diag(λ_Γ I_{D²}, λ_v I_D)`` (full model), two exact representations:
+
+* ``v_scale = s = λ_Γ/λ_v`` (for the Gibbs measure, :func:`replica.gibbs`): the eigensystem of the *rescaled*
+  problem in the coordinates ``θ' = [vec Γ, v']``, ``v' = v/√s``, i.e. ``θ = S θ'`` with
+  ``S = diag(I_{D²}, √s I_D)`` (:attr:`Eigensystem.param_scale`). Then ``λ_Γ‖Γ‖² + λ_v|v|² = λ_Γ|θ'|²``:
+  the ``v`` features become ``√s · y2 x_q`` and the test-error weight of the ``v`` block ``s c_v``
+  (:attr:`Eigensystem.c_v`), and every formula of the common decay ``λ_Γ`` applies to ``θ'`` (Gram path
+  included). Everything the eigensystem holds or returns (``g``, ``b``, ``u``, ``W``, :meth:`project`,
+  :meth:`lift`, :meth:`apply_metric`) is in ``θ'`` coordinates. Exact for the Gibbs measure and the ridge
+  solution; *not* for gradient dynamics (the flow of ``θ'`` is not the flow of ``θ``).
+* ``lam = (λ_Γ, λ_v)`` (for gradient flow, gradient descent and Langevin dynamics): the eigensystem of
+  ``A = H + Λ`` itself (dense ``M × M``, all ``M`` modes, ``null_dim = 0``): ``g`` are the eigenvalues of
+  ``A`` (the decay is absorbed) and the methods' ``lam`` is an extra common decay, which the engines pass
+  as 0. ``e_⊥ = Ȳ² − Σ_k b_k²/g_k = 2 E_t(θ*)`` is computed from the residuals of ``θ*``, so that
+  :meth:`Eigensystem.train_at_ridge` ``(0) = E_t(θ*)`` with both decay terms.
+
+:func:`as_eigensystem` refuses an eigensystem built for another scale or decay (never reused silently).
+
 This is the exact engine of :mod:`dynamics`, :mod:`replica` and :mod:`validation`; it lives in
 :mod:`spectra` so that all three import it downwards.
 """
@@ -45,6 +63,9 @@ NULL_TOL = 1e-12
 class Eigensystem:
     """Eigen-data of one dataset (module docstring). Build with :func:`eigensystem`.
 
+    Vectors of parameters (``θ`` of :meth:`project`, :meth:`lift`, :meth:`apply_metric`) are in the
+    coordinates of the modes, ``θ'`` with ``θ = S θ'`` (:attr:`param_scale`; ``S = I`` unless ``v_scale != 1``).
+
     Attributes
     ----------
     problem : linattn.Problem
@@ -61,11 +82,17 @@ class Eigensystem:
     e : ndarray (k,)
         Label energy per mode ``b_k²/g_k``.
     e_perp : float
-        Least-squares residual energy ``Ȳ² − Σ e_k`` (0 for ``P < M``).
+        Least-squares residual energy ``Ȳ² − Σ e_k`` (0 for ``P < M``; ``2 E_t(θ*)`` with a ``block_decay``).
     W, W2 : ndarray (k, k)
         ``Vᵀ C V`` and ``Vᵀ C² V``.
     y2bar : float
         ``Ȳ² = (1/P) Σ y_q²``.
+    G2 : ndarray (k, k) or None
+        ``V_2ᵀ V_2``, the Gram matrix of the ``v`` block of the modes (full model; ``None`` for the reduced one).
+    v_scale : float
+        ``s = λ_Γ/λ_v`` of a rescaled eigensystem (module docstring), 1 otherwise.
+    block_decay : tuple of float or None
+        ``(λ_Γ, λ_v)`` when ``g`` are the eigenvalues of ``A = H + Λ`` itself (module docstring), else ``None``.
     """
 
     __repr__ = short_repr
@@ -84,6 +111,9 @@ class Eigensystem:
     W: np.ndarray
     W2: np.ndarray
     y2bar: float
+    G2: np.ndarray | None = None
+    v_scale: float = 1.0
+    block_decay: tuple | None = None
     _U: np.ndarray | None = None   # Gram path: U / √(P g)   (P, k)
     _V: np.ndarray | None = None   # dense path: eigenvectors (M, k)
 
@@ -95,16 +125,27 @@ class Eigensystem:
 
     # ------------------------------------------------------------------ metric constants
     @property
+    def c_v(self) -> float:
+        """Test-error weight of the ``v`` block in the coordinates of the modes: ``s c_v`` (``c_v`` unscaled)."""
+        return self.problem.feature_variance_v * self.v_scale
+
+    @property
+    def param_scale(self) -> np.ndarray:
+        """``S`` (M,): parameters ``θ = S θ'`` from the coordinates ``θ'`` of the modes (ones, ``√s`` on ``v``)."""
+        out = np.ones(self.M)
+        if self.model == "full":
+            out[self.problem.D ** 2:] = np.sqrt(self.v_scale)
+        return out
+
+    @property
     def trC(self) -> float:
         D = self.problem.D
-        return (self.problem.feature_variance * D * D
-                + (self.problem.feature_variance_v * D if self.model == "full" else 0))
+        return self.problem.feature_variance * D * D + (self.c_v * D if self.model == "full" else 0)
 
     @property
     def trC2(self) -> float:
         D = self.problem.D
-        return (self.problem.feature_variance**2 * D * D
-                + (self.problem.feature_variance_v**2 * D if self.model == "full" else 0))
+        return self.problem.feature_variance**2 * D * D + (self.c_v**2 * D if self.model == "full" else 0)
 
     @property
     def u_norm2(self) -> float:
@@ -138,8 +179,24 @@ class Eigensystem:
         out = self.problem.feature_variance * theta
         if self.model == "full":
             D = self.problem.D
-            out[..., D * D:] *= self.problem.feature_variance_v / self.problem.feature_variance
+            out[..., D * D:] *= self.c_v / self.problem.feature_variance
         return out
+
+    def v_norm2(self, a) -> np.ndarray:
+        """``|v'|² = aᵀ G2 a`` of parameters ``θ' = V a`` (0 for the reduced model).
+
+        Parameters
+        ----------
+        a : ndarray (..., k)
+
+        Returns
+        -------
+        ndarray (...)
+        """
+        a = self._coefficients(a, batch=True)
+        if self.G2 is None:
+            return np.zeros(a.shape[:-1])
+        return np.einsum("...k,kl,...l->...", a, self.G2, a)
 
     # ------------------------------------------------------------------ in-distribution error
     @cached_property
@@ -156,9 +213,15 @@ class Eigensystem:
         met = idg_metric(self.problem, self.data.pool, self.model)
         check.memory(8.0 * 3 * self.k * self.M, f"the in-distribution metric in {self.k} modes (M = {self.M})",
                      "P or D")
-        V = self._V.T if self._V is not None else self.lift(np.eye(self.k))      # (k, M)
+        V = self._V.T if self._V is not None else self.lift(np.eye(self.k))      # (k, M), θ' coordinates
+        trace = met.trace
+        if self.v_scale != 1.0:     # E_IDG(θ) with θ = S θ': the metric S C_W S and the linear term S ℓ
+            V = V * self.param_scale
+            D = self.problem.D
+            unit_v = np.eye(self.M)[D * D:]
+            trace += (self.v_scale - 1.0) * float(np.trace(met.apply(unit_v)[:, D * D:]))
         Q = V @ met.apply(V).T
-        return EigenIDG(metric=met, linear=V @ met.linear, Q=0.5 * (Q + Q.T))
+        return EigenIDG(metric=met, linear=V @ met.linear, Q=0.5 * (Q + Q.T), trace=float(trace))
 
     # ------------------------------------------------------------------ bases
     @property
@@ -182,7 +245,7 @@ class Eigensystem:
             check.fail("theta", f"<array with shape {theta.shape}>", f"an array of shape (M,) or (n, M), M = {self.M}")
         if self._V is not None:
             return theta @ self._V
-        F_theta = _apply_features(self.data, theta, self.model)  # (…, P): h_μ·θ
+        F_theta = _apply_features(self._feature_data, theta, self.model)  # (…, P): h_μ·θ
         return F_theta @ self._U
 
     def lift(self, a) -> np.ndarray:
@@ -199,7 +262,12 @@ class Eigensystem:
         a = self._coefficients(a)
         if self._V is not None:
             return a @ self._V.T
-        return _apply_features_T(self.data, a @ self._U.T, self.model)
+        return _apply_features_T(self._feature_data, a @ self._U.T, self.model)
+
+    @cached_property
+    def _feature_data(self):
+        """The prompts whose features span the modes (``y2`` scaled by ``√s`` for a rescaled eigensystem)."""
+        return scaled_prompts(self.data, self.v_scale)
 
     def _coefficients(self, a, batch=False):
         a = check.finite_array("a", a)
@@ -283,13 +351,15 @@ class Eigensystem:
 @dataclass(frozen=True, eq=False)
 class EigenIDG:
     """In-distribution error in eigen coordinates: ``metric`` (:class:`linattn.pools.IDGMetric`),
-    ``linear = Vᵀℓ`` (k,) and ``Q = VᵀC_W V`` (k, k)."""
+    ``linear = Vᵀℓ`` (k,), ``Q = VᵀC_W V`` (k, k) and ``trace = tr C_W`` (with ``V`` → ``SV`` and
+    ``C_W`` → ``S C_W S`` for a rescaled eigensystem)."""
 
     __repr__ = short_repr
 
     metric: object
     linear: np.ndarray
     Q: np.ndarray
+    trace: float
 
     def error(self, a) -> np.ndarray:
         """``½[k₀ − 2a·Vᵀℓ + aᵀQa]`` for coefficients ``a`` (..., k) of parameters in the modes held."""
@@ -301,7 +371,7 @@ class EigenIDG:
         dq = np.diag(self.Q)
         out = np.asarray(weights) @ dq
         if null_dim:
-            out = out + np.asarray(null_weight) * (self.metric.trace - dq.sum())
+            out = out + np.asarray(null_weight) * (self.trace - dq.sum())
         return out
 
 
@@ -324,11 +394,52 @@ def _apply_features_T(data, coef, model):
     return Gam
 
 
-def as_eigensystem(data, pb, model="reduced") -> Eigensystem:
-    """``data`` itself if it is an :class:`Eigensystem` of ``pb`` and ``model``, else its eigensystem.
+def scaled_prompts(data, v_scale):
+    """The prompts with ``y2`` multiplied by ``√v_scale``: their full-model features are those of the rescaled
+    problem, ``[vec(s x_qᵀ), √s · y2 x_q]`` (module docstring); ``data`` itself when ``v_scale = 1``.
+
+    Parameters
+    ----------
+    data : linattn.Prompts
+    v_scale : float
+        ``s > 0``.
+
+    Returns
+    -------
+    linattn.Prompts
+    """
+    if v_scale == 1.0 or data.y2 is None:
+        return data
+    return linattn.Prompts(s=data.s, xq=data.xq, yq=data.yq, y2=data.y2 * np.sqrt(v_scale), pool=data.pool,
+                           task=data.task)
+
+
+def _scale_and_decay(model, v_scale, lam):
+    """Checked ``(v_scale, (λ_Γ, λ_v) or None)`` of :func:`eigensystem`."""
+    v_scale = check.positive("v_scale", v_scale)
+    if v_scale != 1.0 and model != "full":
+        check.fail("v_scale", v_scale, "1 for model='reduced' (there is no v block to rescale)")
+    if lam is None:
+        return v_scale, None
+    if np.ndim(lam) == 0:
+        check.fail("lam", lam, "None or a pair (lam_Gamma, lam_v) of numbers > 0 (the eigensystem of H + diag(lam); "
+                   "a common decay needs no eigensystem of its own)")
+    lg, lv = check.block_lambdas(lam, model)
+    if lg == 0:
+        check.fail("lam", tuple(lam), "a pair (lam_Gamma, lam_v) of numbers > 0")
+    if v_scale != 1.0:
+        check.fail("v_scale", v_scale, "1 when lam is given (the eigensystem of H + diag(lam) is in the coordinates "
+                   "of the parameters)")
+    return v_scale, (lg, lv)
+
+
+def as_eigensystem(data, pb, model="reduced", v_scale=1.0, lam=None) -> Eigensystem:
+    """``data`` itself if it is an :class:`Eigensystem` of ``pb``, ``model``, ``v_scale`` and ``lam``, else its
+    eigensystem.
 
     The one place where the exact engines (dynamics, replica, validation) accept either prompts or
-    a precomputed eigensystem.
+    a precomputed eigensystem; an eigensystem built for another scale or per-block decay is refused with a
+    ``ValueError`` (its modes belong to another quadratic form), never reused silently.
 
     Parameters
     ----------
@@ -337,6 +448,12 @@ def as_eigensystem(data, pb, model="reduced") -> Eigensystem:
         Must equal the eigensystem's problem.
     model : {"reduced", "full"}
         Must equal the eigensystem's model.
+    v_scale : float
+        ``λ_Γ/λ_v`` of a rescaled eigensystem (module docstring; 1: none). An eigensystem's own scale must equal
+        it to a relative ``1e-12`` (``λ_Γ/λ_v`` of different pairs with one ratio may differ in the last bit).
+    lam : None or (float, float)
+        ``(λ_Γ, λ_v)``: the eigensystem of ``A = H + Λ`` itself (:func:`eigensystem`); must equal the
+        eigensystem's ``block_decay``.
 
     Returns
     -------
@@ -349,11 +466,23 @@ def as_eigensystem(data, pb, model="reduced") -> Eigensystem:
             raise ValueError(f"model must match the eigensystem's model {data.model!r}; got {model!r}")
         if pb != data.problem:
             raise ValueError(f"pb must match the eigensystem's problem {data.problem}; got {pb}")
+        v_scale, pair = _scale_and_decay(model, v_scale, lam)
+        if pair != data.block_decay:
+            have = ("the eigensystem of H (no per-block decay absorbed)" if data.block_decay is None
+                    else f"the eigensystem of H + diag(lam) for lam = {data.block_decay}")
+            want = "H" if pair is None else f"H + diag(lam), lam = {pair}"
+            raise ValueError(f"data is {have}; this call needs the eigensystem of {want}: build it with "
+                             f"spectra.eigensystem(data, pb, model{'' if pair is None else ', lam=' + str(pair)}) "
+                             "or pass the prompts")
+        if not np.isclose(data.v_scale, v_scale, rtol=1e-12, atol=0.0):
+            raise ValueError(f"data is an eigensystem with v_scale = {data.v_scale!r} (lam_Gamma/lam_v of the "
+                             f"rescaled v block); this call needs v_scale = {v_scale!r}: build it with "
+                             f"spectra.eigensystem(data, pb, model, v_scale={v_scale!r}) or pass the prompts")
         return data
-    return eigensystem(data, pb, model)
+    return eigensystem(data, pb, model, v_scale=v_scale, lam=lam)
 
 
-def eigensystem(data, pb, model="reduced", null_space=False) -> Eigensystem:
+def eigensystem(data, pb, model="reduced", null_space=False, v_scale=1.0, lam=None) -> Eigensystem:
     """Eigendecompose the Hessian of one dataset (Gram path for ``P < M``, dense otherwise).
 
     Parameters
@@ -364,6 +493,14 @@ def eigensystem(data, pb, model="reduced", null_space=False) -> Eigensystem:
     null_space : bool
         Hold the null space of ``H`` as explicit modes with ``g = 0`` (forces the dense path;
         used by the Langevin simulator, which needs the complete eigenbasis of ``A``).
+    v_scale : float
+        ``s = λ_Γ/λ_v > 0`` (full model): the eigensystem of the rescaled problem, ``v`` features
+        ``√s · y2 x_q`` and ``v`` test weight ``s c_v``, in the coordinates ``θ' = [vec Γ, v/√s]`` (module
+        docstring). 1: the problem itself.
+    lam : None or (float, float)
+        A per-block decay ``(λ_Γ, λ_v)``, both ``> 0`` (full model): the eigensystem of ``A = H + Λ`` itself,
+        dense (``O(M³)``), all ``M`` modes, ``g`` = eigenvalues of ``A`` (module docstring); its smallest
+        eigenvalue must exceed ``1e-12`` times the largest (else ``ValueError`` naming ``lam``).
 
     Returns
     -------
@@ -372,14 +509,18 @@ def eigensystem(data, pb, model="reduced", null_space=False) -> Eigensystem:
     """
     check.problem_data(data, pb, model)
     null_space = check.boolean("null_space", null_space)
+    v_scale, pair = _scale_and_decay(model, v_scale, lam)
+    if pair is not None:
+        return _block_decay_eigensystem(data, pb, model, pair)
+    fdata = scaled_prompts(data, v_scale)            # the one place where the v features are rescaled
     P, D = data.P, data.D
     M = pb.n_params(model)
-    c, cv = pb.feature_variance, pb.feature_variance_v
+    c, cv = pb.feature_variance, pb.feature_variance_v * v_scale
     y = data.yq
     y2bar = float(y @ y / P)
     if P < M and not null_space:
         check.memory(8.0 * (3 * P * P + 4 * P * M), f"the Gram eigensystem (P = {P}, M = {M})", "P or D")
-        g, U = np.linalg.eigh(data.gram(model))
+        g, U = np.linalg.eigh(fdata.gram(model))
         keep = g > NULL_TOL * max(g[-1], 1e-300)
         g, U = g[keep], U[:, keep]
         Us = U / np.sqrt(P * g)
@@ -389,13 +530,13 @@ def eigensystem(data, pb, model="reduced", null_space=False) -> Eigensystem:
         e_perp = 0.0 if keep.all() else float(y2bar - e.sum())
         u = Us.T @ (np.einsum("pd,pd->p", data.s, data.xq) / (D / pb.teacher_strength))
         if model == "full":
-            V2 = (data.y2[:, None] * data.xq).T @ Us  # (D, k)
+            V2 = (fdata.y2[:, None] * fdata.xq).T @ Us  # (D, k)
         V, Uout = None, Us
     else:
         check.memory(8.0 * 4 * M * M, f"the dense eigensystem (M = {M} parameters)", "D")
-        g, V = np.linalg.eigh(hessian_dense(data, model))
+        g, V = np.linalg.eigh(hessian_dense(fdata, model))
         keep = g > NULL_TOL * max(g[-1], 1e-300)
-        bvec = _apply_features_T(data, y / P, model)
+        bvec = _apply_features_T(fdata, y / P, model)
         if null_space:   # null modes held explicitly: exact zeros, no data component
             g = np.where(keep, g, 0.0)
             b = np.where(keep, V.T @ bvec, 0.0)
@@ -405,20 +546,50 @@ def eigensystem(data, pb, model="reduced", null_space=False) -> Eigensystem:
         e = np.zeros(g.size)
         np.divide(b**2, g, out=e, where=g > 0)
         e_perp = float(y2bar - e.sum())
-        uvec = np.zeros(M)
-        uvec[: D * D] = np.eye(D).ravel() / (D / pb.teacher_strength)
-        u = V.T @ uvec
+        u = V.T @ _u_vector(pb, model)
         if model == "full":
             V2 = V[D * D:, :]
         Uout = None
-    k = g.size
-    if model == "full":
-        G2 = V2.T @ V2
-        W = c * np.eye(k) + (cv - c) * G2
-        W2 = c * c * np.eye(k) + (cv * cv - c * c) * G2
-    else:
-        W = c * np.eye(k)
-        W2 = c * c * np.eye(k)
-    return Eigensystem(problem=pb, data=data, model=model, P=P, M=M, k=k, g=g, b=b, u=u, e=e, e_perp=e_perp,
-                       W=W, W2=W2, y2bar=y2bar, _U=Uout, _V=V)
+    W, W2, G2 = _metric(c, cv, g.size, V2 if model == "full" else None)
+    return Eigensystem(problem=pb, data=data, model=model, P=P, M=M, k=g.size, g=g, b=b, u=u, e=e, e_perp=e_perp,
+                       W=W, W2=W2, y2bar=y2bar, G2=G2, v_scale=v_scale, _U=Uout, _V=V)
 
+
+def _u_vector(pb, model):
+    """``u = [b vec(I)/D, 0]`` (``b``: the link's teacher strength)."""
+    D = pb.D
+    uvec = np.zeros(pb.n_params(model))
+    uvec[: D * D] = np.eye(D).ravel() / (D / pb.teacher_strength)
+    return uvec
+
+
+def _metric(c, cv, k, V2):
+    """``W = Vᵀ C V``, ``W2 = Vᵀ C² V`` and ``G2 = V_2ᵀ V_2`` from the ``v`` rows ``V_2`` of the modes."""
+    if V2 is None:
+        return c * np.eye(k), c * c * np.eye(k), None
+    G2 = V2.T @ V2
+    return c * np.eye(k) + (cv - c) * G2, c * c * np.eye(k) + (cv * cv - c * c) * G2, G2
+
+
+def _block_decay_eigensystem(data, pb, model, pair) -> Eigensystem:
+    """The eigensystem of ``A = H + diag(λ_Γ I, λ_v I)`` itself (module docstring)."""
+    lg, lv = pair
+    P, D = data.P, data.D
+    M = pb.n_params(model)
+    check.memory(8.0 * 5 * M * M, f"the dense eigensystem of H + diag(lam) (M = {M} parameters)", "D")
+    decay = np.r_[np.full(D * D, lg), np.full(M - D * D, lv)]
+    A = hessian_dense(data, model)
+    A[np.diag_indices(M)] += decay
+    g, V = np.linalg.eigh(A)
+    if not g[0] > NULL_TOL * g[-1]:
+        check.fail("lam", pair, f"a pair whose smaller entry exceeds {NULL_TOL:g} x lambda_max(H + diag(lam)) = "
+                   f"{NULL_TOL * g[-1]:.3g} (below it the eigenvalues of H + diag(lam) are not resolved in float64)")
+    y = data.yq
+    b = V.T @ _apply_features_T(data, y / P, model)
+    e = b**2 / g
+    theta = V @ (b / g)
+    resid = y - _apply_features(data, theta, model)
+    e_perp = float(resid @ resid / P + theta @ (decay * theta))      # 2 E_t(θ*) = Ȳ² − Σ_k b_k²/g_k, no cancellation
+    W, W2, G2 = _metric(pb.feature_variance, pb.feature_variance_v, M, V[D * D:, :] if model == "full" else None)
+    return Eigensystem(problem=pb, data=data, model=model, P=P, M=M, k=M, g=g, b=b, u=V.T @ _u_vector(pb, model),
+                       e=e, e_perp=e_perp, W=W, W2=W2, y2bar=float(y @ y / P), G2=G2, block_decay=(lg, lv), _V=V)

@@ -28,6 +28,16 @@ chains); a protocol whose transient bias at the first sample exceeds a quarter o
 error has not equilibrated: :func:`langevin` refuses it (``ValueError`` naming ``n_equilibrate``
 and the number of steps it would need) or, with ``on_unequilibrated="warn"``, warns and marks the
 result ``equilibrated=False``. Stability requires ``γ dt λ_max(A) < 2``.
+
+Per-block weight decay ``lam=(λ_Γ, λ_v)`` (full model): the drift is ``∇E_t = (H + Λ)θ − b`` with
+``Λ = diag(λ_Γ I_{D²}, λ_v I_D)``, and the chain runs in the eigenbasis of ``A = H + Λ`` itself
+(:func:`spectra.eigensystem` with ``lam=(λ_Γ, λ_v)``; dense, all ``M`` modes, ``a_k`` its eigenvalues). Every
+exact property above holds with these ``a_k``; the stability bound is ``γ dt λ_max(H + Λ) < 2`` and the
+reference values ``exact_train``, ``exact_test`` are :func:`replica.gibbs` with the same pair. (A rescaling of
+``v`` would sample the same Gibbs law but not the same chain.)
+
+Numerics: the stationary moments are evaluated through ``a_k v_k = 1/(β(1 − γ dt a_k/2))`` and
+``v_k − 1/(βa_k) = γ dt/(2β(1 − γ dt a_k/2))``, which stay finite for any ``a_k`` (``λ = 1e300`` included).
 """
 from __future__ import annotations
 
@@ -59,8 +69,11 @@ class Chain:
     Attributes
     ----------
     es : spectra.Eigensystem
-        Complete eigensystem (null space held), so that ``a = g + λ`` are all eigenvalues of ``A``.
-    lam, beta, gamma : float
+        Complete eigensystem (null space held), so that ``a = g + λ`` are all eigenvalues of ``A``; for a
+        per-block pair, the eigensystem of ``A = H + Λ`` itself (``a = g``).
+    lam : float or (float, float)
+        The common weight decay, or the per-block pair ``(λ_Γ, λ_v)``.
+    beta, gamma : float
     gibbs_train, gibbs_test : float
         ``⟨E_t⟩``, ``⟨E_g⟩`` of the Gibbs measure (continuous time, :func:`replica.gibbs`).
     train_star, test_star : float
@@ -70,7 +83,7 @@ class Chain:
     __repr__ = short_repr
 
     es: Eigensystem
-    lam: float
+    lam: float | tuple
     beta: float
     gamma: float
     gibbs_train: float
@@ -80,8 +93,8 @@ class Chain:
 
     @property
     def a(self) -> np.ndarray:
-        """Eigenvalues of ``A = H + λI`` (ascending)."""
-        return self.es.g + self.lam
+        """Eigenvalues of ``A = H + λI`` (or ``H + Λ``; ascending)."""
+        return self.es.g + (0.0 if self.es.block_decay is not None else self.lam)
 
     @property
     def V(self) -> np.ndarray:
@@ -117,6 +130,11 @@ class Chain:
         h = self.gamma * dt * self.a
         return 1.0 / (self.beta * self.a * (1.0 - 0.5 * h))
 
+    def _scaled_variances(self, dt):
+        """``a_k v_k = 1/(β(1 − γ dt a_k/2))`` and the excess ``v_k − 1/(βa_k) = γ dt/(2β(1 − γ dt a_k/2))``."""
+        h = self.gamma * dt * self.a
+        return 1.0 / (self.beta * (1.0 - 0.5 * h)), self.gamma * dt / (2.0 * self.beta * (1.0 - 0.5 * h))
+
     def bias(self, dt):
         """Exact stationary bias ``(⟨E_t⟩_dt − ⟨E_t⟩, ⟨E_g⟩_dt − ⟨E_g⟩)``.
 
@@ -128,8 +146,8 @@ class Chain:
         -------
         (float, float)
         """
-        excess = self.variances(dt) - 1.0 / (self.beta * self.a)
-        return 0.5 * float(self.a @ excess), 0.5 * float(np.diag(self.es.W) @ excess)
+        av, excess = self._scaled_variances(dt)
+        return 0.5 * float(np.sum(av - 1.0 / self.beta)), 0.5 * float(np.diag(self.es.W) @ excess)
 
     def means(self, dt):
         """Exact stationary means ``(⟨E_t⟩_dt, ⟨E_g⟩_dt)`` of the discrete chain.
@@ -173,10 +191,11 @@ class Chain:
         train, test : ndarray (len(lags),)
         """
         v = self.variances(dt)
+        av, _ = self._scaled_variances(dt)
         phi = 1.0 - self.gamma * dt * self.a
         lags = np.asarray(lags, dtype=float)
         pw = phi[None, :] ** lags[:, None]                       # (L, M)
-        ct = 0.5 * (pw**2) @ (self.a**2 * v**2)
+        ct = 0.5 * (pw**2) @ av**2
         lin = self.es.W @ self.eta_star - self.es.u              # gradient of E_g at θ*, eigen coords
         cg = pw @ (lin**2 * v)
         W2v = (self.es.W**2) * np.outer(v, v)
@@ -218,13 +237,15 @@ class Chain:
         (float, float)
         """
         v = self.variances(dt)
+        av, _ = self._scaled_variances(dt)
         phi_n = (1.0 - self.gamma * dt * self.a) ** n_steps
         delta = phi_n * (eta0 - self.eta_star)                  # mean offset
         dvar = -(phi_n**2) * v                                   # variance deficit
-        bt = 0.5 * float(self.a @ (delta**2 + dvar))
         W = self.es.W
-        bg = float((W @ self.eta_star - self.es.u) @ delta) + 0.5 * float(delta @ W @ delta + np.diag(W) @ dvar)
-        return bt, bg
+        with np.errstate(over="ignore", invalid="ignore"):     # a start beyond float64: an infinite bias
+            bt = 0.5 * float(self.a @ delta**2 - (phi_n**2) @ av)
+            bg = float((W @ self.eta_star - self.es.u) @ delta) + 0.5 * float(delta @ W @ delta + np.diag(W) @ dvar)
+        return bt if np.isfinite(bt) else np.inf, bg if np.isfinite(bg) else np.inf
 
     def steps_to_equilibrate(self, dt, eta0, target_train, target_test, start=1):
         """Smallest power-of-two multiple of ``start`` steps after which both transient biases are
@@ -261,8 +282,9 @@ def chain(data, pb, beta, lam, gamma=1.0, model="reduced") -> Chain:
     pb : linattn.Problem
     beta : float
         Finite inverse temperature ``β > 0``.
-    lam : float
-        ``λ > 0`` (``λ = 0`` only when ``P >= M``, where ``A = H`` is positive definite).
+    lam : float or (float, float)
+        ``λ > 0`` (``λ = 0`` only when ``P >= M``, where ``A = H`` is positive definite), or the per-block pair
+        ``(λ_Γ, λ_v)`` of the full model (both ``> 0``; module docstring).
     gamma : float
         Mobility ``γ > 0``.
     model : {"reduced", "full"}
@@ -273,13 +295,18 @@ def chain(data, pb, beta, lam, gamma=1.0, model="reduced") -> Chain:
     """
     check.problem_data(data, pb, model)
     beta = check.positive("beta", beta)
-    lam = check.nonnegative("lam", lam)
+    lam_gamma, lam_v = check.block_lambdas(lam, model)
     gamma = check.positive("gamma", gamma)
     M = pb.n_params(model)
-    if lam == 0 and data.P < M:
+    if lam_gamma == 0 and data.P < M:
         raise ValueError(f"lam must be > 0 when P < M (P={data.P}, M={M}): the Gibbs measure is not "
                          "normalisable and Langevin dynamics does not equilibrate; got lam = 0")
-    es = eigensystem(data, pb, model, null_space=True)
+    if lam_gamma != lam_v:             # per-block decay: the eigenbasis of H + Λ itself
+        lam = (lam_gamma, lam_v)
+        es = eigensystem(data, pb, model, lam=lam)
+    else:
+        lam = lam_gamma
+        es = eigensystem(data, pb, model, null_space=True)
     if lam == 0 and np.any(es.g <= 0):
         raise ValueError("lam must be > 0 for this dataset: H is singular (P >= M but rank-deficient); got lam = 0")
     g = replica.gibbs(es, pb, beta, lam, model)
@@ -348,7 +375,7 @@ class LangevinResult:
     dt: float
     gamma: float
     beta: float
-    lam: float
+    lam: float | tuple
     model: str
     basis: str
     n_equilibrate: int
@@ -413,11 +440,15 @@ def _check_equilibration(ch, dt, n_equilibrate, eta0, se, on_unequilibrated):
     ok = abs(bt) <= target[0] and abs(bg) <= target[1]
     if not ok:
         need = ch.steps_to_equilibrate(dt, eta0, target[0], target[1], start=max(n_equilibrate, 1))
-        slowest = 1.0 / (ch.gamma * dt * ch.a[0])
+        bt_need, bg_need = ch.transient(dt, need, eta0)
+        advice = (f"about {need} steps would do" if abs(bt_need) <= target[0] and abs(bg_need) <= target[1]
+                  else f"more than {need} steps would be needed (a larger dt)")
+        with np.errstate(over="ignore", divide="ignore"):     # a subnormal step: the slowest mode never relaxes
+            slowest = 1.0 / (ch.gamma * dt * ch.a[0])
         msg = (f"n_equilibrate = {n_equilibrate} steps do not equilibrate this chain: the exact transient bias at "
                f"the first sample is {bt:.3g} (train) and {bg:.3g} (test), more than {BIAS_FRACTION} x the exact "
                f"s.e. of the mean ({se[0]:.3g}, {se[1]:.3g}); the slowest mode relaxes in {slowest:.3g} steps "
-               f"(dt = {dt:.3g}, smallest eigenvalue of A = {ch.a[0]:.3g}); about {need} steps would do")
+               f"(dt = {dt:.3g}, smallest eigenvalue of A = {ch.a[0]:.3g}); {advice}")
         if on_unequilibrated == "raise":
             raise ValueError(msg)
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
@@ -460,8 +491,10 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
     pb : linattn.Problem
     beta : float
         Inverse temperature ``β > 0`` (finite).
-    lam : float
-        Weight decay ``λ >= 0`` (``λ > 0`` needed when ``P < M``).
+    lam : float or (float, float)
+        Weight decay ``λ >= 0`` (``λ > 0`` needed when ``P < M``), or the per-block pair ``(λ_Γ, λ_v)`` of the
+        full model (both ``> 0``): the drift ``(H + Λ)θ − b``, run in the eigenbasis of ``H + Λ`` (module
+        docstring).
     gamma : float
         Mobility ``γ > 0``.
     dt : float, optional
@@ -477,7 +510,8 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
     basis : {"eigen", "parameter"}
         Coordinates of the (identical) chain; ``"parameter"`` is ``O(M²)`` per step.
     init : array_like, optional
-        Initial parameters ``θ0`` (zeros by default).
+        Initial parameters ``θ0`` (zeros by default). A start so far out that the sampled errors overflow
+        float64 is refused (``ValueError`` naming ``init``).
     progress : bool
         Progress bar over groups of chains.
     on_unequilibrated : {"raise", "warn"}
@@ -496,6 +530,9 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
     n_chains = check.positive_int("n_chains", n_chains)
     if n_samples * n_chains < 2:
         check.fail("n_samples", n_samples, "such that n_samples * n_chains >= 2 (a standard error needs two samples)")
+    if n_equilibrate + (n_samples - 1) * stride > check.MAX_INT:    # the kernels count steps in int64
+        check.fail("stride", stride, f"such that n_equilibrate + (n_samples - 1) * stride <= 2**53 "
+                   f"(n_equilibrate = {n_equilibrate}, n_samples = {n_samples})")
     rng = check.seed_int("rng", rng)
     check.choice("basis", basis, ("eigen", "parameter"))
     check.choice("on_unequilibrated", on_unequilibrated, ("raise", "warn"))
@@ -510,6 +547,13 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
     st, sg = ch.standard_errors(dt, n_samples, stride, n_chains)
     tr_bias, te_bias, ok = _check_equilibration(ch, dt, n_equilibrate, eta0, (st, sg), on_unequilibrated)
     samples = _run_chains(ch, dt, eta0, n_equilibrate, n_samples, stride, n_chains, rng, basis, progress)
+    with np.errstate(over="ignore", invalid="ignore"):    # ½ Σ a (η − η*)² and ηᵀWη must not overflow
+        big = max(float(np.max(np.abs(samples - ch.eta_star) * np.sqrt(ch.a))),
+                  float(np.max(np.abs(samples))) * np.sqrt(float(np.max(np.diag(ch.es.W)))))
+    if not np.isfinite(big) or big > 1e150:
+        check.fail("init", f"<values up to {float(np.max(np.abs(theta0))):.3g}>", "close enough to the Gibbs "
+                   f"measure that the sampled errors are finite in float64 after n_equilibrate = {n_equilibrate} "
+                   "steps (or a larger n_equilibrate)")
     train, test = ch.errors(samples)
     bt, bg = ch.bias(dt)
     return LangevinResult(train=train, test=test, dt=float(dt), gamma=ch.gamma, beta=ch.beta, lam=ch.lam, model=model,
