@@ -45,6 +45,8 @@ class Checkpoints:
     files: tuple = ()
 
     def __getitem__(self, name):
+        if not isinstance(name, str) or name not in self.weights:
+            check.fail("name", name, f"one of the weight names {sorted(self.weights)}")
         return self.weights[name]
 
     def __repr__(self):
@@ -119,6 +121,32 @@ def _steps(files, step):
     return np.array(values), "; ".join(notes) or None
 
 
+def _tensor_array(path, key, tensor):
+    """A torch tensor of a state_dict as a numpy array holding exactly its values: sparse layouts are made dense, and
+    floating-point types numpy lacks (bfloat16, the float8 types) are widened to float32, which holds every one of
+    their values. Quantized tensors (integers with a scale) and types without a numpy counterpart are refused,
+    naming the file, the weight and the dtype."""
+    import torch
+
+    t = tensor.detach().cpu()
+    if t.is_quantized:
+        check.fail("source", path, f"real weights; {key!r} is a quantized tensor of dtype {t.dtype} (integers with a "
+                   "scale: save tensor.dequantize() to state what its values are)")
+    if t.is_complex():
+        check.fail("source", path, f"real weights; {key!r} is complex, dtype {t.dtype} (the diagnostics are of real "
+                   "matrices)")
+    if t.layout != torch.strided:
+        check.memory(8.0 * t.numel(), f"the dense form of the sparse weight {key!r}", f"source file {path!r}")
+        t = t.to_dense()
+    if t.is_floating_point() and t.dtype not in (torch.float16, torch.float32, torch.float64):
+        t = t.to(torch.float32)                  # bfloat16, float8_*: exact (their values are float32 values)
+    try:
+        return t.resolve_conj().numpy()
+    except (TypeError, RuntimeError) as err:
+        check.fail("source", path, f"numeric weights; {key!r} has dtype {t.dtype} with no numpy counterpart "
+                   f"({type(err).__name__}: {err})")
+
+
 def _read(path):
     """``{name: array}`` of one checkpoint file; a damaged or unreadable file is a ``ValueError`` naming it."""
     suffix = os.path.splitext(path)[1]
@@ -149,7 +177,7 @@ def _read(path):
                              f"{str(err)[:200]})") from None
         if not isinstance(state, dict):
             check.fail("source", path, "a file holding a state_dict (a dict of tensors)")
-        arrays = {k: v.detach().cpu().resolve_conj().numpy() for k, v in state.items() if hasattr(v, "detach")}
+        arrays = {k: _tensor_array(path, k, v) for k, v in state.items() if hasattr(v, "detach")}
     out = {}
     for k, v in arrays.items():
         if v.dtype.kind == "c":

@@ -235,6 +235,9 @@ def rolling_autocorrelation(series, window, lag=1) -> np.ndarray:
     if S.size < window:
         check.fail("series", f"<array of length {S.size}>", f"a series of at least window = {window} records")
     W = np.lib.stride_tricks.sliding_window_view(S, window)
+    # ρ is scale-free: each window is scaled by a power of 2 (exact) to a largest |value| in [0.5, 1), so that r² does
+    # not overflow at 1e300 nor underflow at 1e-300
+    W = np.ldexp(W, -np.frexp(np.max(np.abs(W), axis=1, keepdims=True))[1])
     x = np.arange(window) - 0.5 * (window - 1)
     slope = (W @ x) / (x @ x)
     r = W - W.mean(axis=1, keepdims=True) - slope[:, None] * x

@@ -30,6 +30,14 @@ drops them: the second baseline).
 Very short times: for ``0 < τ < 10^{-10}`` the poles ``s_k/τ`` approach overflow, and the curve is
 the chord between ``τ = 0`` (exact) and ``τ = 10^{-10}``; its error, ``O(τ · 10^{-10} E'')`` plus
 the contour's uniform ``10^{-14}``, is below ``10^{-13}`` absolute.
+
+Very long times: for ``τ > 10^{15}`` the curve is evaluated at ``τ = 10^{15}`` (``TAU_MAX``): the poles ``λ' + s_k/τ``
+would otherwise approach the zero atom's pole at 0 closer than the resolvent resolves (``spectra.resolvent.Z_MIN``).
+The curve has then reached its long-time limit: the rest decays like ``e^{−2 x₋ τ}`` with ``x₋`` the lower edge of the
+continuous spectrum, below ``e^{−100}`` unless ``x₋ < 5·10^{-14}`` (``P`` within ~``10^{-6}`` relative of ``M``; at
+``P = M`` the resolvent fails near 0 with a ``ConvergenceError``). Likewise a weight decay with ``λ' = λ/c`` below
+``Z_MIN`` drops the pole ``a_0 = λ'`` as at ``λ = 0`` (its weight ``c_0`` is the contour's quadrature error, and the
+data vector has no component on the zero atom).
 """
 from __future__ import annotations
 
@@ -41,6 +49,7 @@ import numpy as np
 from linattn import check
 from linattn.results import short_repr
 from spectra import block_overlaps, block_resolvent, cmatmul, data_transforms, prompt_law
+from spectra.resolvent import Z_MIN
 
 # parabolic contour for e^{-y} (tuned for a uniform error < 1e-14 on [0, inf); tests/dynamics)
 CONTOUR_NODES = 31
@@ -48,6 +57,8 @@ CONTOUR_MU = 4.54
 CONTOUR_H = 0.18
 #: rescaled time below which the curve is the chord from τ = 0 (module docstring)
 TAU_CHORD = 1e-10
+#: rescaled time beyond which the curve is its value at TAU_MAX, the long-time limit (module docstring)
+TAU_MAX = 1e15
 
 
 def exp_contour(n=CONTOUR_NODES, mu=CONTOUR_MU, h=CONTOUR_H):
@@ -98,7 +109,7 @@ def filter_poles(rescaled_time, lam):
     s, w = exp_contour()
     a = np.concatenate([[lam + 0j], lam + s / rescaled_time])
     c = np.concatenate([[1.0 - np.sum(w / s)], w / s])
-    if lam == 0.0:  # the pole at x = 0 carries only the quadrature error (|c_0| < 1e-14): drop it
+    if lam < Z_MIN:  # the pole at x = −λ' ≈ 0 carries only the quadrature error (|c_0| < 1e-14): drop it
         a, c = a[1:], c[1:]
     return c, a
 
@@ -154,7 +165,8 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
         check.fail("times", f"<array with shape {t.shape}, minimum {t.min()!r}>", "a 1-d array of times >= 0")
     lw = prompt_law(pb, model, law, channel)
     c = pb.feature_variance
-    lp = lam / c
+    with np.errstate(over="ignore"):
+        lp = float(check.finite_result(np.float64(lam) / c, {"lam": lam}, "λ/c (the weight decay in H/c units)"))
 
     def point(tau):
         """(E_t, E_g) at rescaled time τ >= TAU_CHORD (or τ = 0)."""
@@ -166,13 +178,18 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
             te = pb.test_error_from_moments(overlap, norm)
         if sigma0 > 0:
             init_tr, init_te = _init_terms(tau, lp, P, lw)
-            tr, te = tr + 0.5 * c * sigma0**2 * init_tr, te + 0.5 * c * sigma0**2 * init_te
+            with np.errstate(over="ignore", invalid="ignore"):
+                spread = 0.5 * c * np.float64(sigma0) ** 2 * np.array([init_tr, init_te])
+            spread = check.finite_result(spread, {"init": sigma0}, "the initial spread of the errors")
+            tr, te = tr + spread[0], te + spread[1]
         return tr, te
 
     train = np.empty(t.size)
     test = np.empty(t.size)
     chord = None
-    for i, tau in enumerate(gamma * c * t):
+    with np.errstate(over="ignore"):
+        rescaled = np.minimum(gamma * c * t, TAU_MAX)      # beyond TAU_MAX: the long-time limit (module docstring)
+    for i, tau in enumerate(rescaled):
         if 0.0 < tau < TAU_CHORD:    # the chord from τ = 0 (module docstring)
             if chord is None:
                 chord = np.array(point(0.0)), np.array(point(TAU_CHORD))

@@ -43,6 +43,7 @@ from scipy.integrate import solve_ivp
 
 import linattn
 from linattn import check
+from linattn.covariance import as_covariance
 from linattn.errors import ConvergenceError
 from linattn.factorized import Parametrization, dataset_objective, population_objective
 from linattn.results import short_repr
@@ -115,7 +116,10 @@ def mode_loss(pb, modes) -> np.ndarray:
     a = check.finite_array("modes", modes)
     if a.shape[-1:] != (pb.D,):
         check.fail("modes", f"<array with shape {a.shape}>", f"an array of shape (..., {pb.D})")
-    return pb.test_error_from_moments(a @ mc.b, (a * a) @ mc.h)
+    with np.errstate(over="ignore", invalid="ignore"):
+        overlap, norm = a @ mc.b, (a * a) @ mc.h
+    check.finite_result(np.stack([overlap, norm]), {"modes": a}, "the test error")
+    return pb.test_error_from_moments(overlap, norm)
 
 
 def logistic_modes(pb, a0, times, gamma=1.0) -> np.ndarray:
@@ -198,6 +202,7 @@ def saddle_losses(spectrum, N, noise=0.0) -> np.ndarray:
     s = check.real_array("spectrum", spectrum, low=0.0, low_open=True)
     if s.ndim != 1:
         check.fail("spectrum", f"<array with shape {s.shape}>", "a vector of eigenvalues")
+    as_covariance(s, s.size, name="spectrum")      # the covariance's range, named as this argument
     pb = linattn.Problem(s.size, N, noise, covariance=s)
     mc = mode_constants(pb)
     gain = np.sort(mc.b * mc.a_inf)[::-1]
@@ -241,11 +246,16 @@ def _bounded(rhs, what):
 def _integrate(name, rhs, span, y0, **kw):
     """``solve_ivp`` within the evaluation budget; ``ConvergenceError`` naming the likely cause otherwise."""
     try:
-        sol = solve_ivp(_bounded(rhs, name), span, y0, **kw)
+        with np.errstate(over="ignore", invalid="ignore"):
+            sol = solve_ivp(_bounded(rhs, name), span, y0, **kw)
     except _Budget:
         raise ConvergenceError(f"{name}: the integrator took more than {MAX_EVALUATIONS} evaluations before t = "
                                f"{span[1]:.6g} (the flow blows up or is too stiff: check the initial condition, gamma "
                                "and the times)") from None
+    except ValueError as err:            # the checks of Γ(θ) and its gradient on a state that left float64
+        raise ConvergenceError(f"{name}: the integrator's state overflowed float64 before t = {span[1]:.6g} (a step "
+                               "too long for the flow, or a flow that blows up: check the times, gamma and the initial "
+                               f"condition) — {err}") from None
     if not sol.success:
         raise ConvergenceError(f"{name}: the integrator failed ({sol.message})")
     return sol
@@ -342,8 +352,10 @@ def mean_flow(pb, parametrization, theta0, times, data=None, lam=0.0, gamma=1.0,
     obj = population_objective(pb) if data is None else dataset_objective(data, pb)
 
     def rhs(_, th):
-        G = obj.gradient(par.gamma(th))
-        return -gamma * (par.pullback(th, G) + lam * th)
+        out = -gamma * (par._flow_gradient(th, obj.gradient) + lam * th)
+        if not np.all(np.isfinite(out)):        # the state left float64: ConvergenceError (_integrate)
+            raise ValueError(f"the gradient is not finite at |theta| up to {np.max(np.abs(th)):.3g}")
+        return out
 
     sol = _integrate("mean_flow", rhs, (0.0, float(t[-1])), theta0, method=method, t_eval=t, rtol=rtol,
                      atol=rtol * 1e-3)

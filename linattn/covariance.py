@@ -137,14 +137,14 @@ class Covariance:
 EIGENVALUE_RANGE = (1e-50, 1e50)
 
 
-def _in_range(s):
+def _in_range(s, name="covariance"):
     lo, hi = EIGENVALUE_RANGE
     if s.min() < lo or s.max() > hi:
-        check.fail("covariance", f"<eigenvalues from {s.min():.3g} to {s.max():.3g}>",
+        check.fail(name, f"<eigenvalues from {s.min():.3g} to {s.max():.3g}>",
                    f"eigenvalues in [{lo:g}, {hi:g}] (the exact errors use their fourth powers)")
 
 
-def as_covariance(covariance, D):
+def as_covariance(covariance, D, name="covariance"):
     """Validate ``covariance`` and return a :class:`Covariance`, or ``None`` for ``Σ = I``.
 
     Parameters
@@ -153,6 +153,8 @@ def as_covariance(covariance, D):
         ``None``: identity. A vector: the eigenvalues, ``Σ = diag(value)``. A matrix: symmetric
         positive definite (asymmetry up to ``1e-10`` relative is symmetrised).
     D : int
+    name : str
+        Argument name used in error messages.
 
     Returns
     -------
@@ -165,23 +167,23 @@ def as_covariance(covariance, D):
         if isinstance(value, Covariance) and np.all(value.spectrum == 1.0):
             return None
         return value
-    arr = check.finite_array("covariance", value)
+    arr = check.finite_array(name, value)
     if arr.shape == (D,):
         if np.any(arr <= 0):
-            check.fail("covariance", f"<vector with minimum {arr.min():.3g}>", "a vector of D positive eigenvalues")
-        _in_range(arr)
+            check.fail(name, f"<vector with minimum {arr.min():.3g}>", "a vector of D positive eigenvalues")
+        _in_range(arr, name)
         return None if np.all(arr == 1.0) else Covariance(arr)
     if arr.shape == (D, D):
         scale = max(np.abs(arr).max(), 1e-300)
         if np.abs(arr - arr.T).max() > SYM_TOL * scale:
-            check.fail("covariance", "<asymmetric matrix>", f"a symmetric positive definite {D} x {D} matrix")
+            check.fail(name, "<asymmetric matrix>", f"a symmetric positive definite {D} x {D} matrix")
         if np.array_equal(arr, np.eye(D)):
             return None
         s, U = np.linalg.eigh(0.5 * (arr + arr.T))
         if s[0] <= SYM_TOL * s[-1]:
-            check.fail("covariance", f"<matrix with smallest eigenvalue {s[0]:.3g}>",
+            check.fail(name, f"<matrix with smallest eigenvalue {s[0]:.3g}>",
                        f"a symmetric positive definite {D} x {D} matrix")
-        _in_range(s)
+        _in_range(s, name)
         return Covariance(s, U)
-    check.fail("covariance", f"<array with shape {arr.shape}>",
+    check.fail(name, f"<array with shape {arr.shape}>",
                f"None, a vector of {D} eigenvalues or a {D} x {D} matrix")

@@ -113,7 +113,9 @@ class Parametrization:
 
     def split(self, theta) -> dict:
         """The named blocks of ``θ`` (views; leading batch axes allowed)."""
-        theta = self._theta(theta)
+        return self._blocks(self._theta(theta))
+
+    def _blocks(self, theta):
         out, i = {}, 0
         for name, shape in self.shapes.items():
             n = int(np.prod(shape, dtype=int))
@@ -131,8 +133,15 @@ class Parametrization:
         return np.concatenate(parts)
 
     def gamma(self, theta) -> np.ndarray:
-        """``Γ(θ)`` (shape (..., D, D))."""
-        b = self.split(theta)
+        """``Γ(θ)`` (shape (..., D, D)); ``ValueError`` naming ``theta`` when the product overflows float64."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self._gamma(theta)
+        return check.finite_result(out, {"theta": theta}, "Γ(θ)")
+
+    def _gamma(self, theta):
+        return self._gamma_blocks(self.split(theta))
+
+    def _gamma_blocks(self, b):
         k = self.kind
         if k == "merged":
             return b["Gamma"].copy()
@@ -149,6 +158,17 @@ class Parametrization:
         theta = self._theta(theta)
         G = check.finite_array("G", G, shape=(self.D, self.D))
         b = self.split(theta)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self._pullback(b, G)
+        return check.finite_result(out, {"theta": theta, "G": G}, "∂L/∂θ")
+
+    def _flow_gradient(self, theta, dL):
+        """``∂L/∂θ`` at one checked ``θ`` with ``dL: Γ ↦ ∂L/∂Γ``, without argument checks (the inner loop of the
+        flows of :mod:`dynamics.staged`, which check the result once)."""
+        b = self._blocks(theta)
+        return self._pullback(b, dL(self._gamma_blocks(b)))
+
+    def _pullback(self, b, G):
         k = self.kind
         if k == "merged":
             return G.ravel().copy()
@@ -173,9 +193,14 @@ class Parametrization:
         Weight decay breaks them (they then decay as ``e^{−2λt}``).
         """
         b = self.split(theta)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self._conserved(b, np.shape(theta))
+        return check.finite_result(out, {"theta": theta}, "every conserved quantity")
+
+    def _conserved(self, b, shape):
         k = self.kind
         if k == "merged":
-            return np.zeros(theta.shape[:-1] + (0,))
+            return np.zeros(shape[:-1] + (0,))
         if k == "value_kq":
             return (b["p"] ** 2 - np.sum(b["Q"] ** 2, axis=(-2, -1)))[..., None]
         if k == "value_kq_modes":
@@ -209,7 +234,10 @@ class Parametrization:
         for name, shape in self.shapes.items():
             fan = shape[-2] if len(shape) >= 2 else 1
             parts.append(scale / np.sqrt(fan) * gen.standard_normal(shape).ravel())
-        return np.concatenate(parts)
+        theta = np.concatenate(parts)
+        with np.errstate(over="ignore", invalid="ignore"):
+            check.finite_result(self._gamma(theta), {"scale": scale}, "Γ(θ0)")
+        return theta
 
     def aligned(self, modes, basis=None) -> np.ndarray:
         """A balanced start aligned with an eigenbasis ``U`` with ``Γ(θ) = U diag(modes) Uᵀ``.

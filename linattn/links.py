@@ -153,7 +153,11 @@ class Link:
     def __call__(self, z):
         """Evaluate ``f`` elementwise (float64 array in, same shape out)."""
         z = np.asarray(z, dtype=float)
-        raw = np.asarray(self.fn(z))
+        try:
+            raw = np.asarray(self.fn(z))
+        except Exception as err:                    # the callable's own failure, named as the link's
+            raise ValueError(f"link must evaluate on float arrays; {self.name} raised {type(err).__name__}: "
+                             f"{err}") from err
         if raw.dtype.kind not in "biuf":            # complex values would lose their imaginary part silently
             raise ValueError(f"link must return real numbers; {self.name} returned dtype {raw.dtype}")
         if raw.dtype.kind == "f":
@@ -205,8 +209,8 @@ def as_link(link, name="link") -> Link:
             return Link(link, _NAMED[link])
         if link.startswith("hermite:"):
             k = link.split(":", 1)[1]
-            if not k.isdigit():
-                check.fail(name, link, "'hermite:k' with k a non-negative integer")
+            if not (k.isdecimal() and len(k) <= 6):      # '²' is a digit but not decimal; 5000 digits: no int()
+                check.fail(name, link, "'hermite:k' with k an integer in [0, 40]")
             k = check.nonneg_int(f"{name} degree", int(k), maximum=40)
             return (Link(f"hermite:{k}", _hermite_poly(k)) if k != 1
                     else Link("hermite:1", lambda z: np.asarray(z, float), slope=1.0))
@@ -235,16 +239,23 @@ def _half_rule(n):
 @functools.lru_cache(maxsize=None)
 def _r_rule(D, n):
     """Nodes ``r = ρ²`` and weights of ``ρ = |w|/√D`` (density ∝ ρ^{D−1} e^{−Dρ²/2}): composite
-    Gauss–Legendre, ``n`` nodes on each of ``R_PANELS`` panels of ``[0, 1 + 40/√D]``."""
+    Gauss–Legendre, ``n`` nodes on each of ``R_PANELS`` panels of ``[max(0, 1 − 40/√D), 1 + 40/√D]``.
+
+    The density is ``∝ exp(−D δ² + O(D δ³))`` at ``ρ = 1 + δ``: beyond ``|δ| = 40/√D`` it is below ``e^{−1600}`` of its
+    peak, so the panels cover only that window (at large ``D`` the peak, of width ``1/√(2D)``, would otherwise fall
+    inside one panel of ``[0, 2]``: ``tanh`` at ``D = 10⁷`` was refused as not converged). The exponent is written in
+    ``δ``, ``(D − 1) log1p(δ) − D(δ + δ²/2)``, without the cancellation of ``(D − 1) log ρ − Dρ²/2`` at large ``D``."""
     from scipy import special
 
     x, w = special.roots_legendre(n)
-    top = 1.0 + 40.0 / np.sqrt(D)
-    h = top / R_PANELS
-    rho = (h * np.arange(R_PANELS)[:, None] + 0.5 * h * (x + 1.0)[None, :]).ravel()
-    logz = (D / 2.0 - 1.0) * np.log(2.0) + special.gammaln(D / 2.0) - (D / 2.0) * np.log(D)
-    wr = np.tile(0.5 * h * w, R_PANELS) * np.exp((D - 1) * np.log(rho) - 0.5 * D * rho * rho - logz)
-    return rho * rho, wr / wr.sum()   # exact for constants (the normalisation error is ~1e-13 at D = 1000)
+    half = 40.0 / np.sqrt(D)
+    bottom, top = max(0.0, 1.0 - half), 1.0 + half
+    h = (top - bottom) / R_PANELS
+    rho = (bottom + h * np.arange(R_PANELS)[:, None] + 0.5 * h * (x + 1.0)[None, :]).ravel()
+    d = rho - 1.0
+    expo = (D - 1) * np.log1p(d) - D * (d + 0.5 * d * d)
+    wr = np.tile(0.5 * h * w, R_PANELS) * np.exp(expo - expo.max())
+    return rho * rho, wr / wr.sum()   # exact for constants
 
 
 def _gauss_moments(link, scales, n):
@@ -300,10 +311,32 @@ def _until_converged(estimate, orders, what, link):
                      f"(orders up to {orders[-1]}; last relative difference {diff:.3g})")
 
 
+#: magnitudes a link's values may have (on ``|z| < 8``): its moments use ``f⁴``, which must stay within float64
+LINK_SCALE = (1e-100, 1e100)
+
+
+def _check_scale(link):
+    """Refuse a link whose values are so small or so large that ``f⁴`` under- or overflows float64 (the moments would
+    be 0 or inf, not the link's): the bounds are those of a linear link's slope (:data:`LINK_SCALE`). A link that is 0
+    everywhere is allowed (labels are pure noise)."""
+    z = _half_rule(ORDERS[0])[0]
+    z = z[np.abs(z) < 8]
+    with np.errstate(all="ignore"):
+        F = link(z)
+    if not np.all(np.isfinite(F)):
+        return                      # refused with its own message by the quadrature
+    top = float(np.max(np.abs(F)))
+    if top != 0.0 and not LINK_SCALE[0] <= top <= LINK_SCALE[1]:
+        check.fail("link", f"<{link.name} with max |f(z)| = {top:.3g} on |z| < 8>",
+                   f"a function with values of magnitude between {LINK_SCALE[0]:g} and {LINK_SCALE[1]:g} (its "
+                   "moments use f⁴, which must stay within float64; rescale the labels)")
+
+
 @functools.lru_cache(maxsize=256)
 def _hermite(link):
     if link.is_linear:
         return Hermite(0.0, float(link.slope), 0.0)
+    _check_scale(link)
     m = _until_converged(lambda n: _gauss_moments(link, np.array([1.0]), n)[0], ORDERS, "the Gaussian moments", link)
     mu0, mu1, ef2 = float(m[0]), float(m[1]), float(m[2])
     rest = ef2 - mu0 * mu0 - mu1 * mu1
@@ -361,6 +394,8 @@ def radial_moments(link, D) -> RadialMoments:
         a2 = float(link.slope) ** 2
         er2 = 1.0 + 2.0 / D
         return RadialMoments(phi1_sq=a2, phi2=a2, phi22=3.0 * a2, phi4=3.0 * a2 * a2 * er2, phi2_sq=a2 * a2 * er2)
+    _hermite(link)                      # validates the link once (scale, finiteness, convergence at r = 1)
+
     def average(n_r):
         r, w = _r_rule(D, n_r)
         keep = w > 0.0                 # nodes far in the χ_D tail, where the weight underflows, add exactly 0: skip

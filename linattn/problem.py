@@ -139,8 +139,8 @@ class Problem:
         if self.tasks is None and (self.task_law != "gaussian" or self.assignment != "random"):
             raise ValueError(f"task_law and assignment need a task pool (tasks=K); got task_law={self.task_law!r}, "
                              f"assignment={self.assignment!r} with tasks=None")
-        if self.noise == 0.0 and self.link.is_linear and self.link.slope == 0.0:
-            raise ValueError("noise must be > 0 when the link's slope is 0; got noise = 0.0 with link "
+        if self.noise == 0.0 and self.label_variance == 0.0:     # a linear link of slope 0, or a link that is 0
+            raise ValueError("noise must be > 0 when the link is 0 (slope 0); got noise = 0.0 with link "
                              f"{self.link.name!r}: every label would be 0 (no features, no task)")
 
     @property

@@ -37,6 +37,10 @@ def relative_gap(train, test):
     """
     tr = check.finite_array("train", train)
     te = check.finite_array("test", test)
+    try:
+        np.broadcast_shapes(tr.shape, te.shape)
+    except ValueError:
+        check.fail("test", f"<array with shape {te.shape}>", f"an array of the shape of train, {tr.shape}")
     if np.any(tr < 0):
         raise ValueError(f"train must be >= 0 (an energy with non-negative terms); got minimum {tr.min()!r}")
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):

@@ -8,6 +8,10 @@ Solved as R_i(r) = r_i (−z + S_i(r)) − 1 = 0 by Newton's method with backtra
 from a large imaginary part η_0 down to the target Im z (homotopy): for Im z > 0 the solution is
 the unique one in the upper half plane, and following it as η decreases selects the physical
 branch on the real axis (Im r ≥ 0).
+
+Arithmetic follows numpy (``error_model="numpy"``): a division by zero gives inf/nan instead of raising inside a
+parallel loop (which surfaced as a ``SystemError``), and a residual that is not a number is a failure
+(``not res <= tol``), reported as such.
 """
 import numpy as np
 from numba import njit, prange
@@ -15,9 +19,19 @@ from numba import njit, prange
 STATUS_OK = 0
 STATUS_NO_CONVERGENCE = 1
 STATUS_WRONG_BRANCH = 2
+#: residual (in units of tol) on the real axis up to which the last homotopy level is accepted as its solution
+FALLBACK_TOL_FACTOR = 1e3
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
+def _div(a, b):
+    """``a / b``, nan for ``b = 0`` (numba's complex division raises even under ``error_model="numpy"``)."""
+    if b == 0:
+        return complex(np.nan, np.nan)
+    return a / b
+
+
+@njit(cache=True, error_model="numpy")
 def _residual(z, w, xi, q, r, S, om):
     K, B = xi.shape
     for i in range(B):
@@ -26,7 +40,7 @@ def _residual(z, w, xi, q, r, S, om):
         den = 1.0 + 0j
         for j in range(B):
             den += q[j] * xi[k, j] * r[j]
-        om[k] = 1.0 / den
+        om[k] = _div(1.0 + 0j, den)
         for i in range(B):
             S[i] += w[k] * xi[k, i] * om[k]
     res = 0.0
@@ -36,7 +50,7 @@ def _residual(z, w, xi, q, r, S, om):
     return res
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _jacobian(z, w, xi, q, r, S, om, J):
     K, B = xi.shape
     for i in range(B):
@@ -53,18 +67,18 @@ def _jacobian(z, w, xi, q, r, S, om, J):
         J[i, i] += -z + S[i]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _solve_small(J, b, out):
     B = b.shape[0]
     if B == 1:
-        out[0] = b[0] / J[0, 0]
+        out[0] = _div(b[0], J[0, 0])
     else:
         det = J[0, 0] * J[1, 1] - J[0, 1] * J[1, 0]
-        out[0] = (J[1, 1] * b[0] - J[0, 1] * b[1]) / det
-        out[1] = (J[0, 0] * b[1] - J[1, 0] * b[0]) / det
+        out[0] = _div(J[1, 1] * b[0] - J[0, 1] * b[1], det)
+        out[1] = _div(J[0, 0] * b[1] - J[1, 0] * b[0], det)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _newton(z, w, xi, q, r, tol, maxit, S, om, J, R, dr, trial):
     """Newton with backtracking from ``r`` (updated in place); returns (residual, iterations)."""
     B = r.shape[0]
@@ -101,7 +115,7 @@ def _newton(z, w, xi, q, r, tol, maxit, S, om, J, R, dr, trial):
     return res, it
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def resolvent_point(x, eta, w, xi, q, tol, maxit, r_out, dr_out):
     """Solve at z = x + i·eta (eta >= 0) by η-homotopy + Newton.
 
@@ -123,7 +137,7 @@ def resolvent_point(x, eta, w, xi, q, tol, maxit, r_out, dr_out):
         mean_xi = 0.0
         for k in range(K):
             mean_xi += w[k] * xi[k, i]
-        r[i] = 1.0 / (-z + mean_xi)
+        r[i] = _div(1.0 + 0j, -z + mean_xi)
     total = 0
     floor = 1e-15 * (1.0 + abs(x))
     last_ok = eta0      # imaginary part of the last solved level (r holds its solution)
@@ -138,12 +152,17 @@ def resolvent_point(x, eta, w, xi, q, tol, maxit, r_out, dr_out):
             r_prev[i] = r[i]
         res, it = _newton(complex(x, cur), w, xi, q, r, tol, maxit, S, om, J, R, dr, trial)
         total += it
-        if res > tol:
+        if not res <= tol:          # nan included
             for i in range(B):
                 r[i] = r_prev[i]
             if eta == 0.0 and last_ok <= 1e-12 * (1.0 + abs(x)):
-                res = _residual(complex(x, last_ok), w, xi, q, r, S, om)
-                break   # the level at Im z <= 1e-12 is the real-axis solution to that accuracy
+                # the level at Im z <= 1e-12 is the real-axis solution to that accuracy where m is smooth on that
+                # scale; its residual on the real axis itself says whether it is: near the pole of a zero atom
+                # (|x| below ~1e-40) it is not, and the point is reported as not converged
+                res = _residual(complex(x, 0.0), w, xi, q, r, S, om)
+                if not res <= FALLBACK_TOL_FACTOR * tol:
+                    status = STATUS_NO_CONVERGENCE
+                break
             if first or factor > 0.999:
                 status = STATUS_NO_CONVERGENCE
                 break
@@ -172,7 +191,7 @@ def resolvent_point(x, eta, w, xi, q, tol, maxit, r_out, dr_out):
     return status, res, total
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def resolvent_many(x, eta, w, xi, q, tol, maxit, r_out, dr_out, status, residual, iterations):
     """``resolvent_point`` for every (x[n], eta[n]); independent points in parallel."""
     for n in prange(x.shape[0]):

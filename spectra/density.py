@@ -105,9 +105,7 @@ def stieltjes(z, alpha, pb, law="finite", model="reduced", derivative=False):
     alpha, P, lw = _args(alpha, pb, law, model)
     derivative = check.boolean("derivative", derivative)
     zz = check.finite_array("z", z, allow_complex=True)
-    if P < lw.M and np.any(zz == 0):
-        check.fail("z", z, f"a point other than 0 when P < M = {lw.M} (z = 0 is the pole of the zero atom)")
-    res = block_resolvent(zz, P, lw)
+    res = block_resolvent(zz, P, lw)       # refuses z = 0 for P <= M (the pole of the zero atom)
     return (res.m, res.dm) if derivative else res.m
 
 
@@ -212,6 +210,16 @@ def _integrate_on_sqrt_grid(x_max, n_grid, P, lw, at_threshold):
     return x, cum, rho
 
 
+def _require_resolved(rho, alpha, q, atom, n_grid):
+    """Refuse a sample ratio whose continuous spectrum the tabulation grid does not see at all (its support, of width
+    ``~4√q`` for ``q = M/P → 0``, or of mass ``P/M`` for ``q → ∞``, falls between grid points): the CDF would be the
+    atom alone and the density 0/0, or the refinement would miss the whole mass."""
+    if not np.any(rho > 0):
+        check.fail("alpha", alpha, f"a sample ratio whose continuous spectrum the tabulation grid resolves (M/P = "
+                   f"{q:.3g}: no grid point of {rho.size} falls inside its support, of mass {1 - atom:.3g}; "
+                   f"n_grid = {n_grid})")
+
+
 @functools.lru_cache(maxsize=64)
 def _tabulate(alpha, pb, law, model, n_grid):
     P = alpha * pb.D**2
@@ -221,7 +229,8 @@ def _tabulate(alpha, pb, law, model, n_grid):
     atom = zero_atom(alpha, model, pb)
     # stage 1: a coarse pass up to a bound beyond the largest eigenvalue the law allows
     x_max = 1.5 * float(np.max(lw.xi)) * (1.0 + np.sqrt(q)) ** 2 + 1.0
-    x, cum, _ = _integrate_on_sqrt_grid(x_max, max(64, n_grid // 4), P, lw, at_threshold)
+    x, cum, rho = _integrate_on_sqrt_grid(x_max, max(64, n_grid // 4), P, lw, at_threshold)
+    _require_resolved(rho, alpha, q, atom, n_grid)
     # stage 2: the fine grid ends where the coarse pass has all but 1e-7 of the mass
     x_hi = x[min(len(x) - 1, np.searchsorted(cum, cum[-1] - 1e-7) + 1)]
     # stage 3: refine (double the grid, at most MAX_REFINE times) until the mass is accounted for;
@@ -237,6 +246,7 @@ def _tabulate(alpha, pb, law, model, n_grid):
             f"spectral CDF: the tabulated density holds mass {cum[-1]:.5f} + atom {atom:.5f}, off by {err:.2e} "
             f"> {MASS_TOL} (alpha={alpha}, law={law!r}, model={model!r}, x_max={x[-1]:.3g}) after refining to "
             f"{n_grid} grid points")
+    _require_resolved(rho, alpha, q, atom, n_grid)
     # the law's total mass is exactly 1: the quadrature's error (<= MASS_TOL, reported as mass_error) is spread over
     # the continuous part, so that the CDF ends at exactly 1 and is a distribution function
     scale = (1.0 - atom) / cum[-1]

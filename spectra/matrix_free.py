@@ -169,6 +169,21 @@ def kolmogorov_distance(estimate: SpectralEstimate, eigenvalues, zero_tol=1e-8) 
     return float(max(np.max(np.abs(est - exact_hi)), np.max(np.abs(est_lo - exact_lo))))
 
 
+def _apply(matvec, v):
+    """``matvec(v)`` as a finite real vector of ``v``'s length; anything else (an exception of the callable, another
+    shape, complex or non-finite values) is a ``ValueError`` naming ``matvec``."""
+    accepted = f"a callable v ↦ A v returning a finite real vector of length {v.size}"
+    try:
+        raw = np.asarray(matvec(v))
+    except Exception as err:
+        raise ValueError(f"matvec must be {accepted}; it raised {type(err).__name__}: {err}") from err
+    if raw.dtype.kind not in "biuf" or raw.shape != v.shape or not np.all(np.isfinite(raw)):
+        what = (f"dtype {raw.dtype}" if raw.dtype.kind not in "biuf" else f"shape {raw.shape}" if raw.shape != v.shape
+                else f"{int(np.size(raw) - np.count_nonzero(np.isfinite(raw)))} non-finite entries")
+        check.fail("matvec", f"<callable returning an array with {what}>", accepted)
+    return raw.astype(float)
+
+
 def lanczos_quadrature(matvec, M, steps, rng) -> tuple[np.ndarray, np.ndarray]:
     """Gauss quadrature (nodes, weights) of the spectral measure of one random unit probe.
 
@@ -199,7 +214,7 @@ def lanczos_quadrature(matvec, M, steps, rng) -> tuple[np.ndarray, np.ndarray]:
     V[0] = u / np.linalg.norm(u)
     k = steps
     for j in range(steps):
-        w = np.array(matvec(V[j]), dtype=float)
+        w = _apply(matvec, V[j])
         alpha[j] = V[j] @ w
         w -= V[: j + 1].T @ (V[: j + 1] @ w)  # full re-orthogonalisation (twice is enough)
         w -= V[: j + 1].T @ (V[: j + 1] @ w)

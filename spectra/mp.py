@@ -72,9 +72,15 @@ def density(x, ratio):
 def stieltjes(z, ratio):
     """``m(z) = ∫ ρ(x) dx / (x − z)`` including the atom, for ``Im z > 0`` or real ``z`` off the support.
 
+    The two roots ``(s ± √·)/(2qz)``, ``s = 1 − q − z``, have the product ``1/(qz)``: each is taken from the form
+    without cancellation (``(s + √·)/(2qz)`` or ``2/(s − √·)``), so that ``m`` keeps full precision at small ``|z|``
+    (where ``s + √· → 0`` for ``q < 1``) and ``m(0) = 1/(1 − q)`` for ``q < 1``.
+
     Parameters
     ----------
     z : complex or array_like
+        ``z = 0`` is refused for ``ratio >= 1``: the pole of the atom at zero (``ratio > 1``) or the divergence
+        of the density at the edge ``x₋ = 0`` (``ratio = 1``).
     ratio : float
         Ratio ``M/P > 0``.
 
@@ -84,15 +90,22 @@ def stieltjes(z, ratio):
     """
     z = check.finite_array("z", z, allow_complex=True)
     ratio = check.positive("ratio", ratio)
+    if ratio >= 1.0 and np.any(z == 0):
+        check.fail("z", z if z.ndim == 0 else "<array containing 0>",
+                   f"complex numbers other than 0 for ratio = {ratio!r} >= 1 (z = 0 is the pole of the atom at zero, "
+                   "or the edge x₋ = 0 where m diverges)")
     if np.any(z.imag < 0):  # conjugate symmetry m(z̄) = conj m(z)
         lower = z.imag < 0
         out = stieltjes(np.where(lower, np.conj(z), z), ratio)
         return np.where(lower, np.conj(out), out)
     lo, hi = edges(ratio)
     sq = np.sqrt(z - lo) * np.sqrt(z - hi)  # product of principal roots: branch cut on [lo, hi]
-    m = (1 - ratio - z + sq) / (2 * ratio * z)
+    s = 1 - ratio - z
+    plus, minus = s + sq, s - sq
+    with np.errstate(divide="ignore", invalid="ignore"):   # z = 0 (ratio < 1 only): the forms 2/(s ∓ √·) are used
+        m = np.where(np.abs(plus) >= np.abs(minus), plus / (2 * ratio * z), 2 / minus)
+        alt = np.where(np.abs(minus) > np.abs(plus), minus / (2 * ratio * z), 2 / plus)
     # pick the root with m ~ -1/z at infinity and Im m >= 0 for Im z > 0
-    alt = (1 - ratio - z - sq) / (2 * ratio * z)
     use_alt = (np.imag(m) < 0) | ((np.imag(z) == 0) & (np.abs(m * z + 1) > np.abs(alt * z + 1)) & (np.real(z) > hi))
     return np.where(use_alt, alt, m)
 

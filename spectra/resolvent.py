@@ -45,6 +45,10 @@ from .law import PromptLaw
 
 TOL = 1e-11
 MAXIT = 100
+#: smallest ``|z|`` solved when ``P <= M``: ``z = 0`` is then the pole of the zero atom (``m ≈ −(1 − P/M)/z``) or,
+#: at ``P = M``, the edge where ``m`` diverges like ``z^{-1/2}``; the fixed point is resolved down to this distance
+#: (checked against the closed forms near the pole and the edge)
+Z_MIN = 1e-20
 
 
 def _cmatmul(a, b):
@@ -135,6 +139,17 @@ def _check_law(law):
     return law
 
 
+def _away_from_zero(name, z, P, law):
+    """``z`` as a complex array, refused (naming ``name``) closer than :data:`Z_MIN` to 0 when ``P <= M``."""
+    zz = check.finite_array(name, z, allow_complex=True)
+    if P <= law.M and np.any(np.abs(zz) < Z_MIN):
+        bad = zz.ravel()[np.abs(zz.ravel()) < Z_MIN][0]
+        check.fail(name, complex(bad), f"complex numbers with |{name}| >= {Z_MIN:g} when P <= M = {law.M} (P = {P:g}): "
+                   "0 is the pole of the zero atom (or, at P = M, the edge where m diverges), resolved down to that "
+                   "distance")
+    return zz
+
+
 def block_resolvent(z, P, law: PromptLaw, tol: float = TOL, maxit: int = MAXIT) -> Resolvent:
     """Solve the block fixed point at every ``z`` (module docstring).
 
@@ -143,7 +158,8 @@ def block_resolvent(z, P, law: PromptLaw, tol: float = TOL, maxit: int = MAXIT) 
     z : complex or array_like of complex
         Points; ``Im z >= 0`` is solved by continuation from the upper half plane (the physical
         branch), ``Im z < 0`` by conjugate symmetry ``r(z̄) = conj r(z)``. Real ``z`` means the
-        limit ``z + i0``.
+        limit ``z + i0``. For ``P <= M``, ``|z| >= Z_MIN = 1e-20`` (``z = 0`` is the pole of the zero atom, or the
+        divergent edge at ``P = M``).
     P : float
         Number of prompts (``P > 0``; ``q_i = D_i/P``).
     law : PromptLaw
@@ -165,7 +181,7 @@ def block_resolvent(z, P, law: PromptLaw, tol: float = TOL, maxit: int = MAXIT) 
     P = check.positive("P", P)
     tol = check.tolerance("tol", tol)
     maxit = check.positive_int("maxit", maxit)
-    zz = check.finite_array("z", z, allow_complex=True)
+    zz = _away_from_zero("z", z, P, law)
     shape = zz.shape
     zz = zz.ravel()
     lower = zz.imag < 0
@@ -193,6 +209,10 @@ def block_resolvent(z, P, law: PromptLaw, tol: float = TOL, maxit: int = MAXIT) 
     dims = np.asarray(law.block_dims, float)
     m = _cmatmul(r, dims) / law.M
     dm = _cmatmul(dr, dims) / law.M
+    if not (np.all(np.isfinite(m)) and np.all(np.isfinite(dm))):      # e.g. a singular Jacobian exactly at an edge
+        j = int(np.flatnonzero(~(np.isfinite(m) & np.isfinite(dm)))[0])
+        raise ConvergenceError(f"block resolvent is not finite at z = {zz[j]!r} (P = {P}, law = {law.law!r}, "
+                               f"model = {law.model!r}): m = {m[j]!r}, dm/dz = {dm[j]!r}")
     omega = 1.0 / (1.0 + _cmatmul(r * q, law.xi.T))
     return Resolvent(z=zz.reshape(shape), r=r, dr=dr, m=m.reshape(shape), dm=dm.reshape(shape), omega=omega,
                      converged=True, iterations=iterations, residual=residual)
@@ -243,6 +263,12 @@ def teacher_overlap(L, omega, law: PromptLaw):
     if omega.shape[-1:] != law.weights.shape:
         check.fail("omega", f"<array with shape {omega.shape}>",
                    f"an array whose last axis has {law.weights.size} nodes")
+    return _teacher_overlap(L, omega, law)
+
+
+def _teacher_overlap(L, omega, law):
+    """:func:`teacher_overlap` without the checks, for any ``L = −z`` (:func:`data_transforms`: ``z`` on the real
+    axis, ``z + i0``, is a point of the spectral measures)."""
     w = law.weights
     return _cmatmul(omega, w * law.fy) / (L + _cmatmul(omega, w * law.f2))
 
@@ -303,10 +329,14 @@ def block_overlaps(nu1, nu2, om1, om2, rho1, rho2, law: PromptLaw, P):
     r1, r2 = rho1[:, None, None], rho2[None, :, None]
     rhs = Y2 - (r1 + r2) * FY + r1 * r2 * F2                      # E[ξ_i Y12 ω1 ω2]
     G = np.stack([np.stack([node_sum(wx[:, i] * xi[:, j]) for j in range(B)], -1) for i in range(B)], -2)
-    A = -G
+    # row i is divided by max(1, |ν_1i ν_2i|) (the solution is unchanged): at a large ridge (ν ~ λ') the product
+    # q ν_1 ν_2 would overflow, and the scaled rows give S → 0, the limit, instead of inf/inf
+    with np.errstate(divide="ignore"):
+        half = np.exp(-0.5 * np.maximum(0.0, np.log(np.abs(nu1))[:, None, :] + np.log(np.abs(nu2))[None, :, :]))
+    A = -G * (half * half)[..., None]
     idx = np.arange(B)
-    A[..., idx, idx] += q * nu1[:, None, :] * nu2[None, :, :]
-    return np.linalg.solve(A, rhs[..., None])[..., 0]
+    A[..., idx, idx] += q * (nu1[:, None, :] * half) * (nu2[None, :, :] * half)
+    return np.linalg.solve(A, (rhs * half * half)[..., None])[..., 0]
 
 
 def data_transforms(z, P, law: PromptLaw) -> DataTransforms:
@@ -326,7 +356,7 @@ def data_transforms(z, P, law: PromptLaw) -> DataTransforms:
     res = block_resolvent(z, P, law)
     zz = np.asarray(res.z).ravel()
     om = res.omega
-    rho = teacher_overlap(-zz, om, law)
+    rho = _teacher_overlap(-zz, om, law)
     T = _cmatmul(1.0 - om, law.weights * law.y2) + rho * _cmatmul(om, law.weights * law.fy)
     shape = np.shape(res.z)
     return DataTransforms(z=res.z, rho=rho.reshape(shape), T=T.reshape(shape), resolvent=res)
@@ -349,6 +379,11 @@ def pair_overlaps(z1, z2, P, law: PromptLaw):
     S : ndarray (n, B)
         Block overlaps.
     """
+    _check_law(law)
+    P = check.positive("P", P)
+    z1, z2 = _away_from_zero("z1", z1, P, law), _away_from_zero("z2", z2, P, law)
+    if z1.shape != z2.shape:
+        check.fail("z2", f"<array with shape {z2.shape}>", f"an array of the shape of z1, {z1.shape}")
     d1, d2 = data_transforms(z1, P, law), data_transforms(z2, P, law)
     q = law.ratios(P)
     nu1, nu2 = 1.0 / (q * d1.resolvent.r), 1.0 / (q * d2.resolvent.r)

@@ -156,8 +156,11 @@ def _grid(fn, grid):
         if not all(v is None or isinstance(v, (bool, int, float, str)) for v in vals):
             check.fail(f"grid[{name!r}]", vals[:4], "a list of scalars (numbers, strings, booleans): a grid "
                        "coordinate cannot hold lists or arrays")
-        keys = {("b", v) if isinstance(v, bool) else ("n", float(v)) if isinstance(v, (int, float)) else ("s", v)
-                for v in vals}                       # 1 and 1.0 are one value (one coordinate)
+        keys = {("b", v) if isinstance(v, bool) else ("n", v) if isinstance(v, (int, float)) else ("s", v)
+                for v in vals}          # 1 and 1.0 are one value (one coordinate): equal numbers hash alike in Python
+        if len({kind for kind, v in keys if v is not None}) > 1:     # a coordinate array would coerce them
+            check.fail(f"grid[{name!r}]", vals, "a list of values of one kind: numbers, strings or booleans (a "
+                       "coordinate would turn 1 and 'a' into strings, True and 1 into numbers)")
         if len(keys) != len(vals):
             check.fail(f"grid[{name!r}]", vals, "a list of distinct values (a repeated value would be one point "
                        "twice; use replicates=)")
@@ -555,7 +558,7 @@ def _death_error(task, timeout, folder):
 
 
 def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task, done_before=0, on_died=None,
-             timeout=None):
+             timeout=None, isolate=False):
     """Run ``tasks``; ``runner(fn, task)`` returns what ``sink`` takes (``_run_task``: the outputs,
     for the driver to keep or write; ``_run_and_write``: a status, the worker having written).
     ``done_before``: evaluations of this run already done by the driver (counted by the progress bar).
@@ -563,7 +566,7 @@ def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task, done_
     processes, and a point whose worker dies again is recorded by ``on_died(task, error)`` (default: failed with
     :data:`WORKER_DIED`). ``timeout`` (seconds): a point still running after it is stopped with its worker
     (never in this process: with a timeout, ``workers = 1`` runs in one worker process) and recorded failed with
-    a ``Timeout`` error, without a retry."""
+    a ``Timeout`` error, without a retry. ``isolate``: evaluate in worker processes even for ``workers = 1``."""
     if on_died is None:
         def on_died(task, error):
             sink(task.index, None, error)
@@ -574,7 +577,7 @@ def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task, done_
         folder = tempfile.mkdtemp(prefix="linattn-sweep-timeouts-")
         runner = functools.partial(_with_timeout, runner, float(timeout), folder)
     try:
-        _dispatch(fn, tasks, client, workers, sink, progress, runner, done_before, on_died, timeout, folder)
+        _dispatch(fn, tasks, client, workers, sink, progress, runner, done_before, on_died, timeout, folder, isolate)
     finally:
         if folder is not None:
             import shutil
@@ -582,7 +585,7 @@ def _execute(fn, tasks, client, workers, sink, progress, runner=_run_task, done_
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _dispatch(fn, tasks, client, workers, sink, progress, runner, done_before, on_died, timeout, folder):
+def _dispatch(fn, tasks, client, workers, sink, progress, runner, done_before, on_died, timeout, folder, isolate):
     bar = tqdm(total=len(tasks) + done_before, initial=done_before, desc="sweep", disable=not progress)
     if client is not None:
         futures = {client.submit(runner, fn, t, pure=False): t for t in tasks}
@@ -598,7 +601,7 @@ def _dispatch(fn, tasks, client, workers, sink, progress, runner, done_before, o
             else:
                 sink(*result)
             bar.update()
-    elif workers == 1 and timeout is None:
+    elif workers == 1 and timeout is None and not isolate:
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(limits=1, user_api="blas"):     # restored afterwards in this process
@@ -636,7 +639,7 @@ def _in_processes(blob, runner, tasks, workers, sink, bar):
 
 
 def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, allow_mixed=False,
-          progress=False, timeout=None):
+          progress=False, timeout=None, isolate=False):
     """Run ``fn`` over a parameter grid (module docstring) and return the results as a Dataset.
 
     Parameters
@@ -659,7 +662,8 @@ def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, 
     workers : int, optional
         Local processes when ``client`` is ``None`` (default: ``LINATTN_SWEEP_WORKERS`` if set, else
         the number of cores; 1: serial, in this process — a point that ends its process with ``os._exit`` ends the
-        run, the points already stored stay; with ``timeout`` or ``workers >= 2`` every point runs in a worker).
+        run, the points already stored stay; with ``timeout``, ``isolate`` or ``workers >= 2`` every point runs in a
+        worker).
     allow_mixed : bool
         Accept a store written by another code version.
     progress : bool
@@ -668,6 +672,10 @@ def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, 
         and recorded failed with a ``Timeout`` error; the others go on. Evaluations then run in worker processes
         even for ``workers = 1``. With a Dask ``client`` the workers must share this machine's file system (a
         timed-out point of a remote worker is recorded as a dead worker).
+    isolate : bool
+        Evaluate every point in a worker process even for ``workers = 1`` (one worker: still serial), so that a
+        point that ends its process (``os._exit``, a crash, the OOM killer) is recorded failed instead of ending
+        the run; ``linattn sweep`` always isolates.
 
     Returns
     -------
@@ -689,6 +697,7 @@ def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, 
     rng = check.seed_int("rng", rng)
     allow_mixed = check.boolean("allow_mixed", allow_mixed)
     progress = check.boolean("progress", progress)
+    isolate = check.boolean("isolate", isolate)
     if timeout is not None:
         timeout = check.real("timeout", timeout, low=0.0, low_open=True, high=1e9)
     if client is None:
@@ -710,21 +719,26 @@ def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, 
     else:
         if not isinstance(store, (str, os.PathLike)) or not str(store).strip():
             check.fail("store", store, "a folder path for a Zarr group")
+        for k, v in grid.items():           # a Zarr coordinate holds one numeric, boolean or string type
+            if np.asarray(v).dtype.kind not in "biufUS":
+                check.fail(f"grid[{k!r}]", v, "values a Zarr coordinate can hold when store is given: numbers within "
+                           "int64/float64, strings or booleans (not None, not integers beyond 2**63)")
         coords = {**{k: v for k, v in grid.items()}, "replicate": np.arange(replicates)}
         sink = _Store(os.fspath(store), attrs, shape, allow_mixed, dims=list(grid) + ["replicate"], coords=coords)
     status = sink.status()
     todo = [t for t in _tasks(name, grid, replicates, rng) if status[t.index] == PENDING]
-    parallel = client is not None or workers > 1 or timeout is not None
+    parallel = client is not None or workers > 1 or timeout is not None or isolate
     if store is None or not parallel:                  # the driver keeps or writes every point
-        _execute(fn, todo, client, workers, sink.write, progress, timeout=timeout)
+        _execute(fn, todo, client, workers, sink.write, progress, timeout=timeout, isolate=isolate)
     else:                                              # workers write their own points
         first = 0
         while todo and not sink.has_variables():       # the first result fixes the variables' shapes; it runs in a
-            _execute(fn, [todo.pop(0)], client, workers, sink.write, False, timeout=timeout)   # worker too
+            _execute(fn, [todo.pop(0)], client, workers, sink.write, False, timeout=timeout,   # worker too
+                     isolate=isolate)
             first += 1
         runner = functools.partial(_run_and_write, path=sink.path, shape=shape)
         _execute(fn, todo, client, workers, lambda index, st: None, progress, runner=runner, done_before=first,
-                 on_died=lambda task, error: sink.write(task.index, None, error), timeout=timeout)
+                 on_died=lambda task, error: sink.write(task.index, None, error), timeout=timeout, isolate=isolate)
     return _dataset(xr, grid, replicates, sink, attrs)
 
 
@@ -878,7 +892,8 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
     store : str, optional
     client : dask.distributed.Client, optional
     workers : int
-        Local processes when no client is given (1: in this process).
+        Local processes when no client is given (1: in this process, as :func:`sweep` with ``workers = 1``: a point
+        that ends its process with ``os._exit`` ends the run; the points already stored stay).
     progress, allow_mixed : bool
     source : object, optional
         Whose source code is hashed into the store (default ``fn``).
@@ -952,10 +967,18 @@ def read_points(store):
     zarr = _require("zarr")
     if not isinstance(store, (str, os.PathLike)) or not os.path.isdir(store):
         check.fail("store", store, "the folder of an existing point store")
-    group = zarr.open_group(os.fspath(store), mode="r")
-    n = group["status"].shape[0]
-    out = []
-    for i in range(n):
-        sub = group[f"p{i}"]
-        out.append({k: np.asarray(sub[k][...]) for k in sorted(sub.array_keys())})
+    try:
+        group = zarr.open_group(os.fspath(store), mode="r")
+        status = np.asarray(group["status"][...])
+        if status.ndim != 1:
+            raise ValueError(f"its status has shape {status.shape}, not (n_points,): a sweep store? (load_sweep)")
+        if not np.all(status == DONE):
+            raise ValueError(f"{int(np.sum(status != DONE))} of {status.size} points are not done")
+        out = []
+        for i in range(status.size):
+            sub = group[f"p{i}"]
+            out.append({k: np.asarray(sub[k][...]) for k in sorted(sub.array_keys())})
+    except (KeyError, TypeError, ValueError, AttributeError, RuntimeError, OSError) as err:  # zarr's errors among them
+        raise ValueError(f"store {os.fspath(store)!r} is not a complete point store (written by run_points): "
+                         f"{type(err).__name__}: {err}") from None
     return out

@@ -48,16 +48,38 @@ def test_console_script_is_installed():
     (["sweep", "gibbs", "--grid", "GOODGRID", "--replicates", "0"], "--replicates must be"),
     (["figures", "fig4", "--workers", "0", "--store", "OUT"], "--workers must be"),
     (["figures", "fig4", "--store", ""], "--store must be a folder path"),
+    (["figures", "fig4", "--out", "MANIFESTDIR"], "manifest.json is a file"),
+    (["sweep", "gibbs", "--grid", "MIXEDGRID"], "grid['D'] must be a list of values of one kind"),
 ])
 def test_cli_errors_are_one_line(argv, words, tmp_path, capsys):
     """Every error: one line on stderr, non-zero exit, no traceback (before any computing)."""
     (tmp_path / "date.toml").write_text("D = [1979-05-27]\nN = [10]\nP = [10]\nbeta = [1.0]\nlam = [0.1]\n")
     (tmp_path / "good.toml").write_text("D = [3]\nN = [10]\nP = [10]\nbeta = [1.0]\nlam = [0.1]\n")
-    paths = {"OUT": str(tmp_path), "DATEGRID": str(tmp_path / "date.toml"), "GOODGRID": str(tmp_path / "good.toml")}
+    (tmp_path / "mixed.toml").write_text("D = [3, 'a']\nN = [10]\nP = [10]\nbeta = [1.0]\nlam = [0.1]\n")
+    (tmp_path / "m" / "manifest.json").mkdir(parents=True)
+    paths = {"OUT": str(tmp_path), "DATEGRID": str(tmp_path / "date.toml"), "GOODGRID": str(tmp_path / "good.toml"),
+             "MIXEDGRID": str(tmp_path / "mixed.toml"), "MANIFESTDIR": str(tmp_path / "m")}
     argv = [paths.get(a, a) for a in argv]
     assert cli.main(argv) != 0
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("linattn: error:") and words in lines[0], lines
+
+
+def test_cli_sweep_survives_a_module_or_a_point_that_ends_its_process(tmp_path, monkeypatch, capsys):
+    """A module that calls os._exit when imported is reported (one line, exit 2: it ended the command silently with
+    status 0); serial points run in one worker process, so a point that ends its process is that point's failure
+    (exit 1, the others done) instead of the end of the command with status 0."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ends_at_import_cli.py").write_text("import os\nos._exit(0)\n")
+    (tmp_path / "ends_at_point_cli.py").write_text("import os\n\n\ndef f(x, rng):\n    if x == 2:\n"
+                                                   "        os._exit(0)\n    return {'y': float(x)}\n")
+    (tmp_path / "g.toml").write_text("x = [1, 2, 3]\n")
+    assert cli.main(["sweep", "ends_at_import_cli:f", "--grid", "g.toml", "--workers", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "importing 'ends_at_import_cli' ends the process (exit status 0)" in err[0]
+    assert cli.main(["sweep", "ends_at_point_cli:f", "--grid", "g.toml", "--workers", "1", "--no-progress"]) == 1
+    out = capsys.readouterr().out
+    assert "2 of 3 evaluations done, 1 failed" in out and "x=2: n = 0" in out and "WorkerDied" in out
 
 
 def test_cli_error_in_a_real_process_has_no_traceback():

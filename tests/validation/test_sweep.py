@@ -130,10 +130,17 @@ def test_store_guards(tmp_path):
     (dict(workers=0), "workers"),
     (dict(store=""), "store"),
     (dict(allow_mixed="yes"), "allow_mixed"),
+    (dict(isolate="yes"), "isolate"),
+    (dict(grid={**GRID, "D": [3, "4"]}), r"grid\['D'\] must be a list of values of one kind"),
+    (dict(grid={**GRID, "D": [True, 3]}), r"grid\['D'\] must be a list of values of one kind"),
+    (dict(grid={**GRID, "D": [None, 3]}, store="STORE"), r"grid\['D'\] must be values a Zarr coordinate can hold"),
+    (dict(grid={**GRID, "D": [10**400]}, store="STORE"), r"grid\['D'\] must be values a Zarr coordinate can hold"),
 ])
-def test_bad_input(kwargs, words):
+def test_bad_input(kwargs, words, tmp_path):
     args = dict(fn="gibbs", grid=GRID, workers=1)
     args.update(kwargs)
+    if args.get("store") == "STORE":
+        args["store"] = str(tmp_path / "s")
     with pytest.raises(ValueError, match=words):
         sw.sweep(**args)
 
@@ -264,6 +271,16 @@ def test_grid_values_must_be_distinct_scalars():
         sw.sweep(_faulty, {"a": [0, 0]}, workers=1)
     with pytest.raises(ValueError, match="scalars"):
         sw.sweep(_faulty, {"a": [[0, 1], [2, 3]]}, workers=1)
+
+
+def test_read_points_names_a_store_it_cannot_read(tmp_path):
+    """A sweep store, an empty folder or an incomplete point store is a ValueError naming the store (KeyError and
+    zarr's GroupNotFoundError before)."""
+    sw.sweep(_faulty, {"a": [0]}, workers=1, store=str(tmp_path / "sweep"))
+    (tmp_path / "empty").mkdir()
+    for path in (tmp_path / "sweep", tmp_path / "empty"):
+        with pytest.raises(ValueError, match="^store .* is not a complete point store"):
+            sw.read_points(str(path))
 
 
 _KILL_DRIVER = """

@@ -91,6 +91,7 @@ def _sweep(args):
         module, _, name = fn.partition(":")
         if os.getcwd() not in sys.path:       # `linattn sweep mymodule:f` finds mymodule.py in the current folder,
             sys.path.insert(0, os.getcwd())   # as `python -m` would
+        _probe_import(module, args.experiment)
         try:
             fn = getattr(importlib.import_module(module), name)
         except (Exception, SystemExit) as err:   # ImportError, AttributeError, whatever a broken module raises,
@@ -118,14 +119,47 @@ def _sweep(args):
     elif args.workers and args.workers > 1:
         with sw.local_cluster(args.workers) as client:
             ds = sw.sweep(fn, grid, client=client, **kw)
-    else:
-        ds = sw.sweep(fn, grid, workers=args.workers, **kw)
+    else:                 # serial points run in one worker process: a point that ends its process is its failure
+        ds = sw.sweep(fn, grid, workers=args.workers, isolate=True, **kw)
     done = int((ds["status"] == sw.DONE).sum())
     failed = int((ds["status"] == sw.FAILED).sum())
     print(f"{done} of {ds['status'].size} evaluations done, {failed} failed"
           + (f"; store: {args.store}" if args.store else ""))
     _print_results(ds, sw)
     return 1 if failed else 0
+
+
+def _probe_import(module, experiment):
+    """Import ``module`` first in a forked child (POSIX): a module that ends its process when imported (``os._exit``)
+    would otherwise end this command silently with its exit status. The child's output is discarded; the import
+    that counts is the parent's (its exceptions are reported as usual)."""
+    if not hasattr(os, "fork"):
+        return
+    import importlib
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                   # child: import, report, exit without cleanup
+        try:
+            os.close(read)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            try:
+                importlib.import_module(module)
+            except BaseException:                  # noqa: BLE001 - the parent's import reports it
+                pass
+            os.write(write, b"ok")
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as fh:
+        answer = fh.read()
+    _, status = os.waitpid(pid, 0)
+    if answer != b"ok":
+        raise ValueError(f"experiment must be a registered name or an importable module:function; "
+                         f"{experiment!r}: importing {module!r} ends the process (exit status "
+                         f"{os.waitstatus_to_exitcode(status)})")
 
 
 def _print_results(ds, sw):
@@ -141,7 +175,7 @@ def _print_results(ds, sw):
         cells = []
         if summary is not None:
             n = int(summary["n"].sel(where))
-            for k in outputs:
+            for k in (outputs if n else ()):         # no mean of nothing (nan) where every evaluation failed
                 m, se = float(summary[f"{k}_mean"].sel(where)), float(summary[f"{k}_se"].sel(where))
                 cells.append(f"{k} = {m:.6g}" + (f" ± {se:.2g}" if n > 1 else ""))
             cells.append(f"n = {n}")
@@ -282,6 +316,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line_warning(message, category, filename, lineno, line=None):
+    """Warnings of the command are one line each too (``linattn: warning: …``), like its errors."""
+    return f"linattn: warning: {' '.join(str(message).split())} ({category.__name__})\n"
+
+
 def main(argv=None) -> int:
     """Run the command line; every error is one line on stderr and a non-zero exit status.
 
@@ -297,9 +336,12 @@ def main(argv=None) -> int:
         not converge, 4 on an operating-system error, 5 when memory runs out, 6 when an optional
         extra is missing.
     """
+    import warnings
+
     from linattn.errors import ConvergenceError
 
     args = build_parser().parse_args(argv)
+    saved, warnings.formatwarning = warnings.formatwarning, _one_line_warning
     try:
         return args.func(args)
     except ValueError as err:
@@ -312,6 +354,8 @@ def main(argv=None) -> int:
         code, message = 6, str(err)
     except MemoryError:
         code, message = 5, "out of memory (reduce the sizes or set LINATTN_MEMORY_LIMIT)"
+    finally:
+        warnings.formatwarning = saved
     print(f"linattn: error: {' '.join(message.split())}", file=sys.stderr)
     return code
 

@@ -130,7 +130,7 @@ def rank_dynamics(spectrum, N, a0=1e-3, rtol=0.01, span=3.0, lr=0.05, batch=128,
     t_half = dynamics.escape_times(pb, a0)
     par = Parametrization("value_kq_modes", pb.D)
     ref = np.diag(mc.a_inf)                                    # Γ_* (identity basis)
-    n_steps = n_steps_covering(span * t_half.max(), lr, record)
+    n_steps = n_steps_covering(span * t_half.max(), lr, record, culprit="span")
     sgd = factorized_descent(pb, par, par.aligned(np.full(pb.D, a0)), n_steps, lr, batch=batch, record=record,
                              n_chains=n_chains, rng=rng)
     t = np.geomspace(max(t_half.min() / 20.0, record * lr), n_steps * lr, n_grid)   # inside the SGD records

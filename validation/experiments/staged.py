@@ -26,10 +26,17 @@ def noise_free_problem(spectrum, N):
     return linattn.Problem(spectrum.size, N, 0.0, covariance=spectrum)
 
 
-def n_steps_covering(t_max, lr, record):
-    """Steps of size ``lr`` covering ``t_max``, rounded up to a multiple of ``record``."""
-    n = int(np.ceil(t_max / check.positive("lr", lr)))
-    return n + (-n) % check.positive_int("record", record)
+def n_steps_covering(t_max, lr, record, culprit="t_max"):
+    """Steps of size ``lr`` covering ``t_max``, rounded up to a multiple of ``record``; more than
+    :data:`linattn.check.MAX_INT` steps are refused naming ``culprit`` (the caller's argument that set ``t_max``)."""
+    lr, record = check.positive("lr", lr), check.positive_int("record", record)
+    with np.errstate(over="ignore"):
+        n = np.ceil(t_max / lr)
+    if not n <= check.MAX_INT:
+        check.fail(culprit, f"<{n:.3g} steps of lr = {lr:g}>", f"small enough that the run takes at most "
+                   f"{check.MAX_INT} steps of size lr")
+    n = int(n)
+    return n + (-n) % record
 
 
 @dataclass(frozen=True)
@@ -86,7 +93,7 @@ def staged_experiment(spectrum, N, a0=1e-3, lr=0.05, batch=128, n_chains=4, reco
     a0 = check.positive("a0", a0)
     mc = dynamics.mode_constants(pb)
     t_half = dynamics.escape_times(pb, a0)
-    n_steps = n_steps_covering(1.6 * t_half.max(), lr, record)
+    n_steps = n_steps_covering(1.6 * t_half.max(), lr, record, culprit="lr")
     par = Parametrization("value_kq_modes", pb.D)
     sgd = factorized_descent(pb, par, par.aligned(np.full(pb.D, a0)), n_steps, lr, batch=batch, record=record,
                              n_chains=n_chains, rng=rng)

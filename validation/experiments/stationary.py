@@ -151,8 +151,9 @@ def boundary_from_means(P, train_mean, test_mean, level=5.0):
     -------
     float or None
     """
-    train_mean = check.finite_array("train_mean", train_mean, ndim=1)
-    test_mean = check.finite_array("test_mean", test_mean, shape=train_mean.shape)
+    grid = check.finite_array("P", P, ndim=1)
+    train_mean = check.finite_array("train_mean", train_mean, shape=grid.shape)
+    test_mean = check.finite_array("test_mean", test_mean, shape=grid.shape)
     return linattn.transition_point(P, linattn.relative_gap(train_mean, test_mean), level)
 
 
@@ -171,6 +172,25 @@ def _grids(P_theory, P_exact, P_sim):
     return (_grid("P_theory", P_theory, np.geomspace(1, 1e4, 100), False),
             _grid("P_exact", P_exact, np.unique(np.round(np.geomspace(1, 1e4, 13)).astype(int)), True),
             _grid("P_sim", P_sim, np.array([10, 30, 100, 300, 1000, 3000]), True))
+
+
+#: arguments of langevin that the experiment sets itself
+_LANGEVIN_FIXED = ("data", "pb", "beta", "lam", "model", "rng")
+
+
+def _langevin_kw(value):
+    """``langevin_kw`` as a dict of keyword arguments of :func:`validation.simulators.langevin` (those the experiment
+    sets itself excluded): an unknown key is refused before any point runs."""
+    import inspect
+
+    if value is None:
+        return {}
+    known = [p for p in inspect.signature(langevin).parameters if p not in _LANGEVIN_FIXED]
+    if not isinstance(value, dict) or any(not isinstance(k, str) or k not in known for k in value):
+        bad = sorted(map(str, value)) if isinstance(value, dict) else None
+        check.fail("langevin_kw", value, f"None or a dict of keyword arguments of langevin among {known}"
+                   + (f" (not: {[k for k in bad if k not in known]})" if bad is not None else ""))
+    return dict(value)
 
 
 def _as_problem(entry):
@@ -207,6 +227,7 @@ class StationaryErrors(Experiment):
         return pb, (pb.D * 1000 + pb.N if s.seed is None else s.seed)
 
     def points(self, s):
+        _langevin_kw(s.langevin_kw)
         _, P_exact, P_sim = _grids(s.P_theory, s.P_exact, s.P_sim)
         pts = []
         for k in range(len(s.problems)):
@@ -399,15 +420,14 @@ def stationary_sweep(pb, model="reduced", beta=1e3, lam=0.01, P_theory=None, P_e
     progress = check.boolean("progress", progress)
     if store is not None and (not isinstance(store, (str, os.PathLike)) or not str(store).strip()):
         check.fail("store", store, "None or a folder path")
-    if langevin_kw is not None and not isinstance(langevin_kw, dict):
-        check.fail("langevin_kw", langevin_kw, "None or a dict of keyword arguments of langevin")
+    langevin_kw = _langevin_kw(langevin_kw)
     plain = pb == linattn.Problem(pb.D, pb.N, pb.noise)
     if store is not None and not plain:
         check.fail("store", store, "None for a problem with a link, covariance or task pool (a store holds "
                    "problems given by D, N and noise)")
     settings = dict(problems=[[pb.D, pb.N, pb.noise] if plain else pb], model=model, beta=beta, lam=lam, seed=rng,
                     P_theory=P_theory.tolist(), P_exact=P_exact.tolist(), P_sim=P_sim.tolist(), n_exact=n_exact,
-                    n_sim=n_sim, langevin_kw=dict(langevin_kw or {}))
+                    n_sim=n_sim, langevin_kw=langevin_kw)
     result = run(StationaryErrors(), settings=settings, store=None if store is None else os.fspath(store),
                  progress=progress)
     return sweeps_of(result)[0]

@@ -266,6 +266,10 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, sto
     jobs = check.positive_int("jobs", jobs)
     selected = [s for s in selected if s not in set(exclude)]
     writable_folder(out_dir)
+    manifest = os.path.join(out_dir, MANIFEST)
+    if os.path.exists(manifest) and not os.path.isfile(manifest):      # refused before any figure is computed
+        raise ValueError(f"out must be a folder whose {MANIFEST} is a file (the index of the figures); "
+                         f"{manifest!r} is a directory")
     written = []
     if jobs == 1 or len(selected) == 1:
         done = ((name, _run_one(name, out_dir, mode, progress, store, workers, scheduler)) for name in selected)

@@ -62,14 +62,20 @@ def attention_gradient_descent(Z, yq, lam, n_steps, lr, W0=None, record=None) ->
     n_steps = check.nonneg_int("n_steps", n_steps)
     lr = check.positive("lr", lr)
     W = np.zeros((d1, d1)) if W0 is None else check.finite_array("W0", W0, shape=(d1, d1)).copy()
-    rec = np.arange(n_steps + 1) if record is None else np.unique(np.asarray(record, dtype=int))
-    if rec.min() < 0 or rec.max() > n_steps:
-        raise ValueError(f"record must lie in [0, n_steps={n_steps}]; got {rec.min()}..{rec.max()}")
+    rec = np.arange(n_steps + 1) if record is None else np.unique(check.counts("record", record))
+    if rec.size == 0 or rec.max() > n_steps:
+        check.fail("record", record, f"a non-empty list of integer steps in [0, n_steps = {n_steps}]")
     dyhat = attention.prediction_gradient(Z)            # (P, D+1, D+1), independent of W
     Ws, losses = [], []
     worst = 0.0
     for n in range(n_steps + 1):
-        yhat = attention.predict(Z, W)                  # the real forward pass
+        try:
+            yhat = attention.predict(Z, W)              # the real forward pass
+        except ValueError:
+            if n == 0:
+                raise                                   # the inputs themselves (Z, W0)
+            check.fail("lr", lr, f"a step size for which gradient descent stays finite (the prediction overflowed "
+                       f"float64 at step {n}: the descent diverges)")
         r = yhat - yq
         if n in rec:
             Ws.append(W.copy())
@@ -78,5 +84,9 @@ def attention_gradient_descent(Z, yq, lam, n_steps, lr, W0=None, record=None) ->
             break
         data_grad = np.einsum("p,pjk->jk", r, dyhat) / P
         worst = max(worst, float(np.max(np.abs(data_grad[:, -1]))))
-        W = W - lr * (data_grad + lam * W)
+        with np.errstate(over="ignore", invalid="ignore"):
+            W = W - lr * (data_grad + lam * W)
+        if not np.all(np.isfinite(W)):
+            check.fail("lr", lr, f"a step size for which gradient descent stays finite (W overflowed float64 at step "
+                       f"{n + 1}: the descent diverges)")
     return AttentionRun(steps=rec, W=np.array(Ws), train=np.array(losses), loss_gradient_W12_W22=worst)

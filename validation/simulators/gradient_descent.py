@@ -94,8 +94,12 @@ def descent_from_random_inits(data, pb, lam, lr, steps, init_sd, n_init, rng=Non
         if step == record[j]:
             for i, th in enumerate(theta.T):
                 G, v = linattn.unpack(th, pb.D, model)
-                train[j, i] = linattn.train_energy(data, G, lam, v)
-                test[j, i] = pb.test_error(G, v)
+                try:
+                    train[j, i] = linattn.train_energy(data, G, lam, v)
+                    test[j, i] = pb.test_error(G, v)
+                except ValueError:      # an error beyond float64: the descent is stable, so only the start can be
+                    check.fail("init_sd", init_sd, "small enough that the errors along the descent are finite in "
+                               f"float64 (they overflow at step {step})")
             j += 1
             if j == record.size:
                 break

@@ -62,7 +62,9 @@ def hermite_features(X, features="hermite2"):
         return X
     D = X.shape[-1]
     a, b = np.triu_indices(D, 1)
-    return np.concatenate([X, (X * X - 1.0) / np.sqrt(2.0), X[..., a] * X[..., b]], axis=-1)
+    with np.errstate(over="ignore"):
+        out = np.concatenate([X, (X * X - 1.0) / np.sqrt(2.0), X[..., a] * X[..., b]], axis=-1)
+    return check.finite_result(out, {"X": X}, "its quadratic features")
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,13 @@ def _samples(x):
     return np.atleast_2d(x)
 
 
+def _unit_scale(x):
+    """``(x / 2^e, e)`` with the largest ``|x / 2^e|`` in ``[0.5, 1)`` (exact: a power of 2), so that sums of squares
+    neither overflow at 1e300 nor underflow at 1e-300; the statistics are then scaled back (or are scale-free)."""
+    e = int(np.frexp(np.max(np.abs(x)))[1])
+    return np.ldexp(x, -e), e
+
+
 def autocorrelation(x) -> np.ndarray:
     """Normalised autocorrelation of each chain (rows of ``x``), averaged over chains.
 
@@ -46,7 +53,7 @@ def autocorrelation(x) -> np.ndarray:
     -------
     ndarray (n,)
     """
-    x = _samples(x)
+    x = _unit_scale(_samples(x))[0]                 # ρ is scale-free
     n = x.shape[1]
     y = x - x.mean(axis=1, keepdims=True)
     size = 1 << int(np.ceil(np.log2(2 * n)))
@@ -112,5 +119,8 @@ def mean_and_se(x, tol: float = TOL) -> MeanEstimate:
     x = _samples(x)
     tau = integrated_time(x) if x.shape[1] > 1 else 1.0
     reliable = x.shape[1] > 1 and x.shape[1] >= tol * tau
-    return MeanEstimate(mean=float(x.mean()), se=float(x.std(ddof=1) * np.sqrt(tau / x.size)), tau=float(tau),
-                        reliable=bool(reliable))
+    u, e = _unit_scale(x)
+    with np.errstate(over="ignore"):
+        mean, se = np.ldexp(u.mean(), e), np.ldexp(u.std(ddof=1) * np.sqrt(tau / x.size), e)
+    check.finite_result([mean, se], {"x": x}, "the mean and its standard error")
+    return MeanEstimate(mean=float(mean), se=float(se), tau=float(tau), reliable=bool(reliable))
