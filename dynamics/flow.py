@@ -393,6 +393,9 @@ def long_time_limit(data, pb, lam, model="reduced", init=None) -> LongTimeLimit:
     cv = curves(es, lam_c, decay, decay_null, init, return_params=True, lam_label=label)
     theta = cv.params[0]
     Gamma, _ = linattn.unpack(theta, es.problem.D, es.model)
+    if not np.any(Gamma):
+        check.fail("data", "<prompts>", "prompts whose long-time limit has Γ ≠ 0 (here Γ = 0 — e.g. all labels are 0 —"
+                                        " and the contrast ratio tr Γ/(‖Γ‖_F √D) is undefined)")
     train, test = float(cv.train[0]), float(cv.test[0])
     return LongTimeLimit(theta=theta, train=train, test=test, gap=linattn.relative_gap(train, test),
                          contrast=float(linattn.contrast_ratio(Gamma)),

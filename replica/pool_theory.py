@@ -355,6 +355,8 @@ def pool_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="co
         pool = check.finite_array("pool", pool, ndim=2)
         if pool.shape != (pb.tasks, pb.D):
             check.fail("pool", f"<array with shape {pool.shape}>", f"an array of shape (K, D) = ({pb.tasks}, {pb.D})")
+        if np.any(np.all(pool == 0, axis=1)):
+            check.fail("pool", "<array with a zero row>", "tasks with nonzero rows (each task's direction enters)")
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)     # each pool: one D x D eigenproblem
     if isinstance(rng, np.random.Generator):
         rng = int(rng.integers(2**63))

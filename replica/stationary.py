@@ -103,7 +103,9 @@ def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", cha
     -------
     StationaryCurve
     """
-    Ps = check.finite_array("P_values", np.atleast_1d(P_values), ndim=1)
+    Ps = check.real_array("P_values", np.atleast_1d(P_values), low=1.0)
+    if Ps.ndim != 1 or Ps.size == 0:
+        check.fail("P_values", P_values, "a non-empty 1-d array of numbers of prompts >= 1")
     pts = [stationary(pb, P, beta, lam, model, law, channel) for P in Ps]
     return StationaryCurve(P=Ps, train=np.array([p.train for p in pts]), test=np.array([p.test for p in pts]),
                            gap=np.array([p.gap for p in pts]),

@@ -231,7 +231,7 @@ def rs_functional(pb, P, beta, lam, rho, norm2, Delta, model="reduced", law="fin
     beta : float
         Finite ``β > 0``.
     rho : float
-        Overlap with the ICL direction.
+        Overlap with the ICL direction, ``|ρ| <= 1e150``.
     norm2 : array_like (B,)
         Block norms ``Q_i >= 0`` (``Q_1 >= ρ²``).
     Delta : array_like (B,)
@@ -246,7 +246,7 @@ def rs_functional(pb, P, beta, lam, rho, norm2, Delta, model="reduced", law="fin
         check.fail("lam", lam, "one number >= 0 (the functional is written for a common weight decay)")
     if not np.isfinite(beta):
         check.fail("beta", beta, "a finite number > 0 (the functional is defined at finite temperature)")
-    rho = check.real("rho", rho)
+    rho = check.real("rho", rho, low=-1e150, high=1e150)        # ρ² and the energies stay finite
     norm2 = check.finite_array("norm2", np.atleast_1d(norm2), shape=(lw.n_blocks,))
     Delta = check.finite_array("Delta", np.atleast_1d(Delta), shape=(lw.n_blocks,))
     if np.any(Delta <= 0):
@@ -262,7 +262,7 @@ def rs_functional(pb, P, beta, lam, rho, norm2, Delta, model="reduced", law="fin
     Beff = (beta / P) * (lw.xi @ Delta)
     Y = lw.y2 - 2 * rho * lw.fy + rho**2 * lw.f2
     energ = P * float(lw.weights @ (-0.5 * np.log1p(Beff) - 0.5 * (beta / P) * (Y + lw.xi @ (q - shift)) / (1 + Beff)))
-    return ent + energ
+    return float(check.finite_result(ent + energ, {"rho": rho, "norm2": norm2, "Delta": Delta}, "the functional"))
 
 
 def rs_constant(pb, model="reduced") -> float:

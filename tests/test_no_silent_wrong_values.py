@@ -406,3 +406,20 @@ def test_validation_statistics_and_simulators_name_their_arguments():
     with pytest.raises(ValueError, match=r"^langevin_kw must be .*\(not: \['bogus'\]\)"):
         validation.stationary_sweep(pb, P_theory=[5.0], P_exact=[5], n_exact=2, P_sim=[20], n_sim=2,
                                     langevin_kw=dict(bogus=1))
+
+
+def test_remaining_replica_and_flow_cases_name_their_argument():
+    """The last cases of the adversarial pass (issue 26): each names the argument at fault."""
+    import dynamics
+    pb = linattn.Problem(3, 4, 0.1)
+    with pytest.raises(ValueError, match="rho"):
+        replica.rs_functional(pb, 5, 100, 0.1, rho=1e300, norm2=[1e301], Delta=[1.0])
+    for bad in ([], [-1.0]):
+        with pytest.raises(ValueError, match="P_values"):
+            replica.stationary_curve(pb, bad, np.inf, 0.1)
+    with pytest.raises(ValueError, match="pool"):
+        replica.stationary(linattn.Problem(3, 4, 0.1, tasks=2), 5, np.inf, 0.1, pool=np.zeros((2, 3)))
+    d = pb.sample(6, rng=0)
+    zero = linattn.Prompts(s=d.s, xq=d.xq, yq=np.zeros(6), y2=d.y2)
+    with pytest.raises(ValueError, match="data"):
+        dynamics.long_time_limit(zero, pb, 0.1)
