@@ -27,6 +27,7 @@ References
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -307,7 +308,7 @@ class Problem:
         out = 0.5 * (self.label_variance - 2.0 * overlap + norm)
         return float(out) if out.ndim == 0 else out
 
-    def test_error(self, Gamma, v=None, tasks=None) -> float:
+    def test_error(self, Gamma, v=None, tasks=None, N_test=None, features="linear") -> float:
         r"""Exact generalization error of the parameters (conventions §2).
 
         .. math:: E_g(Γ, v) = ½ [V − (2b/D) \operatorname{tr} Γ + c ‖Γ‖_F² + c_v |v|²]
@@ -323,15 +324,39 @@ class Problem:
         v : array_like, shape (D,), optional
             ``None`` means ``v = 0`` (reduced model).
         tasks : array_like, shape (K, D), optional
-            Tasks ``w_k`` to average over (``None``: fresh Gaussian tasks).
+            Tasks ``w_k`` to average over (``None``: fresh Gaussian tasks). A nonlinear link is exact for the
+            reduced model (``v=None``; :func:`linattn.kernel_learner.kernel_test_error` with ``φ(x) = x``).
+        N_test : int, optional
+            Context length of the test prompts (default: ``N``). The moments of ``s`` and ``y2`` depend on the
+            context length, so a model trained at ``N`` has another exact error at ``N_test``: this is the error
+            of the same problem with ``N = N_test`` (every link, pools and anisotropic inputs alike).
+        features : {"linear", "hermite2"}
+            ``"hermite2"``: ``Gamma`` (``F × F``, ``F = D + D(D+1)/2``) is the kernel learner's matrix on the
+            degree-2 Hermite features, and the error is :func:`linattn.kernel_learner.kernel_test_error` (exact; no
+            ``v``).
 
         Returns
         -------
         float
         """
+        features = check.choice("features", features, ("linear", "hermite2"))
+        if N_test is not None:
+            N_test = check.positive_int("N_test", N_test)
+            if N_test != self.N:
+                return dataclasses.replace(self, N=N_test).test_error(Gamma, v, tasks, None, features)
+        if features == "hermite2":
+            if v is not None:
+                check.fail("v", "<array>", "None with features='hermite2' (the kernel learner has no v block)")
+            from .kernel_learner import kernel_test_error
+
+            return kernel_test_error(self, Gamma, "hermite2", tasks=tasks)
         G = check.finite_array("Gamma", Gamma, shape=(self.D, self.D))
         vv = None if v is None else check.finite_array("v", v, shape=(self.D,))
         if tasks is not None:
+            if not self.link.is_linear and vv is None and self.covariance is None:
+                from .kernel_learner import kernel_test_error  # a nonlinear link: the exact error of φ(x) = x
+
+                return kernel_test_error(self, G, "linear", tasks=tasks)
             from .pools import idg_error
 
             return idg_error(self, tasks, G, vv)

@@ -252,3 +252,26 @@ def test_bad_shapes_and_problems():
         kernel_test_error(linattn.Problem(3, 5, covariance=[1.0, 2.0, 3.0]), G)
     with pytest.raises(ValueError, match="Gamma"):
         kernel_test_error(_PB, np.full((9, 9), 1e200))             # overflows: refused, not inf
+
+
+def test_problem_test_error_dispatches_n_test_and_features():
+    """pb.test_error(..., N_test=, features=) is the one entry point: N_test is the same problem at N = N_test (any
+    link, pools), features="hermite2" the kernel learner's exact error."""
+    import dataclasses
+
+    pb = linattn.Problem(4, 8, 0.3, link="tanh", tasks=3)
+    rng = np.random.default_rng(0)
+    G = rng.standard_normal((4, 4)) * 0.2
+    pool = pb.sample(5, rng=1).pool
+    other = dataclasses.replace(pb, N=20)
+    assert pb.test_error(G, N_test=20) == other.test_error(G)
+    assert pb.test_error(G, tasks=pool, N_test=20) == other.test_error(G, tasks=pool)
+    F = n_features(4, "hermite2")
+    Gk = rng.standard_normal((F, F)) * 0.05
+    assert pb.test_error(Gk, features="hermite2", N_test=20) == kernel_test_error(pb, Gk, "hermite2", N_test=20)
+    with pytest.raises(ValueError, match="N_test"):
+        pb.test_error(G, N_test=0)
+    with pytest.raises(ValueError, match="features"):
+        pb.test_error(G, features="cubic")
+    with pytest.raises(ValueError, match="v"):
+        pb.test_error(Gk, v=np.zeros(4), features="hermite2")

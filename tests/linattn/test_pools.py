@@ -88,5 +88,8 @@ def test_bad_pool_arguments():
         linattn.Prompts(s=d.s, xq=d.xq, yq=d.yq, pool=d.pool, task=d.task + 5)
     with pytest.raises(ValueError, match="pool and task"):
         linattn.Prompts(s=d.s, xq=d.xq, yq=d.yq, pool=d.pool)
-    with pytest.raises(ValueError, match="linear link"):
-        linattn.Problem(3, 4, link="tanh").test_error(np.eye(3), tasks=np.ones((2, 3)))
+    with pytest.raises(ValueError, match="linear link"):          # the v block with a nonlinear link: not derived
+        linattn.Problem(3, 4, link="tanh").test_error(np.eye(3), np.ones(3), tasks=np.ones((2, 3)))
+    # the reduced model with a nonlinear link is exact (linattn.kernel_learner, φ(x) = x; tested against Monte Carlo
+    # in tests/linattn/test_kernel_learner.py)
+    assert linattn.Problem(3, 4, link="tanh").test_error(np.eye(3), tasks=np.ones((2, 3))) > 0
