@@ -29,6 +29,7 @@ M. Letey et al. for the equivalence the kernel learner's linear block obeys.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,9 +86,12 @@ class LearnerRun:
     relative_test : float
         ``test / (V/2)``: the test error in units of ``E_g(ŷ = 0)``.
     params : dict
-        ``Gamma`` (and ``readout`` for the feature learner).
+        ``Gamma`` (and ``readout``, ``knots`` for the feature learner; ``pool`` with a task pool).
     converged : bool
         The feature learner's gradient descent met its tolerance (always ``True`` for the ridge).
+    test_idg, test_idg_se : float or None
+        With a task pool (``pb.tasks = K``): the in-distribution error (task drawn from the training pool) and its
+        standard error; ``None`` without a pool.
     """
 
     __repr__ = short_repr
@@ -99,13 +103,24 @@ class LearnerRun:
     relative_test: float
     params: dict
     converged: bool
+    test_idg: float | None = None
+    test_idg_se: float | None = None
 
 
-def _kernel_prompts(pb, P, rng, features, batch=512):
-    """``(s_φ, φ(x_q), y_q)`` of ``P`` token-built prompts, in batches."""
+def _training_tasks(pb, P, gen):
+    """The pool and the tasks of the ``P`` training prompts (``None, None`` for fresh tasks)."""
+    if pb.tasks is None:
+        return None, None
+    pool, task = sampling.draw_pool(pb, P, gen)
+    return pool, pool[task]
+
+
+def _kernel_prompts(pb, P, rng, features, batch=512, tasks=None):
+    """``(s_φ, φ(x_q), y_q)`` of ``P`` token-built prompts (tasks: one row per prompt, or fresh), in batches."""
     parts = []
     for start in range(0, P, batch):
-        tok = sampling.sample_tokens(pb, min(batch, P - start), rng)
+        n = min(batch, P - start)
+        tok = sampling.sample_tokens(pb, n, rng, None if tasks is None else tasks[start:start + n])
         phi = hermite_features(tok.X, features)
         s = np.einsum("pn,pnf->pf", tok.y, phi) / pb.N
         parts.append((s, hermite_features(tok.xq, features), tok.yq))
@@ -124,8 +139,9 @@ def _mc(loss):
     return float(loss.mean()), float(loss.std(ddof=1) / np.sqrt(loss.size))
 
 
-def kernel_learner(pb, P, lam, rng=None, features="hermite2", n_test=20_000) -> LearnerRun:
-    """Train the kernel learner (module docstring) to its ridge solution and measure its test error.
+def kernel_learner(pb, P, lam, rng=None, features="hermite2", n_test=20_000, N_test=None) -> LearnerRun:
+    """Train the kernel learner (module docstring) to its ridge solution; its test errors are exact
+    (:func:`linattn.kernel_learner.kernel_test_error`: fresh tasks, and the pool's tasks when ``pb.tasks`` is set).
 
     Parameters
     ----------
@@ -137,28 +153,33 @@ def kernel_learner(pb, P, lam, rng=None, features="hermite2", n_test=20_000) -> 
     rng : None, int or numpy.random.Generator
     features : {"hermite2", "linear"}
     n_test : int
-        Fresh prompts of the Monte-Carlo test error (``features="hermite2"``).
+        Unused (kept for compatibility: the test error is exact, no test prompts are drawn).
+    N_test : int, optional
+        Context length of the test prompts (default ``pb.N``).
 
     Returns
     -------
     LearnerRun
+        ``test_se = 0`` (exact).
     """
+    from linattn.kernel_learner import kernel_test_error
+
     P, lam, gen, n_test = _common(pb, P, lam, rng, n_test)
     check.choice("features", features, FEATURES)
     F = pb.D if features == "linear" else pb.D + pb.D * (pb.D + 1) // 2
     check.memory(8.0 * (P * F * F + 3 * F**4), f"the kernel learner's features (P = {P}, F = {F})", "P or D")
-    data = _kernel_prompts(pb, P, gen, features)
+    pool, tasks = _training_tasks(pb, P, gen)
+    data = _kernel_prompts(pb, P, gen, features, tasks=tasks)
     H = data.features()
     A = H.T @ H / P + lam * np.eye(F * F)
     theta = np.linalg.solve(A, H.T @ data.yq / P)
     G = theta.reshape(F, F)
     train = 0.5 * float(np.mean((data.yq - H @ theta) ** 2)) + 0.5 * lam * float(theta @ theta)
-    if features == "linear":
-        test, se = pb.test_error(G), 0.0
-    else:
-        fresh = _kernel_prompts(pb, n_test, gen, features)
-        test, se = _mc(0.5 * (fresh.yq - fresh.predict(G)) ** 2)
-    return LearnerRun("kernel", train, test, se, test / (0.5 * pb.label_variance), {"Gamma": G}, True)
+    test = kernel_test_error(pb, G, features, N_test=N_test)
+    idg = None if pool is None else kernel_test_error(pb, G, features, tasks=pool, N_test=N_test)
+    params = {"Gamma": G} if pool is None else {"Gamma": G, "pool": pool}
+    return LearnerRun("kernel", train, test, 0.0, test / (0.5 * pb.label_variance), params, True,
+                      test_idg=idg, test_idg_se=None if idg is None else 0.0)
 
 
 @njit(cache=True)
@@ -253,7 +274,8 @@ def _descend(H, y, knots, gamma, a, lam, max_steps, lr, tol):
     return loss, max_steps, False
 
 
-def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10, n_test=100_000) -> LearnerRun:
+def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10, n_test=100_000,
+                    N_test=None) -> LearnerRun:
     """Train the feature learner (module docstring) by gradient descent and measure its test error.
 
     Parameters
@@ -272,26 +294,36 @@ def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10
     tol : float
         Stop when a step lowers the loss by less than ``tol`` (relative).
     n_test : int
-        Fresh prompts of the Monte-Carlo test error.
+        Fresh prompts of the Monte-Carlo test errors (fresh tasks; with a pool also ``n_test`` from the pool).
+    N_test : int, optional
+        Context length of the test prompts (default ``pb.N``).
 
     Returns
     -------
     LearnerRun
     """
     P, lam, gen, n_test = _common(pb, P, lam, rng, n_test)
+    pbt = pb if N_test is None else dataclasses.replace(pb, N=check.positive_int("N_test", N_test), tasks=None)
     n_knots = check.nonneg_int("n_knots", n_knots, maximum=64)
     max_steps = check.positive_int("max_steps", max_steps)
     tol = check.tolerance("tol", tol)
     D = pb.D
-    data = pb.sample(P, gen)
+    pool, tasks = _training_tasks(pb, P, gen)
+    data = pb.sample(P, gen) if pool is None else sampling.sample_tokens(pb, P, gen, tasks).prompts()
     H = data.features()
     knots = np.linspace(-2.0, 2.0, n_knots) * float(np.std(data.yq)) if n_knots else np.zeros(0)
     gamma = np.zeros(D * D)
     a = np.zeros(n_knots + 2)
     a[1] = 1.0
     loss, _, converged = _descend(H, data.yq, knots, gamma, a, lam, max_steps, 0.1, tol)
-    fresh = pb.sample(n_test, gen)
-    yhat = readout(fresh.predict(gamma.reshape(D, D)), a, knots)
-    test, se = _mc(0.5 * (fresh.yq - yhat) ** 2)
+    G = gamma.reshape(D, D)
+
+    def error(prompts):
+        return _mc(0.5 * (prompts.yq - readout(prompts.predict(G), a, knots)) ** 2)
+
+    test, se = error(dataclasses.replace(pbt, tasks=None).sample(n_test, gen))
+    idg, idg_se = (None, None) if pool is None else error(
+        sampling.sample_tokens(pbt, n_test, gen, pool[gen.integers(0, pool.shape[0], n_test)]).prompts())
     return LearnerRun("feature", float(loss), test, se, test / (0.5 * pb.label_variance),
-                      {"Gamma": gamma.reshape(D, D), "readout": a, "knots": knots}, bool(converged))
+                      {"Gamma": G, "readout": a, "knots": knots} | ({} if pool is None else {"pool": pool}),
+                      bool(converged), test_idg=idg, test_idg_se=idg_se)
