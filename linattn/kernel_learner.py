@@ -116,7 +116,7 @@ def n_features(D, features="hermite2") -> int:
 def _moments_at(link, scales, n):
     """``[μ₁, μ₂, E f², E g f², E g² f², E g³ f², E g⁴ f²]`` of ``f(s g)`` for each scale ``s`` (noise-free), with the
     half-line composite rule of :mod:`linattn.links` at ``n`` nodes per unit panel."""
-    z, logw = links._half_rule(n)
+    z, logw = links.half_rule(n)
     z2 = z * z
     with np.errstate(all="ignore"):
         F = link(np.multiply.outer(scales, z))
@@ -132,7 +132,7 @@ def _moments_at(link, scales, n):
         out = np.stack([t.sum(axis=-1) for t in terms], axis=1)
         tail = np.abs(z) > links.CUTOFF - 1
         tails = np.stack([np.abs(t[:, tail]).sum(axis=-1) for t in terms], axis=1)
-    if not (np.all(np.isfinite(out)) and np.all(tails <= links._tolerance(link) * np.maximum(np.abs(out), 1.0))):
+    if not (np.all(np.isfinite(out)) and np.all(tails <= links.link_tolerance(link) * np.maximum(np.abs(out), 1.0))):
         big = float(np.max(scales))
         raise ValueError(f"link must have finite label moments E[g⁴ f(√r g)²] at √r = |w|/√D = {big:.4g}; {link.name} "
                          f"does not (the integrand does not decay by |g| = {links.CUTOFF}, or overflows float64)")
@@ -154,7 +154,7 @@ def _task_coefficients(pb, r):
         return _closed_linear(pb.link, r, s2)
     uniq, inverse = np.unique(r, return_inverse=True)
     try:
-        m = links._until_converged(lambda n: _moments_at(pb.link, np.sqrt(uniq), n), links.ORDERS,
+        m = links.until_converged(lambda n: _moments_at(pb.link, np.sqrt(uniq), n), links.ORDERS,
                                    "the label moments at the tasks' norms", pb.link)[inverse]
     except ValueError as err:       # the link passed at the Gaussian task norms: blame the tasks' norms
         top = float(np.sqrt(uniq[-1]))
@@ -171,16 +171,16 @@ def _gaussian_extra(link, D):
     """``(E_r μ₂(r)², E_r E[g⁴ f(√r g)²])`` for ``r ~ χ²_D/D`` (noise-free), converged in both rules like
     :func:`linattn.links.radial_moments`."""
     def average(n_r):
-        r, w = links._r_rule(D, n_r)
+        r, w = links.r_rule(D, n_r)
         keep = w > 0.0
         r, w = r[keep], w[keep]
 
         def at_order(n):
             m = _moments_at(link, np.sqrt(r), n)
             return np.array([w @ m[:, 1] ** 2, w @ m[:, 6]])
-        return links._until_converged(at_order, links.ORDERS, f"the label moments at D = {D}", link)
+        return links.until_converged(at_order, links.ORDERS, f"the label moments at D = {D}", link)
 
-    out = links._until_converged(average, links.R_ORDERS, f"the average over the task norm χ²_{D}/{D}", link)
+    out = links.until_converged(average, links.R_ORDERS, f"the average over the task norm χ²_{D}/{D}", link)
     return float(out[0]), float(out[1])
 
 

@@ -224,7 +224,7 @@ def as_link(link, name="link") -> Link:
 
 # --------------------------------------------------------------------------- quadrature
 @functools.lru_cache(maxsize=None)
-def _half_rule(n):
+def half_rule(n):
     """Composite Gauss–Legendre rule on each half line ``±[0, CUTOFF]`` (``n`` nodes per unit panel),
     with the standard normal density folded into the weights."""
     from scipy import special
@@ -237,7 +237,7 @@ def _half_rule(n):
 
 
 @functools.lru_cache(maxsize=None)
-def _r_rule(D, n):
+def r_rule(D, n):
     """Nodes ``r = ρ²`` and weights of ``ρ = |w|/√D`` (density ∝ ρ^{D−1} e^{−Dρ²/2}): composite
     Gauss–Legendre, ``n`` nodes on each of ``R_PANELS`` panels of ``[max(0, 1 − 40/√D), 1 + 40/√D]``.
 
@@ -258,9 +258,9 @@ def _r_rule(D, n):
     return rho * rho, wr / wr.sum()   # exact for constants
 
 
-def _gauss_moments(link, scales, n):
+def gauss_moments(link, scales, n):
     """``[E f, E g f, E f², E g² f², E f⁴, E f³]`` of ``f(s g)`` for each scale ``s``, order ``n`` per half line."""
-    z, logw = _half_rule(n)
+    z, logw = half_rule(n)
     with np.errstate(all="ignore"):
         F = link(np.multiply.outer(scales, z))
         w = np.exp(logw)
@@ -283,18 +283,18 @@ def _gauss_moments(link, scales, n):
         raise ValueError(f"link {link.name} returned non-finite values f(s z) for |z| < 8 at the task-norm scale "
                          f"s = |w|/√D = {scale:.4g}: at finite D the task norm r = |w|²/D ~ χ²_D/D is unbounded, and "
                          "the label moments averaged over it do not exist for a link that grows this fast")
-    if not (np.all(np.isfinite(out)) and np.all(tails <= _tolerance(link) * np.maximum(np.abs(out), 1.0))):
+    if not (np.all(np.isfinite(out)) and np.all(tails <= link_tolerance(link) * np.maximum(np.abs(out), 1.0))):
         raise ValueError(f"link {link.name} is not square-integrable under the Gaussian (E f⁴ must be finite): "
                          f"the integrand does not decay by |z| = {CUTOFF}")
     return out
 
 
-def _tolerance(link):
+def link_tolerance(link):
     """``TOL``, or the callable's own precision when it returns fewer digits (a float32 link: ~1e-4)."""
     return max(TOL, 1e3 * link.output_eps)
 
 
-def _until_converged(estimate, orders, what, link):
+def until_converged(estimate, orders, what, link):
     """Evaluate ``estimate(n)`` for increasing ``n`` until two successive values agree to the tolerance
     (``TOL``, or the precision the link's callable returns)."""
     prev, diff = None, np.inf
@@ -302,12 +302,12 @@ def _until_converged(estimate, orders, what, link):
         cur = estimate(n)
         if prev is not None:
             diff = float(np.max(np.abs(cur - prev) / np.maximum(np.abs(cur), 1.0)))
-            if diff <= _tolerance(link):
+            if diff <= link_tolerance(link):
                 return cur
         prev = cur
     raise ValueError(f"link {link.name} is not square-integrable under the Gaussian (E f⁴ must be finite), or "
                      "too rough for the half-range Gauss quadrature: "
-                     f"{what} did not converge to {_tolerance(link):.1g} "
+                     f"{what} did not converge to {link_tolerance(link):.1g} "
                      f"(orders up to {orders[-1]}; last relative difference {diff:.3g})")
 
 
@@ -319,7 +319,7 @@ def _check_scale(link):
     """Refuse a link whose values are so small or so large that ``f⁴`` under- or overflows float64 (the moments would
     be 0 or inf, not the link's): the bounds are those of a linear link's slope (:data:`LINK_SCALE`). A link that is 0
     everywhere is allowed (labels are pure noise)."""
-    z = _half_rule(ORDERS[0])[0]
+    z = half_rule(ORDERS[0])[0]
     z = z[np.abs(z) < 8]
     with np.errstate(all="ignore"):
         F = link(z)
@@ -337,7 +337,7 @@ def _hermite(link):
     if link.is_linear:
         return Hermite(0.0, float(link.slope), 0.0)
     _check_scale(link)
-    m = _until_converged(lambda n: _gauss_moments(link, np.array([1.0]), n)[0], ORDERS, "the Gaussian moments", link)
+    m = until_converged(lambda n: gauss_moments(link, np.array([1.0]), n)[0], ORDERS, "the Gaussian moments", link)
     mu0, mu1, ef2 = float(m[0]), float(m[1]), float(m[2])
     rest = ef2 - mu0 * mu0 - mu1 * mu1
     if -10 * TOL * max(ef2, 1.0) < rest < 0.0:   # a purely linear(-plus-constant) link: rounding only
@@ -397,14 +397,14 @@ def radial_moments(link, D) -> RadialMoments:
     _hermite(link)                      # validates the link once (scale, finiteness, convergence at r = 1)
 
     def average(n_r):
-        r, w = _r_rule(D, n_r)
+        r, w = r_rule(D, n_r)
         keep = w > 0.0                 # nodes far in the χ_D tail, where the weight underflows, add exactly 0: skip
         r, w = r[keep], w[keep]        # them (a link's moments at such norms may overflow although they are finite)
 
         def at_order(n):
-            m = _gauss_moments(link, np.sqrt(r), n)
+            m = gauss_moments(link, np.sqrt(r), n)
             return np.array([w @ m[:, 1] ** 2, w @ m[:, 2], w @ m[:, 3], w @ m[:, 4], w @ m[:, 2] ** 2])
-        return _until_converged(at_order, ORDERS, f"the Gaussian moments at D = {D}", link)
+        return until_converged(at_order, ORDERS, f"the Gaussian moments at D = {D}", link)
 
-    out = _until_converged(average, R_ORDERS, f"the average over the task norm χ²_{D}/{D}", link)
+    out = until_converged(average, R_ORDERS, f"the average over the task norm χ²_{D}/{D}", link)
     return RadialMoments(*map(float, out))

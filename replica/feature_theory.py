@@ -83,7 +83,7 @@ HERMITE_TOL = 1e-9
 # --------------------------------------------------------------------------- Hermite coefficients
 @functools.lru_cache(maxsize=64)
 def _hermite_table(link, order):
-    z, logw = links._half_rule(links.ORDERS[-1])
+    z, logw = links.half_rule(links.ORDERS[-1])
     keep = np.abs(z) < 30.0                # the Gaussian weight beyond is below e^{-450}
     z, w = z[keep], np.exp(logw[keep])
     fz = link(z)
@@ -159,10 +159,10 @@ def _radial(link, D):
     """``(E_r φ₀(r), E_r[√r φ₁(r)])`` over ``r ~ χ²_D/D`` (``E y`` without noise, and ``k_u``)."""
     if link.is_linear:
         return 0.0, float(link.slope)
-    r, w = links._r_rule(D, links.R_ORDERS[-1])
+    r, w = links.r_rule(D, links.R_ORDERS[-1])
     keep = w > 0.0
     r, w = r[keep], w[keep]
-    m = links._gauss_moments(link, np.sqrt(r), links.ORDERS[-1])
+    m = links.gauss_moments(link, np.sqrt(r), links.ORDERS[-1])
     return float(w @ m[:, 0]), float(w @ (np.sqrt(r) * m[:, 1]))
 
 

@@ -37,7 +37,7 @@ def _quadrature_error(pb, G, w, N):
     """½[V − 2mᵀΓm + tr(ΓᵀSΓ)] for one task ``w``, with ``m``, ``M₄`` and ``V`` from a tensor quadrature of the
     feature map itself (independent of the structure derived in the module)."""
     D = pb.D
-    z, logw = links._half_rule(48)
+    z, logw = links.half_rule(48)
     wg = np.exp(logw)
     z, wg = z[wg > 1e-300], wg[wg > 1e-300]
     gh, ghw = np.polynomial.hermite_e.hermegauss(3)
