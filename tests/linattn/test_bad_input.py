@@ -42,6 +42,12 @@ ROWS = [
     Row("links.as_link", links.as_link, dict(link="hermite:3"), dict(link="link")),
     Row("links.radial_moments", links.radial_moments, dict(link="sign", D=3), dict(link="link", D="posint")),
     Row("links.Link.linear", links.Link.linear, dict(slope=0.5), dict(slope="real")),
+    # the link quadrature's building blocks (shared by linattn.kernel_learner and replica.feature_theory, which
+    # validate the link and the problem first): a valid call each, no sweep
+    Row("links.gauss_moments", links.gauss_moments, dict(link=links.as_link("tanh"), scales=np.ones(2), n=8), {}),
+    Row("links.link_tolerance", links.link_tolerance, dict(link=links.as_link("tanh")), {}),
+    Row("links.until_converged", links.until_converged,
+        dict(estimate=lambda n: np.ones(1), orders=links.ORDERS, what="a constant", link=links.as_link("tanh")), {}),
     Row("invariants.n_primitives", invariants.n_primitives, dict(pb=PB_TANH), dict(pb="problem")),
     Row("Problem.test_error", PB.test_error, dict(Gamma=G, v=V), dict(Gamma="array_shape", v="array_shape")),
     Row("Problem.test_error(tasks)", PB.test_error, dict(Gamma=G, v=V, tasks=np.ones((2, 3))),
@@ -106,10 +112,7 @@ ROWS = [
 ]
 
 #: result types and exceptions (constructed by the library, not from user input)
-NOT_INPUTS = {"ICLSolution", "Gradient", "ConvergenceError", "check",
-              # the link quadrature's building blocks, shared by linattn.kernel_learner and replica.feature_theory,
-              # which validate the link and the problem before calling them
-              "links.gauss_moments", "links.link_tolerance", "links.until_converged"}
+NOT_INPUTS = {"ICLSolution", "Gradient", "ConvergenceError", "check"}
 test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
     ROWS, linattn, NOT_INPUTS)
 
