@@ -173,7 +173,8 @@ def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_0
     grad = np.linalg.norm(np.concatenate([pb.feature_variance * Gamma.ravel()
                                           - pb.teacher_strength * np.eye(D).ravel() / D]
                                          + ([pb.feature_variance_v * v] if v is not None else [])))
-    test_bound = float(grad * bound + 0.5 * cmax * bound**2) if np.isfinite(bound) else np.inf
+    with np.errstate(over="ignore"):     # a bound beyond float64 (λ ~ 1e-300) is no certificate: inf
+        test_bound = float(grad * np.float64(bound) + 0.5 * cmax * np.float64(bound) ** 2)
     norm = float(np.linalg.norm(theta))
     return RidgeSolution(Gamma=Gamma, v=v, train=float(train), test=float(test),
                          test_idg=None if idg is None else float(idg), lam=(lg, lv), method=method,

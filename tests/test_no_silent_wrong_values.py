@@ -423,3 +423,11 @@ def test_remaining_replica_and_flow_cases_name_their_argument():
     zero = linattn.Prompts(s=d.s, xq=d.xq, yq=np.zeros(6), y2=d.y2)
     with pytest.raises(ValueError, match="data"):
         dynamics.long_time_limit(zero, pb, 0.1)
+
+
+def test_ridge_at_a_vanishing_pair_reports_no_certificate():
+    """λ = (1e-300, 1e-300) on the CG route: the solution is computed, and its certified bound, beyond float64, is
+    reported as inf (certified False) instead of an OverflowError."""
+    pb = linattn.Problem(3, 4, 0.1)
+    r = replica.ridge(pb.sample(20, rng=0), pb, (1e-300, 1e-300), "full")
+    assert np.isfinite(r.test) and r.test_bound == np.inf and not r.certified
