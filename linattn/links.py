@@ -259,7 +259,19 @@ def r_rule(D, n):
 
 
 def gauss_moments(link, scales, n):
-    """``[E f, E g f, E f², E g² f², E f⁴, E f³]`` of ``f(s g)`` for each scale ``s``, order ``n`` per half line."""
+    """``[E f, E g f, E f², E g² f², E f⁴, E f³]`` of ``f(s g)``, ``g ~ N(0, 1)``, for each scale ``s`` (the composite
+    rule :func:`half_rule` of order ``n`` per half line; a building block of the link quadrature).
+
+    Parameters
+    ----------
+    link : Link
+    scales : ndarray (m,)
+    n : int
+
+    Returns
+    -------
+    ndarray (m, 6)
+    """
     z, logw = half_rule(n)
     with np.errstate(all="ignore"):
         F = link(np.multiply.outer(scales, z))
@@ -290,13 +302,43 @@ def gauss_moments(link, scales, n):
 
 
 def link_tolerance(link):
-    """``TOL``, or the callable's own precision when it returns fewer digits (a float32 link: ~1e-4)."""
+    """``TOL``, or the callable's own precision when it returns fewer digits (a float32 link: ~1e-4).
+
+    Parameters
+    ----------
+    link : Link
+
+    Returns
+    -------
+    float
+    """
     return max(TOL, 1e3 * link.output_eps)
 
 
 def until_converged(estimate, orders, what, link):
     """Evaluate ``estimate(n)`` for increasing ``n`` until two successive values agree to the tolerance
-    (``TOL``, or the precision the link's callable returns)."""
+    (``TOL``, or the precision the link's callable returns: :func:`link_tolerance`).
+
+    Parameters
+    ----------
+    estimate : callable
+        ``n -> ndarray``.
+    orders : sequence of int
+        Increasing orders to try.
+    what : str
+        What is estimated (for the error message).
+    link : Link
+
+    Returns
+    -------
+    ndarray
+        The last estimate.
+
+    Raises
+    ------
+    ValueError
+        If the last two orders still disagree (the link is not square-integrable, or too rough, at this ``D``).
+    """
     prev, diff = None, np.inf
     for n in orders:
         cur = estimate(n)

@@ -190,12 +190,16 @@ def gaussian_errors(pb, P, beta, lam, model, spectrum: _Spectrum) -> PoolErrors:
     overlap = float(sp.t @ inv) / D
     norm = _cnorm(sp.Cu, sp.G, inv)
     test = float(pb.test_error_from_moments(overlap, norm + scale * D * float(np.sum(n * Cd * s * inv**2))))
-    idg = 0.5 * (sp.Ey2 - 2.0 * float(Gd @ inv) + _cnorm(sp.Su, sp.G, inv)
-                 + scale * D * float(np.sum(n * Sd * s * inv**2)))
+    def idg_at(Mu, Md):     # the in-distribution error with the metric Mu (training: Σ̃ itself, s)
+        return 0.5 * (sp.Ey2 - 2.0 * float(Gd @ inv) + _cnorm(Mu, sp.G, inv)
+                      + scale * D * float(np.sum(n * Md * s * inv**2)))
+
+    idg = idg_at(sp.Su, Sd)
+    idg_train = idg if sp.Su is sp.s else idg_at(s, s)     # the training residual lives at the training length
     theta2 = float(np.sum(Gd * inv**2)) + scale * D * float(np.sum(n * s * inv**2))
     # λ/κ is the training residual's shrinkage; at λ = 0 it is 1 − M/P above the threshold (κ = 0) and 0 below
     shrink = lam / kap if kap > 0 else max(0.0, 1.0 - M / P)
-    train = 0.5 * (shrink**2 * 2.0 * idg + lam * theta2)
+    train = 0.5 * (shrink**2 * 2.0 * idg_train + lam * theta2)
     out = dict(train_ridge=train, test_ridge=test, test_idg_ridge=idg, kappa_eff=kap, df2=df2, residual=res)
     if np.isinf(beta):
         out.update(train=train, test=test, test_idg=idg)

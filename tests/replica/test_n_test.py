@@ -47,6 +47,10 @@ def test_n_test_equal_to_n_is_the_default():
         a = replica.stationary(pb, 100, 50.0, 0.01, "full")
         b = replica.stationary(pb, 100, 50.0, 0.01, "full", N_test=12)
         assert (a.train, a.test, a.test_idg) == (b.train, b.test, b.test_idg)
+        for law in (("finite", "mp", "factor") if tasks else ("finite",)):     # training errors ignore N_test
+            c = replica.stationary(pb, 100, 50.0, 0.01, "full", law=law)
+            d = replica.stationary(pb, 100, 50.0, 0.01, "full", law=law, N_test=40)
+            assert c.train == d.train and c.test != d.test, law
         with pytest.raises(ValueError, match="N_test"):
             replica.stationary(pb, 100, 50.0, 0.01, "full", N_test=0)
 
