@@ -8,11 +8,14 @@ embeds every token through a fixed feature map ``φ : R^D → R^F`` and applies 
 with labels ``y = f(w·x/√D) + σε`` (any link ``f``, ``pb.link``). Two maps (:data:`FEATURES`):
 
 * ``"hermite2"``: ``φ(x) = [x, (x_a² − 1)/√2 (a = 1..D), x_a x_b (a < b, row-major)]``, ``F = D + D(D+1)/2`` — the
-  Hermite polynomials of degree 1 and 2, orthonormal under ``N(0, I_D)`` (the order of
-  ``validation.simulators.learners.hermite_features``);
+  Hermite polynomials of degree 1 and 2, orthonormal under ``N(0, I_D)`` (:func:`hermite_features`, the map of
+  ``validation.simulators.learners``);
 * ``"linear"``: ``φ(x) = x`` (``F = D``), the library's reduced model.
 
-:func:`kernel_test_error` returns the exact ``E_g = ½ E(y_q − ŷ)²`` on a fresh prompt — no Monte Carlo.
+:func:`hermite_features` is the map itself. :func:`kernel_test_error` returns the exact ``E_g = ½ E(y_q − ŷ)²`` on a
+fresh prompt — no Monte Carlo — and :func:`kernel_moments` the exact second moments it is made of
+(``S̄ = E_w S(w)``, ``B = E_w m mᵀ``, ``V``: the moments of the ridge problem of the trained learner,
+:mod:`replica.learner_theory`).
 
 Derivation (the full text, with the checks, is ``docs/kernel_learner.md``)
 ------------------------------------------------------------------------------
@@ -47,7 +50,10 @@ so with the radial moments
 the last from ``⟨B, xxᵀ − I⟩ = (g² − 1) ŵᵀBŵ + 2g ŵᵀBz + (zᵀBz − tr BP_⊥)`` and Isserlis' theorem in ``z``. The
 terms odd in ``g`` (``e₁``, ``e₃``) couple the linear and quadratic blocks when ``f²`` is not even (``relu``).
 ``tr(ΓᵀM₄Γ) = Σ_j γ_jᵀ M₄ γ_j`` is evaluated column by column with ``Bŵ`` (``O(D² F)`` per task), never as an
-``F² × F²`` tensor.
+``F² × F²`` tensor. As a matrix (:func:`kernel_moments`), with ``a = α·θ = u·ŵ``, ``β = β_w·θ = ŵᵀBŵ`` and the map
+``T_w θ = Bŵ ∈ R^D``, the same form reads
+``M₄ = e₀ I + (e₂ − e₀) ααᵀ + (√2/2)(e₃ − 3e₁)(αβ_wᵀ + β_wαᵀ) + √2 e₁ (E_LᵀT_w + T_wᵀE_L) + 2(e₂ − e₀) T_wᵀT_w
++ ½(e₄ − 6e₂ + 3e₀) β_wβ_wᵀ`` (``E_L θ = u``; :func:`_m4_coefficients` is its one place), and ``m = μ₁α + μ₂β_w/√2``.
 
 *Averaging over the task.* A pool (``tasks=W``): the uniform average of the expression above over the rows of
 ``W``. Fresh tasks: ``ŵ`` is uniform on the sphere and independent of ``r`` (``r ~ χ²_D/D`` for Gaussian tasks,
@@ -63,7 +69,22 @@ terms odd in ``g`` (``e₁``, ``e₃``) couple the linear and quadratic blocks w
         + (\bar e_4 − 6\bar e_2 + 3\bar e_0)\frac{n_T + 2n_Q}{2D(D+2)}\Big)\Big],
 
 bars denoting ``r``-averages (``\bar μ_1^2 = E_r μ_1(r)²``: ``pb.teacher_strength``; ``\bar e_0 = V``,
-``\bar e_2`` from :func:`linattn.links.radial_moments`). For ``φ(x) = x`` only the ``L`` terms remain and this is
+``\bar e_2`` from :func:`linattn.links.radial_moments`). Equivalently, the fresh-task moments are invariant under
+rotations and have three eigenspaces: the linear block ``L`` (dimension ``D``), the trace direction
+``t = [0, 1_D/√D, 0]`` of the quadratic block (``n_T = D|tᵀΓ|²``) and its orthogonal complement ``Q⊥`` in the
+quadratic block (dimension ``D(D+1)/2 − 1``); ``S̄ = E_w S`` and ``B = E_w m mᵀ`` have the eigenvalues
+
+.. math::
+   b_L = \frac{\bar μ_1^2}{D},\quad b_{Q⊥} = \frac{\bar μ_2^2}{D(D+2)},\quad b_T = \frac{\bar μ_2^2}{2D},\qquad
+   S̄_X = (1 − \tfrac1N) b_X + \tfrac1N M_X,
+
+   M_L = \bar e_0 + \frac{\bar e_2 − \bar e_0}{D},\quad
+   M_{Q⊥} = \bar e_0 + \frac{2(\bar e_2 − \bar e_0)}{D} + \frac{\bar e_4 − 6\bar e_2 + 3\bar e_0}{D(D+2)},\quad
+   M_T = \bar e_0 + \frac{2(\bar e_2 − \bar e_0)}{D} + \frac{\bar e_4 − 6\bar e_2 + 3\bar e_0}{2D}
+
+(from ``E ααᵀ = Π_L/D``, ``E T_wᵀT_w = Π_Q/D``, ``E β_wβ_wᵀ = (D ttᵀ + 2Π_Q)/(D(D+2))``), and
+``E_g = ½[V − 2⟨B, Γ⟩ + tr(ΓᵀS̄Γ)]`` is the formula above (:func:`fresh_blocks`). For ``φ(x) = x`` only the ``L``
+terms remain and this is
 ``½[V − 2b trΓ/D + c‖Γ‖²]`` of conventions §6.3 (:meth:`linattn.Problem.test_error`), with ``N`` the context
 length of the evaluation prompts (``N_test``).
 
@@ -82,10 +103,12 @@ References
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import check, links
+from .results import short_repr
 
 #: the feature maps: degree-2 Hermite features, or the identity (the reduced model)
 FEATURES = ("hermite2", "linear")
@@ -110,6 +133,57 @@ def n_features(D, features="hermite2") -> int:
     D = check.positive_int("D", D)
     check.choice("features", features, FEATURES)
     return D if features == "linear" else D + D * (D + 1) // 2
+
+
+def hermite_features(X, features="hermite2"):
+    """The fixed feature map ``φ`` of the kernel learner, applied to the last axis (module docstring).
+
+    Parameters
+    ----------
+    X : array_like (..., D)
+        Tokens.
+    features : {"hermite2", "linear"}
+        ``"hermite2"``: ``[x_a, (x_a² − 1)/√2, x_a x_b (a < b, row-major)]`` (``F = D + D(D+1)/2``, orthonormal under
+        ``N(0, I_D)``); ``"linear"``: ``x`` itself.
+
+    Returns
+    -------
+    ndarray (..., F)
+
+    Raises
+    ------
+    ValueError
+        ``X`` not a finite array with a token axis; ``features`` unknown; quadratic features that overflow float64.
+    """
+    X = check.finite_array("X", X)
+    if X.ndim < 1:
+        check.fail("X", X, "an array whose last axis is the token dimension")
+    check.choice("features", features, FEATURES)
+    if features == "linear":
+        return X
+    D = X.shape[-1]
+    a, b = np.triu_indices(D, 1)
+    with np.errstate(over="ignore"):
+        out = np.concatenate([X, (X * X - 1.0) / np.sqrt(2.0), X[..., a] * X[..., b]], axis=-1)
+    return check.finite_result(out, {"X": X}, "its quadratic features")
+
+
+def trace_direction(D) -> np.ndarray:
+    """The unit vector ``t = [0, 1_D/√D, 0] ∈ R^F`` of the ``"hermite2"`` features: the trace of the quadratic block
+    (``t·φ(x) = (|x|² − D)/√(2D)``; module docstring).
+
+    Parameters
+    ----------
+    D : int
+
+    Returns
+    -------
+    ndarray (F,)
+    """
+    D = check.positive_int("D", D)
+    t = np.zeros(n_features(D))
+    t[D:2 * D] = 1.0 / np.sqrt(D)
+    return t
 
 
 # --------------------------------------------------------------------------- radial moments
@@ -199,23 +273,99 @@ def _fresh_coefficients(pb, quadratic):
     return rm.phi1_sq, mu2_sq, rm.phi2 + s2, rm.phi22 + s2, e4 + 3.0 * s2
 
 
+# --------------------------------------------------------------------------- the moments
+def _m4_coefficients(e0, e1, e2, e3, e4):
+    """Coefficients of ``θᵀM₄θ = c_I|θ|² + c_aa a² + c_ab aβ + c_uT u·(Bŵ) + c_TT |Bŵ|² + c_bb β²`` (``a = u·ŵ``,
+    ``β = ŵᵀBŵ``; module docstring): the one place of the fourth-moment matrix."""
+    r2 = np.sqrt(2.0)
+    return (e0, e2 - e0, r2 * (e3 - 3.0 * e1), 2.0 * r2 * e1, 2.0 * (e2 - e0), 0.5 * (e4 - 6.0 * e2 + 3.0 * e0))
+
+
+@dataclass(frozen=True)
+class FreshBlocks:
+    """Eigenvalues of the fresh-task moments on the three invariant subspaces of the features (module docstring):
+    the linear block ``L`` (dimension ``D``), the trace direction ``T`` of the quadratic block (dimension 1) and its
+    complement ``Q⊥`` (dimension ``D(D+1)/2 − 1``); ``("hermite2")`` or ``L`` alone (``"linear"``: ``T``, ``Q⊥`` fields
+    are 0 with dimension 0).
+
+    Attributes
+    ----------
+    dims : tuple of int
+        ``(D, 1, D(D+1)/2 − 1)`` or ``(D, 0, 0)``.
+    S : tuple of float
+        Eigenvalues of ``S̄ = E_w E[s_φ s_φᵀ | w]`` at the context length ``N``.
+    B : tuple of float
+        Eigenvalues of ``E_w m mᵀ``.
+    M4 : tuple of float
+        Eigenvalues of ``E_w M₄(w)`` (``S̄ = (1 − 1/N) B + M₄/N``).
+    V : float
+        ``E y² = ē₀``.
+    N : int
+    """
+
+    __repr__ = short_repr
+
+    dims: tuple
+    S: tuple
+    B: tuple
+    M4: tuple
+    V: float
+    N: int
+
+
+def fresh_blocks(pb, features="hermite2", N=None) -> FreshBlocks:
+    """The exact fresh-task moments of the kernel learner in their eigenspaces (module docstring).
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+        Isotropic inputs; the task law ``pb.task_law`` (Gaussian or sphere) sets the ``r``-averages.
+    features : {"hermite2", "linear"}
+    N : None or int
+        Context length of ``s_φ`` (default ``pb.N``).
+
+    Returns
+    -------
+    FreshBlocks
+    """
+    pb = _isotropic(pb)
+    check.choice("features", features, FEATURES)
+    N = pb.N if N is None else check.positive_int("N", N)
+    D = pb.D
+    quadratic = features == "hermite2"
+    a1, a2, e0, e2, e4 = _fresh_coefficients(pb, quadratic)
+    cI, caa, _, _, cTT, cbb = _m4_coefficients(e0, 0.0, e2, 0.0, e4)
+    mL = cI + caa / D
+    bL = a1 / D
+    if quadratic:   # E ααᵀ = Π_L/D, E TᵀT = Π_Q/D, E ββᵀ = (D ttᵀ + 2Π_Q)/(D(D + 2))
+        mQ = cI + cTT / D + 2.0 * cbb / (D * (D + 2))
+        mT = cI + cTT / D + cbb / D
+        bQ, bT = a2 / (D * (D + 2)), a2 / (2.0 * D)
+        dims, B, M4 = (D, 1, D * (D + 1) // 2 - 1), (bL, bT, bQ), (mL, mT, mQ)
+    else:
+        dims, B, M4 = (D, 0, 0), (bL, 0.0, 0.0), (mL, 0.0, 0.0)
+    S = tuple(float((1.0 - 1.0 / N) * b + m / N) for b, m in zip(B, M4))
+    return FreshBlocks(dims=dims, S=S, B=tuple(map(float, B)), M4=tuple(map(float, M4)), V=float(e0), N=N)
+
+
+def _block_forms(G, D, quadratic):
+    """Per eigenspace ``X ∈ (L, T, Q⊥)``: ``tr(Π_X Γ)`` and ``‖Π_X Γ‖_F²`` (the rows of ``Γ`` projected)."""
+    nL, trL = float(np.sum(G[:D] ** 2)), float(np.trace(G[:D, :D]))
+    if not quadratic:
+        return (trL, 0.0, 0.0), (nL, 0.0, 0.0)
+    tG = np.sum(G[D:2 * D], axis=0) / np.sqrt(D)               # tᵀΓ
+    nT, trT = float(tG @ tG), float(np.sum(tG[D:2 * D]) / np.sqrt(D))
+    return (trL, trT, float(np.trace(G[D:, D:])) - trT), (nL, nT, float(np.sum(G[D:] ** 2)) - nT)
+
+
 # --------------------------------------------------------------------------- the error
 def _fresh_error(pb, G, D, quadratic, N):
-    """Fresh-task error (the sphere-averaged formula of the module docstring)."""
-    a1, a2, e0, e2, e4 = _fresh_coefficients(pb, quadratic)
-    nL = float(np.sum(G[:D] ** 2))
-    overlap = a1 * np.trace(G[:D, :D]) / D
-    mean_sq = a1 * nL / D
-    fourth = e0 * nL + (e2 - e0) * nL / D
-    if quadratic:
-        nQ = float(np.sum(G[D:] ** 2))
-        nT = float(np.sum(np.sum(G[D:2 * D], axis=0) ** 2))
-        IQ = float(np.sum(G[D:2 * D, D:2 * D])) + 2.0 * np.trace(G[D:, D:])
-        den = 2.0 * D * (D + 2)
-        overlap += a2 * IQ / den
-        mean_sq += a2 * (nT + 2.0 * nQ) / den
-        fourth += e0 * nQ + 2.0 * (e2 - e0) * nQ / D + (e4 - 6.0 * e2 + 3.0 * e0) * (nT + 2.0 * nQ) / den
-    return 0.5 * (e0 - 2.0 * overlap + (1.0 - 1.0 / N) * mean_sq + fourth / N)
+    """Fresh-task error ``½[V − 2⟨B, Γ⟩ + tr(ΓᵀS̄Γ)]`` with the moments in their eigenspaces (module docstring)."""
+    fb = fresh_blocks(pb, "hermite2" if quadratic else "linear", N)
+    traces, norms = _block_forms(G, D, quadratic)
+    overlap = sum(b * x for b, x in zip(fb.B, traces))
+    norm = sum(s * x for s, x in zip(fb.S, norms))
+    return 0.5 * (fb.V - 2.0 * overlap + norm)
 
 
 def _sym_tensor(G, D):
@@ -234,9 +384,7 @@ def _sym_tensor(G, D):
 def _per_task_errors(pb, G, tasks, quadratic, N):
     """Exact error of ``Γ`` on each task (row of ``tasks``), fresh tokens and noise: an array of shape (K,)."""
     K, D = tasks.shape
-    norm = np.sqrt(np.einsum("kd,kd->k", tasks, tasks))
-    r = norm**2 / D
-    what = np.divide(tasks, norm[:, None], out=np.zeros_like(tasks), where=norm[:, None] > 0)
+    r, what = _task_directions(tasks)
     mu1, mu2, e0, e1, e2, e3, e4 = _task_coefficients(pb, r)
     GL = G[:D]
     total = float(np.sum(G * G))
@@ -256,17 +404,180 @@ def _per_task_errors(pb, G, tasks, quadratic, N):
         C = m @ G                                             # Γᵀm
         overlap = np.einsum("kj,kj->k", C, m)
         mean_sq = np.einsum("kj,kj->k", C, C)
-        fourth = e0[sl] * total + (e2 - e0)[sl] * np.einsum("kj,kj->k", t, t)
+        cI, caa, cab, cuT, cTT, cbb = _m4_coefficients(e0[sl], e1[sl], e2[sl], e3[sl], e4[sl])
+        fourth = cI * total + caa * np.einsum("kj,kj->k", t, t)
         if quadratic:
             Bw = np.einsum("abj,kb->kaj", B, wh)              # B_j ŵ
             beta = np.einsum("kaj,ka->kj", Bw, wh)            # ŵᵀ B_j ŵ
             uBw = np.einsum("aj,kaj->kj", GL, Bw)             # u_jᵀ B_j ŵ
-            t_beta = np.einsum("kj,kj->k", t, beta)
-            fourth += (np.sqrt(2.0) * (e3 - e1)[sl] * t_beta
-                       + 2.0 * np.sqrt(2.0) * e1[sl] * (np.sum(uBw, axis=1) - t_beta)
-                       + 2.0 * (e2 - e0)[sl] * np.einsum("kaj,kaj->k", Bw, Bw)
-                       + 0.5 * (e4 - 6.0 * e2 + 3.0 * e0)[sl] * np.einsum("kj,kj->k", beta, beta))
+            fourth += (cab * np.einsum("kj,kj->k", t, beta) + cuT * np.sum(uBw, axis=1)
+                       + cTT * np.einsum("kaj,kaj->k", Bw, Bw) + cbb * np.einsum("kj,kj->k", beta, beta))
         out[sl] = 0.5 * (e0[sl] - 2.0 * overlap + (1.0 - 1.0 / N) * mean_sq + fourth / N)
+    return out
+
+
+def _isotropic(pb):
+    pb = check.problem(pb)
+    if pb.covariance is not None:
+        check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None) for the kernel learner's exact moments")
+    return pb
+
+
+def _task_directions(W):
+    """Norm ratios ``r = |w|²/D`` and unit directions ``ŵ`` (0 for ``w = 0``) of the rows of ``W``."""
+    D = W.shape[1]
+    norm = np.sqrt(np.einsum("kd,kd->k", W, W))
+    what = np.divide(W, norm[:, None], out=np.zeros_like(W), where=norm[:, None] > 0)
+    return norm**2 / D, what
+
+
+def _beta_vectors(what):
+    """``β_w`` (module docstring) on the quadratic block: ``[ŵ_a², √2 ŵ_a ŵ_b (a < b)]``, shape (K, F − D)."""
+    a, b = np.triu_indices(what.shape[1], 1)
+    return np.concatenate([what * what, np.sqrt(2.0) * what[:, a] * what[:, b]], axis=1)
+
+
+def _t_maps(what):
+    """``T_w`` (``θ ↦ Bŵ``) restricted to the quadratic block, shape (K, D, F − D)."""
+    K, D = what.shape
+    a, b = np.triu_indices(D, 1)
+    T = np.zeros((K, D, D + a.size))
+    idx = np.arange(D)
+    T[:, idx, idx] = what
+    col = D + np.arange(a.size)
+    T[:, a, col] = what[:, b] / np.sqrt(2.0)
+    T[:, b, col] = what[:, a] / np.sqrt(2.0)
+    return T
+
+
+def block_directions(what, features="hermite2"):
+    """Unit directions ``u_k(w)`` in feature space of the three invariant blocks ``(L, T, Q⊥)`` for each task direction
+    ``ŵ`` (rows of ``what``): ``u_L = (ŵ, 0)``, ``u_T = t`` (:func:`trace_direction`), ``u_Q`` the coordinates of
+    ``(ŵŵᵀ − I/D)/√(1 − 1/D)``. ``m(w) = μ₁ u_L + (μ₂/√2)(√(1 − 1/D) u_Q + u_T/√D)``.
+
+    Parameters
+    ----------
+    what : ndarray (K, D)
+        Unit task directions.
+    features : {"hermite2", "linear"}
+
+    Returns
+    -------
+    ndarray (K, n_blocks, F)
+        ``n_blocks = 3`` (``1`` for ``"linear"``: ``u_L = ŵ``).
+    """
+    K, D = what.shape
+    if features == "linear":
+        return what[:, None, :]
+    U = np.zeros((K, 3, n_features(D)))
+    U[:, 0, :D] = what
+    U[:, 1] = trace_direction(D)
+    b = _beta_vectors(what)
+    b[:, :D] -= 1.0 / D
+    U[:, 2, D:] = b / np.sqrt(1.0 - 1.0 / D)
+    return U
+
+
+@dataclass(frozen=True, eq=False)
+class KernelMoments:
+    """Exact second moments of the kernel learner's ridge problem, averaged over tasks (module docstring).
+
+    Attributes
+    ----------
+    S : ndarray (F, F)
+        ``S̄ = E_w E[s_φ s_φᵀ | w]`` at context length ``N`` (``E[h hᵀ] = S̄ ⊗ I_F`` for ``h = s_φ ⊗ φ(x_q)``).
+    B : ndarray (F, F)
+        ``E_w m(w) m(w)ᵀ`` (``E[h y_q] = vec B``).
+    V : float
+        ``E y²``.
+    m : ndarray (K, F) or None
+        The per-task means ``m(w_k) = E[y φ(x) | w_k]`` (``None`` for fresh tasks).
+    N : int
+    features : str
+    """
+
+    __repr__ = short_repr
+
+    S: np.ndarray
+    B: np.ndarray
+    V: float
+    m: np.ndarray | None
+    N: int
+    features: str
+
+
+def kernel_moments(pb, features="hermite2", tasks=None, N=None) -> KernelMoments:
+    r"""``S̄``, ``B`` and ``V`` of the kernel learner (module docstring), exact: for a fresh task of the problem's
+    law (``tasks=None``; from :func:`fresh_blocks`) or averaged uniformly over the rows of ``tasks``.
+
+    .. math:: S̄ = E_w\big[(1 − \tfrac1N) m mᵀ + \tfrac1N M_4\big],\qquad B = E_w[m mᵀ],\qquad V = E_w e_0,
+
+    so that ``E_g(Γ) = ½[V − 2⟨B, Γ⟩ + tr(ΓᵀS̄Γ)]`` (:func:`kernel_test_error`). Cost ``O(K D F²)`` for ``K`` tasks.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+        Isotropic inputs, any link and noise.
+    features : {"hermite2", "linear"}
+    tasks : None or array_like (K, D)
+    N : None or int
+        Context length of ``s_φ`` (default ``pb.N``).
+
+    Returns
+    -------
+    KernelMoments
+    """
+    pb = _isotropic(pb)
+    check.choice("features", features, FEATURES)
+    N = pb.N if N is None else check.positive_int("N", N)
+    D = pb.D
+    F = n_features(D, features)
+    quadratic = features == "hermite2"
+    if tasks is None:
+        fb = fresh_blocks(pb, features, N)
+        S, B = np.zeros((F, F)), np.zeros((F, F))
+        idx = np.arange(D)
+        S[idx, idx], B[idx, idx] = fb.S[0], fb.B[0]
+        if quadratic:
+            t = trace_direction(D)
+            iq = np.arange(D, F)
+            S[iq, iq], B[iq, iq] = fb.S[2], fb.B[2]
+            S += (fb.S[1] - fb.S[2]) * np.outer(t, t)
+            B += (fb.B[1] - fb.B[2]) * np.outer(t, t)
+        return KernelMoments(S=S, B=B, V=fb.V, m=None, N=N, features=features)
+    W = check.finite_array("tasks", tasks, shape=(None, D))
+    if W.shape[0] < 1:
+        check.fail("tasks", f"<array with shape {W.shape}>", f"an array of shape (K, {D}) with K >= 1")
+    K = W.shape[0]
+    check.memory(8.0 * (K * F * (D + 3) + 3 * F * F), f"the moments of {K} tasks (F = {F})", "tasks or D")
+    r, what = _task_directions(W)
+    mu1, mu2, e0, e1, e2, e3, e4 = _task_coefficients(pb, r)
+    cI, caa, cab, cuT, cTT, cbb = (np.broadcast_to(c, (K,)) / K for c in _m4_coefficients(e0, e1, e2, e3, e4))
+    m = mu1[:, None] * what
+    M4 = np.zeros((F, F))
+    M4[np.arange(F), np.arange(F)] = np.sum(cI)
+    M4[:D, :D] += (what.T * caa) @ what
+    if quadratic:
+        beta = _beta_vectors(what)
+        m = np.concatenate([m, (mu2[:, None] / np.sqrt(2.0)) * beta], axis=1)
+        LQ = 0.5 * (what.T * cab) @ beta
+        QQ = (beta.T * cbb) @ beta
+        step = max(1, _CHUNK_NUMBERS // (D * F))
+        for lo in range(0, K, step):
+            sl = slice(lo, min(K, lo + step))
+            T = _t_maps(what[sl])
+            LQ += 0.5 * np.einsum("k,kaq->aq", cuT[sl], T)
+            Tw = T * np.sqrt(np.abs(cTT[sl]))[:, None, None]
+            Ts = T * (np.sign(cTT[sl]) * np.sqrt(np.abs(cTT[sl])))[:, None, None]
+            QQ += Tw.reshape(-1, F - D).T @ Ts.reshape(-1, F - D)
+        M4[:D, D:] += LQ
+        M4[D:, :D] += LQ.T
+        M4[D:, D:] += QQ
+    B = m.T @ m / K
+    S = (1.0 - 1.0 / N) * B + M4 / N
+    S = 0.5 * (S + S.T)
+    out = KernelMoments(S=S, B=B, V=float(np.mean(e0)), m=m, N=N, features=features)
+    check.finite_result(S, {"tasks": W}, "the kernel learner's moments")
     return out
 
 
@@ -313,9 +624,7 @@ def kernel_test_error(pb, Gamma, features="hermite2", tasks=None, N_test=None) -
     >>> round(kernel_test_error(pb, np.zeros((14, 14))), 6) == round(0.5 * pb.label_variance, 6)
     True
     """
-    pb = check.problem(pb)
-    if pb.covariance is not None:
-        check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None) for the kernel learner's exact error")
+    pb = _isotropic(pb)
     check.choice("features", features, FEATURES)
     D = pb.D
     F = n_features(D, features)

@@ -37,35 +37,8 @@ from numba import njit
 
 import linattn
 from linattn import check, sampling
+from linattn.kernel_learner import FEATURES, hermite_features  # noqa: F401  (the one feature map; re-exported)
 from linattn.results import short_repr
-
-FEATURES = ("hermite2", "linear")
-
-
-def hermite_features(X, features="hermite2"):
-    """The fixed feature map of the kernel learner, applied to the last axis.
-
-    Parameters
-    ----------
-    X : array_like (..., D)
-    features : {"hermite2", "linear"}
-        ``"hermite2"``: ``[x, (x_a² − 1)/√2, x_a x_b (a < b)]`` (``F = D + D(D+1)/2``); ``"linear"``: ``x``.
-
-    Returns
-    -------
-    ndarray (..., F)
-    """
-    X = check.finite_array("X", X)
-    if X.ndim < 1:
-        check.fail("X", X, "an array whose last axis is the token dimension")
-    check.choice("features", features, FEATURES)
-    if features == "linear":
-        return X
-    D = X.shape[-1]
-    a, b = np.triu_indices(D, 1)
-    with np.errstate(over="ignore"):
-        out = np.concatenate([X, (X * X - 1.0) / np.sqrt(2.0), X[..., a] * X[..., b]], axis=-1)
-    return check.finite_result(out, {"X": X}, "its quadratic features")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,293 @@
+r"""Exact ridge solution of the kernel learner on one dataset (the long-time limit of gradient flow, ``β = ∞``).
+
+The kernel learner (:mod:`linattn.kernel_learner`) predicts ``ŷ = s_φᵀ Γ φ(x_q)`` with the fixed feature map ``φ``
+(``F`` features; ``F = D + D(D+1)/2`` for the degree-2 Hermite map) and ``s_φ = (1/N) Σ_i y_i φ(x_i)``. It is linear
+in ``Γ ∈ R^{F×F}``, with the features ``h_μ = s_μ ⊗ φ_μ ∈ R^{F²}`` (``φ_μ = φ(x_q^μ)``); training minimises
+
+.. math:: E_t(Γ) = \frac{1}{2P} \sum_μ \big(y_μ − s_μᵀ Γ φ_μ\big)^2 + \frac{λ}{2} ‖Γ‖_F^2 .
+
+With ``S = [s_μᵀ]`` and ``Φ = [φ_μᵀ]`` (``P × F``) the Hessian ``A = H + λ`` acts as
+
+.. math:: A Γ = \frac1P Sᵀ \operatorname{diag}(u) Φ + λΓ,\qquad u = \operatorname{rowsum}\big((SΓ) ∘ Φ\big),
+
+two GEMMs of size ``P × F × F`` — the ``P × F²`` feature matrix is never formed (``D = 20``: ``F² = 52 900``
+parameters). ``Γ* = A⁻¹b`` with ``b = Sᵀ diag(y) Φ / P`` is found by preconditioned conjugate gradients. The
+preconditioner is the Kronecker factorisation of the dataset's own Hessian, ``(SᵀS/P) ⊗ (ΦᵀΦ/P) + λ``, inverted in the
+two eigenbases (``U_s``, ``U_φ``; ``O(F³)`` per application): ``M⁻¹R = U_s [(U_sᵀ R U_φ) ⊘ (e_s e_φᵀ + λ)] U_φᵀ``
+(the features factorise, ``E[h hᵀ] = S̄ ⊗ I_F``, so ``H`` is close to a Kronecker product when ``P ≫ F²``; like
+:class:`replica.ridge._Preconditioner` for the linear model).
+
+**Stopping rule** (proven, as in :func:`replica.ridge`): ``A ⪰ λ``, so ``‖Γ − Γ*‖_F = ‖A⁻¹R‖ ≤ ‖R‖_F/λ`` for the
+true residual ``R = b − AΓ``; CG stops when ``‖R‖_F ≤ rtol · λ ‖Γ‖_F``, with ``R`` recomputed in float64 from the data
+(not the recursion), which certifies a relative error ``≤ rtol``. The test error is a quadratic form with Hessian
+``S̄ ⊗ I`` (:func:`linattn.kernel_learner.kernel_moments`), so it moves by at most
+``‖S̄Γ − B‖_F δ + ½ λ_max(S̄) δ²`` (``δ`` the bound): ``test_bound`` (the larger of the ICL and IDG bounds).
+
+The dataset is built from raw tokens (:func:`kernel_data`: :func:`linattn.sampling.sample_tokens`, the pool from
+:func:`linattn.sampling.draw_pool`), the definition of the data.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from linattn import check, sampling
+from linattn.errors import ConvergenceError
+from linattn.kernel_learner import FEATURES, hermite_features, kernel_moments, kernel_test_error, n_features
+from linattn.results import short_repr
+
+#: numbers per batch of token features (bounds the (batch, N, F) workspace of :func:`kernel_data`)
+_BATCH_NUMBERS = 1 << 22
+#: recompute the true residual at least this often (iterations)
+_SEGMENT = 50
+
+
+@dataclass(frozen=True, eq=False)
+class KernelData:
+    """One training set of the kernel learner.
+
+    Attributes
+    ----------
+    s : ndarray (P, F)
+        ``s_φ = (1/N) Σ_i y_i φ(x_i)`` of each prompt.
+    phi : ndarray (P, F)
+        ``φ(x_q)``.
+    yq : ndarray (P,)
+        Query labels.
+    pool : ndarray (K, D) or None
+        The task pool (``None``: a fresh task per prompt).
+    features : str
+    N : int
+        Context length.
+    """
+
+    __repr__ = short_repr
+
+    s: np.ndarray
+    phi: np.ndarray
+    yq: np.ndarray
+    pool: np.ndarray | None
+    features: str
+    N: int
+
+    @property
+    def P(self) -> int:
+        return int(self.yq.size)
+
+
+def kernel_data(pb, P, rng=None, features="hermite2") -> KernelData:
+    """Draw one training set of the kernel learner token by token.
+
+    Fresh tasks are ``w ~ N(0, I_D)``; with ``pb.tasks = K`` the pool (Gaussian or on the sphere, ``pb.task_law``) and
+    the task of each prompt come from :func:`linattn.sampling.draw_pool`. Tokens, labels and queries:
+    :func:`linattn.sampling.sample_tokens` (in batches).
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+        Isotropic inputs.
+    P : int
+        Prompts.
+    rng : None, int, tuple or numpy.random.Generator
+    features : {"hermite2", "linear"}
+
+    Returns
+    -------
+    KernelData
+    """
+    pb = check.problem(pb)
+    if pb.covariance is not None:
+        check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None) for the kernel learner")
+    P = check.positive_int("P", P)
+    gen = check.rng(rng)
+    check.choice("features", features, FEATURES)
+    D, N = pb.D, pb.N
+    F = n_features(D, features)
+    check.memory(8.0 * P * (3 * F + D + 2), f"the kernel learner's data (P = {P}, F = {F})", "P or D")
+    pool = None
+    if pb.tasks is not None:
+        pool, task = sampling.draw_pool(pb, P, gen)
+        W = pool[task]
+    else:
+        W = gen.standard_normal((P, D))
+    s, phi, yq = np.empty((P, F)), np.empty((P, F)), np.empty(P)
+    batch = max(1, _BATCH_NUMBERS // (N * F + N * D))
+    for lo in range(0, P, batch):
+        hi = min(P, lo + batch)
+        tok = sampling.sample_tokens(pb, hi - lo, gen, tasks=W[lo:hi])
+        s[lo:hi] = np.einsum("pn,pnf->pf", tok.y, hermite_features(tok.X, features)) / N
+        phi[lo:hi] = hermite_features(tok.xq, features)
+        yq[lo:hi] = tok.yq
+    return KernelData(s=s, phi=phi, yq=yq, pool=pool, features=features, N=N)
+
+
+@dataclass(frozen=True, eq=False)
+class KernelRidgeSolution:
+    """The ridge solution of the kernel learner on one dataset and its exact errors.
+
+    Attributes
+    ----------
+    Gamma : ndarray (F, F)
+    train : float
+        ``E_t(Γ)`` with the weight decay included.
+    test : float
+        Fresh-task (ICL) error (exact, :func:`linattn.kernel_learner.kernel_test_error`) at ``N_test``.
+    test_idg : float or None
+        In-distribution error over the dataset's pool (``None`` without a pool).
+    lam : float
+    iterations : int
+        CG iterations.
+    residual : float
+        ``‖b − AΓ‖_F``, recomputed in float64 from the data.
+    error_bound : float
+        Proven bound ``‖R‖_F/λ`` on ``‖Γ − Γ*‖_F``.
+    test_bound : float
+        Proven bound on ``|E(Γ) − E(Γ*)|`` for the test errors (the larger of ICL and IDG).
+    certified : bool
+        ``error_bound <= rtol · ‖Γ‖_F``.
+    N_test : int
+        The context length of the test errors.
+    """
+
+    __repr__ = short_repr
+
+    Gamma: np.ndarray
+    train: float
+    test: float
+    test_idg: float | None
+    lam: float
+    iterations: int
+    residual: float
+    error_bound: float
+    test_bound: float
+    certified: bool
+    N_test: int
+
+
+class _Hessian:
+    """``Γ ↦ HΓ = Sᵀ diag(rowsum((SΓ) ∘ Φ)) Φ / P`` (module docstring); ``fit`` keeps ``u`` of the last product."""
+
+    def __init__(self, data):
+        self.S, self.Phi, self.P = data.s, data.phi, data.P
+        self.fit = None
+
+    def predict(self, G):
+        return np.einsum("pf,pf->p", self.S @ G, self.Phi)
+
+    def transpose(self, u):
+        return (self.S.T * u) @ self.Phi
+
+    def __call__(self, G):
+        self.fit = self.predict(G)
+        return self.transpose(self.fit) / self.P
+
+
+class _KroneckerPreconditioner:
+    """``R ↦ U_s [(U_sᵀ R U_φ) ⊘ (e_s e_φᵀ + λ)] U_φᵀ``: the inverse of ``(SᵀS/P) ⊗ (ΦᵀΦ/P) + λ``."""
+
+    def __init__(self, data, lam):
+        es, self.Us = np.linalg.eigh(data.s.T @ data.s / data.P)
+        ep, self.Up = np.linalg.eigh(data.phi.T @ data.phi / data.P)
+        self.inv = 1.0 / (np.outer(np.maximum(es, 0.0), np.maximum(ep, 0.0)) + lam)
+
+    def __call__(self, R):
+        return self.Us @ ((self.Us.T @ R @ self.Up) * self.inv) @ self.Up.T
+
+
+def _cg(hess, pre, b, lam, rtol, maxiter):
+    """Preconditioned CG on ``(H + λ)Γ = b`` with the certified stopping rule (module docstring); returns
+    ``(Γ, iterations, true residual norm)``."""
+    G = np.zeros_like(b)
+    R = b.copy()
+    Z = pre(R)
+    Pd = Z.copy()
+    rz = float(np.sum(R * Z))
+    bnorm = float(np.linalg.norm(b))
+    if bnorm == 0.0:
+        return G, 0, 0.0
+    since = 0
+    rn = bnorm
+    for it in range(1, maxiter + 1):
+        AP = hess(Pd) + lam * Pd
+        pap = float(np.sum(Pd * AP))
+        if not pap > 0:
+            raise ConvergenceError(f"kernel_ridge: conjugate gradients met a direction with pᵀAp = {pap:.3g} (A is not "
+                                   "positive definite in floating point)")
+        step = rz / pap
+        G += step * Pd
+        R -= step * AP
+        rn = float(np.linalg.norm(R))
+        since += 1
+        target = rtol * lam * float(np.linalg.norm(G))
+        if rn <= target or since >= _SEGMENT:
+            since = 0
+            R = b - hess(G) - lam * G          # the true residual, from the data
+            rn = float(np.linalg.norm(R))
+            if rn <= target:
+                return G, it, rn
+        Z = pre(R)
+        rz_new = float(np.sum(R * Z))
+        Pd = Z + (rz_new / rz) * Pd
+        rz = rz_new
+    raise ConvergenceError(f"kernel_ridge: conjugate gradients did not reach |R| <= {target:.3g} in {maxiter} "
+                           f"iterations (|R| = {rn:.3g}); raise maxiter")
+
+
+def kernel_ridge(data, pb, lam, rtol=1e-8, maxiter=5_000, N_test=None) -> KernelRidgeSolution:
+    r"""Ridge solution of the kernel learner on one dataset, by Kronecker-preconditioned CG (module docstring).
+
+    Parameters
+    ----------
+    data : KernelData
+        From :func:`kernel_data` with the same problem.
+    pb : linattn.Problem
+    lam : float
+        Weight decay ``λ > 0``.
+    rtol : float
+        Certified relative accuracy of ``Γ`` (``0 < rtol < 1``).
+    maxiter : int
+        CG iteration limit.
+    N_test : None or int
+        Context length of the test prompts (default: the training length ``data.N``).
+
+    Returns
+    -------
+    KernelRidgeSolution
+
+    Raises
+    ------
+    ValueError
+        Bad input (``data`` not a :class:`KernelData` of ``pb``, ``λ <= 0``, …).
+    linattn.ConvergenceError
+        CG did not reach the stopping rule within ``maxiter`` iterations.
+    """
+    pb = check.problem(pb)
+    if not isinstance(data, KernelData):
+        raise ValueError(f"data must be a replica.kernel_ridge.KernelData; got {type(data).__name__}")
+    F = n_features(pb.D, data.features)
+    if data.s.shape[1] != F or data.N != pb.N:
+        check.fail("data", data, f"a KernelData of the problem (D = {pb.D}, N = {pb.N}: F = {F} features)")
+    lam = check.positive("lam", lam)
+    rtol = check.tolerance("rtol", rtol)
+    maxiter = check.positive_int("maxiter", maxiter)
+    N_test = data.N if N_test is None else check.positive_int("N_test", N_test)
+    hess = _Hessian(data)
+    b = hess.transpose(data.yq) / data.P
+    G, its, res = _cg(hess, _KroneckerPreconditioner(data, lam), b, lam, rtol, maxiter)
+    resid = data.yq - hess.predict(G)
+    train = 0.5 * float(resid @ resid) / data.P + 0.5 * lam * float(np.sum(G * G))
+    bound = res / lam
+    test = kernel_test_error(pb, G, data.features, N_test=N_test)
+    metrics = [kernel_moments(pb, data.features, N=N_test)]
+    idg = None
+    if data.pool is not None:
+        idg = kernel_test_error(pb, G, data.features, tasks=data.pool, N_test=N_test)
+        metrics.append(kernel_moments(pb, data.features, tasks=data.pool, N=N_test))
+    test_bound = max(float(np.linalg.norm(km.S @ G - km.B)) * bound + 0.5 * float(np.linalg.eigvalsh(km.S)[-1])
+                     * bound**2 for km in metrics)
+    norm = float(np.linalg.norm(G))
+    return KernelRidgeSolution(Gamma=G, train=float(train), test=float(test),
+                               test_idg=None if idg is None else float(idg), lam=lam, iterations=int(its),
+                               residual=float(res), error_bound=float(bound), test_bound=float(test_bound),
+                               certified=bool(bound <= rtol * max(norm, 1e-300)), N_test=N_test)
