@@ -148,22 +148,36 @@ def _sample(pb, P, rng, batch_size, keep_tasks):
     y2 = np.empty(P)
     cov = pb.covariance
     root = None if cov is None else np.sqrt(cov.spectrum)
+    if pool is not None:    # a pool's norms and directions once per task, not once per prompt (same arithmetic)
+        pw = pool if cov is None else pool * root
+        pool_norm = np.sqrt(np.einsum("pd,pd->p", pw, pw))
+        pool_hat = pw / pool_norm[:, None]
+    zeta = np.empty((batch_size, D))
     for a, b in _batches(P, batch_size):
         n = b - a
-        w = gen.standard_normal((n, D)) if pool is None else pool[task[a:b]]
+        if pool is None:
+            w = gen.standard_normal((n, D))
+        else:
+            idx = task[a:b]
+            w = pool[idx]
         if keep_tasks:
             tasks[a:b] = w if cov is None else cov.rotate_rows(w)
         wq = w                  # task as seen by the query: y_q = a w·x_q/√D in the (eigen)basis used here
-        if cov is not None:     # anisotropic: run on z with the task w̃ = √s ∘ w (module docstring)
-            w = w * root
-        wn = np.sqrt(np.einsum("pd,pd->p", w, w))
-        what = w / wn[:, None]
+        if pool is None:
+            if cov is not None:     # anisotropic: run on z with the task w̃ = √s ∘ w (module docstring)
+                w = w * root
+            wn = np.sqrt(np.einsum("pd,pd->p", w, w))
+            what = w / wn[:, None]
+        else:
+            wn = pool_norm[idx]
+            what = pool_hat[idx]
         r = wn**2 / D
+        zb = zeta[:n]
         if linear:
             r = a2 * r     # f(u) = a u: Gaussian labels with signal variance a² r
             K = gen.chisquare(N, size=n)
-            zeta = gen.standard_normal((n, D))
-            z1 = np.einsum("pd,pd->p", zeta, what)
+            gen.standard_normal(out=zb)
+            z1 = np.einsum("pd,pd->p", zb, what)
             along = np.sqrt(r) * K + sig * np.sqrt(K) * z1
             Y2 = (r + sig**2) * K
         else:
@@ -173,20 +187,24 @@ def _sample(pb, P, rng, batch_size, keep_tasks):
                 y = y + sig * gen.standard_normal((n, N))
             along = np.einsum("pn,pn->p", y, g)
             Y2 = np.einsum("pn,pn->p", y, y)
-            zeta = gen.standard_normal((n, D))
-            z1 = np.einsum("pd,pd->p", zeta, what)
+            gen.standard_normal(out=zb)
+            z1 = np.einsum("pd,pd->p", zb, what)
         perp = np.sqrt(Y2)
-        # N s = ŵ along + perp (ζ − ζ_1 ŵ) = ŵ (along − perp ζ_1) + perp ζ
-        s[a:b] = ((along - perp * z1) / N)[:, None] * what + (perp / N)[:, None] * zeta
+        # N s = ŵ along + perp (ζ − ζ_1 ŵ) = ŵ (along − perp ζ_1) + perp ζ   (assembled in place)
+        sb = s[a:b]
+        np.multiply(((along - perp * z1) / N)[:, None], what, out=sb)
+        zb *= (perp / N)[:, None]
+        sb += zb
         y2[a:b] = Y2 / N
-        xq[a:b] = gen.standard_normal((n, D))
+        xb = xq[a:b]
+        gen.standard_normal(out=xb)
         if cov is not None:
-            s[a:b] *= root
-            xq[a:b] *= root
-        yq[a:b] = _labels(pb, np.einsum("pd,pd->p", wq, xq[a:b]) / np.sqrt(D)) + sig * gen.standard_normal(n)
+            sb *= root
+            xb *= root
+        yq[a:b] = _labels(pb, np.einsum("pd,pd->p", wq, xb) / np.sqrt(D)) + sig * gen.standard_normal(n)
         if cov is not None and cov.basis is not None:
-            s[a:b] = cov.rotate_rows(s[a:b])
-            xq[a:b] = cov.rotate_rows(xq[a:b])
+            s[a:b] = cov.rotate_rows(sb)
+            xq[a:b] = cov.rotate_rows(xb)
     return Prompts(s=s, xq=xq, yq=yq, y2=y2, pool=pool, task=task), tasks
 
 

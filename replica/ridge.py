@@ -7,19 +7,34 @@ matrix are formed. Two exact routes:
 
 * **Gram** (``P < M``): push-through, ``θ* = Λ_r⁻¹Fᵀγ`` with ``(K_r + λ_Γ I)γ = y/P`` and
   ``K_r = FΛ_r⁻¹Fᵀ/P = (SSᵀ + y2 y2ᵀ λ_Γ/λ_v) ∘ (X_qX_qᵀ)/P`` (``Λ = λ_Γ Λ_r``; a Hadamard product,
-  conventions §2): ``O(P²D + P³)``. At ``λ = 0`` it is the min-norm interpolator (pseudo-inverse of ``K_r``).
+  conventions §2): ``O(P²D + P³)``. For ``λ > 0`` the ``P × P`` matrix is built and Cholesky-factored in
+  float32 and the solution refined in float64 (mixed-precision iterative refinement, as LAPACK's ``dsposv``):
+  each step computes the residual ``r = y/P − (K_r + λ_Γ I)γ`` in float64 *without* the matrix
+  (``K_rγ = FΛ_r⁻¹Fᵀγ/P``, two products), until a step no longer halves it; the result is accepted if its
+  normwise backward error is that of a float64 direct solve, ``‖r‖ ≤ √P ε₆₄ (‖K‖‖γ‖ + ‖y‖/P)``, with
+  ``‖K_r‖ ≤ max_μ|x_μ|² ‖Λ_r^{-1/2}ZᵀZΛ_r^{-1/2}‖/P`` (Schur's bound for the Hadamard product of two PSD
+  matrices). Otherwise (or if the float32 factor fails) the float64 Cholesky factor is used. At ``λ = 0`` it
+  is the min-norm interpolator (pseudo-inverse of ``K_r``, float64).
 * **Conjugate gradients** (``P >= M``): the Hessian–vector product ``Aθ = Fᵀ(Fθ)/P + Λθ`` is two GEMMs
   of size ``P × D × D`` (``Fθ = rowsum((SΓ) ∘ X_q) + y2 (X_q v)``, ``Fᵀr = Sᵀ diag(r) X_q``), preconditioned
-  by the Kronecker factors of the dataset's own Hessian (:class:`_Preconditioner`). **Stopping rule** (proven):
-  for SPD ``A``, ``‖θ − θ*‖ = ‖A⁻¹r‖ ≤ ‖r‖/λ_min(A) ≤ ‖r‖/min(λ_Γ, λ_v)``, so iterating until
-  ``‖r‖ ≤ rtol · min λ · ‖θ‖`` (the true residual, recomputed at the end) certifies a relative error
+  by the Kronecker factors of the dataset's own Hessian (:class:`_Preconditioner`, applied as a change of
+  variables, so that an iteration needs no other product). The iteration's products are computed in float32
+  on power-of-two scaled copies of the (transformed) data; the residual is recomputed in float64
+  ("reliable updates") whenever the recursive residual has fallen by ``10⁻⁴`` since the last recomputation
+  (or after 50 iterations), and always before stopping — so the stopping rule below is checked on the true
+  float64 residual, and the float32 products only choose the search directions. If a segment of float32
+  iterations fails to halve the true residual, or a float32 product is not finite, the iteration continues
+  in float64. **Stopping rule** (proven): for SPD ``A``,
+  ``‖θ − θ*‖ = ‖A⁻¹r‖ ≤ ‖r‖/λ_min(A) ≤ ‖r‖/min(λ_Γ, λ_v)``, so iterating until
+  ``‖r‖ ≤ rtol · min λ · ‖θ‖`` (the true residual, recomputed at the end in float64) certifies a relative error
   ``≤ rtol``. The test error then moves by at most ``|∇E_g|δ + ½ max(c, c_v) δ²`` (``δ`` the bound),
   reported as ``test_bound``. With ``λ = 0`` no bound exists; CG stops at relative residual ``1e-13``
   and ``certified`` is ``False``.
 
 Use :func:`replica.gibbs` (one eigendecomposition, then any ``β``, ``λ`` at once) for many
 temperatures or weight decays of one dataset, and this function for one ``λ`` at large ``D``
-(``docs/pools.md`` has the measured break-even).
+(``docs/pools.md`` has the measured break-even; ``benchmarks/bench_pools.py`` the speed against the peer's
+normal equations).
 """
 from __future__ import annotations
 
@@ -27,6 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg
+from scipy.linalg import blas, lapack
 
 from linattn import check
 from linattn.errors import ConvergenceError
@@ -87,23 +103,42 @@ def block_lambdas(lam, model):
     return check.block_lambdas(lam, model)
 
 
+_RELIABLE = 1e-4    # recompute the float64 residual when the recursive one has fallen by this factor,
+_SEGMENT = 50       # or after this many iterations
+_EPS = float(np.finfo(np.float64).eps)
+
+
+def _pow2(a):
+    """The power of two at or above ``max|a|`` (1 for a zero array): scaling by it is exact."""
+    m = float(np.max(np.abs(a))) if a.size else 0.0
+    return 2.0 ** np.ceil(np.log2(m)) if m > 0 else 1.0
+
+
 class _Operator:
-    """``F``, ``Fᵀ`` and ``A = FᵀF/P + Λ`` on parameter vectors, from the prompts (no feature matrix).
+    """``F``, ``Fᵀ`` and ``A = FᵀF/P + Λ`` on parameter vectors, from the prompts (no feature matrix), in float64.
 
     With ``z = [s; y2]`` (``z = s`` reduced) and ``Θ = [Γ; vᵀ]`` ((D+1) × D, so that ``θ = vec Θ`` row-major):
-    ``Fθ = rowsum((ZΘ) ∘ X_q)`` and ``Fᵀr = vec(Zᵀ diag(r) X_q)`` — one GEMM each, for both blocks at once.
+    ``Fθ = rowsum((ZΘ) ∘ X_q)`` and ``Fᵀr = vec(Zᵀ diag(r) X_q)`` — one GEMM each, for both blocks at once, on
+    the transposed copies ``Zᵀ``, ``X_qᵀ`` (the faster layouts). Whole-matrix GEMMs, not blocks of rows: blocked
+    products are as fast on an idle machine, but each multi-threaded BLAS call waits for its slowest thread, and
+    on a shared machine the blocked products were 4–7× slower (measured).
     """
 
     def __init__(self, data, model, lg, lv):
-        self.S, self.X, self.y2 = data.s, data.xq, data.y2
         self.P, self.D = data.P, data.D
         self.full = model == "full"
-        self.Z = np.concatenate([data.s, data.y2[:, None]], axis=1) if self.full else data.s
-        self.ZT = np.ascontiguousarray(self.Z.T)        # (D+1, P) and (D, P): the faster GEMM layouts (measured)
-        self.XT = np.ascontiguousarray(self.X.T)
+        self.X = data.xq
+        D, Dz = self.D, self.D + (1 if self.full else 0)
+        WT = np.empty((Dz + D, self.P))                 # [Zᵀ; X_qᵀ] in one array: Zᵀ (Dz, P), X_qᵀ (D, P)
+        WT[:D] = data.s.T
+        if self.full:
+            WT[D] = data.y2
+        WT[Dz:] = data.xq.T
+        self.ZT, self.XT = WT[:Dz], WT[Dz:]
         self.lam = np.full(self.D * self.D + (self.D if self.full else 0), lg)
         if self.full:
             self.lam[self.D * self.D:] = lv
+        self.u = None           # Fθ of the last hess(θ), for the training residual
 
     def F(self, theta):
         return np.einsum("dp,dp->p", theta.reshape(-1, self.D).T @ self.ZT, self.XT)
@@ -111,8 +146,39 @@ class _Operator:
     def FT(self, r):
         return ((self.ZT * r) @ self.X).ravel()
 
+    def hess(self, theta):
+        """``FᵀFθ/P``."""
+        self.u = self.F(theta)
+        return self.FT(self.u) / self.P
+
     def A(self, theta):
-        return self.FT(self.F(theta)) / self.P + self.lam * theta
+        return self.hess(theta) + self.lam * theta
+
+    def gram(self, gam, ratio):
+        """``K_r γ = FΛ_r⁻¹Fᵀγ/P`` (module docstring), without the matrix."""
+        t = self.FT(gam)
+        if self.full:
+            t[self.D * self.D:] *= ratio
+        return self.F(t) / self.P
+
+
+class _Single:
+    """``FᵀFθ/P`` in float32 for features ``z ⊗ x`` given as ``Zᵀ`` ((D+1) × P) and ``X_qᵀ`` (D × P), on copies scaled
+    by powers of two (so that nothing overflows or underflows whatever the data's scale; the result is rescaled
+    exactly)."""
+
+    def __init__(self, ZT, XT):
+        sz, sx = _pow2(ZT), _pow2(XT)
+        self.ZT = (ZT * (1.0 / sz)).astype(np.float32)
+        self.XT = (XT * (1.0 / sx)).astype(np.float32)
+        self.scale = (sz * sx) ** 2 / ZT.shape[1]
+        self.D = XT.shape[0]
+
+    def __call__(self, theta):
+        tn = _pow2(theta)
+        Th = (theta * (1.0 / tn)).reshape(-1, self.D).astype(np.float32)
+        u = np.einsum("dp,dp->p", Th.T @ self.ZT, self.XT)
+        return ((self.ZT * u) @ self.XT.T).ravel().astype(np.float64) * (tn * self.scale)
 
 
 def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_000) -> RidgeSolution:
@@ -158,14 +224,14 @@ def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_0
     op = _Operator(data, model, lg, lv)
     if method == "gram":
         theta, res = _gram(data, op, lg, lv)
-        its, bound = 0, 0.0
-    else:
-        check.memory(8.0 * (6 * M + 6 * P * (D + 1)), f"conjugate gradients (P = {P}, M = {M})", "P or D")
-        theta, its, res = _cg(op, op.FT(data.yq) / P, pb, model, min(lg, lv), rtol, maxiter)
+        its, bound, fitted = 0, 0.0, op.F(theta)
+    else:   # [Zᵀ; X_qᵀ] (float64), its transform and float32 copy, the products' temporaries, the CG vectors
+        check.memory(8.0 * (6 * M + 8 * P * (D + 1)), f"conjugate gradients (P = {P}, M = {M})", "P or D")
+        theta, its, res, fitted = _cg(op, op.FT(data.yq) / P, min(lg, lv), rtol, maxiter)
         bound = res / min(lg, lv) if lg > 0 else np.inf
     Gamma = theta[: D * D].reshape(D, D)
     v = theta[D * D:] if model == "full" else None
-    resid = data.yq - op.F(theta)
+    resid = data.yq - fitted
     train = 0.5 * float(resid @ resid) / P + 0.5 * float(theta @ (op.lam * theta))
     test = pb.test_error(Gamma, v)
     idg = pb.test_error(Gamma, v, tasks=data.pool) if data.pool is not None else None
@@ -188,14 +254,62 @@ def _gram(data, op, lg, lv):
     P = data.P
     check.memory(8.0 * 3 * P * P, f"the {P} x {P} Gram matrix", "P")
     ratio = 1.0 if lg == 0 else lg / lv
-    if op.full:     # S Sᵀ + ratio y2 y2ᵀ as one product of (P, D + 1) factors
-        Sy = np.concatenate([data.s, np.sqrt(ratio) * data.y2[:, None]], axis=1)
-        K = Sy @ Sy.T
-    else:
-        K = data.s @ data.s.T
+    rhs = data.yq / P
+    Sy = op.ZT.T.copy()         # (P, D + 1) row-major
+    if op.full:                 # S Sᵀ + ratio y2 y2ᵀ as one product of (P, D + 1) factors
+        Sy[:, -1] *= np.sqrt(ratio)
+    out = _gram_mixed(op, Sy, lg, ratio, rhs) if lg > 0 else None
+    if out is None:
+        out = _gram_double(data, Sy, lg, rhs)
+    theta = op.FT(out[0])
+    if op.full:
+        theta[op.D * op.D:] *= ratio
+    return theta, out[1]
+
+
+def _gram_mixed(op, Sy, lg, ratio, rhs):
+    """``(K_r + λ_Γ I)γ = rhs`` by a float32 Cholesky factor and float64 refinement (module docstring); ``None``
+    when the factor fails or the refinement stagnates (the caller then factors in float64)."""
+    P = op.P
+    sz, sx = _pow2(Sy), _pow2(op.X)
+    Zs = (Sy / sz).astype(np.float32)
+    Xs = (op.X / sx).astype(np.float32)
+    scale = (sz * sx) ** 2 / P                  # K_r = scale · (Zs Zsᵀ) ∘ (Xs Xsᵀ)
+    K = blas.ssyrk(1.0, Zs.T, trans=1, lower=1)                # lower triangles; P x P, Fortran order
+    K *= blas.ssyrk(1.0, Xs.T, trans=1, lower=1)
+    K[np.diag_indices(P)] += np.float32(lg / scale)
+    factor, info = lapack.spotrf(K, lower=1, clean=0, overwrite_a=1)
+    if info != 0:
+        return None
+
+    def solve(r):
+        y = blas.strsv(factor, (r / scale).astype(np.float32), lower=1)
+        return blas.strsv(factor, y, lower=1, trans=1, overwrite_x=1).astype(np.float64)
+
+    knorm = float(np.max(np.einsum("pd,pd->p", op.X, op.X))
+                  * np.linalg.eigvalsh(Sy.T @ Sy)[-1] / P) + lg       # ‖K_r + λ_Γ I‖ (Schur)
+    bnorm = float(np.linalg.norm(rhs))
+    gam = solve(rhs)
+    best = (np.inf, None)
+    for _ in range(30):     # refine to round-off: until a step no longer halves the float64 residual
+        r = rhs - op.gram(gam, ratio) - lg * gam
+        rn = float(np.linalg.norm(r))
+        if not rn <= 0.5 * best[0]:
+            break
+        best = (rn, gam.copy())
+        gam += solve(r)
+    rn, gam = best
+    if rn <= np.sqrt(P) * _EPS * (knorm * float(np.linalg.norm(gam)) + bnorm):
+        return gam, rn / bnorm
+    return None
+
+
+def _gram_double(data, Sy, lg, rhs):
+    """The float64 Gram solve: Cholesky for ``λ_Γ > 0``, the pseudo-inverse (eigendecomposition) at ``λ = 0``."""
+    P = data.P
+    K = Sy @ Sy.T
     K *= data.xq @ data.xq.T
     K /= P
-    rhs = data.yq / P
     if lg > 0:
         K[np.diag_indices(P)] += lg
         factor = linalg.cho_factor(K, lower=True, check_finite=False, overwrite_a=False)
@@ -206,70 +320,120 @@ def _gram(data, op, lg, lv):
         keep = g > 1e-12 * g[-1]
         gam = U[:, keep] @ ((U[:, keep].T @ rhs) / g[keep])
         res = float(np.linalg.norm(K @ gam - U[:, keep] @ (U[:, keep].T @ rhs)) / np.linalg.norm(rhs))
-    theta = op.FT(gam)
-    if op.full:
-        theta[op.D * op.D:] *= ratio
-    return theta, res
+    return gam, res
 
 
 class _Preconditioner:
-    r"""Kronecker-factored inverse of the dataset's Hessian (the preconditioner of :func:`_cg`).
+    r"""Kronecker-factored inverse of the dataset's Hessian (the preconditioner of :func:`_cg`), as a change of
+    variables.
 
     The features are ``h = z ⊗ x_q`` with ``z = [s; y2]`` (``z = s`` for the reduced model), and ``z`` and ``x_q``
     are independent, so ``E H = E[z zᵀ] ⊗ E[x xᵀ]``. The dataset's own factors ``A_z = ZᵀZ/P`` and
     ``A_x = X_qᵀX_q/P`` carry its anisotropy — a pool of ``K < D`` tasks makes ``A_z`` nearly singular off the
     pool's span, and makes the ``v`` feature ``y2 x_q`` nearly collinear with ``Γ`` features along the pool (so
     the ``Γ``–``v`` cross block must be kept). With ``Λ = Λ̃ ⊗ I``:
-    ``(A_z ⊗ A_x + Λ)⁻¹ = Λ̃^{-1/2} (B ⊗ A_x + I)⁻¹ Λ̃^{-1/2}``, ``B = Λ̃^{-1/2} A_z Λ̃^{-1/2}``, applied in the eigenbases
-    of ``B`` and ``A_x`` (``O(D³)``). Any SPD preconditioner leaves the solution and the stopping rule unchanged.
+    ``(A_z ⊗ A_x + Λ)⁻¹ = Λ̃^{-1/2} (B ⊗ A_x + I)⁻¹ Λ̃^{-1/2}``, ``B = Λ̃^{-1/2} A_z Λ̃^{-1/2} = U_b diag(e_b) U_bᵀ``,
+    ``A_x = U_x diag(e_x) U_xᵀ``. CG runs on ``ψ`` with ``θ = Qψ``, ``Q = Λ̃^{-1/2}U_b ⊗ U_x``: then
+    ``QᵀAQ = H' + I`` (``H'`` the Hessian of the transformed features ``z' = U_bᵀΛ̃^{-1/2}z``, ``x' = U_xᵀx``) and the
+    preconditioner is the diagonal ``1/(e_b ⊗ e_x + 1)`` — the same iterates as preconditioned CG on ``θ``, with no
+    ``D³`` products per iteration. At ``λ = 0``: ``Λ̃ = I`` and ``QᵀAQ = H'``. Any SPD preconditioner leaves the
+    solution and the stopping rule unchanged.
     """
 
     def __init__(self, op):
         P = op.P
-        Z = op.Z
         lam_rows = op.lam[:: op.D]                       # Λ̃: one decay per row of Θ = [Γ; vᵀ]
         ridge = bool(lam_rows[0] > 0)                   # λ = 0 (min-norm, P >= M): (A_z ⊗ A_x)⁻¹
         self.scale = 1.0 / np.sqrt(lam_rows) if ridge else np.ones(lam_rows.size)
-        B = (Z.T @ Z / P) * np.outer(self.scale, self.scale)
-        self.eb, self.Ub = np.linalg.eigh(B)
-        self.ex, self.Ux = np.linalg.eigh(op.X.T @ op.X / P)
-        prod = np.outer(np.maximum(self.eb, 0.0), np.maximum(self.ex, 0.0))
+        B = (op.ZT @ op.ZT.T / P) * np.outer(self.scale, self.scale)
+        eb, self.Ub = np.linalg.eigh(B)
+        ex, self.Ux = np.linalg.eigh(op.XT @ op.XT.T / P)
+        prod = np.outer(np.maximum(eb, 0.0), np.maximum(ex, 0.0)).ravel()
         self.inv = 1.0 / (prod + 1.0) if ridge else 1.0 / np.maximum(prod, 1e-300)
-        self.shape = (Z.shape[1], op.D)
+        self.shift = 1.0 if ridge else 0.0                # QᵀΛQ = shift · I
+        self.shape = (lam_rows.size, op.D)
+        self.Wz = self.Ub.T * self.scale                   # z' = Wz z
+        w = self.scale**2                                  # ‖Qψ‖² = Σ_i w_i |(U_bΨ)_i|²; ‖Q⁻ᵀr'‖²: weights 1/w
+        self.odd = np.nonzero(w != w[0])[0]                # rows whose weight differs from row 0's (the v row)
+        self.w = w
 
-    def __call__(self, r):
-        Y = r.reshape(self.shape) * self.scale[:, None]
-        Y = self.Ub @ ((self.Ub.T @ Y @ self.Ux) * self.inv) @ self.Ux.T
-        return (Y * self.scale[:, None]).ravel()
+    def Q(self, psi):
+        """``θ = Qψ``."""
+        return (self.scale[:, None] * (self.Ub @ psi.reshape(self.shape) @ self.Ux.T)).ravel()
+
+    def Qt(self, r):
+        """``r' = Qᵀr``."""
+        return (self.Wz @ r.reshape(self.shape) @ self.Ux).ravel()
+
+    def _norm(self, Y, w):
+        """``sqrt(Σ_i w_i |(U_b Y)_i|²)`` with at most one row weight differing from ``w_0`` (``U_b`` orthogonal)."""
+        Y = Y.reshape(self.shape)
+        out = w[0] * float(np.sum(Y * Y))
+        for i in self.odd:
+            row = self.Ub[i] @ Y
+            out += (w[i] - w[0]) * float(row @ row)
+        return float(np.sqrt(max(out, 0.0)))
+
+    def norm_theta(self, psi):
+        """``‖Qψ‖`` without forming ``Qψ``."""
+        return self._norm(psi, self.w)
+
+    def norm_residual(self, rp):
+        """``‖Q⁻ᵀr'‖`` (the residual in ``θ``'s coordinates) without forming it."""
+        return self._norm(rp, 1.0 / self.w)
 
 
-def _cg(op, b, pb, model, lam_lo, rtol, maxiter):
-    """Preconditioned CG on ``Aθ = b`` with the certified stopping rule of the module docstring."""
+def _cg(op, b, lam_lo, rtol, maxiter):
+    """Preconditioned CG on ``Aθ = b`` (in the coordinates ``ψ`` of :class:`_Preconditioner`) with float32 products,
+    float64 reliable updates and the certified stopping rule of the module docstring; returns ``θ``, the
+    iterations, the true residual and ``Fθ``."""
     pre = _Preconditioner(op)
-    theta = np.zeros_like(b)
-    r = b.copy()
-    z = pre(r)
+    single = _Single(pre.Wz @ op.ZT, pre.Ux.T @ op.XT)     # the transformed features z', x' in float32
+    bnorm = float(np.linalg.norm(b))
+    psi = np.zeros_like(b)
+    r = pre.Qt(b)                       # the residual r' = Qᵀ(b − Aθ)
+    anchor, since = bnorm, 0            # the true residual at the last float64 recomputation, iterations since
+    use_single = True                   # float32 products until a segment of them fails to make progress
+    z = pre.inv * r
     p = z.copy()
     rz = float(r @ z)
-    bnorm = float(np.linalg.norm(b))
+    rn = bnorm
+    target = 1e-13 * bnorm
     for it in range(1, maxiter + 1):
-        Ap = op.A(p)
-        step = rz / float(p @ Ap)
-        theta += step * p
+        Ap = single(p) if use_single else pre.Qt(op.hess(pre.Q(p)))
+        Ap += pre.shift * p
+        pAp = float(p @ Ap)
+        if use_single and not (np.isfinite(pAp) and pAp > 0):
+            use_single = False
+            Ap = pre.Qt(op.hess(pre.Q(p))) + pre.shift * p
+            pAp = float(p @ Ap)
+        if not pAp > 0:
+            raise ConvergenceError(f"ridge: conjugate gradients met a direction with pᵀAp = {pAp:.3g} (A is not "
+                                   "positive definite in floating point); use replica.gibbs (eigendecomposition)")
+        step = rz / pAp
+        psi += step * p
         r -= step * Ap
-        rn = float(np.linalg.norm(r))
-        target = rtol * lam_lo * float(np.linalg.norm(theta)) if lam_lo > 0 else 1e-13 * bnorm
-        if rn <= target or rn <= 1e-15 * bnorm:
-            r_true = b - op.A(theta)          # the recursion drifts: certify with the true residual
-            rt = float(np.linalg.norm(r_true))
+        rn = pre.norm_residual(r)
+        target = rtol * lam_lo * pre.norm_theta(psi) if lam_lo > 0 else 1e-13 * bnorm
+        since += 1
+        if rn <= max(target, 1e-15 * bnorm) or rn <= _RELIABLE * anchor or since >= _SEGMENT:
+            since = 0
+            theta = pre.Q(psi)
+            res = b - op.A(theta)       # reliable update: the recursion drifts, certify with the true residual
+            rt = float(np.linalg.norm(res))
+            target = rtol * lam_lo * float(np.linalg.norm(theta)) if lam_lo > 0 else 1e-13 * bnorm
             if rt <= max(target, 1e-15 * bnorm) * 1.0000001:
-                return theta, it, rt
-            r = r_true
-            z = pre(r)
-            p = z.copy()
-            rz = float(r @ z)
-            continue
-        z = pre(r)
+                return theta, it, rt, op.u
+            r = pre.Qt(res)
+            if use_single and not rt <= 0.5 * anchor:     # float32 directions stopped helping: float64 from here
+                use_single = False
+                z = pre.inv * r
+                p = z.copy()
+                rz = float(r @ z)
+                anchor = rn = rt
+                continue
+            anchor = rn = rt
+        z = pre.inv * r
         rz_new = float(r @ z)
         p = z + (rz_new / rz) * p
         rz = rz_new
