@@ -111,7 +111,7 @@ from linattn.kernel_learner import (
 )
 from linattn.results import short_repr
 
-from .pool_theory import GAUSS_POOLS, _effective_ridge, draw_theory_pool
+from .pool_theory import GAUSS_POOLS, draw_theory_pool, effective_ridge
 
 LAWS = ("finite", "gaussian", "mp")
 LEARNERS = ("kernel", "feature")
@@ -193,7 +193,7 @@ def gaussian_errors(S, B, V, P, lam, metrics):
     sig = np.maximum(sig, 0.0)
     Bt = U.T @ B
     g = np.einsum("jk,jk->j", Bt, Bt)
-    kap, res = _effective_ridge(sig, np.ones(F), F, P, lam)
+    kap, res = effective_ridge(sig, np.ones(F), F, P, lam)
     inv = 1.0 / (sig + kap)
     G = U @ (inv[:, None] * Bt)
     pos = sig > 0

@@ -178,7 +178,7 @@ def gaussian_errors(pb, P, beta, lam, model, spectrum: _Spectrum) -> PoolErrors:
     M = D * float(n.sum())
     if lam == 0 and abs(P - M) < 0.5:
         check.fail("P", P, f"!= M = {M:g} at lam = 0 (the min-norm solution diverges at the interpolation threshold)")
-    kap, res = _effective_ridge(s, n, D, P, lam)
+    kap, res = effective_ridge(s, n, D, P, lam)
     Gd = _diag(sp.G)
     inv = 1.0 / (s + kap)
     pos = s > 0
@@ -219,10 +219,26 @@ def _cnorm(Mu, G, inv) -> float:
     return float(inv @ (Mu * G) @ inv)
 
 
-def _effective_ridge(s, n, D, P, lam):
+def effective_ridge(s, n, D, P, lam):
     r"""``κ``: root of ``g(κ) = κ − λ − κ (D/P) Σ_j n_j σ_j/(σ_j + κ)``. Bracket ``[λ, λ + (D/P) Σ n_j σ_j]``:
     ``g(λ) <= 0 <= g(λ + (D/P)Σ n σ)``, and ``g`` crosses zero once (``g/κ`` increases). At ``λ = 0`` the root of
-    ``g/κ = 1 − (D/P)Σ nσ/(σ + κ)`` is ``κ > 0`` when ``P < M`` and ``κ = 0`` when ``P > M``."""
+    ``g/κ = 1 − (D/P)Σ nσ/(σ + κ)`` is ``κ > 0`` when ``P < M`` and ``κ = 0`` when ``P > M``.
+
+    Parameters
+    ----------
+    s, n : ndarray
+        Eigenvalues ``σ_j >= 0`` of the feature covariance's factor and their multiplicities ``n_j`` (each times ``D``).
+    D : int
+        The multiplicity of the Kronecker factor.
+    P : float
+        Number of prompts.
+    lam : float
+        Weight decay ``λ >= 0``.
+
+    Returns
+    -------
+    kappa, residual : float
+    """
     M = D * float(n.sum())
     if lam == 0:
         if P > M:
