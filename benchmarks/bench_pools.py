@@ -27,6 +27,18 @@ OPENBLAS_NUM_THREADS=1 — how the figure workers of `make run` compute).
    precision: the product (4 P D (D+1) flops, about D/2 flops per byte of data) is compute-bound.
 4. Peak memory of one dataset at D = 100, τ = 10 (P = 100 000) in a fresh process: required < 4 GB.
 
+Measured on a quiet machine (session 31, `--rounds 3`, nothing else running; load average 1.0–2.0 is this benchmark):
+
+* 1, default BLAS threads: 12.0×, 19.3×, 48.2× at τ = 0.5, 2, 10 (0.15 / 0.19 / 0.43 s against 1.8 / 3.6 / 20.8 s).
+* 1b, one BLAS thread: 41.8×, 24.7×, 46.7× (0.070 / 0.22 / 0.60 s against 2.9 / 5.4 / 28.1 s).
+* 2: 146 s with the default threads, 180 s with one (one core idle) — goal ≤ 3 min; pb.sample 15–20 %.
+* 3: float32 product 7.95 ms = 11.6× the bandwidth limit with the data read once (30.9 GB/s), 2.9× as written,
+  2.1× the sgemm flop-rate limit; float64 15.5 ms (11.3×, 2.8×, 1.9×).
+* 4: 0.77 GiB.
+
+Decision: the library does not pin BLAS threads (two threads win on an idle machine); on a shared machine use one
+(OPENBLAS_NUM_THREADS=1 or threadpoolctl), as the numbers under load below show.
+
 Measured (session 30; other jobs on the machine, load average 2.3–6.4 on 2 cores):
 
 * 1b, one BLAS thread: 41×, 22×, 43× at τ = 0.5, 2, 10 (0.060 / 0.22 / 0.49 s against 2.5 / 5.0 / 21 s; load 3.8–4.3);
