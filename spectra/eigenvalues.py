@@ -8,7 +8,8 @@ Two exact paths (conventions §2):
   exactly zero and are returned as zeros.
 * ``P >= M`` — ``H = Fᵀ F / P`` itself (numpy evaluates ``Fᵀ F`` as a symmetric rank-k update,
   BLAS ``syrk``), with the feature rows processed in batches of at most ``max_bytes`` so that
-  memory stays bounded for large ``P``; then ``eigvalsh``.
+  memory stays bounded for large ``P``; then all eigenvalues by LAPACK's two-stage reduction
+  (:func:`spectra.symmetric.symmetric_eigenvalues`; ``numpy.linalg.eigvalsh`` where it is not available).
 
 The naive reference (``method="naive"``) forms ``F``, then ``Fᵀ F / P``; it exists for tests
 and benchmarks.
@@ -18,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from linattn import check
+
+from .symmetric import symmetric_eigenvalues
 
 METHODS = ("auto", "gram", "dense", "naive")
 
@@ -84,12 +87,12 @@ def hessian_eigenvalues(data, pb, rescale=True, model="reduced", method="auto") 
     check.memory(8.0 * 3 * n * n + (8.0 * P * M if method == "naive" else 0.0),
                  f"the {n} x {n} eigenvalue problem", "P or D")
     if method == "gram":
-        nz = np.linalg.eigvalsh(data.gram(model))
+        nz = symmetric_eigenvalues(data.gram(model), overwrite=True)
         k = max(0, M - P)
         ev = np.concatenate([np.zeros(k), nz[max(0, P - M):]]) if P <= M else nz[P - M:]
         ev = np.sort(ev)
     elif method == "dense":
-        ev = np.linalg.eigvalsh(hessian_dense(data, model))
+        ev = symmetric_eigenvalues(hessian_dense(data, model), overwrite=True)
     else:
         F = data.features(model)
         ev = np.linalg.eigvalsh(F.T @ F / P)
