@@ -7,7 +7,8 @@
 #                on 2 cores that is 1.4x faster than one process with two BLAS threads)
 # Either works alone from a fresh clone. PYTHON may be overridden (default: python3).
 # The optional extras [dask] and [docs] (mkdocs + mkdocstrings, ~10 s; `make docs` builds the API reference into
-# build/site with warnings as errors) are installed so that their tests run in CI.
+# build/site with warnings as errors) are installed by every target but `run` so that their tests run in CI;
+# `make run` installs the core only (its figures and report need nothing else).
 # The optional extra [dask] (xarray, zarr, dask.distributed; ~25 s to install) is installed so that
 # the sweep tests run in CI; the core imports and tests without it (those tests are then skipped).
 # The optional extra [torch] (nonlinear transformer demos: figures icl_emergence, grokking and markov_transformer,
@@ -19,20 +20,28 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
+CORE_STAMP := $(VENV)/.core-stamp
 OUT    ?= figures
 TORCH_FIGURES := icl_emergence grokking markov_transformer
 
 .PHONY: run test bench install clean torch docs lint
 
+# `make run` needs the core only (~35 s less to install on a fresh clone); everything else installs the extras too
+$(CORE_STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $(CORE_STAMP)
+
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[test,dask,docs]"
-	touch $(STAMP)
+	touch $(STAMP) $(CORE_STAMP)
 
 install: $(STAMP)
 
-run: $(STAMP)
+run: $(CORE_STAMP)
 	$(VENV)/bin/linattn info --D 10 --N 100
 	$(VENV)/bin/linattn figures fig1 --quick --out $(OUT)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VENV)/bin/linattn validate --quick --out $(OUT) --no-progress & pid=$$!; \
