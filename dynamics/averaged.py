@@ -23,6 +23,11 @@ theory itself.
 A Gaussian initialisation ``θ_0 ~ N(0, σ_0² I)`` adds ``(c σ_0²/2) Σ_i κ_i D_i r̄_i`` terms with
 ``∫ e^{−2(x+λ')τ} dρ_i`` (per-block spectral measures) to the mean errors.
 
+Test prompts of another context length ``N_test`` (the model trained at ``N``): the filters and ``E_t`` are
+unchanged; the test metric of each block is multiplied by ``c(N_test)/c(N)`` (``Γ``) and ``c_v(N_test)/c_v(N)``
+(``v``), in the norm ``⟨φ_τ b, K φ_τ b⟩`` (teacher part included) and in the initial-spread term; the overlap
+``b tr Γ/D`` does not depend on the context length.
+
 ``law="mp"`` uses Marchenko–Pastur with decoupled labels (conventions §3.2/§3.3 baseline);
 ``law="finite"`` the finite-D prompt law with the scale–label correlations (``channel="decoupled"``
 drops them: the second baseline).
@@ -127,10 +132,11 @@ class AveragedCurves:
     lam: float
     law: str
     model: str
+    N_test: int | None = None
 
 
 def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", channel="correlated",
-                    model="reduced") -> AveragedCurves:
+                    model="reduced", N_test=None) -> AveragedCurves:
     """Theory of the dataset-averaged gradient-flow curves (module docstring).
 
     Parameters
@@ -150,21 +156,27 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
         With ``law="finite"``: keep (default) or drop the scale–label correlations (the baseline
         of conventions §3.3).
     model : {"reduced", "full"}
+    N_test : int, optional
+        Context length of the test prompts (``>= 1``; default ``None``: the training length ``N``): ``test`` is
+        the error at ``N_test`` of the model trained at ``N`` (module docstring).
 
     Returns
     -------
     AveragedCurves
+        ``N_test`` records the test prompts' context length (``None``: ``N``).
     """
     check.problem(pb)
     P = check.positive("P", P)
     lam = check.nonnegative("lam", lam)
     gamma = check.positive("gamma", gamma)
     sigma0 = 0.0 if init is None else check.nonnegative("init", init)
+    N_test = None if N_test is None else check.positive_int("N_test", N_test)
     t = np.atleast_1d(check.finite_array("times", times))
     if t.ndim != 1 or np.any(t < 0):
         check.fail("times", f"<array with shape {t.shape}, minimum {t.min()!r}>", "a 1-d array of times >= 0")
     lw = prompt_law(pb, model, law, channel)
     c = pb.feature_variance
+    ratio = None if N_test in (None, pb.N) else pb.test_metric_ratio(N_test)[:lw.n_blocks]    # None: untouched
     with np.errstate(over="ignore"):
         lp = float(check.finite_result(np.float64(lam) / c, {"lam": lam}, "λ/c (the weight decay in H/c units)"))
 
@@ -174,10 +186,10 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
             tr, te = 0.5 * pb.label_variance, pb.test_error_from_moments(0.0, 0.0)
         else:
             tr = 0.5 * (pb.label_variance - _filtered(2 * tau, lp, P, lw).real)
-            overlap, norm = _moments(tau, lp, P, lw, pb)
+            overlap, norm = _moments(tau, lp, P, lw, pb, ratio)
             te = pb.test_error_from_moments(overlap, norm)
         if sigma0 > 0:
-            init_tr, init_te = _init_terms(tau, lp, P, lw)
+            init_tr, init_te = _init_terms(tau, lp, P, lw, ratio)
             with np.errstate(over="ignore", invalid="ignore"):
                 spread = 0.5 * c * np.float64(sigma0) ** 2 * np.array([init_tr, init_te])
             spread = check.finite_result(spread, {"init": sigma0}, "the initial spread of the errors")
@@ -196,7 +208,7 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
             train[i], test[i] = chord[0] + (tau / TAU_CHORD) * (chord[1] - chord[0])
         else:
             train[i], test[i] = point(tau)
-    return AveragedCurves(times=t, train=train, test=test, P=P, lam=lam, law=law, model=model)
+    return AveragedCurves(times=t, train=train, test=test, P=P, lam=lam, law=law, model=model, N_test=N_test)
 
 
 def _filtered(tau, lp, P, lw):
@@ -205,23 +217,27 @@ def _filtered(tau, lp, P, lw):
     return np.sum(cj * data_transforms(-aj, P, lw).T)
 
 
-def _moments(tau, lp, P, lw, pb):
+def _moments(tau, lp, P, lw, pb, ratio=None):
     """The two moments of ``θ(τ)`` the test error depends on (:meth:`linattn.Problem.test_error_from_moments`):
     ``overlap = t⟨θ̂_0, φ_τ b⟩`` and ``norm = ⟨φ_τ b, K φ_τ b⟩``, from ``ρ`` and the two-system
-    block overlaps."""
+    block overlaps; ``ratio`` (per block) rescales ``K`` to the test prompts' context length."""
     cj, aj = filter_poles(tau, lp)
     tr = data_transforms(-aj, P, lw)
     res = tr.resolvent
     nu = 1.0 / (lw.ratios(P) * res.r)
     S = block_overlaps(nu, nu, res.omega, res.omega, tr.rho, tr.rho, lw, P)   # all pairs (n, n, B)
-    pair = np.outer(tr.rho, tr.rho) + S @ lw.metric
+    if ratio is None:
+        pair = np.outer(tr.rho, tr.rho) + S @ lw.metric
+    else:       # the teacher direction lies in the Γ block
+        pair = ratio[0] * np.outer(tr.rho, tr.rho) + S @ (lw.metric * ratio)
     return np.sqrt(pb.teacher_norm2) * np.sum(cj * tr.rho).real, (cj @ pair @ cj).real
 
 
-def _init_terms(tau, lp, P, lw):
-    """``Σ_i D_i ∫(x+λ') e^{−2(x+λ')τ} dρ_i`` (train) and ``Σ_i κ_i D_i ∫ e^{−2(x+λ')τ} dρ_i`` (test)."""
+def _init_terms(tau, lp, P, lw, ratio=None):
+    """``Σ_i D_i ∫(x+λ') e^{−2(x+λ')τ} dρ_i`` (train) and ``Σ_i κ_i D_i ∫ e^{−2(x+λ')τ} dρ_i`` (test; ``κ`` times
+    ``ratio`` at another context length)."""
     dims = np.asarray(lw.block_dims, float)
-    kappa = lw.metric
+    kappa = lw.metric if ratio is None else lw.metric * ratio
     if tau == 0.0:
         mean_x = np.array([lw.weights @ lw.xi[:, i] for i in range(lw.n_blocks)])  # E[x] per block = E ξ_i
         return float(dims @ (mean_x + lp)), float((kappa * dims).sum())

@@ -27,6 +27,13 @@ the common-``λ`` path). With both entries ``> 0``, ``A`` is positive definite: 
 null space to carry, and ``θ(∞) = θ* = A⁻¹b`` whatever ``θ_0``; a pair ``(0, 0)`` is ``λ = 0`` (min-norm
 solution plus the null-space part of ``θ_0``).
 
+Test prompts of another context length ``N_test`` (``N_test=`` of every function here; the model is trained at
+``N``): the trajectory and ``E_t`` are unchanged, and ``E_g`` is the exact error at ``N_test``, the same quadratic
+form with the metric ``C_t = diag(c(N_test) I_{D²}, c_v(N_test) I_D)`` (``u`` does not depend on the context
+length). In the modes, ``W_t = VᵀC_tV = c_t I + (s c_{v,t} − c_t) V_2ᵀV_2`` (``V_2`` the ``v`` rows of the modes,
+``s`` the eigensystem's ``v_scale``) and ``W_{2,t} = VᵀC_t²V`` likewise; the in-distribution error uses the pool's
+metric at ``N_test`` (:func:`linattn.pools.idg_metric`).
+
 Extreme inputs: the spread over initialisations is computed from the amplitudes ``σ_0 d_k(t)`` (never
 ``σ_0²`` times a vanishing factor), so late times of a huge ``σ_0`` have their exact finite value; a result
 that overflows float64 is refused with a ``ValueError`` naming ``init``, ``lam`` or ``times``
@@ -67,6 +74,9 @@ class LearningCurves:
     test_idg : ndarray or None
         With a task pool (``data.pool``): the in-distribution error ``E_IDG`` (mean over
         initialisations; its s.d. is not computed), ``None`` otherwise.
+    N_test : int or None
+        The context length of the test prompts of ``test``, ``test_sd``, ``test_idg`` (``None``: the training
+        length ``N``).
     """
 
     __repr__ = short_repr
@@ -80,6 +90,7 @@ class LearningCurves:
     lam: float | tuple
     model: str
     test_idg: np.ndarray | None = None
+    N_test: int | None = None
 
 
 def decay_system(data, pb, lam, model):
@@ -206,7 +217,7 @@ def _init_spread(es: Eigensystem, lam, d, dn, a, sigma0):
 
 
 def curves(es: Eigensystem, lam, decay, decay_null, init=None, return_params=False, times=None, culprits=None,
-           lam_label=None) -> LearningCurves:
+           lam_label=None, N_test=None) -> LearningCurves:
     """Errors for given per-mode decay factors ``decay`` (n_t, k) and null-space factor (n_t,).
 
     The common core of :func:`gradient_flow` and :func:`gradient_descent` (module docstring).
@@ -229,11 +240,16 @@ def curves(es: Eigensystem, lam, decay, decay_null, init=None, return_params=Fal
         default: ``init`` and ``lam``).
     lam_label : float or tuple, optional
         The weight decay reported in the result (default ``lam``; a per-block pair when ``es`` holds ``H + Λ``).
+    N_test : int, optional
+        Context length of the test prompts (``>= 1``; default ``None``: the training length; module docstring).
 
     Returns
     -------
     LearningCurves
     """
+    if N_test is not None:
+        es = es.at_context_length(N_test)       # the test prompts' metric; the modes and E_t are unchanged
+        N_test = es.problem.N
     theta0, sigma0 = _init(es, init)
     culprits = {"init": theta0 if theta0 is not None else sigma0, "lam": lam} if culprits is None else culprits
     d = np.atleast_2d(decay)
@@ -255,7 +271,8 @@ def curves(es: Eigensystem, lam, decay, decay_null, init=None, return_params=Fal
             params = check.finite_result(es.lift(a) + dn[:, None] * null.vector[None, :], culprits, "theta(t)")
     return LearningCurves(times=np.asarray(times) if times is not None else np.arange(len(train)),
                           train=train, test=test, train_sd=train_sd, test_sd=test_sd, params=params,
-                          lam=float(lam) if lam_label is None else lam_label, model=es.model, test_idg=idg)
+                          lam=float(lam) if lam_label is None else lam_label, model=es.model, test_idg=idg,
+                          N_test=N_test)
 
 
 def _idg_curve(es: Eigensystem, a, d, dn, null: _NullPart, sigma0):
@@ -275,7 +292,8 @@ def _idg_curve(es: Eigensystem, a, d, dn, null: _NullPart, sigma0):
     return out
 
 
-def gradient_flow(data, pb, lam, times, gamma=1.0, init=None, model="reduced", return_params=False) -> LearningCurves:
+def gradient_flow(data, pb, lam, times, gamma=1.0, init=None, model="reduced", return_params=False,
+                  N_test=None) -> LearningCurves:
     """Exact gradient-flow learning curves ``E_t(t)``, ``E_g(t)`` of one dataset.
 
     Parameters
@@ -299,12 +317,17 @@ def gradient_flow(data, pb, lam, times, gamma=1.0, init=None, model="reduced", r
     model : {"reduced", "full"}
     return_params : bool
         Also return the (mean) parameter vectors ``θ(t)``.
+    N_test : int, optional
+        Context length of the test prompts (``>= 1``; default ``None``: the training length ``N``): ``test``,
+        ``test_sd`` and ``test_idg`` are the exact errors at ``N_test`` of the model trained at ``N``
+        (module docstring).
 
     Returns
     -------
     LearningCurves
     """
     es, lam_c, label = decay_system(data, pb, lam, model)
+    N_test = None if N_test is None else check.positive_int("N_test", N_test)
     gamma = check.positive("gamma", gamma)
     return_params = check.boolean("return_params", return_params)
     t = np.atleast_1d(check.finite_array("times", times))
@@ -315,15 +338,17 @@ def gradient_flow(data, pb, lam, times, gamma=1.0, init=None, model="reduced", r
         decay_null = np.exp(-(gamma * lam_c * t))
     theta0, sigma0 = _init(es, init)
     culprits = {"init": theta0 if theta0 is not None else sigma0, "lam": lam, "times": t}
-    return curves(es, lam_c, decay, decay_null, init, return_params, times=t, culprits=culprits, lam_label=label)
+    return curves(es, lam_c, decay, decay_null, init, return_params, times=t, culprits=culprits, lam_label=label,
+                  N_test=N_test)
 
 
-def gradient_descent(data, pb, lam, steps, lr, init=None, model="reduced", return_params=False) -> LearningCurves:
+def gradient_descent(data, pb, lam, steps, lr, init=None, model="reduced", return_params=False,
+                     N_test=None) -> LearningCurves:
     """Exact gradient-descent learning curves ``θ_n = θ* + (I − ηA)^n(θ_0 − θ*)``.
 
     Parameters
     ----------
-    data, pb, lam, init, model, return_params
+    data, pb, lam, init, model, return_params, N_test
         As in :func:`gradient_flow` (a per-block pair runs in the eigenbasis of ``H + Λ``).
     steps : array_like of int
         Step counts ``n >= 0``.
@@ -336,6 +361,7 @@ def gradient_descent(data, pb, lam, steps, lr, init=None, model="reduced", retur
         ``times`` holds the step counts.
     """
     es, lam_c, label = decay_system(data, pb, lam, model)
+    N_test = None if N_test is None else check.positive_int("N_test", N_test)
     lr = check.positive("lr", lr)
     return_params = check.boolean("return_params", return_params)
     lmax = es.lambda_max + lam_c
@@ -344,7 +370,7 @@ def gradient_descent(data, pb, lam, steps, lr, init=None, model="reduced", retur
     n = check.counts("steps", steps)
     decay = (1.0 - lr * (es.g + lam_c))[None, :] ** n[:, None]
     decay_null = (1.0 - lr * lam_c) ** n.astype(float)
-    return curves(es, lam_c, decay, decay_null, init, return_params, times=n, lam_label=label)
+    return curves(es, lam_c, decay, decay_null, init, return_params, times=n, lam_label=label, N_test=N_test)
 
 
 @dataclass(frozen=True, eq=False)
@@ -352,7 +378,8 @@ class LongTimeLimit:
     """``θ(∞)`` of gradient flow from ``θ_0`` (ridge solution for ``λ > 0``; min-norm solution
     plus the null-space part of ``θ_0`` for ``λ = 0``) and its errors.
 
-    ``test_idg``: the in-distribution error when the data carry a task pool (else ``None``).
+    ``test_idg``: the in-distribution error when the data carry a task pool (else ``None``). ``N_test``: the
+    context length of the test prompts of ``test``, ``test_idg`` and ``gap`` (``None``: the training length).
     ``gap = (E_g − E_t)/E_t`` (:func:`linattn.relative_gap`: ``inf`` when the training error is
     exactly zero, i.e. at ``λ = 0`` with ``P < M``); ``contrast = tr Γ / (‖Γ‖_F √D)``.
     """
@@ -365,9 +392,10 @@ class LongTimeLimit:
     gap: float
     contrast: float
     test_idg: float | None = None
+    N_test: int | None = None
 
 
-def long_time_limit(data, pb, lam, model="reduced", init=None) -> LongTimeLimit:
+def long_time_limit(data, pb, lam, model="reduced", init=None, N_test=None) -> LongTimeLimit:
     """The long-time limit of gradient flow (ΔEr and the contrast ratio of seed Figs. 5–6).
 
     Parameters
@@ -380,17 +408,21 @@ def long_time_limit(data, pb, lam, model="reduced", init=None) -> LongTimeLimit:
     model : {"reduced", "full"}
     init : None or array_like (M,)
         ``θ_0`` (zeros by default; a random initialisation has no single limit).
+    N_test : int, optional
+        Context length of the test prompts (``>= 1``; default ``None``: ``N``): ``test``, ``test_idg`` and ``gap``
+        at ``N_test`` (module docstring).
 
     Returns
     -------
     LongTimeLimit
     """
     es, lam_c, label = decay_system(data, pb, lam, model)
+    N_test = None if N_test is None else check.positive_int("N_test", N_test)
     if init is not None and (np.ndim(init) == 0):
         check.fail("init", init, "None or an array θ0 (a random initialisation has no single limit)")
     decay = np.zeros((1, es.k))
     decay_null = np.array([1.0 if lam_c == 0 else 0.0])
-    cv = curves(es, lam_c, decay, decay_null, init, return_params=True, lam_label=label)
+    cv = curves(es, lam_c, decay, decay_null, init, return_params=True, lam_label=label, N_test=N_test)
     theta = cv.params[0]
     Gamma, _ = linattn.unpack(theta, es.problem.D, es.model)
     if not np.any(Gamma):
@@ -399,4 +431,4 @@ def long_time_limit(data, pb, lam, model="reduced", init=None) -> LongTimeLimit:
     train, test = float(cv.train[0]), float(cv.test[0])
     return LongTimeLimit(theta=theta, train=train, test=test, gap=linattn.relative_gap(train, test),
                          contrast=float(linattn.contrast_ratio(Gamma)),
-                         test_idg=None if cv.test_idg is None else float(cv.test_idg[0]))
+                         test_idg=None if cv.test_idg is None else float(cv.test_idg[0]), N_test=N_test)

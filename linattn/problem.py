@@ -236,6 +236,31 @@ class Problem:
         m = radial_moments(self.link, D)
         return ((m.phi2 + s2) * (1.0 - 1.0 / D) + (m.phi22 + s2) / D) / N + (1.0 - 1.0 / N) * m.phi1_sq / D
 
+    def test_metric_ratio(self, N_test=None) -> np.ndarray:
+        r"""``[c(N_test)/c(N), c_v(N_test)/c_v(N)]``: how the test-error metric of the ``Γ`` and ``v`` blocks
+        changes when a model trained at context length ``N`` is evaluated on prompts of length ``N_test``.
+
+        The moments of ``s`` and ``y2`` depend on the context length (conventions §2), the teacher term ``u`` does
+        not; so the test error at ``N_test`` is the same quadratic form with ``C_t = diag(c(N_test) I, c_v(N_test) I)``.
+
+        Parameters
+        ----------
+        N_test : int, optional
+            Context length of the test prompts (``>= 1``; ``None``: ``N``, ratios 1).
+
+        Returns
+        -------
+        ndarray (2,)
+        """
+        if N_test is None:
+            return np.ones(2)
+        N_test = check.positive_int("N_test", N_test)
+        if N_test == self.N:
+            return np.ones(2)
+        other = dataclasses.replace(self, N=N_test)
+        return np.array([other.feature_variance / self.feature_variance,
+                         other.feature_variance_v / self.feature_variance_v])
+
     @property
     def feature_variance_v(self) -> float:
         r"""``c_v = E[(y2 x_q)_j²] = (1 + 2/N)((1 + σ²)² + 2/D)`` for the ``v`` block (exact).

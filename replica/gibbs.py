@@ -13,6 +13,18 @@ mean ``θ*`` (the ridge solution) and covariance ``A⁻¹/β``, ``A = H + λI``.
 with ``C = diag(c, c_v)`` the test-error metric. Everything is evaluated from one
 eigendecomposition per dataset (:class:`spectra.Eigensystem`), for any number of ``(β, λ)``.
 
+Test prompts of another context length ``N_test`` (the model trained at ``N``): the Gibbs measure is unchanged and
+only the metric moves, ``C_t = diag(c(N_test) I_{D²}, c_v(N_test) I_D)`` (``u`` and ``V`` do not depend on the
+context length). In the coordinates of the modes (``θ' = V a``, ``v' = v/√s``),
+
+.. math::
+   ⟨E_g⟩_{N_test} = ½[V − 2u·θ^* + c_t(|a|² − |v'^*|²) + s c_{v,t}|v'^*|²]
+                 + \frac{1}{2β}\big[c_t(\operatorname{tr}A'^{-1} − \operatorname{tr}P_vA'^{-1})
+                 + s c_{v,t}\operatorname{tr}P_vA'^{-1}\big],
+
+with the traces of ``∂F/∂λ`` (:meth:`linattn.Problem.test_error_from_moments` for the first bracket); the
+in-distribution error uses the pool's metric at ``N_test``.
+
 Per-block weight decay (full model). With ``Λ = diag(λ_Γ I_{D²}, λ_v I_D)``, ``A = H + Λ`` and every formula
 above holds with ``log det A``, ``tr(C A⁻¹)``. It is evaluated exactly through the rescaling
 ``θ = S θ'``, ``S = diag(I, √s I)``, ``s = λ_Γ/λ_v`` (``v' = v √(λ_v/λ_Γ)``): ``E_t(Sθ') = E'_t(θ')`` is the
@@ -73,6 +85,8 @@ class GibbsAverages:
     test_idg, test_idg_ridge : ndarray or None
         With a task pool (``data.pool``): the in-distribution error ``⟨E_IDG⟩ = E_IDG(θ*) +
         tr(C_W A⁻¹)/(2β)`` (:mod:`linattn.pools`) and its zero-temperature part; ``None`` otherwise.
+    N_test : int or None
+        The context length of the test prompts of ``test*`` (``None``: the training length ``N``).
     """
 
     __repr__ = short_repr
@@ -92,6 +106,7 @@ class GibbsAverages:
     dF_dlam_v: np.ndarray
     test_idg: np.ndarray | None = None
     test_idg_ridge: np.ndarray | None = None
+    N_test: int | None = None
 
     def __post_init__(self):
         python_scalars(self)      # scalar β and λ give floats, not 0-d arrays
@@ -122,7 +137,7 @@ def decay_pair(lam, model):
     return None if lg == lv else (lg, lv)
 
 
-def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
+def gibbs(data, pb, beta, lam, model="reduced", N_test=None) -> GibbsAverages:
     """Exact free energy and Gibbs averages of one dataset (module docstring).
 
     Parameters
@@ -139,6 +154,10 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
         ``tuple`` ``(λ_Γ, λ_v)``: the per-block decay of the full model (both ``> 0``, or both 0), one pair per
         call (``beta`` may still be an array). Any other tuple is refused.
     model : {"reduced", "full"}
+    N_test : int, optional
+        Context length of the test prompts (``>= 1``; default ``None``: the training length ``N``): ``test``,
+        ``test_ridge`` and ``test_idg*`` are the exact Gibbs averages of the error at ``N_test`` (module docstring);
+        the training quantities and the free energy do not depend on it.
 
     Returns
     -------
@@ -160,6 +179,7 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
     """
     pair = decay_pair(lam, model)
     b_arr = check.real_array("beta", beta, low=0.0, low_open=True, allow_inf=True)
+    N_test = None if N_test is None else check.positive_int("N_test", N_test)
     jacobian = 0.0
     if pair is None:
         es = as_eigensystem(data, pb, model)
@@ -182,8 +202,9 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
                          f"{null}-dimensional null space and the Gibbs measure is not normalisable; got lam = 0")
     keys = ("train", "test", "F", "tr_r", "te_r", "dFb", "dFl", "n2", "nv", "idg", "idg_r")
     out = {k: np.empty(B.shape) for k in keys}
-    idg = es.idg
-    Wd = np.diag(es.W)
+    es_t = es if N_test is None else es.at_context_length(N_test)     # the test prompts' metric (module docstring)
+    idg = es_t.idg
+    Wd = np.diag(es_t.W)
     trW = Wd.sum()
     G2d = np.diag(es.G2) if es.G2 is not None else np.zeros(es.k)
     Dv = es.M - es.problem.D ** 2              # parameters in the v block (0 for the reduced model)
@@ -192,9 +213,9 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
         gl = es.g + lam_i
         a = es.ridge_coefficients(lam_i)
         et = es.train_at_ridge(lam_i)
-        eg = float(es.test_error(a))
         norm2 = float(a @ a)                   # |θ'*|²
         nv = float(es.v_norm2(a))              # |v'*|²
+        eg = float(es_t.test_error(a))
         idg_r = float(idg.error(a)) if idg is not None else np.nan
         idg_i = idg_r
         if np.isinf(beta_i):
@@ -203,7 +224,7 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
             with np.errstate(divide="ignore"):
                 logdet = float(np.sum(np.log(gl))) + (null * np.log(lam_i) if null else 0.0)
                 tr_inv = float(np.sum(1.0 / gl)) + (null / lam_i if null else 0.0)
-                tr_Cinv = float(np.sum(Wd / gl)) + ((es.trC - trW) / lam_i if null else 0.0)
+                tr_Cinv = float(np.sum(Wd / gl)) + ((es_t.trC - trW) / lam_i if null else 0.0)
                 tr_v = float(np.sum(G2d / gl)) + ((Dv - G2d.sum()) / lam_i if null and Dv else 0.0)
             M = es.M
             with np.errstate(over="ignore", invalid="ignore"):
@@ -228,10 +249,10 @@ def gibbs(data, pb, beta, lam, model="reduced") -> GibbsAverages:
                          train_ridge=out["tr_r"], test_ridge=out["te_r"], dF_dbeta=out["dFb"],
                          dF_dlam=0.5 * n2, dF_dlam_gamma=0.5 * nG, dF_dlam_v=0.5 * nv, mean_norm2=n2,
                          test_idg=out["idg"] if idg is not None else None,
-                         test_idg_ridge=out["idg_r"] if idg is not None else None)
+                         test_idg_ridge=out["idg_r"] if idg is not None else None, N_test=N_test)
 
 
-def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0) -> "DatasetAverage":
+def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0, N_test=None) -> "DatasetAverage":
     """``⟨E_t⟩`` and ``⟨E_g⟩`` of ``n_datasets`` independent training sets, with means and s.e.
 
     Parameters
@@ -248,6 +269,8 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0) ->
     model : {"reduced", "full"}
     rng : int or numpy.random.Generator
         The ``seed`` of the datasets (a Generator gives one draw of it).
+    N_test : int, optional
+        Context length of the test prompts (``>= 1``; default ``None``: ``N``), as in :func:`gibbs`.
 
     Returns
     -------
@@ -274,26 +297,29 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0) ->
     lam = lam_gamma if lam_gamma == lam_v else (lam_gamma, lam_v)
     rng = check.seed_int("rng", rng)
     n_datasets = check.positive_int("n_datasets", n_datasets, minimum=2)
+    N_test = None if N_test is None else check.positive_int("N_test", N_test)
     tr, te = np.empty(n_datasets), np.empty(n_datasets)
     idg = np.empty(n_datasets) if pb.tasks is not None else None
     for i in range(n_datasets):
-        g = gibbs(pb.sample(P, rng=(rng, P, i)), pb, beta, lam, model)
+        g = gibbs(pb.sample(P, rng=(rng, P, i)), pb, beta, lam, model, N_test)
         tr[i], te[i] = float(g.train), float(g.test)
         if idg is not None:
             idg[i] = float(g.test_idg)
-    return DatasetAverage(train=tr, test=te, test_idg=idg)
+    return DatasetAverage(train=tr, test=te, test_idg=idg, N_test=N_test)
 
 
 @dataclass(frozen=True, eq=False)
 class DatasetAverage:
     """Exact Gibbs averages of independent datasets (``train``, ``test``: one value per dataset; ``test_idg``
-    with a task pool, else ``None``), their means and standard errors."""
+    with a task pool, else ``None``), their means and standard errors; ``N_test``: the context length of the test
+    prompts (``None``: the training length)."""
 
     __repr__ = short_repr
 
     train: np.ndarray
     test: np.ndarray
     test_idg: np.ndarray | None = None
+    N_test: int | None = None
 
     @property
     def test_idg_mean(self) -> float | None:

@@ -38,6 +38,7 @@ normal equations).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,9 +62,9 @@ class RidgeSolution:
     train : float
         ``E_t(θ*)`` with the weight decay included.
     test : float
-        Fresh-task error ``E_g(θ*)`` (exact, conventions §2).
+        Fresh-task error ``E_g(θ*)`` (exact, conventions §2) at the context length ``N_test``.
     test_idg : float or None
-        In-distribution error over the dataset's pool (``None`` without a pool).
+        In-distribution error over the dataset's pool at ``N_test`` (``None`` without a pool).
     lam : tuple of float
         ``(λ_Γ, λ_v)``.
     method : str
@@ -80,6 +81,8 @@ class RidgeSolution:
         Proven bound on ``|E_g(θ) − E_g(θ*)|`` that follows from ``error_bound``.
     certified : bool
         ``error_bound <= rtol · |θ|``.
+    N_test : int or None
+        The context length of the test prompts (``None``: the training length ``N``).
     """
 
     __repr__ = short_repr
@@ -96,6 +99,7 @@ class RidgeSolution:
     error_bound: float
     test_bound: float
     certified: bool
+    N_test: int | None = None
 
 
 def block_lambdas(lam, model):
@@ -181,7 +185,7 @@ class _Single:
         return ((self.ZT * u) @ self.XT.T).ravel().astype(np.float64) * (tn * self.scale)
 
 
-def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_000) -> RidgeSolution:
+def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_000, N_test=None) -> RidgeSolution:
     r"""Exact ridge (or min-norm) solution of one dataset without an eigendecomposition (module docstring).
 
     Parameters
@@ -199,6 +203,10 @@ def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_0
         Certified relative accuracy of ``θ`` on the CG route (``0 < rtol < 1``).
     maxiter : int
         CG iteration limit.
+    N_test : int, optional
+        Context length of the test prompts (``>= 1``; default ``None``: the training length ``N``). The model is
+        trained at ``N`` and ``test``, ``test_idg`` and ``test_bound`` are exact at ``N_test``:
+        ``E_g = ½[V − (2b/D) tr Γ + c(N_test)‖Γ‖_F² + c_v(N_test)|v|²]`` (:meth:`linattn.Problem.test_error`).
 
     Returns
     -------
@@ -214,6 +222,7 @@ def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_0
     method = check.choice("method", method, ("auto", "gram", "cg"))
     rtol = check.real("rtol", rtol, low=0.0, high=1.0, low_open=True, high_open=True)
     maxiter = check.positive_int("maxiter", maxiter)
+    N_test = None if N_test is None else check.positive_int("N_test", N_test)
     P, D = data.P, data.D
     M = pb.n_params(model)
     if method == "auto":
@@ -233,19 +242,21 @@ def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_0
     v = theta[D * D:] if model == "full" else None
     resid = data.yq - fitted
     train = 0.5 * float(resid @ resid) / P + 0.5 * float(theta @ (op.lam * theta))
-    test = pb.test_error(Gamma, v)
-    idg = pb.test_error(Gamma, v, tasks=data.pool) if data.pool is not None else None
-    cmax = max(pb.feature_variance, pb.feature_variance_v if model == "full" else 0.0)
-    grad = np.linalg.norm(np.concatenate([pb.feature_variance * Gamma.ravel()
-                                          - pb.teacher_strength * np.eye(D).ravel() / D]
-                                         + ([pb.feature_variance_v * v] if v is not None else [])))
+    pbt = pb if N_test is None or N_test == pb.N else dataclasses.replace(pb, N=N_test)   # the test prompts' problem
+    test = pbt.test_error(Gamma, v)
+    idg = pbt.test_error(Gamma, v, tasks=data.pool) if data.pool is not None else None
+    cmax = max(pbt.feature_variance, pbt.feature_variance_v if model == "full" else 0.0)
+    grad = np.linalg.norm(np.concatenate([pbt.feature_variance * Gamma.ravel()
+                                          - pbt.teacher_strength * np.eye(D).ravel() / D]
+                                         + ([pbt.feature_variance_v * v] if v is not None else [])))
     with np.errstate(over="ignore"):     # a bound beyond float64 (λ ~ 1e-300) is no certificate: inf
         test_bound = float(grad * np.float64(bound) + 0.5 * cmax * np.float64(bound) ** 2)
     norm = float(np.linalg.norm(theta))
     return RidgeSolution(Gamma=Gamma, v=v, train=float(train), test=float(test),
                          test_idg=None if idg is None else float(idg), lam=(lg, lv), method=method,
                          iterations=int(its), residual=res, error_bound=float(bound), test_bound=test_bound,
-                         certified=bool(np.isfinite(bound) and (method == "gram" or bound <= rtol * max(norm, 1e-300))))
+                         certified=bool(np.isfinite(bound) and (method == "gram" or bound <= rtol * max(norm, 1e-300))),
+                         N_test=N_test)
 
 
 def _gram(data, op, lg, lv):

@@ -31,7 +31,6 @@ regression with structured data: Loureiro et al., NeurIPS 2021; elliptical data:
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -133,17 +132,6 @@ def validate(pb, P, beta, lam, model, law, channel):
     return P, beta, lam, lw
 
 
-def test_metric_ratio(pb, N_test, n_blocks):
-    """``(c(N_test)/c(N), c_v(N_test)/c_v(N))`` per block: the test-error metric of a model trained at context length
-    ``N`` and evaluated at ``N_test`` (the moments of ``s`` and ``y2`` depend on the context length; conventions §2).
-    Ones when ``N_test`` is ``None`` or ``N``."""
-    if N_test is None or N_test == pb.N:
-        return np.ones(n_blocks)
-    pbt = dataclasses.replace(pb, N=N_test)
-    return np.array([pbt.feature_variance / pb.feature_variance,
-                     pbt.feature_variance_v / pb.feature_variance_v])[:n_blocks]
-
-
 def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correlated",
                      N_test=None) -> StationaryTheory:
     """Replica-symmetric stationary errors with a fresh task per prompt (module docstring); the public entry
@@ -184,7 +172,7 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
     S = block_overlaps(rr.a[None], rr.a[None], om[None], om[None], np.array([rho]), np.array([rho]), lw, P)[0, 0]
     sigma2 = np.real(S)
     w = lw.weights
-    ratio = test_metric_ratio(pb, N_test, lw.n_blocks)
+    ratio = pb.test_metric_ratio(N_test)[:lw.n_blocks]
     kappa = lw.metric * ratio               # the test metric at the evaluation length N_test (θ̃ = √c θ units)
     et = 0.5 * rr.eps * float(w @ ((lw.y2 - rho * lw.fy) * om))
     eg = float(pb.test_error_from_moments(np.sqrt(pb.teacher_norm2) * rho, ratio[0] * rho**2 + float(kappa @ sigma2)))

@@ -44,6 +44,7 @@ This is the exact engine of :mod:`dynamics`, :mod:`replica` and :mod:`validation
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -146,6 +147,32 @@ class Eigensystem:
     def trC2(self) -> float:
         D = self.problem.D
         return self.problem.feature_variance**2 * D * D + (self.c_v**2 * D if self.model == "full" else 0)
+
+    def at_context_length(self, N_test) -> "Eigensystem":
+        """The same eigensystem with the test metric of prompts of context length ``N_test``.
+
+        A model trained at context length ``N`` and tested at ``N_test``: the modes, eigenvalues and data are
+        unchanged (so are ``E_t``, the trajectories and the Gibbs measure); ``problem`` becomes ``pb`` at
+        ``N = N_test`` and ``W = VᵀC_tV``, ``W2 = VᵀC_t²V`` with ``C_t = diag(c(N_test) I, s c_v(N_test) I)``, so that
+        :meth:`test_error`, :attr:`idg`, :attr:`trC` and :attr:`trC2` are those of the test prompts
+        (``u`` does not depend on the context length).
+
+        Parameters
+        ----------
+        N_test : int
+            ``>= 1``.
+
+        Returns
+        -------
+        Eigensystem
+            ``self`` when ``N_test`` is the training length.
+        """
+        N_test = check.positive_int("N_test", N_test)
+        if N_test == self.problem.N:
+            return self
+        pbt = dataclasses.replace(self.problem, N=N_test)
+        W, W2 = _metric_from_gram(pbt.feature_variance, self.v_scale * pbt.feature_variance_v, self.k, self.G2)
+        return dataclasses.replace(self, problem=pbt, W=W, W2=W2)
 
     @property
     def u_norm2(self) -> float:
@@ -565,10 +592,15 @@ def _u_vector(pb, model):
 
 def _metric(c, cv, k, V2):
     """``W = Vᵀ C V``, ``W2 = Vᵀ C² V`` and ``G2 = V_2ᵀ V_2`` from the ``v`` rows ``V_2`` of the modes."""
-    if V2 is None:
-        return c * np.eye(k), c * c * np.eye(k), None
-    G2 = V2.T @ V2
-    return c * np.eye(k) + (cv - c) * G2, c * c * np.eye(k) + (cv * cv - c * c) * G2, G2
+    G2 = None if V2 is None else V2.T @ V2
+    return (*_metric_from_gram(c, cv, k, G2), G2)
+
+
+def _metric_from_gram(c, cv, k, G2):
+    """``W = c I + (c_v − c) G2`` and ``W2 = c² I + (c_v² − c²) G2`` (``c I`` and ``c² I`` for the reduced model)."""
+    if G2 is None:
+        return c * np.eye(k), c * c * np.eye(k)
+    return c * np.eye(k) + (cv - c) * G2, c * c * np.eye(k) + (cv * cv - c * c) * G2
 
 
 def _block_decay_eigensystem(data, pb, model, pair) -> Eigensystem:

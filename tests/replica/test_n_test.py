@@ -71,3 +71,146 @@ def test_asymptotic_test_context_ratio_is_the_limit_of_the_finite_d_theory(alpha
     for k, (ref, base) in enumerate(((th.test, same.test), (th.test_idg, same.test_idg))):
         extrap = np.polyval(np.polyfit(1.0 / Ds, vals[:, k], 2), 0.0)
         assert abs(extrap - ref) < 1e-8 < abs(base - ref), (k, extrap, ref, base)
+
+
+# ----------------------------------------------------------------------------- per-dataset engines at N_test
+def _dense_reference(data, pb, beta, lam, model, N_test):
+    """``(⟨E_g⟩, ⟨E_IDG⟩ or None)`` at ``N_test`` from dense matrices: ``θ* = A⁻¹b`` with ``A = FᵀF/P + Λ``, the error
+    of ``θ*`` by ``pb.test_error(Γ, v, N_test=)`` and the thermal part ``tr(C_t A⁻¹)/(2β)`` with the diagonal metric
+    ``C_t = diag(c(N_test), c_v(N_test))`` (the pool's: ``tr(C_W A⁻¹)``, :func:`linattn.pools.idg_metric`)."""
+    D, P = pb.D, data.P
+    F = data.features(model)
+    M = F.shape[1]
+    lg, lv = (lam, lam) if np.ndim(lam) == 0 else lam
+    A = F.T @ F / P + np.diag(np.r_[np.full(D * D, lg), np.full(M - D * D, lv)])
+    theta = np.linalg.solve(A, F.T @ data.yq / P)
+    G, v = linattn.unpack(theta, D, model)
+    test = pb.test_error(G, v, N_test=N_test)
+    idg = pb.test_error(G, v, tasks=data.pool, N_test=N_test) if data.pool is not None else None
+    if np.isfinite(beta):
+        pbt = dataclasses.replace(pb, N=N_test)
+        Ainv = np.linalg.inv(A)
+        metric = np.r_[np.full(D * D, pbt.feature_variance), np.full(M - D * D, pbt.feature_variance_v)]
+        test += float(metric @ np.diag(Ainv)) / (2 * beta)
+        if idg is not None:
+            idg += float(np.trace(linattn.pools.idg_metric(pbt, data.pool, model).apply(Ainv))) / (2 * beta)
+    return test, idg
+
+
+GIBBS_CASES = [(model, lam, tasks, P) for model, lam in (("reduced", 0.02), ("full", 0.02), ("full", (0.02, 0.1)))
+               for tasks in (None, 3) for P in (12, 40)]
+
+
+@pytest.mark.parametrize("model, lam, tasks, P", GIBBS_CASES)
+def test_gibbs_and_ridge_at_another_context_length_are_exact(model, lam, tasks, P):
+    """replica.gibbs(..., N_test=) at β ∈ {∞, 20, 10³} and replica.ridge(..., N_test=) against the dense reference
+    (θ* by a dense solve, its error by pb.test_error(Γ, v, N_test=), the thermal trace of the metric at N_test), D = 4,
+    N = 6, N_test ∈ {2, 15}: P = 12 < M (Gram path with a null space) and P = 40 >= M (dense / CG), fresh tasks and a
+    3-task pool (test_idg). Relative 1e-10 (measured ≤ 1e-14; the reference inverts A in float64). The errors at the
+    training length differ from the references by far more (the test can fail)."""
+    pb = linattn.Problem(4, 6, 0.3, tasks=tasks)
+    data = pb.sample(P, rng=(5, P))
+    betas = [np.inf, 20.0, 1e3]
+    for Nt in (2, 15):
+        g = replica.gibbs(data, pb, betas, lam, model, N_test=Nt)
+        base = replica.gibbs(data, pb, betas, lam, model)
+        r = replica.ridge(data, pb, lam, model, N_test=Nt)
+        assert g.N_test == Nt and r.N_test == Nt
+        for i, beta in enumerate(betas):
+            test, idg = _dense_reference(data, pb, beta, lam, model, Nt)
+            assert g.test[i] == pytest.approx(test, rel=1e-10), (Nt, beta)
+            assert abs(base.test[i] / test - 1) > 1e-3, (Nt, beta)
+            if tasks:
+                assert g.test_idg[i] == pytest.approx(idg, rel=1e-10), (Nt, beta)
+                assert abs(base.test_idg[i] / idg - 1) > 1e-3, (Nt, beta)
+        assert g.test_ridge[0] == g.test[0]
+        # ridge: its own parameters through pb.test_error at N_test, and the dense reference (CG certified to 1e-8)
+        assert r.test == pytest.approx(pb.test_error(r.Gamma, r.v, N_test=Nt), rel=1e-10)
+        assert r.test == pytest.approx(g.test[0], rel=1e-6)
+        if tasks:
+            assert r.test_idg == pytest.approx(pb.test_error(r.Gamma, r.v, tasks=data.pool, N_test=Nt), rel=1e-10)
+        assert r.train == replica.ridge(data, pb, lam, model).train
+        assert np.array_equal(g.train, base.train) and np.array_equal(g.free_energy, base.free_energy)
+
+
+def test_gibbs_accepts_the_eigensystem_of_h_plus_lambda_at_n_test():
+    """The per-block decay's other representation (spectra.eigensystem(..., lam=(λ_Γ, λ_v)), the Langevin
+    simulator's) gives the same Gibbs averages at N_test as the rescaled one (relative 1e-10)."""
+    import spectra
+
+    pb = linattn.Problem(4, 6, 0.3, tasks=3)
+    data = pb.sample(40, rng=9)
+    lam = (0.02, 0.1)
+    es = spectra.eigensystem(data, pb, "full", lam=lam)
+    a = replica.gibbs(es, pb, [np.inf, 20.0], lam, "full", N_test=15)
+    b = replica.gibbs(data, pb, [np.inf, 20.0], lam, "full", N_test=15)
+    np.testing.assert_allclose(a.test, b.test, rtol=1e-10)
+    np.testing.assert_allclose(a.test_idg, b.test_idg, rtol=1e-10)
+
+
+def test_dataset_average_at_n_test_averages_gibbs():
+    pb = linattn.Problem(4, 6, 0.3)
+    avg = replica.dataset_average(pb, 30, 50.0, 0.02, n_datasets=3, model="full", rng=4, N_test=15)
+    each = [float(replica.gibbs(pb.sample(30, rng=(4, 30, i)), pb, 50.0, 0.02, "full", N_test=15).test)
+            for i in range(3)]
+    assert avg.N_test == 15 and np.array_equal(avg.test, each)
+
+
+def test_n_test_none_or_n_is_bit_for_bit_the_training_length():
+    """N_test=None and N_test=N run the unchanged code path (ridge, gibbs, dataset_average): identical values."""
+    for tasks in (None, 3):
+        pb = linattn.Problem(4, 6, 0.3, tasks=tasks)
+        for P in (12, 40):
+            data = pb.sample(P, rng=P)
+            for lam in (0.02, (0.02, 0.1)):
+                r0, r1, r2 = (replica.ridge(data, pb, lam, "full", **kw) for kw in ({}, dict(N_test=None),
+                                                                                   dict(N_test=6)))
+                for r in (r1, r2):
+                    fields = ("test", "test_idg", "test_bound", "train")
+                    assert [getattr(r, f) for f in fields] == [getattr(r0, f) for f in fields]
+                g0, g1, g2 = (replica.gibbs(data, pb, [np.inf, 20.0], lam, "full", **kw)
+                              for kw in ({}, dict(N_test=None), dict(N_test=6)))
+                for g in (g1, g2):
+                    for name in ("test", "test_ridge", "test_idg", "test_idg_ridge", "train", "free_energy"):
+                        assert np.array_equal(getattr(g, name), getattr(g0, name)), name
+        a0 = replica.dataset_average(pb, 20, 50.0, 0.02, n_datasets=2, model="full")
+        a1 = replica.dataset_average(pb, 20, 50.0, 0.02, n_datasets=2, model="full", N_test=6)
+        assert np.array_equal(a0.test, a1.test)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "x", True, np.nan])
+def test_bad_n_test_is_refused(bad):
+    pb = linattn.Problem(3, 4, 0.1)
+    data = pb.sample(12, rng=0)
+    calls = [lambda: replica.ridge(data, pb, 0.1, N_test=bad), lambda: replica.gibbs(data, pb, 10.0, 0.1, N_test=bad),
+             lambda: replica.dataset_average(pb, 5, 10.0, 0.1, n_datasets=2, N_test=bad)]
+    for call in calls:
+        with pytest.raises(ValueError, match="N_test"):
+            call()
+
+
+def test_gibbs_at_n_test_against_raw_token_monte_carlo():
+    """Monte Carlo from the definition: parameters drawn from the Gibbs measure N(θ*, A⁻¹/β) of one dataset trained at
+    N = 8 (D = 4, σ = 0.3, P = 40, full model, λ = 0.05, β = 30), one fresh draw per test prompt, each test prompt
+    N_test = 3 raw tokens x_i ~ N(0, I), a fresh task, ŷ = sᵀΓx_q + y2 v·x_q from the tokens; 200 000 prompts.
+    replica.gibbs(..., N_test=3) within 4 s.e. (measured +1.6 s.e.); the error at the training length (the baseline)
+    is rejected (measured −38 s.e.)."""
+    D, N, Nt, P, lam, beta, n = 4, 8, 3, 40, 0.05, 30.0, 200_000
+    pb = linattn.Problem(D, N, 0.3)
+    data = pb.sample(P, rng=21)
+    F = data.features("full")
+    A = F.T @ F / P + lam * np.eye(F.shape[1])
+    theta_star = np.linalg.solve(A, F.T @ data.yq / P)
+    gen = np.random.default_rng(22)
+    thetas = theta_star + gen.standard_normal((n, F.shape[1])) @ np.linalg.cholesky(np.linalg.inv(A) / beta).T
+    G, v = linattn.unpack(thetas, D, "full")
+    tok = linattn.sampling.sample_tokens(dataclasses.replace(pb, N=Nt), n, rng=gen)
+    s = np.einsum("pnd,pn->pd", tok.X, tok.y) / Nt
+    y2 = np.einsum("pn,pn->p", tok.y, tok.y) / Nt
+    pred = np.einsum("pa,pab,pb->p", s, G, tok.xq) + y2 * np.einsum("pd,pd->p", v, tok.xq)
+    loss = 0.5 * (tok.yq - pred) ** 2
+    mean, se = loss.mean(), loss.std(ddof=1) / np.sqrt(n)
+    th = float(replica.gibbs(data, pb, beta, lam, "full", N_test=Nt).test)
+    base = float(replica.gibbs(data, pb, beta, lam, "full").test)
+    assert abs(th - mean) <= 4 * se, (th, mean, se)
+    assert abs(base - mean) > 4 * se, (base, mean, se)
