@@ -92,6 +92,8 @@ dimension ``F`` (:func:`_equivalent_problem`), whose features have the isotropic
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,7 +125,8 @@ N_COSINE = 48
 
 @dataclass(frozen=True, eq=False)
 class LearnerTheory:
-    """Dataset-averaged errors of the trained kernel learner (module docstring).
+    """Dataset-averaged errors of the trained kernel learner (module docstring) or feature learner
+    (:func:`replica.feature_theory.feature_learner_theory`).
 
     Attributes
     ----------
@@ -132,22 +135,29 @@ class LearnerTheory:
     lam : float
     learner : str
     law : str
-    train : float
-        ``E_t(Γ̂)`` with the weight decay.
+    train : float or None
+        ``E_t(Γ̂)`` with the weight decay (kernel learner); ``None`` for the feature learner (its optimal readout's
+        training error is not derived: :class:`replica.feature_theory.FeatureTheory`).
     test : float
-        Fresh-task (ICL) error at ``N_test``.
+        Fresh-task (ICL) error at ``N_test`` (the feature learner: of the readout fitted on the training distribution).
     test_idg : float or None
         In-distribution error (``pb.tasks = K``), else ``None``.
-    train_se, test_se, test_idg_se : float
+    train_se, test_se, test_idg_se : float or None
         Standard errors of the theory's own averages (sampled contexts, random pools); 0 for ``law="gaussian"``
-        and ``"mp"`` with fresh tasks.
+        and ``"mp"`` with fresh tasks; ``train_se`` is ``None`` when ``train`` is.
     kappa_eff : float or None
         Effective ridge ``κ`` of the Gaussian theory (mean over pools); ``None`` for ``law="mp"``.
     iterations : int
         Largest fixed-point iteration count.
     residual : float
-        Largest relative residual of the equations solved.
+        Largest relative residual of the equations solved (0 for the feature learner, whose solvers raise
+        :class:`linattn.ConvergenceError` instead).
     N_test : int or None
+    train_linear : float or None
+        Feature learner: the training loss with the linear readout (an upper bound of the optimal readout's global
+        minimum); ``None`` for the kernel learner.
+    readout : str or None
+        Feature learner: ``"optimal"``; ``None`` for the kernel learner.
     """
 
     __repr__ = short_repr
@@ -157,16 +167,18 @@ class LearnerTheory:
     lam: float
     learner: str
     law: str
-    train: float
+    train: float | None
     test: float
     test_idg: float | None
-    train_se: float
+    train_se: float | None
     test_se: float
     test_idg_se: float | None
     kappa_eff: float | None
     iterations: int
     residual: float
     N_test: int | None
+    train_linear: float | None = None
+    readout: str | None = None
 
 
 # --------------------------------------------------------------------------- the Gaussian theory
@@ -478,7 +490,8 @@ def _solve_fresh(sig, Y, Ey2, wc, rho, wR, d, metric, P, lam):
     St, Bt, Vt = metric
     test = 0.5 * (Vt - 2.0 * float(np.sum(Bt * gam * d)) + float(np.sum(St * gam**2 * d))
                   + float(np.sum(St[:, None] * C * dd)))
-    return dict(train=0.5 * fit + 0.5 * lam * norm2, test=test, iterations=its, residual=max(res, res_c))
+    return dict(train=0.5 * fit + 0.5 * lam * norm2, test=test, iterations=its, residual=max(res, res_c), gamma=gam,
+                C=C, fit=fit, norm2=norm2)
 
 
 def _projected(M, k, D, t, features):
@@ -574,7 +587,7 @@ def _matrix_finite(pb, P, lam, features, s, tasks, task, metrics):
                       + float(sum(d[k] * np.sum(St * C[k]) for k in range(nb))))
 
     return dict(train=0.5 * fit + 0.5 * lam * norm2, errors=[error(*m) for m in metrics], iterations=its,
-                residual=max(res, res_c))
+                residual=max(res, res_c), G=G, C=C, fit=fit, norm2=norm2)
 
 
 def pool_types(pb, pool, n, rng, features="hermite2"):
@@ -597,6 +610,142 @@ def pool_types(pb, pool, n, rng, features="hermite2"):
     return sample_contexts(pb, pool[task], rng, features), task
 
 
+# --------------------------------------------------------------------------- the ridge law of the linear map
+@functools.lru_cache(maxsize=64)
+def centred_link(link, mean):
+    """The link ``f − mean`` (cached, so that equal arguments give one :class:`linattn.links.Link` and the caches keyed
+    on it hit).
+
+    Parameters
+    ----------
+    link : linattn.links.Link
+    mean : float
+
+    Returns
+    -------
+    linattn.links.Link
+    """
+    if mean == 0.0:
+        return link
+    return links.Link(f"custom:{link.name}-centred{mean!r}", lambda z: link(z) - mean)
+
+
+_TYPES_CACHE: dict = {}
+
+
+def _linear_types(pb, pool, n, rng):
+    """The sampled contexts of :func:`ridge_law` (linear map), cached (a fixed point in ``λ`` reuses them): fresh
+    :func:`fresh_types` or the pool's :func:`pool_types`."""
+    key = (pb, None if pool is None else (pool.shape, pool.tobytes()), n, rng)
+    if key not in _TYPES_CACHE:
+        if len(_TYPES_CACHE) >= 16:
+            _TYPES_CACHE.pop(next(iter(_TYPES_CACHE)))
+        if pool is None:
+            _TYPES_CACHE[key] = fresh_types(pb, n, np.random.default_rng([rng, pb.D, 3]), "linear", 1)
+        else:
+            _TYPES_CACHE[key] = pool_types(pb, pool, n, np.random.default_rng([rng, pb.D, 4]), "linear")
+    return _TYPES_CACHE[key]
+
+
+@dataclass(frozen=True, eq=False)
+class RidgeLaw:
+    """Mean and covariance of the ridge ``Γ̂`` of the reduced linear attention over datasets (:func:`ridge_law`).
+
+    Attributes
+    ----------
+    mean : ndarray (D, D)
+        ``Γ̄ = E Γ̂``.
+    cov : ndarray (D, D)
+        ``C`` with ``Cov(vec Γ̂) = C ⊗ I_D`` (row-major ``vec``: ``Cov(Γ̂_ij, Γ̂_kl) = C_ik δ_jl``).
+    fit : float
+        ``E_t[ω_t² e_t]``: twice the training mean-squared residual (without the weight decay).
+    norm2 : float
+        ``E‖Γ̂‖_F² = ‖Γ̄‖² + D tr C``.
+    iterations : int
+    residual : float
+    """
+
+    __repr__ = short_repr
+
+    mean: np.ndarray
+    cov: np.ndarray
+    fit: float
+    norm2: float
+    iterations: int
+    residual: float
+
+
+def ridge_law(pb, P, lam, pool=None, centre=0.0, n_contexts=None, rng=0) -> RidgeLaw:
+    r"""The random-scale theory (module docstring) with the linear map ``φ(x) = x``: the mean and covariance of the
+    ridge ``Γ̂`` of ``(1/2P) Σ_μ (y_μ − c − s_μᵀΓx_μ)² + (λ/2)‖Γ‖_F²`` (the reduced linear attention on ``pb``'s
+    prompts, any link), the query labels centred by ``c`` (``centre``) and the contexts ``s = (1/N) Σ_i y_i x_i``
+    built from the raw labels.
+
+    With ``φ(x) = x`` there is one block: for fresh tasks ``Γ̄ = γ I`` and ``Cov(vec Γ̂) = c I ⊗ I`` from the scalar
+    equations (:func:`_fresh_finite`'s solver); for a pool ``Γ̄`` and ``C`` are ``D × D`` matrices (``Cov(vec Γ̂) =
+    C ⊗ I_D``) from the matrix equations on the pool's tasks. With a linear link this is the finite-``D`` theory of
+    :mod:`replica.pool_finite` (measured equal within its sampling error).
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+        Isotropic inputs, ``D >= 2``; ``pb.tasks`` is ignored (``pool`` decides).
+    P : float
+        Prompts (``>= 1``).
+    lam : float
+        Weight decay ``λ > 0``.
+    pool : None or array_like (K, D)
+        ``None``: fresh tasks; else the tasks of the pool (each context draws them in turn).
+    centre : float
+        ``c``: subtracted from the query labels (the readout's intercept).
+    n_contexts : None or int
+        Sampled contexts (default ``2**16`` fresh, ``2**12`` with a pool).
+    rng : int
+        Seed of the sampled contexts.
+
+    Returns
+    -------
+    RidgeLaw
+
+    Raises
+    ------
+    ValueError
+        Bad input.
+    linattn.ConvergenceError
+        A fixed point or the covariance equation was not solved.
+    """
+    pb = check.problem(pb)
+    if pb.covariance is not None or pb.D < 2:
+        check.fail("pb", pb, "a Problem with isotropic inputs and D >= 2")
+    P = check.real("P", P, low=1.0)
+    lam = check.positive("lam", lam)
+    centre = check.real("centre", centre)
+    rng = check.seed_int("rng", rng)
+    D = pb.D
+    label_pb = dataclasses.replace(pb, link=centred_link(pb.link, centre), tasks=None)
+    context_pb = dataclasses.replace(pb, tasks=None)
+    if pool is None:
+        n = check.positive_int("n_contexts", n_contexts or 2**16, minimum=64, maximum=2**22)
+        types = _linear_types(context_pb, None, n, rng)
+        d = _blocks(D, "linear")
+        R, wR, rho = query_scales(D, "linear")
+        mco, Ey2 = label_moments(label_pb, types["r"], R, "linear")
+        ft = fresh_blocks(label_pb, "linear")
+        metric = tuple(np.array(x)[:1] for x in (ft.S, ft.B)) + (ft.V,)
+        node = types["node"]
+        out = _solve_fresh(types["sig"], types["p"][:, None, :] * mco[node], Ey2[node], types["weight"], rho, wR, d,
+                           metric, P, lam)
+        mean, cov = float(out["gamma"][0]) * np.eye(D), float(out["C"][0, 0]) * np.eye(D)
+    else:
+        pool = check.finite_array("pool", pool, shape=(None, D))
+        n = check.positive_int("n_contexts", n_contexts or 2**12, minimum=64, maximum=2**22)
+        s, task = _linear_types(context_pb, pool, n, rng)
+        out = _matrix_finite(label_pb, P, lam, "linear", s, pool, task, [])
+        mean, cov = out["G"], out["C"][0]
+    return RidgeLaw(mean=mean, cov=cov, fit=float(out["fit"]), norm2=float(out["norm2"]),
+                    iterations=int(out["iterations"]), residual=float(out["residual"]))
+
+
 # --------------------------------------------------------------------------- the public entry point
 def _equivalent_problem(pb, features):
     """The baseline's linear-attention problem (module docstring): dimension ``F``, Gaussian tokens, a linear link of
@@ -607,9 +756,30 @@ def _equivalent_problem(pb, features):
                            links.Link.linear(float(np.sqrt(b))), tasks=pb.tasks)
 
 
-def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool=None, n_pools=8,
+def _feature(pb, P, lam, N_test, law, pool, n_pools, n_contexts, rng):
+    """``learner="feature"``: :func:`replica.feature_theory.feature_learner_theory` (optimal readout, balanced decay)
+    as a :class:`LearnerTheory`."""
+    from .feature_theory import LAWS as FEATURE_LAWS
+    from .feature_theory import feature_learner_theory
+
+    check.choice("law", law, FEATURE_LAWS)
+    th = feature_learner_theory(pb, P, lam, N_test=N_test, law=law, pool=pool, n_pools=n_pools,
+                                n_contexts=n_contexts, rng=rng)
+    return LearnerTheory(problem=pb, P=P, lam=lam, learner="feature", law=law, train=th.train, test=th.test,
+                         test_idg=th.test_idg, train_se=None, test_se=th.test_se, test_idg_se=th.test_idg_se,
+                         kappa_eff=None, iterations=0, residual=0.0, N_test=N_test, train_linear=th.train_linear,
+                         readout=th.readout)
+
+
+def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool=None, n_pools=None,
                    n_contexts=None, rng=0) -> LearnerTheory:
-    r"""Dataset-averaged train and test errors of the trained kernel learner (module docstring).
+    r"""Dataset-averaged train and test errors of the trained kernel or feature learner (module docstring).
+
+    ``learner="feature"`` dispatches to :func:`replica.feature_theory.feature_learner_theory` (optimal readout
+    ``E[y|t]`` of the training distribution, the balanced weight decay, ``docs/feature_learner.md``): ``test`` and
+    ``test_idg`` are its ICL and IDG errors, ``train`` is ``None`` (no theory of the nonlinear readout's fit to the
+    training points; ``train_linear`` holds the training loss of the linear-readout learner, an upper bound of the
+    global minimum), ``law`` is ``"finite"`` (scale mixture) or ``"gaussian"``.
 
     Parameters
     ----------
@@ -621,21 +791,24 @@ def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool
     lam : float
         Weight decay ``λ > 0``.
     learner : {"kernel", "feature"}
-        Only ``"kernel"`` is available (the feature learner's theory is another part of the issue).
+        The kernel learner (this module) or the feature learner (:mod:`replica.feature_theory`).
     N_test : None or int
         Context length of the test prompts (default ``pb.N``); the trained ``Γ̂`` is that of context length ``pb.N``.
     law : {"finite", "gaussian", "mp"}
         ``"finite"``: random scales (default); ``"gaussian"``: Gaussian features with the exact moments; ``"mp"``:
         the baseline (linear-attention equivalence with isotropic features; :func:`replica.stationary` with
-        ``law="mp"`` on the equivalent linear problem of dimension ``F``).
+        ``law="mp"`` on the equivalent linear problem of dimension ``F``). The feature learner takes ``"finite"``
+        (its readout's scale mixture) and ``"gaussian"``.
     pool : None or array_like (K, D)
         With ``pb.tasks = K``: average over ``n_pools`` random pools (``None``; pool ``j`` is
         :func:`replica.pool_theory.draw_theory_pool`) or condition on the given pool.
-    n_pools : int
-        Random pools averaged (``pool=None``).
+    n_pools : None or int
+        Random pools averaged (``pool=None``; default 8 for the kernel learner, 4 for the feature learner).
     n_contexts : None or int
-        Sampled contexts of ``law="finite"`` (default ``2**16`` for fresh tasks, ``2**13`` per pool); the
-        standard errors ``*_se`` include their sampling error.
+        Sampled contexts of ``law="finite"`` (kernel learner: default ``2**16`` for fresh tasks, ``2**13`` per pool;
+        feature learner: the components of each readout mixture, default 2048 fresh, 1024 per pool); the standard
+        errors ``*_se``
+        include their sampling error.
     rng : int
         Seed of the sampled contexts and of the pools.
 
@@ -646,24 +819,25 @@ def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool
     Raises
     ------
     ValueError
-        Bad input, or ``learner="feature"``.
+        Bad input.
     linattn.ConvergenceError
         A fixed point or the covariance equation was not solved.
     """
     pb = check.problem(pb)
     if pb.covariance is not None:
-        check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None) for the kernel learner's theory")
+        check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None) for the learners' theory")
     if pb.D < 2:
-        check.fail("pb", pb, "a Problem with D >= 2 for the kernel learner's theory")
+        check.fail("pb", pb, "a Problem with D >= 2 for the learners' theory")
     P = check.real("P", P, low=1.0)
     lam = check.positive("lam", lam)
     check.choice("learner", learner, LEARNERS)
-    if learner == "feature":
-        raise ValueError("learner must be 'kernel': the theory of the feature learner is not available yet; got "
-                         "'feature'")
-    check.choice("law", law, LAWS)
     N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    if n_pools is None:
+        n_pools = 8 if learner == "kernel" else 4
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)
+    if learner == "feature":
+        return _feature(pb, P, lam, N_test, law, pool, n_pools, n_contexts, rng)
+    check.choice("law", law, LAWS)
     rng = check.seed_int("rng", rng)
     features = "hermite2"
     if n_contexts is not None:

@@ -45,10 +45,39 @@ ROWS += [
         dict(x="array", task_ratio="positive_inf")),
     Row("ridge", replica.ridge, dict(data=DATA, pb=PB, lam=0.1, model="reduced", method="auto", rtol=1e-8, maxiter=100),
         dict(data="prompts", pb="problem", lam="nonneg", model="model", method="choice", rtol="tol", maxiter="posint")),
+    # N_test (the test prompts' context length) of the per-dataset engines
+    Row("ridge_N_test", replica.ridge, dict(data=DATA, pb=PB, lam=0.1, N_test=7), dict(N_test="posint")),
+    Row("gibbs_N_test", replica.gibbs, dict(data=DATA, pb=PB, beta=100.0, lam=0.1, N_test=7), dict(N_test="posint")),
+    Row("dataset_average_N_test", replica.dataset_average, dict(pb=PB, P=5, beta=100.0, lam=0.1, n_datasets=2,
+                                                              N_test=7), dict(N_test="posint")),
+]
+
+# the kernel and feature learners (tiny: D = 3, the Gaussian laws or 64 sampled contexts)
+PB_TANH = linattn.Problem(3, 4, 0.1, link="tanh")
+PB_POOL = linattn.Problem(3, 4, 0.1, link="tanh", tasks=2)
+KDATA = replica.kernel_data(PB, 12, rng=0, features="linear")
+ROWS += [
+    Row("kernel_data", replica.kernel_data, dict(pb=PB, P=12, rng=0, features="linear"),
+        dict(pb="problem", P="posint", rng="rng", features="choice")),
+    Row("kernel_ridge", replica.kernel_ridge, dict(data=KDATA, pb=PB, lam=0.1, rtol=1e-8, maxiter=100, N_test=7),
+        dict(data="prompts", pb="problem", lam="positive", rtol="tol", maxiter="posint", N_test="posint")),
+    Row("learner_theory", replica.learner_theory, dict(pb=PB_TANH, P=20, lam=0.1, learner="kernel", law="gaussian",
+                                                       N_test=7),
+        dict(pb="problem", P="positive", lam="positive", learner="choice", law="choice", N_test="posint")),
+    Row("learner_theory_feature", replica.learner_theory,
+        dict(pb=PB_POOL, P=20, lam=0.1, learner="feature", law="finite", n_pools=1, n_contexts=64, rng=0),
+        dict(pb="problem", P="positive", lam="positive", learner="choice", law="choice", n_pools="posint",
+             n_contexts="posint", rng="seed")),
+    Row("feature_learner_theory", replica.feature_learner_theory,
+        dict(pb=PB_POOL, P=20, lam=0.1, N_test=5, readout="optimal", law="finite", decay="balanced", n_pools=1,
+             n_contexts=64, rng=0, max_iter=50, tol=1e-8),
+        dict(pb="problem", P="positive", lam="positive", N_test="posint", readout="choice", law="choice",
+             decay="choice", n_pools="posint", n_contexts="posint", rng="seed", max_iter="posint", tol="tol")),
 ]
 
 NOT_INPUTS = {"AsymptoticErrors", "RidgeSolution", "GibbsAverages", "DatasetAverage", "StationaryTheory",
-              "StationaryCurve", "OrderParameters", "PoolErrors"}
+              "StationaryCurve", "OrderParameters", "PoolErrors", "LearnerTheory", "FeatureTheory",
+              "KernelRidgeSolution"}
 test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
     ROWS, replica, NOT_INPUTS)
 
@@ -71,6 +100,12 @@ def test_special_cases():
         replica.ridge(DATA, PB, (0.1, 0.2), "reduced")                   # a pair for the reduced model
     with pytest.raises(ValueError, match="method"):
         replica.ridge(DATA, PB, 0.0, "reduced", method="gram")           # min-norm with P >= M needs CG
+    with pytest.raises(ValueError, match="pool"):                         # a pool for fresh tasks
+        replica.feature_learner_theory(PB_TANH, 20, 0.1, pool=np.ones((2, 3)))
+    with pytest.raises(ValueError, match="pool"):                         # a zero task has no direction
+        replica.feature_learner_theory(PB_POOL, 20, 0.1, pool=np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="pool"):
+        replica.learner_theory(PB_POOL, 20, 0.1, learner="feature", pool=np.ones((3, 3)))
 
 
 def test_asymptotic_never_fails_inside_its_documented_ranges():

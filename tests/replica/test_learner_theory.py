@@ -9,6 +9,8 @@ built on (linattn.kernel_learner.kernel_moments, fresh_blocks, block_directions,
   contexts must reproduce its scalar (rotation-invariant) form;
 * the acceptance test (slow): exact dataset averages of the ridge solution (replica.kernel_ridge) at D = 6 and 10.
 """
+import importlib
+
 import numpy as np
 import pytest
 
@@ -22,9 +24,10 @@ from linattn.kernel_learner import (
     kernel_test_error,
     n_features,
 )
-from replica import learner_theory as lt
 from replica.kernel_ridge import kernel_data, kernel_ridge
 from replica.learner_theory import learner_theory
+
+lt = importlib.import_module("replica.learner_theory")      # the module (replica.learner_theory is the function)
 
 
 # ----------------------------------------------------------------------------- exact moments
@@ -180,8 +183,8 @@ def test_api_results_and_laws():
 
 def test_bad_input():
     pb = linattn.Problem(4, 8, 0.1, "tanh")
-    with pytest.raises(ValueError, match="feature learner is not available"):
-        learner_theory(pb, 100, 0.1, learner="feature")
+    with pytest.raises(ValueError, match="law"):                  # the kernel learner's baseline law
+        learner_theory(pb, 100, 0.1, learner="feature", law="mp")
     cases = [dict(P=0.5), dict(lam=0.0), dict(lam=-1.0), dict(learner="other"), dict(law="finite-d"),
              dict(N_test=0), dict(n_pools=0), dict(n_contexts=10), dict(rng=-1), dict(pool=np.ones((2, 4)))]
     for case in cases:
@@ -258,3 +261,18 @@ def test_acceptance_pool_paired_with_the_datasets():
     diffs, vals = np.array(diffs), np.array(vals)
     mean, se = diffs.mean(axis=0), diffs.std(axis=0, ddof=1) / np.sqrt(len(diffs))
     assert np.all(np.abs(mean) <= vals.mean(axis=0) / M + 3.0 * se), (mean, se)
+
+
+def test_feature_learner_dispatch():
+    """``learner="feature"`` returns the feature theory's ICL and IDG errors as Python floats (fresh tasks and a pool);
+    ``train`` is None (not derived for the optimal readout), ``train_linear`` the linear readout's training loss."""
+    from replica.feature_theory import feature_learner_theory
+
+    pb = linattn.Problem(4, 8, 0.0, link="tanh", tasks=3)
+    th = learner_theory(pb, 300, 0.01, learner="feature", n_contexts=256)
+    ref = feature_learner_theory(pb, 300, 0.01, n_contexts=256)
+    assert (th.test, th.test_idg, th.test_se, th.test_idg_se) == (ref.test, ref.test_idg, ref.test_se, ref.test_idg_se)
+    assert all(type(x) is float for x in (th.test, th.test_idg, th.test_se, th.test_idg_se, th.train_linear))
+    assert th.train is None and th.readout == "optimal" and th.test_idg < th.test
+    fresh = learner_theory(linattn.Problem(4, 8, 0.0, link="tanh"), 300, 0.01, learner="feature", n_contexts=256)
+    assert fresh.test_idg is None and type(fresh.test) is float

@@ -1,11 +1,23 @@
-"""Kernel learner vs feature learner (Gu, Xu & Zdeborová) over ``(P, N)``: experiment ``learners``
-(figure ``learners``).
+"""Kernel learner vs feature learner (Gu, Xu & Zdeborová): which wins, from the theories, with simulated points.
 
-Two single-index links at ``D = 6``, noise-free, ``λ = 0.01``: ``relu`` and ``f(z) = z/2 + He₂(z)/√2``.
-Per cell ``(link, N, P)`` (one point each): the Monte-Carlo test errors (in units of ``E_g(ŷ = 0)``)
-of the kernel learner and the feature learner (:mod:`validation.simulators.learners`) averaged over
-``n_datasets`` training sets (set ``r`` uses ``rng = (N, P, r)``), their standard errors, and at the
-largest ``P`` linear attention (the library's reduced model, ``rng = (N, 0)``).
+Setting of every ``learners*`` experiment: ``D = 6``, noise-free labels, weight decay ``λ = 0.01``, two links —
+``relu`` (``μ₁ = ½``: most of the signal linear in ``u``) and ``quad`` ``f(z) = z/2 + He₂(z)/√2`` (a strong degree-2
+part, which the kernel learner's Hermite features can represent and the feature learner's linear attention cannot
+see). Errors are in units of ``E_g(ŷ = 0) = V/2`` (``V`` the label variance).
+
+* Theories (the fine grids): the kernel learner's :func:`replica.learner_theory.learner_theory` (random-scale law,
+  ``2¹²`` contexts; with a pool, random pools) and the feature learner's
+  :func:`replica.learner_theory` with ``learner="feature"`` (optimal readout of the ridge ``Γ``, finite-``D`` mixture,
+  ``1024`` contexts; with a pool, the ridge ``Γ`` of the pool), both through :func:`kernel_theory` and
+  :func:`feature_theory` of this module.
+* Simulations (a sparse subset of cells): :func:`simulate_cell` trains ``n_sets`` independent training sets of both
+  learners (:mod:`validation.simulators.learners`; the kernel learner's test errors are exact, the feature learner's
+  are Monte Carlo) and reports mean ± s.e. over the sets (the Monte-Carlo error included).
+
+Experiments: ``learners`` (the ``(P, N)`` diagram with fresh tasks, figure ``learners``), ``learners_pools`` (the
+``(P, K)`` diagram with task pools, ICL and IDG, figure ``learners_pools``); ``learners_scaling``
+(:mod:`validation.experiments.learners_scaling`) and the report section ``learners``
+(:mod:`validation.experiments.learners_check`).
 """
 from __future__ import annotations
 
@@ -13,60 +25,205 @@ import numpy as np
 
 import linattn
 from linattn.links import Link
+from replica.learner_theory import learner_theory
 
-from ..simulators.learners import feature_learner, kernel_learner
+from ..simulators.learners import feature_learner, feature_test_error, kernel_learner
 from .base import Experiment
 
 D, LAM = 6, 0.01
 LINKS = {"relu": "relu", "quad": Link("z/2+He2/sqrt2", lambda z: 0.5 * z + (z * z - 1.0) / np.sqrt(2.0))}
+#: contexts of the theories' own Monte Carlo (kernel: fresh tasks / per pool; feature: the readout mixture)
+KERNEL_CONTEXTS, POOL_CONTEXTS, FEATURE_CONTEXTS = 2**12, 2**11, 1024
+
+
+def problem(link, N, K=None):
+    """The problem of a cell: ``D = 6``, noise-free, link ``link`` (a key of :data:`LINKS`), pool size ``K``."""
+    return linattn.Problem(D, int(N), 0.0, link=LINKS[link], tasks=None if K is None else int(K))
+
+
+def kernel_theory(pb, P, N_test=None, law="finite", n_pools=1):
+    """The kernel learner's theory at one cell: ``dict(test, test_se, test_idg, test_idg_se)`` (``test_idg`` NaN
+    without a pool), from :func:`replica.learner_theory.learner_theory`."""
+    n = KERNEL_CONTEXTS if pb.tasks is None else POOL_CONTEXTS
+    th = learner_theory(pb, P, LAM, learner="kernel", N_test=N_test, law=law, n_pools=n_pools,
+                        n_contexts=None if law == "mp" else n)
+    return _theory_dict(th)
+
+
+def feature_theory(pb, P, N_test=None, law="finite", n_pools=1):
+    """The feature learner's theory at one cell, in the format of :func:`kernel_theory`, from
+    :func:`replica.learner_theory` with ``learner="feature"`` (optimal readout; fresh tasks or ``n_pools`` pools)."""
+    th = learner_theory(pb, P, LAM, learner="feature", N_test=N_test, law=law, n_contexts=FEATURE_CONTEXTS,
+                        n_pools=n_pools)
+    return _theory_dict(th)
+
+
+def _theory_dict(th):
+    idg = getattr(th, "test_idg", None)
+    idg_se = getattr(th, "test_idg_se", None)
+    return dict(test=float(th.test), test_se=float(getattr(th, "test_se", 0.0) or 0.0),
+                test_idg=np.nan if idg is None else float(idg), test_idg_se=np.nan if idg_se is None else float(idg_se))
+
+
+def _mean_se(values, mc_se=None):
+    """Mean over training sets and its s.e. (spread between sets, plus the Monte-Carlo error of each set)."""
+    v = np.asarray(values, float)
+    var = v.var(ddof=1) / v.size if v.size > 1 else 0.0
+    if mc_se is not None:
+        var += float(np.mean(np.asarray(mc_se, float) ** 2)) / v.size
+    return float(v.mean()), float(np.sqrt(var))
+
+
+def simulate_cell(pb, P, n_sets, seed, n_test, N_tests=(), max_steps=20_000):
+    """Train ``n_sets`` training sets of both learners at one cell (set ``r`` seeded by ``(seed, r)``, the same
+    training prompts' seed for both learners).
+
+    Returns a dict of floats: ``kernel``, ``kernel_se``, ``feature``, ``feature_se`` (fresh-task errors); with a pool
+    also ``kernel_idg``, ``feature_idg`` and their s.e.; for each ``n`` of ``N_tests`` the same at context length
+    ``n`` (``kernel_N{n}``, …, the trained models evaluated without retraining); ``unconverged`` (feature runs that
+    missed their tolerance).
+    """
+    runs_k, runs_f = [], []
+    for r in range(n_sets):
+        runs_k.append(kernel_learner(pb, P, LAM, rng=(*seed, r)))
+        runs_f.append(feature_learner(pb, P, LAM, rng=(*seed, r), n_test=n_test, max_steps=max_steps))
+    out = {"unconverged": float(sum(not f.converged for f in runs_f))}
+    out["kernel"], out["kernel_se"] = _mean_se([k.test for k in runs_k])
+    out["feature"], out["feature_se"] = _mean_se([f.test for f in runs_f], [f.test_se for f in runs_f])
+    if pb.tasks is not None:
+        out["kernel_idg"], out["kernel_idg_se"] = _mean_se([k.test_idg for k in runs_k])
+        out["feature_idg"], out["feature_idg_se"] = _mean_se([f.test_idg for f in runs_f],
+                                                             [f.test_idg_se for f in runs_f])
+    from linattn.kernel_learner import kernel_test_error
+
+    for n in N_tests:
+        n = int(n)
+        out[f"kernel_N{n}"], out[f"kernel_N{n}_se"] = _mean_se([kernel_test_error(pb, k.params["Gamma"], N_test=n)
+                                                                for k in runs_k])
+        ev = [feature_test_error(pb, f, N_test=n, n_test=n_test, rng=(*seed, r, n)) for r, f in enumerate(runs_f)]
+        out[f"feature_N{n}"], out[f"feature_N{n}_se"] = _mean_se([e[0] for e in ev], [e[1] for e in ev])
+    return out
+
+
+def winner_agreement(log_ratio_theory, k, k_se, f, f_se):
+    """Where the simulation resolves a winner, does it agree with the theory's?
+
+    ``log_ratio_theory = ln(E_kernel/E_feature)`` of the theory; the simulated ratio's s.e. is
+    ``√((s.e._k/E_k)² + (s.e._f/E_f)²)``. Returns ``(decided, agrees)``: ``decided`` where both the theory's and the
+    simulation's ``|ln ratio|`` exceed 2 s.e. of the simulated ratio, ``agrees`` where their signs are equal.
+    """
+    sim = np.log(np.asarray(k) / np.asarray(f))
+    se = np.hypot(np.asarray(k_se) / np.asarray(k), np.asarray(f_se) / np.asarray(f))
+    decided = (np.abs(sim) > 2 * se) & (np.abs(log_ratio_theory) > 2 * se)
+    return decided, np.sign(sim) == np.sign(log_ratio_theory)
 
 
 class Learners(Experiment):
-    """Kernel vs feature learner: test errors per cell ``(link, N, P)`` (module docstring)."""
+    """Which learner wins over ``(P, N)``, fresh tasks (module docstring): one theory point per ``(link, N)`` (every
+    ``P`` of the grid), one simulation point per simulated cell ``(link, i_N, j_P)``."""
 
     name = "learners"
-    title = "Kernel vs feature learner on nonlinear single-index tasks over (P, N)"
-    #: quick: 3 training sets per cell, ≈ 45 s single-threaded (32 cells; the largest P and N cost most)
-    presets = {"smoke": dict(P=[50, 200], N=[4, 16], n_datasets=2, n_test_kernel=500, n_test_feature=2000),
-               "quick": dict(P=[100, 400, 1600, 6400], N=[4, 16, 64, 256], n_datasets=3, n_test_kernel=4000,
-                             n_test_feature=20000),
-               "full": dict(P=[50, 100, 200, 400, 800, 1600, 3200, 6400, 12800], N=[2, 4, 8, 16, 32, 64, 128, 256],
-                            n_datasets=3, n_test_kernel=20000, n_test_feature=100000)}
+    title = "Kernel vs feature learner: which wins over (P, N), theory with simulated cells"
+    presets = {"smoke": dict(P=[60, 300], N=[4, 16], sim=[[1, 1]], n_sets=2, n_test=2000),
+               "quick": dict(P=[100, 400, 1600, 6400], N=[4, 16, 64], sim=[[0, 2], [1, 1], [1, 3], [2, 2]], n_sets=3,
+                             n_test=20_000),
+               "full": dict(P=[50, 100, 200, 400, 800, 1600, 3200, 6400, 12800], N=[2, 4, 8, 16, 32, 64, 128],
+                            sim=[[0, 4], [1, 2], [1, 6], [2, 3], [3, 1], [3, 5], [4, 2], [5, 4], [6, 0], [6, 6]],
+                            n_sets=5, n_test=100_000)}
 
     def points(self, s):
-        return [dict(link=name, i=i, j=j) for name in LINKS for i in range(len(s.N)) for j in range(len(s.P))]
+        return ([dict(kind="theory", link=name, i=i) for name in LINKS for i in range(len(s.N))]
+                + [dict(kind="sim", link=name, i=int(i), j=int(j)) for name in LINKS for i, j in s.sim])
 
     def compute(self, s, point):
-        N, P, last = int(s.N[point["i"]]), int(s.P[point["j"]]), point["j"] == len(s.P) - 1
-        pb = linattn.Problem(D, N, 0.0, link=LINKS[point["link"]])
-        ks, fs = [], []
-        for r in range(s.n_datasets):
-            seed = (N, P, r)
-            ks.append(kernel_learner(pb, P, LAM, rng=seed, n_test=s.n_test_kernel))
-            fs.append(feature_learner(pb, P, LAM, rng=seed, n_test=s.n_test_feature))
-        out = {"unconverged": np.int64(sum(not f.converged for f in fs))}
-        for tag, runs in (("kernel", ks), ("feature", fs)):
-            vals = np.array([x.relative_test for x in runs])
-            out[tag] = vals.mean()
-            out[f"{tag}_se"] = np.sqrt(np.mean([(x.test_se / (0.5 * pb.label_variance)) ** 2 for x in runs]) / len(runs)
-                                       + (vals.var(ddof=1) / len(runs) if len(runs) > 1 else 0.0))
-        out["linear"] = kernel_learner(pb, P, LAM, rng=(N, 0), features="linear").relative_test if last else np.nan
-        return out
+        N = int(s.N[point["i"]])
+        pb = problem(point["link"], N)
+        if point["kind"] == "theory":
+            k = [kernel_theory(pb, P) for P in s.P]
+            f = [feature_theory(pb, P) for P in s.P]
+            return {"kernel": np.array([x["test"] for x in k]), "kernel_se": np.array([x["test_se"] for x in k]),
+                    "feature": np.array([x["test"] for x in f])}
+        P = int(s.P[point["j"]])
+        return simulate_cell(pb, P, s.n_sets, (N, P), s.n_test)
 
     def assemble(self, s, outputs):
         P, N = np.array(s.P), np.array(s.N)
-        data = {"P": P, "N": N}
-        for name in LINKS:
-            for tag in ("kernel", "feature", "kernel_se", "feature_se"):
-                data[f"{name}_{tag}"] = np.zeros((N.size, P.size))
-            data[f"{name}_linear"] = np.zeros(N.size)
+        data = {"P": P, "N": N, "sim_cells": np.array(s.sim, int).reshape(-1, 2)}
         unconverged = 0
+        for name in LINKS:
+            V2 = 0.5 * problem(name, N[0]).label_variance
+            data[f"{name}_V2"] = np.array(V2)
+            for tag in ("kernel", "kernel_se", "feature"):
+                data[f"{name}_theory_{tag}"] = np.zeros((N.size, P.size))
+            for tag in ("kernel", "kernel_se", "feature", "feature_se"):
+                data[f"{name}_sim_{tag}"] = np.zeros(len(s.sim))
+        sims = {}
         for p, out in zip(self.points(s), outputs):
-            name, i, j = p["link"], p["i"], p["j"]
-            for tag in ("kernel", "feature", "kernel_se", "feature_se"):
-                data[f"{name}_{tag}"][i, j] = out[tag]
-            if j == P.size - 1:
-                data[f"{name}_linear"][i] = out["linear"]
-            unconverged += int(out["unconverged"])
+            if p["kind"] == "theory":
+                for tag in ("kernel", "kernel_se", "feature"):
+                    data[f"{p['link']}_theory_{tag}"][p["i"]] = out[tag]
+            else:
+                sims.setdefault(p["link"], []).append(out)
+        agree = decided = 0
+        for name, outs in sims.items():
+            for c, out in enumerate(outs):
+                for tag in ("kernel", "kernel_se", "feature", "feature_se"):
+                    data[f"{name}_sim_{tag}"][c] = out[tag]
+                unconverged += int(out["unconverged"])
+            i, j = data["sim_cells"][:, 0], data["sim_cells"][:, 1]
+            lr = np.log(data[f"{name}_theory_kernel"][i, j] / data[f"{name}_theory_feature"][i, j])
+            dec, agr = winner_agreement(lr, *(data[f"{name}_sim_{t}"] for t in ("kernel", "kernel_se", "feature",
+                                                                                "feature_se")))
+            data[f"{name}_decided"], data[f"{name}_agrees"] = dec, agr
+            decided += int(dec.sum())
+            agree += int((dec & agr).sum())
         data["unconverged"] = np.array(unconverged)
+        return data, {"decided": decided, "agree": agree}
+
+
+class LearnersPools(Experiment):
+    """Which learner wins over ``(P, K)`` with task pools at ``N = 16``, ICL and IDG (module docstring): the kernel
+    learner's and the feature learner's pool theories on the grid (one point per ``(link, K)``), simulated cells for
+    both."""
+
+    name = "learners_pools"
+    title = "Kernel vs feature learner with task pools: (P, K), ICL and IDG errors"
+    presets = {"smoke": dict(P=[60, 300], K=[2, 12], N=8, sim=[[1, 1]], n_sets=2, n_test=2000, n_pools=1),
+               "quick": dict(P=[250, 1000, 4000], K=[2, 6, 24], N=16, sim=[[0, 1], [2, 1]], n_sets=3,
+                             n_test=20_000, n_pools=1),
+               "full": dict(P=[100, 250, 630, 1600, 4000, 10000], K=[1, 2, 4, 6, 12, 24, 96], N=16,
+                            sim=[[0, 1], [1, 3], [2, 2], [3, 4], [4, 1], [5, 3], [6, 2], [6, 5]], n_sets=5,
+                            n_test=100_000, n_pools=4)}
+
+    def points(self, s):
+        return ([dict(kind="theory", link=name, i=i) for name in LINKS for i in range(len(s.K))]
+                + [dict(kind="sim", link=name, i=int(i), j=int(j)) for name in LINKS for i, j in s.sim])
+
+    def compute(self, s, point):
+        K = int(s.K[point["i"]])
+        pb = problem(point["link"], s.N, K)
+        if point["kind"] == "theory":
+            k = [kernel_theory(pb, P, n_pools=s.n_pools) for P in s.P]
+            out = {f"kernel_{a}": np.array([x[a] for x in k]) for a in ("test", "test_se", "test_idg", "test_idg_se")}
+            f = [feature_theory(pb, P, n_pools=s.n_pools) for P in s.P]
+            out.update({f"feature_{a}": np.array([x[a] for x in f]) for a in ("test", "test_idg")})
+            return out
+        P = int(s.P[point["j"]])
+        return simulate_cell(pb, P, s.n_sets, (K, P, s.N), s.n_test)
+
+    def assemble(self, s, outputs):
+        P, K = np.array(s.P), np.array(s.K)
+        data = {"P": P, "K": K, "N": np.array(s.N), "sim_cells": np.array(s.sim, int).reshape(-1, 2)}
+        sims = {}
+        for p, out in zip(self.points(s), outputs):
+            if p["kind"] == "theory":
+                for tag, v in out.items():
+                    data.setdefault(f"{p['link']}_theory_{tag}", np.zeros((K.size, P.size)))[p["i"]] = v
+            else:
+                sims.setdefault(p["link"], []).append(out)
+        for name, outs in sims.items():
+            data[f"{name}_V2"] = np.array(0.5 * problem(name, s.N).label_variance)
+            for tag in ("kernel", "kernel_se", "feature", "feature_se", "kernel_idg", "kernel_idg_se", "feature_idg",
+                        "feature_idg_se"):
+                data[f"{name}_sim_{tag}"] = np.array([o[tag] for o in outs])
         return data, {}

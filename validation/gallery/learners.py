@@ -1,16 +1,12 @@
-"""Kernel learner vs feature learner (Gu, Xu & Zdeborová, seed paper): which wins over ``(P, N)``.
+"""Kernel learner vs feature learner (Gu, Xu & Zdeborová): which wins, from the theories, with simulated cells.
 
-Two single-index links at ``D = 6``, noise-free, ``λ = 0.01``: ``relu`` (``μ₁ = ½`` carries most of
-the signal) and ``f(z) = z/2 + He₂(z)/√2`` (mostly quadratic). Panels (a, b): colour =
-``log10(E_g^kernel / E_g^feature)`` over the number of training prompts ``P`` (= task diversity: a
-fresh task per prompt) and the context length ``N``; blue where the kernel learner (fixed degree-2
-Hermite features, then linear attention, ridge solution) wins, red where the feature learner (linear
-attention on raw tokens, then a learned piecewise-linear readout, gradient descent) wins, on one
-colour scale; a tie within 2 s.e. is hatched; grey cells: neither learner beats the zero predictor. Panel (c):
-context-length scaling at the largest ``P``: test error (in units of ``E_g(ŷ = 0)``) against ``N`` for both learners
-and both links, with linear attention (the library's reduced model, exact test error) for reference.
-Test errors are Monte Carlo over fresh prompts (:mod:`validation.simulators.learners`; experiment
-``learners``, :mod:`validation.experiments.learners`).
+``learners``: over ``(P, N)`` with fresh tasks, for ``relu`` and ``f(z) = z/2 + He₂(z)/√2``; colour = the theories'
+``log10(E_kernel/E_feature)`` on a fine grid, markers = simulated cells (filled where the simulation resolves a winner
+and agrees with the theory, crossed where it resolves the other winner, open where it is a tie within 2 s.e.).
+``learners_pools``: over ``(P, K)`` with task pools (ICL and IDG errors of the kernel learner from its pool theory;
+simulated cells of both learners). ``learners_scaling``: test error against ``N`` (train = test length) and against
+``N_test`` at a fixed training length, theory lines and simulated points, with the fitted exponents.
+Experiments: :mod:`validation.experiments.learners`, :mod:`validation.experiments.learners_scaling`.
 """
 from __future__ import annotations
 
@@ -31,87 +27,194 @@ def _edges(x):
     return np.concatenate([[x[0] ** 2 / mid[0]], mid, [x[-1] ** 2 / mid[-1]]])
 
 
-def _log_ratio(d, name):
-    """``log10(E_kernel/E_feature)`` per cell and its standard error (from the two errors' s.e., independent)."""
-    k, f = d[f"{name}_kernel"], d[f"{name}_feature"]
-    se = np.hypot(d[f"{name}_kernel_se"] / k, d[f"{name}_feature_se"] / f) / np.log(10.0)
-    return np.log10(k / f), se
+def _sim_marks(ax, x, y, k, k_se, f, f_se, theory_lr):
+    """Simulated cells on a winner map: filled = resolved and agrees with the theory, ✕ = resolved and disagrees,
+    open = not resolved (|ln ratio| < 2 s.e.)."""
+    sim = np.log(k / f)
+    se = np.hypot(k_se / k, f_se / f)
+    for xi, yi, s, e, t in zip(x, y, sim, se, theory_lr):
+        if abs(s) < 2 * e:
+            ax.plot(xi, yi, "o", mfc="w", mec="k", ms=8)
+        elif np.sign(s) == np.sign(t):
+            ax.plot(xi, yi, "o", mfc="#d62728" if s > 0 else "#1f77b4", mec="k", ms=8)
+        else:
+            ax.plot(xi, yi, "X", color="k", ms=9)
+
+
+def _legend_marks():
+    from matplotlib.lines import Line2D
+
+    return [Line2D([], [], marker="o", ls="none", mfc="#d62728", mec="k", ms=8,
+                   label="simulated: feature learner wins (agrees with theory)"),
+            Line2D([], [], marker="o", ls="none", mfc="#1f77b4", mec="k", ms=8,
+                   label="simulated: kernel learner wins (agrees with theory)"),
+            Line2D([], [], marker="o", ls="none", mfc="w", mec="k", ms=8, label="simulated: tie within 2 s.e."),
+            Line2D([], [], marker="X", ls="none", color="k", ms=9, label="simulated winner ≠ theory's")]
 
 
 def plot(d):
-    """Panels (a, b): the log ratio of the two learners' errors over ``(P, N)`` on one colour scale, ties (|ratio| <
-    2 s.e.) hatched; (c): errors against ``N`` at the largest ``P``, ± 1 s.e. over training sets."""
+    """(a, b) ``log10(E_kernel/E_feature)`` of the theories over ``(P, N)``, one colour scale; simulated cells on top;
+    contour: ratio 1."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import TwoSlopeNorm
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch, Rectangle
 
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.8), layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.8), layout="constrained")
     P, N = d["P"], d["N"]
-    xe, ye = _edges(P), _edges(N)
-    ratios = {name: _log_ratio(d, name) for name in LINKS}
-    useless = {name: np.minimum(d[f"{name}_kernel"], d[f"{name}_feature"]) >= 1.0 for name in LINKS}  # ŷ = 0 wins
-    lim = max([0.05] + [float(np.nanmax(np.abs(z[~useless[n]]))) for n, (z, _) in ratios.items()
-                        if (~useless[n]).any()])
-    norm = TwoSlopeNorm(0.0, -lim, lim)                 # one colour scale for both links
-    for ax, name in zip(axes[:2], LINKS):
-        z, se = ratios[name]
-        im = ax.pcolormesh(xe, ye, np.ma.masked_where(useless[name], z), shading="flat", cmap="coolwarm", norm=norm)
-        ax.pcolormesh(xe, ye, np.ma.masked_where(~useless[name], np.ones_like(z)), shading="flat", cmap="Greys",
-                      vmin=0, vmax=3)
-        for i, j in zip(*np.nonzero((np.abs(z) < 2 * se) & ~useless[name])):
-            ax.add_patch(Rectangle((xe[j], ye[i]), xe[j + 1] - xe[j], ye[i + 1] - ye[i], fill=False, hatch="///",
-                                   edgecolor="k", lw=0))
+    lr = {name: np.log10(d[f"{name}_theory_kernel"] / d[f"{name}_theory_feature"]) for name in LINKS}
+    lim = max(0.05, max(float(np.nanmax(np.abs(z))) for z in lr.values()))
+    norm = TwoSlopeNorm(0.0, -lim, lim)
+    cells = d["sim_cells"]
+    for ax, name in zip(axes, LINKS):
+        im = ax.pcolormesh(_edges(P), _edges(N), lr[name], shading="flat", cmap="coolwarm", norm=norm)
+        if P.size > 1 and N.size > 1 and lr[name].min() < 0 < lr[name].max():
+            ax.contour(P, N, lr[name], levels=[0.0], colors="k", linewidths=1.2)
+        i, j = cells[:, 0], cells[:, 1]
+        _sim_marks(ax, P[j], N[i], d[f"{name}_sim_kernel"], d[f"{name}_sim_kernel_se"], d[f"{name}_sim_feature"],
+                   d[f"{name}_sim_feature_se"], lr[name][i, j])
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("training prompts P (= task diversity)")
-        ax.set_ylabel("context length N (tokens per prompt)")
+        ax.set_ylabel("context length N (train = test)")
         ax.set_title(f"link {TITLES[name]}")
         ax.grid(False)
-    fig.colorbar(im, ax=list(axes[:2]), shrink=0.9,
-                 label="$\\log_{10}(E_g^{\\rm kernel}/E_g^{\\rm feature})$\n(red: feature learner wins; blue: kernel)")
-    ax = axes[2]
-    styles = {"kernel": dict(marker="s", ls="-"), "feature": dict(marker="o", ls="--")}
-    colors = dict(zip(LINKS, ("#2e8b57", "#7b3f9e")))    # not red/blue: those mean the winner in (a, b)
-    for name, col in colors.items():
-        for tag, st in styles.items():
-            ax.errorbar(N, d[f"{name}_{tag}"][:, -1], yerr=d[f"{name}_{tag}_se"][:, -1], color=col, capsize=2, **st)
-        ax.plot(N, d[f"{name}_linear"], color=col, ls=":")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("context length N (tokens per prompt)")
-    ax.set_ylabel(r"test error $E_g$ / $E_g(\hat y = 0)$")
-    ax.set_title(f"context-length scaling at P = {P[-1]}")
-    handles = ([Patch(facecolor="0.78", label="(a, b) neither learner beats ŷ = 0"),
-                Patch(fill=False, hatch="///", edgecolor="k", lw=0, label="(a, b) tie: |log ratio| < 2 s.e.")]
-               + [Line2D([], [], color=col, lw=6, label=f"(c) link {TITLES[name]}") for name, col in colors.items()]
-               + [Line2D([], [], color="k", label="(c) kernel learner ± 1 s.e.", **styles["kernel"]),
-                  Line2D([], [], color="k", label="(c) feature learner ± 1 s.e.", **styles["feature"]),
-                  Line2D([], [], color="k", ls=":", label="(c) linear attention (exact)")])
-    fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=8)
+    fig.colorbar(im, ax=list(axes), shrink=0.9,
+                 label="theory: $\\log_{10}(E_g^{\\rm kernel}/E_g^{\\rm feature})$\n(red: feature learner wins; "
+                       "blue: kernel)")
+    fig.legend(handles=_legend_marks(), loc="outside lower center", ncol=2, fontsize=8)
     panel_letters(axes)
-    fig.suptitle(rf"kernel vs feature learner, D = {D}, $\lambda$ = {LAM}, noise-free")
+    fig.suptitle(rf"kernel vs feature learner, D = {D}, $\lambda$ = {LAM}, noise-free; black line: equal errors")
     return fig
 
 
-@register("learners", "Kernel vs feature learner on nonlinear single-index tasks: phase diagram over (P, N)",
-          caption="Beyond the seed (Gu, Xu & Zdeborová). D = 6, λ = 0.01, noise-free. (a, b) log10 of the ratio of "
-                  "the test errors of the kernel learner (degree-2 Hermite features, then linear attention; ridge "
-                  "solution) and the feature learner (linear attention on raw tokens, then a learned "
-                  "piecewise-linear readout; gradient descent) over (P, N) for relu (a) and for f = z/2 + He₂/√2 "
-                  "(b), on one colour scale: red where the feature learner has the lower error, blue where the "
-                  "kernel learner has; hatched: a tie (|log ratio| below 2 s.e.); grey: neither beats ŷ = 0. In "
-                  "quick mode: for relu the feature learner wins in every cell but two at P = 100 (a tie, and one "
-                  "where neither beats ŷ = 0); for the quadratic link both learners are useless at small P and N, "
-                  "the feature learner wins at P ≥ 1600 and N ≤ 64, and at N = 256 the kernel learner's error is "
-                  "lower but within 2 s.e. (c) Test error (in units of E_g(ŷ = 0)) vs N at the largest P: kernel "
-                  "learner (squares, solid), feature learner (circles, dashed), linear attention (dotted; the "
-                  "library's exact test error) for reference; colour = link. Each cell averages 3 independent "
-                  "training sets, each seeded by (N, P, set) (quick and full); test errors are Monte Carlo over "
-                  "fresh prompts (4000 for the kernel learner and 20 000 for the feature learner, on a 4 × 4 grid of "
-                  "(P, N), quick; full: 9 × 8 cells, 20 000 and 100 000 prompts). Error bars and the s.e. of the "
-                  "ties: ± 1 s.e. over training sets, including the Monte-Carlo error.",
+@register("learners", "Kernel vs feature learner: which wins over (P, N), from theory with simulated cells",
+          caption="Beyond the seed (Gu, Xu & Zdeborová). D = 6, λ = 0.01, noise-free, fresh task per prompt. Colour: "
+                  "log10 of the ratio of the test errors of the kernel learner (degree-2 Hermite features, then "
+                  "linear attention; ridge solution; theory replica.learner_theory, random-scale law, 4096 contexts) "
+                  "and the feature learner (linear attention on raw tokens, then a learned readout; theory "
+                  "replica.feature_theory.feature_learner_theory: the optimal readout of the ridge Γ, finite-D "
+                  "mixture, 1024 contexts) over (P, N), for relu (a) and f = z/2 + He₂/√2 (b), one colour scale: red "
+                  "where the feature learner has the lower error, blue where the kernel learner has; black line: "
+                  "equal errors. Circles: simulated cells (3 training sets each, quick; full: 5), mean ± s.e. over "
+                  "the sets (the kernel learner's test errors exact per set, the feature learner's Monte Carlo over "
+                  "20 000 prompts; its 5-knot readout placed at the quantiles of the trained attention outputs): "
+                  "filled in the winner's colour when the simulated ratio is resolved (|ln ratio| > 2 s.e.) and "
+                  "agrees with the theory, ✕ when it is resolved the other way, open when it is a tie. Quick grid: "
+                  "P ∈ {100, 400, 1600, 6400}, N ∈ {4, 16, 64} (full: 9 × 7). The feature learner wins for relu "
+                  "(its optimal readout recovers the nonlinearity from one direction); with the strong degree-2 part "
+                  "the kernel learner wins once P is large enough for its F² = 729 parameters and N is large; at "
+                  "P ≲ F² the kernel learner's ridge sits on its interpolation peak and loses everywhere.",
           experiment="learners", order=22)
 def draw(result):
     """Figure ``learners`` from the result of the experiment of the same name."""
     return plot(result.data)
+
+
+def plot_pools(d):
+    """(P, K) diagrams: (a, b) log10 of the ratio of the kernel to the feature learner's ICL and IDG errors (theories)
+    for relu, (c, d) for the second link; simulated cells on top (winner marks from the simulated errors of both
+    learners)."""
+    import matplotlib.pyplot as plt
+
+    names = list(LINKS)
+    fig, axes = plt.subplots(len(names), 2, figsize=(10.5, 4.2 * len(names)), layout="constrained", squeeze=False)
+    P, K = d["P"], d["K"]
+    cells = d["sim_cells"]
+    i, j = cells[:, 0], cells[:, 1]
+    for row, name in enumerate(names):
+        for col, (tag, title) in enumerate((("test", "ICL (fresh test task)"),
+                                            ("test_idg", "IDG (task from the pool)"))):
+            ax = axes[row, col]
+            z = np.log10(d[f"{name}_theory_kernel_{tag}"] / d[f"{name}_theory_feature_{tag}"])
+            im = ax.pcolormesh(_edges(P), _edges(K), z, cmap="coolwarm", vmin=-1, vmax=1)
+            label = "theory: log10(E_kernel/E_feature)"
+            sfx = "" if tag == "test" else "_idg"
+            k, f = d[f"{name}_sim_kernel{sfx}"], d[f"{name}_sim_feature{sfx}"]
+            lr = z[i, j] * np.log(10.0)
+            _sim_marks(ax, P[j], K[i], k, d[f"{name}_sim_kernel{sfx}_se"], f, d[f"{name}_sim_feature{sfx}_se"], lr)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("training prompts P")
+            ax.set_ylabel("task-pool size K")
+            ax.set_title(f"link {TITLES[name]}: {title}")
+            ax.grid(False)
+            fig.colorbar(im, ax=ax, label=label)
+    panel_letters(axes.ravel())
+    fig.legend(handles=_legend_marks(), loc="outside lower center", ncol=2, fontsize=8)
+    fig.suptitle(rf"kernel vs feature learner with task pools, D = {D}, N = {int(d['N'])}, $\lambda$ = {LAM}")
+    return fig
+
+
+@register("learners_pools", "Kernel vs feature learner with task pools: (P, K), ICL and IDG",
+          caption="Beyond the seed (Gu, Xu & Zdeborová). D = 6, N = 16, λ = 0.01, noise-free, a pool of K Gaussian "
+                  "tasks per training set. Colour: log10(E_kernel/E_feature) of the ICL (left) and IDG (right) "
+                  "errors from the two pool theories (replica.learner_theory with Problem(tasks=K), learner='kernel' "
+                  "and 'feature'; one random pool per cell in quick mode, 4 in full; red: the feature learner wins). "
+                  "Circles: simulated cells (3 training sets, quick; full: 5), filled in the winner's colour when the "
+                  "simulated ratio is resolved (|ln ratio| > 2 s.e.) and agrees with the theory, ✕ when resolved the "
+                  "other way, open for a tie; the kernel learner's errors exact per set, the feature learner's Monte "
+                  "Carlo. Rows: relu, f = z/2 + He₂/√2. Quick grid: P ∈ {250, 1000, 4000}, K ∈ {2, 6, 24}: the "
+                  "feature learner wins everywhere (ICL by 1.7–2.9× for relu, 1.4–2.5× for the quadratic link; IDG "
+                  "by 2.5–4.5× and 1.5–3.2×), most at P = 1000 ≈ F² = 729, where the kernel learner's ridge sits on "
+                  "its interpolation peak; 7 of 8 simulated comparisons resolve a winner and agree (quad IDG at K = 2 "
+                  "is a tie).",
+          experiment="learners_pools", order=22.2)
+def draw_pools(result):
+    return plot_pools(result.data)
+
+
+def plot_scaling(d):
+    """(a) error vs N (train = test), theory lines and simulated points, both learners and links; (b) error vs N_test
+    at the training length N_train."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.6), layout="constrained")
+    colors = dict(zip(LINKS, ("#2e8b57", "#7b3f9e")))
+    styles = {"kernel": dict(ls="-", marker="s"), "feature": dict(ls="--", marker="o")}
+    for name, col in colors.items():
+        V2 = float(d[f"{name}_V2"])
+        for learner, st in styles.items():
+            gam = float(d[f"{name}_{learner}_fit"][0])
+            axes[0].plot(d["N"], d[f"{name}_N_{learner}"] / V2, color=col, ls=st["ls"],
+                         label=f"{name}, {learner}: γ = {gam:.2f}")
+            axes[0].errorbar(d["sim_N"], d[f"{name}_sim_{learner}"] / V2, d[f"{name}_sim_{learner}_se"] / V2,
+                             color=col, marker=st["marker"], ls="none", mfc="w", capsize=2)
+            axes[1].plot(d["N_test"], d[f"{name}_Ntest_{learner}"] / V2, color=col, ls=st["ls"])
+            axes[1].errorbar(d["sim_N_test"], d[f"{name}_simtest_{learner}"] / V2,
+                             d[f"{name}_simtest_{learner}_se"] / V2, color=col, marker=st["marker"], ls="none",
+                             mfc="w", capsize=2)
+    lo, hi = d["N_fit"]
+    axes[0].axvspan(lo, hi, color="0.92", zorder=0)
+    axes[1].axvline(int(d["N_train"]), color="0.5", lw=0.8, ls=":")
+    for ax, xl, title in ((axes[0], "context length N (train = test)", f"P = {int(d['P'])}: error vs N"),
+                          (axes[1], "test context length $N_{\\rm test}$",
+                           f"trained at N = {int(d['N_train'])}, P = {int(d['P'])}: error vs $N_{{\\rm test}}$")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(xl)
+        ax.set_ylabel(r"test error $E_g$ / $E_g(\hat y = 0)$")
+        ax.set_title(title)
+    axes[0].legend(fontsize=7, title="theory; γ of E − E∞ ∝ N^−γ (shaded range)", title_fontsize=7)
+    handles = [Line2D([], [], color="k", ls="-", marker="s", mfc="w", label="kernel learner"),
+               Line2D([], [], color="k", ls="--", marker="o", mfc="w", label="feature learner"),
+               Line2D([], [], color="k", marker="o", ls="none", mfc="w", label="simulated, ± 1 s.e.")]
+    axes[1].legend(handles=handles, fontsize=8)
+    panel_letters(axes)
+    fig.suptitle(rf"context-length scaling, D = {D}, $\lambda$ = {LAM}, noise-free (lines: theory)")
+    return fig
+
+
+@register("learners_scaling", "Kernel vs feature learner: context-length scaling (N and N_test ≠ N)",
+          caption="Beyond the seed (Gu, Xu & Zdeborová: 'different context-length scalings', 'training and inference "
+                  "context lengths'). D = 6, λ = 0.01, noise-free, P = 1000 fresh-task prompts. (a) Test error (units "
+                  "of E_g(ŷ = 0)) against the context length N = N_test: kernel learner (solid, squares) and feature "
+                  "learner (dashed, circles) for relu (green) and f = z/2 + He₂/√2 (purple); lines: the theories "
+                  "(as in figure learners), points: simulations (3 training sets, quick; full: 5) ± 1 s.e. The "
+                  "legend gives the exponent γ of E(N) − E∞ ≈ A N^−γ fitted to the theory over the shaded range "
+                  "(validation.experiments.learners_scaling.fit_power_law). (b) The models trained at N = 16 "
+                  "evaluated at other context lengths N_test (the readout of the feature learner is the one trained "
+                  "at N = 16; the simulated points are the same training sets evaluated without retraining — exact "
+                  "for the kernel learner, Monte Carlo over 20 000 prompts for the feature learner).",
+          experiment="learners_scaling", order=22.1)
+def draw_scaling(result):
+    return plot_scaling(result.data)
