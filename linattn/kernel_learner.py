@@ -15,7 +15,7 @@ with labels ``y = f(w·x/√D) + σε`` (any link ``f``, ``pb.link``). Two maps 
 :func:`hermite_features` is the map itself. :func:`kernel_test_error` returns the exact ``E_g = ½ E(y_q − ŷ)²`` on a
 fresh prompt — no Monte Carlo — and :func:`kernel_moments` the exact second moments it is made of
 (``S̄ = E_w S(w)``, ``B = E_w m mᵀ``, ``V``: the moments of the ridge problem of the trained learner,
-:mod:`replica.learner_theory`).
+:mod:`replica.kernel_theory`).
 
 Derivation (the full text, with the checks, is ``docs/kernel_learner.md``)
 ------------------------------------------------------------------------------

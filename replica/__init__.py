@@ -11,7 +11,8 @@ from .asymptotic import AsymptoticErrors, asymptotic, pool_resolvent
 from .feature_theory import FeatureTheory, feature_learner_theory
 from .gibbs import DatasetAverage, GibbsAverages, dataset_average, gibbs
 from .kernel_ridge import KernelRidgeSolution, kernel_data, kernel_ridge
-from .learner_theory import LearnerTheory, learner_theory
+from .kernel_theory import LearnerTheory
+from .learner_theory import learner_theory
 from .phase import phase_boundary
 from .pool_theory import PoolErrors
 from .ridge import RidgeSolution, ridge

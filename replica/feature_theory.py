@@ -38,13 +38,13 @@ linear-readout error. ``law="finite"`` keeps the mixture: ``E[E[y|t]²] = ∫ nu
 ``den = E_{w,s} N(t; 0, v)``, ``num = E_{w,s}[N(t; 0, v) E(f(u) | t, w, s)]`` averaged over sampled ``(w, s)``
 (:func:`mixture_readout_power`), the parameters' part ``Γ = α I + Δ`` with ``Δ`` isotropic (see below).
 
-**The trained ``Γ``** (:func:`replica.learner_theory.ridge_law`). The theory takes the ridge ``Γ̂`` of the reduced
+**The trained ``Γ``** (:func:`replica.kernel_theory.ridge_law`). The theory takes the ridge ``Γ̂`` of the reduced
 linear attention on the *training* prompts — fresh tasks, or the pool's tasks (``pb.tasks = K``) — with the query labels
 centred by the readout's intercept ``E_train y`` and the contexts ``s`` built from the raw labels, as the learner
 sees them (centring the contexts too, as an earlier version did through :func:`replica.stationary`, put ``tr Γ/D``
 20 % and ``E‖Γ‖²`` 40 % off the exact ridge for ``relu`` at ``D = 6``). Its law over datasets is Gaussian with the mean
 ``Γ̄`` and the covariance ``Cov(vec Γ̂) = C ⊗ I_D`` of the random-scale deterministic equivalent of
-:mod:`replica.learner_theory` with ``φ(x) = x`` (fresh tasks: ``Γ̄ = γI``, ``C = cI``; a pool: ``D × D`` matrices — at
+:mod:`replica.kernel_theory` with ``φ(x) = x`` (fresh tasks: ``Γ̄ = γI``, ``C = cI``; a pool: ``D × D`` matrices — at
 finite ``D`` the pool's tasks are fixed directions and ``Γ̄`` is anisotropic, aligned with them).
 
 **Second moments under a test distribution** (fresh tasks at ``N_test``, or the pool's tasks), exact for a given
@@ -93,6 +93,8 @@ import linattn
 from linattn import check, links, sampling
 from linattn.errors import ConvergenceError
 from linattn.results import short_repr
+
+from .kernel_theory import ridge_law
 
 READOUTS = ("optimal", "linear")
 LAWS = ("gaussian", "finite")
@@ -575,8 +577,6 @@ def _scaled_link(link, scale):
 
 # --------------------------------------------------------------------------- the trained Γ
 def _ridge(pb, P, lam, pool, centre, seed):
-    from .learner_theory import ridge_law
-
     return ridge_law(pb, P, lam, pool=pool, centre=centre, n_contexts=None if pool is not None else 2**14,
                      rng=seed)
 

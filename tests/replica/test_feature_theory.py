@@ -122,14 +122,14 @@ def test_trained_feature_learner_against_theory():
 
 def test_ridge_law_against_exact_ridge_with_raw_contexts():
     """The ridge Γ̂ of the feature learner's attention (query labels centred by the readout's intercept, contexts built
-    from the raw labels, as trained): replica.learner_theory.ridge_law against exact ridge solutions, relu, D = 6,
+    from the raw labels, as trained): replica.kernel_theory.ridge_law against exact ridge solutions, relu, D = 6,
     P = 2000, λ = 0.01, 8 datasets (measured: tr Γ/D 0.4020 vs 0.4004 ± 0.0060, E‖Γ‖² 1.031 vs 1.031 ± 0.029). The
     earlier theory centred the context labels too (replica.stationary on the centred link: 0.480, 1.449, 13 and 14
     s.e. off) and must fail the same criterion: 4 s.e. + the relative O(1/M) of the replica-symmetric theory."""
     import dataclasses
 
     from replica import stationary
-    from replica.learner_theory import centred_link, ridge_law
+    from replica.kernel_theory import centred_link, ridge_law
 
     pb = linattn.Problem(6, 12, 0.0, link="relu")
     P, lam, M = 2000, 0.01, 36

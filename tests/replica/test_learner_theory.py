@@ -27,7 +27,7 @@ from linattn.kernel_learner import (
 from replica.kernel_ridge import kernel_data, kernel_ridge
 from replica.learner_theory import learner_theory
 
-lt = importlib.import_module("replica.learner_theory")      # the module (replica.learner_theory is the function)
+lt = importlib.import_module("replica.kernel_theory")      # the kernel learner's theory (module)
 
 
 # ----------------------------------------------------------------------------- exact moments

@@ -5,7 +5,7 @@ Setting of every ``learners*`` experiment: ``D = 6``, noise-free labels, weight 
 part, which the kernel learner's Hermite features can represent and the feature learner's linear attention cannot
 see). Errors are in units of ``E_g(ŷ = 0) = V/2`` (``V`` the label variance).
 
-* Theories (the fine grids): the kernel learner's :func:`replica.learner_theory.learner_theory` (random-scale law,
+* Theories (the fine grids): the kernel learner's :func:`replica.learner_theory` (random-scale law,
   ``2¹²`` contexts; with a pool, random pools) and the feature learner's
   :func:`replica.learner_theory` with ``learner="feature"`` (optimal readout of the ridge ``Γ``, finite-``D`` mixture,
   ``1024`` contexts; with a pool, the ridge ``Γ`` of the pool), both through :func:`kernel_theory` and
@@ -43,7 +43,7 @@ def problem(link, N, K=None):
 
 def kernel_theory(pb, P, N_test=None, law="finite", n_pools=1):
     """The kernel learner's theory at one cell: ``dict(test, test_se, test_idg, test_idg_se)`` (``test_idg`` NaN
-    without a pool), from :func:`replica.learner_theory.learner_theory`."""
+    without a pool), from :func:`replica.learner_theory`."""
     n = KERNEL_CONTEXTS if pb.tasks is None else POOL_CONTEXTS
     th = learner_theory(pb, P, LAM, learner="kernel", N_test=N_test, law=law, n_pools=n_pools,
                         n_contexts=None if law == "mp" else n)
