@@ -87,15 +87,18 @@ class StationaryCurve:
     converged: bool
     max_residual: float
     test_idg: np.ndarray | None = None
+    N_test: int | None = None
 
 
-def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", channel="correlated") -> StationaryCurve:
+def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", channel="correlated",
+                     N_test=None) -> StationaryCurve:
     """:func:`stationary` at every ``P`` of ``P_values`` (a theory curve).
 
     Parameters
     ----------
-    pb, beta, lam, model, law, channel
-        As in :func:`stationary`.
+    pb, beta, lam, model, law, channel, N_test
+        As in :func:`stationary` (``N_test``: the test prompts' context length, ``None`` = ``N``; ``test``,
+        ``test_idg`` and ``gap`` are then at ``N_test``).
     P_values : array_like (n,)
         Numbers of prompts (``>= 1``).
 
@@ -106,10 +109,12 @@ def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", cha
     Ps = check.real_array("P_values", np.atleast_1d(P_values), low=1.0)
     if Ps.ndim != 1 or Ps.size == 0:
         check.fail("P_values", P_values, "a non-empty 1-d array of numbers of prompts >= 1")
-    pts = [stationary(pb, P, beta, lam, model, law, channel) for P in Ps]
+    N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    pts = [stationary(pb, P, beta, lam, model, law, channel, N_test=N_test) for P in Ps]
     return StationaryCurve(P=Ps, train=np.array([p.train for p in pts]), test=np.array([p.test for p in pts]),
                            gap=np.array([p.gap for p in pts]),
                            free_energy=(None if any(p.free_energy is None for p in pts)
                                         else np.array([p.free_energy for p in pts])),
                            converged=all(p.converged for p in pts), max_residual=max(p.residual for p in pts),
-                           test_idg=None if pb.tasks is None else np.array([p.test_idg for p in pts]))
+                           test_idg=None if pb.tasks is None else np.array([p.test_idg for p in pts]),
+                           N_test=N_test)

@@ -53,6 +53,13 @@ def test_n_test_equal_to_n_is_the_default():
             assert c.train == d.train and c.test != d.test, law
         with pytest.raises(ValueError, match="N_test"):
             replica.stationary(pb, 100, 50.0, 0.01, "full", N_test=0)
+        curve = replica.stationary_curve(pb, [100, 300], 50.0, 0.01, "full", N_test=40)   # the curve passes it on
+        point = replica.stationary(pb, 300, 50.0, 0.01, "full", N_test=40)
+        assert curve.N_test == 40 and (curve.test[1], curve.train[1]) == (point.test, point.train)
+        if tasks:
+            assert curve.test_idg[1] == point.test_idg
+        with pytest.raises(ValueError, match="N_test"):
+            replica.stationary_curve(pb, [100], 50.0, 0.01, "full", N_test=2.5)
 
 
 @pytest.mark.parametrize("alpha_test,tau,ridge_L", [(0.25, 2.0, 0.1), (4.0, 0.5, 0.1), (4.0, 3.0, 0.0)])

@@ -152,11 +152,13 @@ def test_fit_power_law_recovers_a_power_law():
 def test_simulated_winner_agrees_with_the_theory_where_the_margin_is_resolved():
     """Statistical test of the phase diagram: at the quick-mode simulated cells (relu and quad, 3 training sets each),
     wherever the theory's |ln(E_kernel/E_feature)| and the simulation's exceed 2 s.e. of the simulated ratio, the
-    winners agree (measured: 8 of 8 cells resolved, 8 agree). Swapping the theories' roles must fail."""
-    from validation.experiments.base import run
+    winners agree (measured: 8 of 8 cells resolved, 8 agree; the quick mode's simulated cells on a coarser theory
+    grid). Swapping the theories' roles must fail."""
+    from validation.experiments.base import get, run
     from validation.experiments.learners import winner_agreement
 
-    r = run("learners", mode="quick", progress=False)
+    coarse = dict(P=[100, 400, 1600, 6400], N=[4, 16, 64], sim=[[0, 2], [1, 1], [1, 3], [2, 2]])   # quick's cells
+    r = run("learners", mode="quick", settings=get("learners").settings("quick", **coarse), progress=False)
     d = r.data
     total = 0
     for name in ("relu", "quad"):

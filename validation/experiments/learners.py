@@ -125,8 +125,8 @@ class Learners(Experiment):
     name = "learners"
     title = "Kernel vs feature learner: which wins over (P, N), theory with simulated cells"
     presets = {"smoke": dict(P=[60, 300], N=[4, 16], sim=[[1, 1]], n_sets=2, n_test=2000),
-               "quick": dict(P=[100, 400, 1600, 6400], N=[4, 16, 64], sim=[[0, 2], [1, 1], [1, 3], [2, 2]], n_sets=3,
-                             n_test=20_000),
+               "quick": dict(P=[100, 200, 400, 800, 1600, 3200, 6400], N=[4, 8, 16, 32, 64],
+                             sim=[[0, 4], [2, 2], [2, 6], [4, 4]], n_sets=3, n_test=20_000),
                "full": dict(P=[50, 100, 200, 400, 800, 1600, 3200, 6400, 12800], N=[2, 4, 8, 16, 32, 64, 128],
                             sim=[[0, 4], [1, 2], [1, 6], [2, 3], [3, 1], [3, 5], [4, 2], [5, 4], [6, 0], [6, 6]],
                             n_sets=5, n_test=100_000)}
@@ -189,7 +189,7 @@ class LearnersPools(Experiment):
     name = "learners_pools"
     title = "Kernel vs feature learner with task pools: (P, K), ICL and IDG errors"
     presets = {"smoke": dict(P=[60, 300], K=[2, 12], N=8, sim=[[1, 1]], n_sets=2, n_test=2000, n_pools=1),
-               "quick": dict(P=[250, 1000, 4000], K=[2, 6, 24], N=16, sim=[[0, 1], [2, 1]], n_sets=3,
+               "quick": dict(P=[250, 500, 1000, 2000, 4000], K=[2, 4, 6, 12, 24], N=16, sim=[[0, 2], [4, 2]], n_sets=3,
                              n_test=20_000, n_pools=1),
                "full": dict(P=[100, 250, 630, 1600, 4000, 10000], K=[1, 2, 4, 6, 12, 24, 96], N=16,
                             sim=[[0, 1], [1, 3], [2, 2], [3, 4], [4, 1], [5, 3], [6, 2], [6, 5]], n_sets=5,
