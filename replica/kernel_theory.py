@@ -646,6 +646,33 @@ def _linear_types(pb, pool, n, rng):
     return _TYPES_CACHE[key]
 
 
+def learner_arguments(pb, P, lam):
+    """The checks of every learner theory: a :class:`linattn.Problem` with isotropic inputs and ``D >= 2``,
+    ``P >= 1`` prompts and a weight decay ``λ > 0``.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    P : float
+    lam : float
+
+    Returns
+    -------
+    (linattn.Problem, float, float)
+
+    Raises
+    ------
+    ValueError
+        Naming the argument.
+    """
+    pb = check.problem(pb)
+    if pb.covariance is not None:
+        check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None) for the learners' theory")
+    if pb.D < 2:
+        check.fail("pb", pb, "a Problem with D >= 2 for the learners' theory")
+    return pb, check.real("P", P, low=1.0), check.positive("lam", lam)
+
+
 @dataclass(frozen=True, eq=False)
 class RidgeLaw:
     """Mean and covariance of the ridge ``Γ̂`` of the reduced linear attention over datasets (:func:`ridge_law`).
@@ -713,11 +740,7 @@ def ridge_law(pb, P, lam, pool=None, centre=0.0, n_contexts=None, rng=0) -> Ridg
     linattn.ConvergenceError
         A fixed point or the covariance equation was not solved.
     """
-    pb = check.problem(pb)
-    if pb.covariance is not None or pb.D < 2:
-        check.fail("pb", pb, "a Problem with isotropic inputs and D >= 2")
-    P = check.real("P", P, low=1.0)
-    lam = check.positive("lam", lam)
+    pb, P, lam = learner_arguments(pb, P, lam)
     centre = check.real("centre", centre)
     rng = check.seed_int("rng", rng)
     D = pb.D
@@ -776,13 +799,7 @@ def kernel_learner_theory(pb, P, lam, N_test=None, law="finite", pool=None, n_po
     linattn.ConvergenceError
         A fixed point or the covariance equation was not solved.
     """
-    pb = check.problem(pb)
-    if pb.covariance is not None:
-        check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None) for the learners' theory")
-    if pb.D < 2:
-        check.fail("pb", pb, "a Problem with D >= 2 for the learners' theory")
-    P = check.real("P", P, low=1.0)
-    lam = check.positive("lam", lam)
+    pb, P, lam = learner_arguments(pb, P, lam)
     N_test = None if N_test is None else check.positive_int("N_test", N_test)
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)
     check.choice("law", law, LAWS)

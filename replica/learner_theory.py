@@ -8,7 +8,7 @@ from linattn import check
 
 from .feature_theory import LAWS as FEATURE_LAWS
 from .feature_theory import feature_learner_theory
-from .kernel_theory import LearnerTheory, kernel_learner_theory
+from .kernel_theory import LearnerTheory, kernel_learner_theory, learner_arguments
 
 LEARNERS = ("kernel", "feature")
 
@@ -78,13 +78,7 @@ def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool
     linattn.ConvergenceError
         A fixed point or the covariance equation was not solved.
     """
-    pb = check.problem(pb)
-    if pb.covariance is not None:
-        check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None) for the learners' theory")
-    if pb.D < 2:
-        check.fail("pb", pb, "a Problem with D >= 2 for the learners' theory")
-    P = check.real("P", P, low=1.0)
-    lam = check.positive("lam", lam)
+    pb, P, lam = learner_arguments(pb, P, lam)
     check.choice("learner", learner, LEARNERS)
     N_test = None if N_test is None else check.positive_int("N_test", N_test)
     if n_pools is None:
