@@ -140,6 +140,9 @@ def _sample(pb, P, rng, batch_size, keep_tasks):
     D, N, sig = pb.D, pb.N, pb.noise
     a2 = float(pb.link.slope) ** 2 if linear else None
     check.memory(8.0 * P * (3 * D + 2), f"{P} prompts of dimension D = {D}", "P")
+    if not linear:      # the labels of a batch's contexts, (batch, N), a few times over
+        check.memory(8.0 * 4 * batch_size * width, f"a batch of {batch_size} prompts of a nonlinear link (N = {N})",
+                     "pb.N (the context length)")
     tasks = np.empty((P, D)) if keep_tasks else None
     pool, task = draw_pool(pb, P, gen) if pb.tasks is not None else (None, None)
     s = np.empty((P, D))

@@ -209,7 +209,7 @@ def gaussian_errors(S, B, V, P, lam, metrics):
     G = U @ (inv[:, None] * Bt)
     pos = sig > 0
     se2 = V - float(np.sum(g[pos] / sig[pos]))
-    bias = kap**2 * float(np.sum(g[pos] / (sig[pos] * (sig[pos] + kap) ** 2)))
+    bias = float(np.sum(g[pos] / sig[pos] * (kap / (sig[pos] + kap)) ** 2))      # no κ² overflow at huge λ
     df2 = F * float(np.sum(sig**2 * inv**2))
     cov = (se2 + bias) / (P - df2) * sig * inv**2               # Cov(vec Γ̂) = U diag(cov) Uᵀ ⊗ I_F
 
@@ -829,6 +829,9 @@ def kernel_learner_theory(pb, P, lam, N_test=None, law="finite", pool=None, n_po
                                  test_se=0.0, test_idg_se=None, kappa_eff=g["kappa"], iterations=0,
                                  residual=g["residual"])
         full, se = _fresh_finite(pb, P, lam, features, N_test, n_contexts or 2**16, rng)
+        if not np.all(np.isfinite([full["train"], full["test"], se["train"], se["test"]])):
+            raise ConvergenceError(f"learner_theory: the kernel learner's theory gave non-finite errors at lam = "
+                                   f"{lam!r} (below the resolution of its equations; raise lam)")
         return LearnerTheory(**common, train=full["train"], test=full["test"], test_idg=None, train_se=se["train"],
                              test_se=se["test"], test_idg_se=None, kappa_eff=g["kappa"],
                              iterations=full["iterations"], residual=max(full["residual"], g["residual"]))
@@ -837,6 +840,8 @@ def kernel_learner_theory(pb, P, lam, N_test=None, law="finite", pool=None, n_po
     else:       # the Gaussian theory over GAUSS_POOLS times as many pools: a control variate (below)
         pools = [draw_theory_pool(pb, rng, j) for j in range(n_pools * (GAUSS_POOLS if law == "finite" else 1))]
     gauss, diffs, kappas, its, resid = [], [], [], 0, 0.0
+    n_finite = 1 if pool is not None else n_pools
+    ctx_se = np.zeros(3)
     for j, W in enumerate(pools):
         km = kernel_moments(pb, features, tasks=W)
         kt = kernel_moments(pb, features, tasks=W, N=N_test) if N_test not in (None, pb.N) else km
@@ -845,11 +850,16 @@ def kernel_learner_theory(pb, P, lam, N_test=None, law="finite", pool=None, n_po
         gauss.append([g["train"], *g["errors"]])
         kappas.append(g["kappa"])
         resid = max(resid, g["residual"])
-        if law == "finite" and j < (1 if pool is not None else n_pools):
+        if law == "finite" and j < n_finite:
             s, task = pool_types(pb, W, n_contexts or 2**13, np.random.default_rng([rng, pb.D, j, 2]), features)
             out = _matrix_finite(pb, P, lam, features, s, W, task, metrics)
             diffs.append([out["train"] - g["train"], *(np.array(out["errors"]) - g["errors"])])
             its, resid = max(its, out["iterations"]), max(resid, out["residual"])
+            if n_finite == 1:   # one pool: the contexts' sampling error from 4 disjoint contiguous groups (each
+                # cycles through the pool's tasks like the whole sample), as for fresh tasks
+                parts = [_matrix_finite(pb, P, lam, features, s[idx], W, task[idx], metrics)
+                         for idx in np.array_split(np.arange(len(task)), 4)]
+                ctx_se = np.array([[q["train"], *q["errors"]] for q in parts]).std(axis=0, ddof=1) / 2.0
     gauss = np.array(gauss)
     mean = gauss.mean(axis=0)
     se = gauss.std(axis=0, ddof=1) / np.sqrt(len(gauss)) if len(gauss) > 1 else np.zeros(3)
@@ -858,6 +868,11 @@ def kernel_learner_theory(pb, P, lam, N_test=None, law="finite", pool=None, n_po
         mean = mean + diffs.mean(axis=0)
         if len(diffs) > 1:
             se = np.hypot(se, diffs.std(axis=0, ddof=1) / np.sqrt(len(diffs)))
+        else:
+            se = np.hypot(se, ctx_se)
+    if not np.all(np.isfinite(np.r_[mean, se])):
+        raise ConvergenceError(f"learner_theory: the kernel learner's theory gave non-finite errors at lam = {lam!r} "
+                               "(below the resolution of its equations; raise lam)")
     return LearnerTheory(**common, train=float(mean[0]), test=float(mean[1]), test_idg=float(mean[2]),
                          train_se=float(se[0]), test_se=float(se[1]), test_idg_se=float(se[2]),
                          kappa_eff=float(np.mean(kappas)), iterations=int(its), residual=float(resid))

@@ -220,7 +220,8 @@ def _cnorm(Mu, G, inv) -> float:
 
 
 def effective_ridge(s, n, D, P, lam):
-    r"""``κ``: root of ``g(κ) = κ − λ − κ (D/P) Σ_j n_j σ_j/(σ_j + κ)``. Bracket ``[λ, λ + (D/P) Σ n_j σ_j]``:
+    r"""``κ``: root of ``g(κ) = κ − λ − κ (D/P) Σ_j n_j σ_j/(σ_j + κ)``, solved for ``δ = κ − λ`` in the bracket
+    ``[0, (D/P) Σ n_j σ_j]`` (so that ``λ ≫ (D/P) Σ n σ`` loses no digits):
     ``g(λ) <= 0 <= g(λ + (D/P)Σ n σ)``, and ``g`` crosses zero once (``g/κ`` increases). At ``λ = 0`` the root of
     ``g/κ = 1 − (D/P)Σ nσ/(σ + κ)`` is ``κ > 0`` when ``P < M`` and ``κ = 0`` when ``P > M``.
 
@@ -256,11 +257,14 @@ def effective_ridge(s, n, D, P, lam):
         kap = optimize.brentq(h, lo, hi, xtol=1e-300, rtol=1e-14, maxiter=300)
         return kap, abs(h(kap))
 
-    def g(kap):
-        return kap - lam - kap * (D / P) * float(np.sum(n * s / (s + kap)))
+    def g(delta):         # g(λ + δ) in the shift δ = κ − λ itself: no cancellation when λ ≫ (D/P) Σ n σ
+        return delta - (lam + delta) * (D / P) * float(np.sum(n * s / (s + lam + delta)))
 
-    kap = optimize.brentq(g, lam, lam + (D / P) * float(np.sum(n * s)) + 1e-300, xtol=1e-300, rtol=1e-14, maxiter=300)
-    return kap, abs(g(kap)) / kap
+    hi = (D / P) * float(np.sum(n * s))
+    if not hi > 0:
+        return float(lam), 0.0
+    delta = optimize.brentq(g, 0.0, hi, xtol=1e-300, rtol=1e-14, maxiter=300)
+    return lam + delta, abs(g(delta)) / (lam + delta)
 
 
 def fresh_moments(pb) -> TaskMoments:
