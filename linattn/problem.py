@@ -251,6 +251,11 @@ class Problem:
         Returns
         -------
         ndarray (2,)
+
+        Raises
+        ------
+        ValueError
+            A bad ``N_test``, or anisotropic inputs (``c`` of :attr:`feature_variance` is defined for isotropic ones).
         """
         if N_test is None:
             return np.ones(2)

@@ -72,11 +72,13 @@ def symmetric_eigenvalues(A, overwrite=False, method="auto") -> np.ndarray:
     Returns
     -------
     ndarray (n,)
+        float64 whatever the input's dtype.
 
     Raises
     ------
     ValueError
-        ``A`` not a finite square matrix; ``method="two_stage"`` where the routine is not available.
+        ``A`` not a finite square matrix or its eigenvalues overflow; ``method="two_stage"`` where the routine is not
+        available.
     numpy.linalg.LinAlgError
         LAPACK did not converge.
     """
@@ -94,7 +96,7 @@ def symmetric_eigenvalues(A, overwrite=False, method="auto") -> np.ndarray:
     if routine is None:
         if not np.all(np.isfinite(A)):
             check.fail("A", "<array with non-finite entries>", "finite entries")
-        return np.linalg.eigvalsh(A)
+        return _finite(np.linalg.eigvalsh(np.asarray(A, dtype=np.float64)))
     # the lower triangle in column-major order is the upper one in row-major order: by symmetry the same numbers,
     # so a C-ordered array is passed as is (LAPACKE would otherwise transpose it into a copy)
     keep = overwrite and A.dtype == np.float64 and (A.flags.c_contiguous or A.flags.f_contiguous) and A.flags.writeable
@@ -107,4 +109,11 @@ def symmetric_eigenvalues(A, overwrite=False, method="auto") -> np.ndarray:
     info = routine(_COL_MAJOR, b"N", uplo, n, work.ctypes.data, n, w.ctypes.data)
     if info != 0:
         raise np.linalg.LinAlgError(f"LAPACKE_dsyevd_2stage returned info = {info} for an {n} x {n} matrix")
+    return _finite(w)
+
+
+def _finite(w):
+    """The eigenvalues, or a ``ValueError`` when they overflowed float64 (entries near the largest float)."""
+    if not np.all(np.isfinite(w)):
+        check.fail("A", "<matrix whose eigenvalues overflow float64>", "entries well below 1e308 in magnitude")
     return w

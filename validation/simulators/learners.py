@@ -27,8 +27,8 @@ is ``P``). They differ in where the nonlinearity sits:
   ``t = sᵀΓx_q`` of stage 1, the hinge coefficients started at 0 (the same function), and joint descent
   again. ``knots="labels"`` is the earlier rule (knots evenly spaced on ±2 s.d. of the *labels*, one
   stage from ``Γ = 0``): ``t`` has an s.d. of about 0.3 there, so only one or two hinges fell in its bulk
-  and the trained readout lost up to 9.5 % (tanh; relu 2.6–3.3 %) against the optimal readout of its own ``Γ`` (``docs/learners.md``
-  gives the before/after numbers).
+  and the trained readout lost up to 9.5 % (tanh; relu 2.6–3.3 %) against the optimal readout of its own
+  ``Γ`` (``docs/learners.md`` gives the before/after numbers).
 
 Neither ships code in the paper; the replica theory of the feature learner is not implemented
 (the issue's stretch goal). References: H. Gu, Y. Xu, L. Zdeborová (abstract);
@@ -239,12 +239,18 @@ def quantile_knots(t, n_knots):
     Returns
     -------
     ndarray (J,)
-        Increasing knots (ties, e.g. ``t ≡ 0``, are spread by ``1e-12`` so that every hinge is distinct).
+        Strictly increasing knots: ties (e.g. ``t ≡ 0``) are spread by ``1e-12`` times the scale of ``t`` (at least
+        one float step), so that every hinge is distinct.
     """
     t = check.finite_array("t", t, ndim=1)
+    if t.size == 0:
+        check.fail("t", "<empty array>", "at least one training value of t")
     n_knots = check.positive_int("n_knots", n_knots, maximum=64)
     q = np.quantile(t, (np.arange(n_knots) + 0.5) / n_knots)
-    return q + 1e-12 * np.arange(n_knots)
+    scale = max(float(np.max(np.abs(t))), 1.0)
+    for j in range(1, n_knots):     # spread ties by at least one ulp of the knot, whatever the scale of t
+        q[j] = max(q[j], np.nextafter(q[j - 1], np.inf), q[j - 1] + 1e-12 * scale)
+    return q
 
 
 @njit(cache=True)
