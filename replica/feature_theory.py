@@ -599,7 +599,12 @@ def _balanced_cached(pb, P, lam, key, centre, seed, decay, max_iter, tol):
     x0, h0 = np.log(lam), -0.5 * np.log(law.norm2)
     x1 = x0 + h0
     for _ in range(max_iter):
-        law = _ridge(pb, P, float(np.exp(x1)), pool, centre, seed)
+        lam_eff = float(np.exp(x1))
+        if not (np.isfinite(lam_eff) and 0.0 < lam_eff < 1e200):
+            # ‖Ŵ‖ → 0 as λ grows: the balanced decay λ/‖Ŵ‖ runs away and the trained Γ vanishes (E = V/2)
+            check.fail("lam", lam, "a weight decay for which the balanced decay λ/‖W‖ stays finite (the trained Γ "
+                       f"does not vanish; λ_eff reached {lam_eff:.3g})")
+        law = _ridge(pb, P, lam_eff, pool, centre, seed)
         h1 = np.log(lam) - 0.5 * np.log(law.norm2) - x1
         if abs(h1) < tol:
             return law, float(np.exp(x1))
