@@ -62,13 +62,14 @@ from functools import lru_cache
 
 import numba
 import numpy as np
-from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 from scipy.special import gammaln
 
 from linattn import check
 from linattn.errors import ConvergenceError
 from linattn.results import python_scalars, short_repr
+
+from ._ode import integrate
 
 VARIANTS = ("released", "attention")
 FIRST_STATES = ("onestep", "uniform", "stationary")
@@ -599,10 +600,8 @@ def markov_minimal_flow(beta0, delta0, C, N, alpha, times, first_state="onestep"
     def hit(_, th):
         return abs(th[1] - d_s) - radius
     hit.terminal = False
-    sol = solve_ivp(rhs, (0.0, float(t[-1])), [beta0, delta0], method="LSODA", jac=jac, t_eval=t,
-                    rtol=rtol, atol=rtol * 1e-3, events=hit)
-    if not sol.success:
-        raise ConvergenceError(f"markov_minimal_flow: the integrator failed ({sol.message}); rtol={rtol}")
+    sol = integrate("markov_minimal_flow", rhs, (0.0, float(t[-1])), [beta0, delta0], method="LSODA", jac=jac,
+                    t_eval=t, rtol=rtol, atol=rtol * 1e-3, events=hit)
     beta, delta = sol.y
     vals = [_evaluate(b, d, pat, variant, eps, order=0) for b, d in zip(beta, delta)]
     loss = np.array([v["loss"] for v in vals])

@@ -39,14 +39,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 import linattn
 from linattn import check
 from linattn.covariance import as_covariance
-from linattn.errors import ConvergenceError
 from linattn.factorized import Parametrization, dataset_objective, population_objective
 from linattn.results import short_repr
+
+from ._ode import integrate
 
 
 @dataclass(frozen=True)
@@ -220,47 +220,6 @@ def _modes0(a0, D):
 
 
 # ----------------------------------------------------------------------------- exact mean flows
-#: right-hand-side evaluations an integration may take before it is declared not to converge (a flow that blows up,
-#: e.g. from θ₀ ~ 1e100, or a time span γ·t far beyond the dynamics, would otherwise step for ever); the flows of the
-#: figures take at most 1.1e4 (measured, quick mode); 1e5 is ~16 s of mean_flow at D = 3
-MAX_EVALUATIONS = 100_000
-
-
-class _Budget(Exception):
-    pass
-
-
-def _bounded(rhs, what):
-    """``rhs`` that raises after :data:`MAX_EVALUATIONS` calls (caught by :func:`_integrate`)."""
-    calls = [0]
-
-    def wrapped(t, y):
-        calls[0] += 1
-        if calls[0] > MAX_EVALUATIONS:
-            raise _Budget(what)
-        return rhs(t, y)
-
-    return wrapped
-
-
-def _integrate(name, rhs, span, y0, **kw):
-    """``solve_ivp`` within the evaluation budget; ``ConvergenceError`` naming the likely cause otherwise."""
-    try:
-        with np.errstate(over="ignore", invalid="ignore"):
-            sol = solve_ivp(_bounded(rhs, name), span, y0, **kw)
-    except _Budget:
-        raise ConvergenceError(f"{name}: the integrator took more than {MAX_EVALUATIONS} evaluations before t = "
-                               f"{span[1]:.6g} (the flow blows up or is too stiff: check the initial condition, gamma "
-                               "and the times)") from None
-    except ValueError as err:            # the checks of Γ(θ) and its gradient on a state that left float64
-        raise ConvergenceError(f"{name}: the integrator's state overflowed float64 before t = {span[1]:.6g} (a step "
-                               "too long for the flow, or a flow that blows up: check the times, gamma and the initial "
-                               f"condition) — {err}") from None
-    if not sol.success:
-        raise ConvergenceError(f"{name}: the integrator failed ({sol.message})")
-    return sol
-
-
 def _flow_settings(times, lam, gamma, rtol):
     """Checked output times (strictly increasing, ``>= 0``), weight decay, learning rate and tolerance."""
     t = check.real_array("times", times, low=0.0)
@@ -357,7 +316,7 @@ def mean_flow(pb, parametrization, theta0, times, data=None, lam=0.0, gamma=1.0,
             raise ValueError(f"the gradient is not finite at |theta| up to {np.max(np.abs(th)):.3g}")
         return out
 
-    sol = _integrate("mean_flow", rhs, (0.0, float(t[-1])), theta0, method=method, t_eval=t, rtol=rtol,
+    sol = integrate("mean_flow", rhs, (0.0, float(t[-1])), theta0, method=method, t_eval=t, rtol=rtol,
                      atol=rtol * 1e-3)
     theta = sol.y.T
     G = par.gamma(theta)
@@ -430,7 +389,7 @@ def mode_flow(pb, p0, q0, times, lam=0.0, gamma=1.0, rtol=1e-10) -> ModeFlow:
         J[i + D, i + D] = -gamma * (h * p * p + lam)
         return J
 
-    sol = _integrate("mode_flow", rhs, (0.0, float(t[-1])), np.concatenate([p0, q0]), method="LSODA", t_eval=t,
+    sol = integrate("mode_flow", rhs, (0.0, float(t[-1])), np.concatenate([p0, q0]), method="LSODA", t_eval=t,
                      jac=jac, rtol=rtol, atol=rtol * 1e-3)
     p, q = sol.y[:D].T, sol.y[D:].T
     return ModeFlow(times=t, p=p, q=q, test=mode_loss(pb, p * q))

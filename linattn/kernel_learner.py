@@ -187,30 +187,18 @@ def trace_direction(D) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- radial moments
+#: ``(j, p)`` of the moments ``E[g^j f(s g)^p]`` behind :func:`_moments_at`
+_POWERS = ((1, 1), (2, 1), (0, 1), (0, 2), (1, 2), (2, 2), (3, 2), (4, 2))
+
+
 def _moments_at(link, scales, n):
-    """``[μ₁, μ₂, E f², E g f², E g² f², E g³ f², E g⁴ f²]`` of ``f(s g)`` for each scale ``s`` (noise-free), with the
-    half-line composite rule of :mod:`linattn.links` at ``n`` nodes per unit panel."""
-    z, logw = links.half_rule(n)
-    z2 = z * z
-    with np.errstate(all="ignore"):
-        F = link(np.multiply.outer(scales, z))
-        w = np.exp(logw)
-        Fw, F2w = F * w, F * F * w
-        terms = [z * Fw, (z2 - 1.0) * Fw, F2w, z * F2w, z2 * F2w, z2 * z * F2w, z2 * z2 * F2w]
-        if not all(np.isfinite(t).all() for t in terms) and np.isfinite(F).all():
-            # f² g⁴ overflowed where the Gaussian weight is negligible (a polynomial link at a large scale):
-            # f^p g^k w = sign · exp(p log|f| + log w) · g^k instead (log|0| = −inf gives an exact 0)
-            sign, logf = np.sign(F), np.log(np.abs(F))
-            one, two = sign * np.exp(logf + logw), np.exp(2.0 * logf + logw)
-            terms = [z * one, (z2 - 1.0) * one, two, z * two, z2 * two, z2 * z * two, z2 * z2 * two]
-        out = np.stack([t.sum(axis=-1) for t in terms], axis=1)
-        tail = np.abs(z) > links.CUTOFF - 1
-        tails = np.stack([np.abs(t[:, tail]).sum(axis=-1) for t in terms], axis=1)
-    if not (np.all(np.isfinite(out)) and np.all(tails <= links.link_tolerance(link) * np.maximum(np.abs(out), 1.0))):
-        big = float(np.max(scales))
-        raise ValueError(f"link must have finite label moments E[g⁴ f(√r g)²] at √r = |w|/√D = {big:.4g}; {link.name} "
-                         f"does not (the integrand does not decay by |g| = {links.CUTOFF}, or overflows float64)")
-    return out
+    """``[μ₁, μ₂, E f², E g f², E g² f², E g³ f², E g⁴ f²]`` of ``f(s g)`` for each scale ``s`` (noise-free;
+    ``μ₂ = E[(g² − 1) f]``) and the sizes of their terms (:func:`linattn.links.moment_table`)."""
+    m, size = links.moment_table(link, scales, n, _POWERS)
+    keep = [0, 3, 4, 5, 6, 7]
+    values = np.column_stack([m[:, 0], m[:, 1] - m[:, 2], *m[:, keep[1:]].T])
+    sizes = np.column_stack([size[:, 0], size[:, 1] + size[:, 2], *size[:, keep[1:]].T])
+    return values, sizes
 
 
 def _closed_linear(link, r, noise2):
@@ -228,8 +216,8 @@ def _task_coefficients(pb, r):
         return _closed_linear(pb.link, r, s2)
     uniq, inverse = np.unique(r, return_inverse=True)
     try:
-        m = links.until_converged(lambda n: _moments_at(pb.link, np.sqrt(uniq), n), links.ORDERS,
-                                   "the label moments at the tasks' norms", pb.link)[inverse]
+        m = links.until_converged(lambda n: _moments_at(pb.link, np.sqrt(uniq), n), links.gauss_orders(pb.link),
+                                  "the label moments at the tasks' norms", pb.link)[0][inverse]
     except ValueError as err:       # the link passed at the Gaussian task norms: blame the tasks' norms
         top = float(np.sqrt(uniq[-1]))
         raise ValueError(f"tasks must have norms at which the label moments of link {pb.link.name} exist and the "
@@ -250,11 +238,12 @@ def _gaussian_extra(link, D):
         r, w = r[keep], w[keep]
 
         def at_order(n):
-            m = _moments_at(link, np.sqrt(r), n)
-            return np.array([w @ m[:, 1] ** 2, w @ m[:, 6]])
-        return links.until_converged(at_order, links.ORDERS, f"the label moments at D = {D}", link)
+            m, size = _moments_at(link, np.sqrt(r), n)
+            return (np.array([w @ m[:, 1] ** 2, w @ m[:, 6]]),
+                    np.array([w @ links.power_size(m[:, 1], size[:, 1], 2), w @ size[:, 6]]))
+        return links.until_converged(at_order, links.gauss_orders(link), f"the label moments at D = {D}", link)
 
-    out = links.until_converged(average, links.R_ORDERS, f"the average over the task norm χ²_{D}/{D}", link)
+    out, _ = links.until_converged(average, links.R_ORDERS, f"the average over the task norm χ²_{D}/{D}", link)
     return float(out[0]), float(out[1])
 
 

@@ -22,6 +22,16 @@ The ``r`` average is a composite Gauss–Legendre rule in ``ρ = √r`` for the 
 Both rules are doubled until two successive orders agree to ``TOL``; otherwise the link is refused
 (``ValueError``: not square-integrable under the Gaussian, or too rough for the quadrature).
 
+Polynomial links (``"cubic"``, ``"hermite:k"``, :meth:`Link.polynomial`, a ``numpy.polynomial.Polynomial``) carry
+their finite Hermite expansion ``f = Σ_k a_k He_k``: their Hermite coefficients are exact (``μ₀ = a₀``, ``μ₁ = a₁``,
+``μ_*² = Σ_{k≥2} k! a_k²``) and every Gaussian moment ``E[g^j f(s g)^p]`` at any scale ``s`` is a polynomial integral,
+computed exactly by the Gauss–Hermite rule of ``2·degree + 3`` nodes (exact to degree ``4·degree + 5``), with
+positive weights and no convergence test: no round-off can make a polynomial look "not square-integrable".
+
+Convergence tests compare two orders relative to the size of the terms they sum (``Σ |w_i t_i|``, the scale of the
+round-off of the sum), not relative to the result: a moment that cancels to ~0 (``E[(g² − 1) f]`` of an odd link) is
+converged when the orders agree to ``TOL`` of its terms.
+
 Named links: ``"linear"`` (``z``), ``"tanh"``, ``"relu"`` (``max(0, z)``), ``"sign"``, ``"cubic"``
 (``z³``), ``"hermite:k"`` (the normalised Hermite polynomial ``He_k(z)/√(k!)``), or any vectorised
 callable. Linear links ``f(z) = a z`` (:meth:`Link.linear`) keep Gaussian labels and the library's
@@ -74,9 +84,16 @@ class Hermite:
         return iter((self.mu0, self.mu1, self.mu_star2))
 
 
-def _hermite_poly(k):
+def _hermite_unit(k):
+    """Hermite coefficients of ``He_k(z)/√(k!)``."""
     coef = np.zeros(k + 1)
     coef[k] = 1.0 / math.sqrt(math.factorial(k))
+    return coef
+
+
+def _hermite_series(coef):
+    """``f(z) = Σ_k coef_k He_k(z)`` (vectorised)."""
+    coef = np.array(coef, dtype=float)
 
     def f(z):
         return np.polynomial.hermite_e.hermeval(z, coef)
@@ -87,8 +104,11 @@ _NAMED = {
     "tanh": np.tanh,
     "relu": lambda z: np.maximum(z, 0.0),
     "sign": np.sign,
-    "cubic": lambda z: z**3,
 }
+#: Hermite coefficients of the named polynomial links (``z³ = He₃ + 3 He₁``)
+_NAMED_POLYNOMIALS = {"cubic": (0.0, 3.0, 0.0, 1.0)}
+#: the largest degree of a polynomial link (``f⁴`` of degree 160 is still integrated exactly in float64)
+MAX_DEGREE = 40
 
 
 def _slope(slope):
@@ -98,6 +118,17 @@ def _slope(slope):
     if a != 0.0 and not 1e-100 <= abs(a) <= 1e100:
         check.fail("slope", slope, "0 or a real number with 1e-100 <= |slope| <= 1e100")
     return a
+
+
+def _hermite_coefficients(coef):
+    """A polynomial link's Hermite coefficients, trailing zeros dropped (finite, degree <= MAX_DEGREE)."""
+    c = np.trim_zeros(check.finite_array("hermite_coef", coef, ndim=1), "b")
+    if c.size == 0:
+        c = np.zeros(1)
+    if c.size > MAX_DEGREE + 1:
+        check.fail("hermite_coef", coef, f"the Hermite coefficients of a polynomial of degree <= {MAX_DEGREE}")
+    c.setflags(write=False)
+    return c
 
 
 class Link:
@@ -112,14 +143,18 @@ class Link:
         ``"linear"``, ``"linear*a"``, a named link, ``"hermite:k"`` or ``"custom:<callable name>"``.
     slope : float or None
         ``a`` for a linear link ``f(z) = a z`` (Gaussian labels, closed forms); ``None`` otherwise.
+    hermite_coef : ndarray or None
+        ``(a_0, …, a_k)`` of a polynomial link ``f = Σ a_j He_j`` (exact moments, module docstring); ``None`` for
+        other links.
     """
 
-    def __init__(self, name, fn, slope=None):
+    def __init__(self, name, fn, slope=None, hermite_coef=None):
         if not isinstance(name, str) or not name:
             check.fail("name", name, "a non-empty string")
         self.name = name
         self.fn = fn
         self.slope = None if slope is None else _slope(slope)
+        self.hermite_coef = None if hermite_coef is None else _hermite_coefficients(hermite_coef)
         self.output_eps = float(np.finfo(float).eps)     # the precision of what ``fn`` returns (float32: 1.2e-7)
 
     @classmethod
@@ -137,6 +172,40 @@ class Link:
         """
         a = _slope(slope)
         return cls("linear" if a == 1.0 else f"linear*{a!r}", lambda z: a * np.asarray(z, float), slope=a)
+
+    @classmethod
+    def polynomial(cls, coefficients):
+        """The polynomial link ``f(z) = Σ_k c_k z^k`` (exact moments at every task norm; module docstring).
+
+        Parameters
+        ----------
+        coefficients : sequence of float
+            ``(c_0, c_1, …, c_k)`` in the power basis, finite, of degree ``k <= MAX_DEGREE`` (40); or a
+            ``numpy.polynomial.Polynomial``.
+
+        Returns
+        -------
+        Link
+            Named ``"poly:(c_0, …, c_k)"``; a degree-one polynomial without constant is :meth:`linear`.
+        """
+        if isinstance(coefficients, np.polynomial.Polynomial):
+            coefficients = coefficients.convert(domain=[-1, 1], window=[-1, 1]).coef
+        c = check.finite_array("coefficients", coefficients, ndim=1)
+        if c.size == 0 or c.size > MAX_DEGREE + 1:
+            check.fail("coefficients", coefficients, f"1 to {MAX_DEGREE + 1} power-basis coefficients")
+        c = np.trim_zeros(c, "b")
+        if c.size <= 2 and (c.size == 0 or c[0] == 0.0):
+            return cls.linear(float(c[1]) if c.size == 2 else 0.0)
+        name = "poly:(" + ", ".join(repr(float(x)) for x in c) + ")"
+        herm = np.polynomial.hermite_e.poly2herme(c)
+        return cls(name, _hermite_series(herm), hermite_coef=herm)
+
+    @property
+    def degree(self):
+        """The degree of a polynomial link (``None`` for other links, ``1`` for linear ones)."""
+        if self.slope is not None:
+            return 1
+        return None if self.hermite_coef is None else len(self.hermite_coef) - 1
 
     def _key(self):
         return (self.name, id(self.fn)) if self.name.startswith("custom:") else (self.name, self.slope)
@@ -184,9 +253,10 @@ def as_link(link, name="link") -> Link:
 
     Parameters
     ----------
-    link : str, callable or Link
+    link : str, callable, numpy.polynomial.Polynomial or Link
         A name among ``"linear"``, ``"tanh"``, ``"relu"``, ``"sign"``, ``"cubic"``, ``"hermite:k"``
-        (``k`` a non-negative integer), or a vectorised callable ``f(z)``.
+        (``k`` an integer in ``[0, 40]``), a polynomial (:meth:`Link.polynomial`: exact moments), or a vectorised
+        callable ``f(z)``.
     name : str
         Argument name used in error messages.
 
@@ -211,10 +281,15 @@ def as_link(link, name="link") -> Link:
             k = link.split(":", 1)[1]
             if not (k.isdecimal() and len(k) <= 6):      # '²' is a digit but not decimal; 5000 digits: no int()
                 check.fail(name, link, "'hermite:k' with k an integer in [0, 40]")
-            k = check.nonneg_int(f"{name} degree", int(k), maximum=40)
-            return (Link(f"hermite:{k}", _hermite_poly(k)) if k != 1
+            k = check.nonneg_int(f"{name} degree", int(k), maximum=MAX_DEGREE)
+            return (Link(f"hermite:{k}", _hermite_series(_hermite_unit(k)), hermite_coef=_hermite_unit(k)) if k != 1
                     else Link("hermite:1", lambda z: np.asarray(z, float), slope=1.0))
+        if link in _NAMED_POLYNOMIALS:
+            coef = _NAMED_POLYNOMIALS[link]
+            return Link(link, _hermite_series(coef), hermite_coef=coef)
         check.fail(name, link, f"one of {NAMES} or a vectorised callable")
+    if isinstance(link, np.polynomial.Polynomial):
+        return Link.polynomial(link)
     if callable(link):
         lk = Link(f"custom:{getattr(link, '__name__', type(link).__name__)}", link)
         _hermite(lk)     # validates: vectorised, finite, square-integrable
@@ -234,6 +309,46 @@ def half_rule(n):
     z = (left[:, None] + 0.5 * (x + 1.0)[None, :]).ravel()
     logw = np.log(np.tile(0.5 * w, CUTOFF)) - 0.5 * z * z - 0.5 * np.log(2.0 * np.pi)
     return np.concatenate([z, -z]), np.concatenate([logw, logw])
+
+
+@functools.lru_cache(maxsize=None)
+def hermite_rule(n):
+    """The ``n``-node Gauss–Hermite rule of the standard normal law (probabilists' nodes, weights summing to 1, as
+    logarithms): exact for polynomials of degree ``<= 2n − 1``."""
+    z, w = np.polynomial.hermite_e.hermegauss(n)
+    return z, np.log(w) - 0.5 * np.log(2.0 * np.pi)
+
+
+def gauss_orders(link):
+    """The orders of the Gaussian rule to try for ``link``: :data:`ORDERS` (composite rule, refined until two
+    agree), or the one exact Gauss–Hermite order ``2·degree + 3`` of a polynomial link (exact to degree
+    ``4·degree + 5``, which covers ``g⁴ f²`` and ``f⁴``).
+
+    Parameters
+    ----------
+    link : Link
+
+    Returns
+    -------
+    tuple of int
+    """
+    return ORDERS if link.hermite_coef is None else (2 * link.degree + 3,)
+
+
+def gauss_rule(link, n):
+    """Nodes ``z`` and log-weights of the Gaussian rule of order ``n`` for ``link`` (:func:`gauss_orders`): the
+    Gauss–Hermite rule of ``n`` nodes for a polynomial link, :func:`half_rule` otherwise.
+
+    Parameters
+    ----------
+    link : Link
+    n : int
+
+    Returns
+    -------
+    (ndarray, ndarray)
+    """
+    return hermite_rule(n) if link.hermite_coef is not None else half_rule(n)
 
 
 @functools.lru_cache(maxsize=None)
@@ -258,9 +373,67 @@ def r_rule(D, n):
     return rho * rho, wr / wr.sum()   # exact for constants
 
 
+#: the moments of :func:`gauss_moments`, as ``(j, p)`` of ``E[g^j f(s g)^p]``
+GAUSS_POWERS = ((0, 1), (1, 1), (0, 2), (2, 2), (0, 4), (0, 3))
+
+
+def moment_table(link, scales, n, powers):
+    """``E[g^j f(s g)^p]`` for ``g ~ N(0, 1)``, each scale ``s`` and each ``(j, p)`` of ``powers`` (the rule
+    :func:`gauss_rule` of order ``n``), with the size ``E|g^j f(s g)^p|`` of the terms summed (the scale of the
+    round-off: :func:`until_converged` measures convergence against it).
+
+    Parameters
+    ----------
+    link : Link
+    scales : ndarray (m,)
+    n : int
+    powers : sequence of (int, int)
+
+    Returns
+    -------
+    values, sizes : ndarray (m, len(powers))
+
+    Raises
+    ------
+    ValueError
+        The link is not finite for ``|z| < 8`` at a scale, or a moment does not exist (the integrand does not decay by
+        ``|z| = CUTOFF``, or overflows float64).
+    """
+    z, logw = gauss_rule(link, n)
+    scales = np.asarray(scales, dtype=float)
+    with np.errstate(all="ignore"):
+        F = link(np.multiply.outer(scales, z))
+        w = np.exp(logw)
+        terms = [z**j * F**p * w for j, p in powers]
+        if not all(np.isfinite(t).all() for t in terms) and np.isfinite(F).all():
+            # f^p overflowed where the Gaussian weight makes the term small (a polynomial link at a large task-norm
+            # scale): f^p g^j w = sign(f)^p exp(p log|f| + log w) g^j instead; log|0| = −inf gives an exact 0
+            sign, logf = np.sign(F), np.log(np.abs(F))
+            terms = [z**j * sign**p * np.exp(p * logf + logw) for j, p in powers]
+        values = np.stack([t.sum(axis=-1) for t in terms], axis=1)
+        sizes = np.stack([np.abs(t).sum(axis=-1) for t in terms], axis=1)
+        tail = np.abs(z) > CUTOFF - 1
+        tails = np.stack([np.abs(t[:, tail]).sum(axis=-1) for t in terms], axis=1)
+    bad = ~np.all(np.isfinite(F[:, np.abs(z) < 8]), axis=1)
+    if bad.any():
+        scale = float(scales[bad][0])
+        if scale == 1.0:
+            raise ValueError(f"link {link.name} returned non-finite values for |z| < 8")
+        raise ValueError(f"link {link.name} returned non-finite values f(s z) for |z| < 8 at the task-norm scale "
+                         f"s = |w|/√D = {scale:.4g}: at finite D the task norm r = |w|²/D ~ χ²_D/D is unbounded, and "
+                         "the label moments averaged over it do not exist for a link that grows this fast")
+    if not (np.all(np.isfinite(sizes)) and np.all(tails <= link_tolerance(link) * sizes)):
+        top = float(np.max(scales)) if scales.size else 1.0
+        raise ValueError(f"link {link.name} must have finite label moments E[g^j f(s g)^p] (p <= 4) at the scales "
+                         f"s = |w|/√D up to {top:.4g}; it has not (the integrand does not decay by |z| = {CUTOFF}, "
+                         "or overflows float64): it is not square-integrable under the Gaussian there")
+    return values, sizes
+
+
 def gauss_moments(link, scales, n):
-    """``[E f, E g f, E f², E g² f², E f⁴, E f³]`` of ``f(s g)``, ``g ~ N(0, 1)``, for each scale ``s`` (the composite
-    rule :func:`half_rule` of order ``n`` per half line; a building block of the link quadrature).
+    """``[E f, E g f, E f², E g² f², E f⁴, E f³]`` of ``f(s g)``, ``g ~ N(0, 1)``, for each scale ``s`` (the rule
+    :func:`gauss_rule` of order ``n``; a building block of the link quadrature; :func:`moment_table` also returns
+    the sizes of the terms).
 
     Parameters
     ----------
@@ -272,33 +445,7 @@ def gauss_moments(link, scales, n):
     -------
     ndarray (m, 6)
     """
-    z, logw = half_rule(n)
-    with np.errstate(all="ignore"):
-        F = link(np.multiply.outer(scales, z))
-        w = np.exp(logw)
-        F2 = F * F
-        terms = [F * w, z * F * w, F2 * w, z * z * F2 * w, F2 * F2 * w, F2 * F * w]
-        if not all(np.isfinite(t).all() for t in terms) and np.isfinite(F).all():
-            # f⁴ overflowed where the Gaussian weight makes the term small (a polynomial link at a large task-norm
-            # scale): f^k w = sign(f)^k exp(k log|f| + log w) instead; log|0| = −inf gives an exact 0
-            sign, logf = np.sign(F), np.log(np.abs(F))
-            terms = [sign * np.exp(logf + logw), z * sign * np.exp(logf + logw), np.exp(2 * logf + logw),
-                     z * z * np.exp(2 * logf + logw), np.exp(4 * logf + logw), sign * np.exp(3 * logf + logw)]
-        out = np.stack([t.sum(axis=-1) for t in terms], axis=1)
-        tail = np.abs(z) > CUTOFF - 1
-        tails = np.stack([np.abs(t[:, tail]).sum(axis=-1) for t in terms], axis=1)
-    bad = ~np.all(np.isfinite(F[:, np.abs(z) < 8]), axis=1)
-    if bad.any():
-        scale = float(np.asarray(scales)[bad][0])
-        if scale == 1.0:
-            raise ValueError(f"link {link.name} returned non-finite values for |z| < 8")
-        raise ValueError(f"link {link.name} returned non-finite values f(s z) for |z| < 8 at the task-norm scale "
-                         f"s = |w|/√D = {scale:.4g}: at finite D the task norm r = |w|²/D ~ χ²_D/D is unbounded, and "
-                         "the label moments averaged over it do not exist for a link that grows this fast")
-    if not (np.all(np.isfinite(out)) and np.all(tails <= link_tolerance(link) * np.maximum(np.abs(out), 1.0))):
-        raise ValueError(f"link {link.name} is not square-integrable under the Gaussian (E f⁴ must be finite): "
-                         f"the integrand does not decay by |z| = {CUTOFF}")
-    return out
+    return moment_table(link, scales, n, GAUSS_POWERS)[0]
 
 
 def link_tolerance(link):
@@ -317,12 +464,14 @@ def link_tolerance(link):
 
 def until_converged(estimate, orders, what, link):
     """Evaluate ``estimate(n)`` for increasing ``n`` until two successive values agree to the tolerance
-    (``TOL``, or the precision the link's callable returns: :func:`link_tolerance`).
+    (``TOL``, or the precision the link's callable returns: :func:`link_tolerance`) relative to the size of the
+    terms they sum; a single order is an exact rule (returned without comparison).
 
     Parameters
     ----------
     estimate : callable
-        ``n -> ndarray``.
+        ``n -> (value, size)``: the estimate and, elementwise, the size ``Σ |w_i t_i|`` of the terms it sums
+        (``size >= |value|``; round-off of the sum is a small multiple of ``eps · size``).
     orders : sequence of int
         Increasing orders to try.
     what : str
@@ -331,26 +480,49 @@ def until_converged(estimate, orders, what, link):
 
     Returns
     -------
-    ndarray
-        The last estimate.
+    (ndarray, ndarray)
+        The last estimate and its size.
 
     Raises
     ------
     ValueError
         If the last two orders still disagree (the link is not square-integrable, or too rough, at this ``D``).
     """
-    prev, diff = None, np.inf
+    prev, prev_size, diff = None, None, np.inf
     for n in orders:
-        cur = estimate(n)
+        cur, size = estimate(n)
+        if len(orders) == 1:
+            return cur, size
         if prev is not None:
-            diff = float(np.max(np.abs(cur - prev) / np.maximum(np.abs(cur), 1.0)))
-            if diff <= link_tolerance(link):
-                return cur
-        prev = cur
+            gap = np.abs(cur - prev)
+            tol = link_tolerance(link) * np.maximum(size, prev_size)
+            if np.all(gap <= tol):
+                return cur, size
+            diff = float(np.max(gap / np.where(tol > 0, tol / link_tolerance(link), 1.0)))
+        prev, prev_size = cur, size
     raise ValueError(f"link {link.name} is not square-integrable under the Gaussian (E f⁴ must be finite), or "
                      "too rough for the half-range Gauss quadrature: "
-                     f"{what} did not converge to {link_tolerance(link):.1g} "
+                     f"{what} did not converge to {link_tolerance(link):.1g} of the terms' size "
                      f"(orders up to {orders[-1]}; last relative difference {diff:.3g})")
+
+
+def power_size(values, sizes, p):
+    """The size of ``values**p`` for :func:`until_converged` of an average of powers of converged estimates:
+    ``|v|^p + p |v|^{p−1} s``, so that an error of ``TOL · s`` in ``v`` (what its own convergence allows) moves
+    ``v^p`` by at most ``TOL`` times this size (first order).
+
+    Parameters
+    ----------
+    values, sizes : ndarray
+        Estimates and the sizes of their terms (:func:`moment_table`).
+    p : int
+
+    Returns
+    -------
+    ndarray
+    """
+    v = np.abs(values)
+    return v**p + p * v ** (p - 1) * sizes
 
 
 #: magnitudes a link's values may have (on ``|z| < 8``): its moments use ``f⁴``, which must stay within float64
@@ -379,7 +551,16 @@ def _hermite(link):
     if link.is_linear:
         return Hermite(0.0, float(link.slope), 0.0)
     _check_scale(link)
-    m = until_converged(lambda n: gauss_moments(link, np.array([1.0]), n)[0], ORDERS, "the Gaussian moments", link)
+    if link.hermite_coef is not None:            # E He_j He_k = k! δ_jk
+        a = link.hermite_coef
+        norms = np.array([math.factorial(k) for k in range(a.size)], dtype=float)
+        return Hermite(float(a[0]), float(a[1]) if a.size > 1 else 0.0, float(np.sum(norms[2:] * a[2:] ** 2)))
+
+    def at_one(n):
+        m, size = moment_table(link, np.ones(1), n, GAUSS_POWERS)
+        return m[0], size[0]
+
+    m, _ = until_converged(at_one, gauss_orders(link), "the Gaussian moments", link)
     mu0, mu1, ef2 = float(m[0]), float(m[1]), float(m[2])
     rest = ef2 - mu0 * mu0 - mu1 * mu1
     if -10 * TOL * max(ef2, 1.0) < rest < 0.0:   # a purely linear(-plus-constant) link: rounding only
@@ -443,10 +624,13 @@ def radial_moments(link, D) -> RadialMoments:
         keep = w > 0.0                 # nodes far in the χ_D tail, where the weight underflows, add exactly 0: skip
         r, w = r[keep], w[keep]        # them (a link's moments at such norms may overflow although they are finite)
 
-        def at_order(n):
-            m = gauss_moments(link, np.sqrt(r), n)
-            return np.array([w @ m[:, 1] ** 2, w @ m[:, 2], w @ m[:, 3], w @ m[:, 4], w @ m[:, 2] ** 2])
-        return until_converged(at_order, ORDERS, f"the Gaussian moments at D = {D}", link)
+        cols = [(1, 2), (2, 1), (3, 1), (4, 1), (2, 2)]          # (moment, power): φ₁², φ₂, φ₂₂, φ₄, φ₂²
 
-    out = until_converged(average, R_ORDERS, f"the average over the task norm χ²_{D}/{D}", link)
+        def at_order(n):
+            m, size = moment_table(link, np.sqrt(r), n, GAUSS_POWERS)
+            return (np.array([w @ m[:, k] ** p for k, p in cols]),
+                    np.array([w @ power_size(m[:, k], size[:, k], p) for k, p in cols]))
+        return until_converged(at_order, gauss_orders(link), f"the Gaussian moments at D = {D}", link)
+
+    out, _ = until_converged(average, R_ORDERS, f"the average over the task norm χ²_{D}/{D}", link)
     return RadialMoments(*map(float, out))
