@@ -24,7 +24,7 @@ CORE_STAMP := $(VENV)/.core-stamp
 OUT    ?= figures
 TORCH_FIGURES := icl_emergence grokking markov_transformer
 
-.PHONY: run test bench install clean torch docs lint
+.PHONY: run test test-matrix bench install clean torch docs lint
 
 # `make run` needs the core only (~35 s less to install on a fresh clone); everything else installs the extras too
 $(CORE_STAMP): pyproject.toml
@@ -51,6 +51,17 @@ run: $(CORE_STAMP)
 
 test: $(STAMP)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist worksteal
+
+# the test matrix (noxfile.py): Python 3.10-3.13 with the newest dependencies, the oldest declared dependencies,
+# the core without extras, and two other OpenBLAS core types; each session installs the wheel into its own
+# environment under .nox/. Under pyenv, PYENV_VERSION makes every installed 3.10-3.13 answer as python3.X.
+# NOX_ARGS selects sessions (e.g. NOX_ARGS="-s core oldest").
+test-matrix: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[test,dask,docs,matrix]"
+	if command -v pyenv >/dev/null 2>&1; then \
+	  export PYENV_VERSION="$$(pyenv versions --bare | grep -E '^3\.(10|11|12|13)\.[0-9]+$$' | sort -rV | \
+	    awk -F. '!seen[$$1"."$$2]++' | paste -sd: -)"; fi; \
+	$(VENV)/bin/nox $(NOX_ARGS)
 
 torch: $(STAMP)
 	$(PY) -m pip install --quiet "torch==2.13.0" 2>/dev/null || \

@@ -1,8 +1,37 @@
-"""Shared fixtures."""
+"""Shared fixtures.
+
+Every test sees the same memory limit (``LINATTN_MEMORY_LIMIT`` = 16 GiB) whatever the machine: the memory guards
+refuse work beyond 80 % of the physical memory by default, so without this a size refused on a 24 GiB machine is
+accepted on a 128 GiB one (and the test then meets another check, or runs for hours). A test that needs another limit
+sets its own with ``monkeypatch``.
+"""
+import os
+import pathlib
+
 import numpy as np
 import pytest
+
+import linattn
+
+#: the memory limit every test runs under (bytes)
+TEST_MEMORY_LIMIT = 16 << 30
+
+
+@pytest.fixture(autouse=True)
+def _fixed_memory_limit(monkeypatch):
+    monkeypatch.setenv("LINATTN_MEMORY_LIMIT", str(TEST_MEMORY_LIMIT))
 
 
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261202)
+
+
+def pytest_sessionstart(session):
+    """Under the test matrix (``LINATTN_EXPECT_INSTALLED=1``, noxfile.py) the library must be the installed wheel,
+    not the source tree beside the tests."""
+    if os.environ.get("LINATTN_EXPECT_INSTALLED") == "1":
+        root = pathlib.Path(__file__).resolve().parents[1]
+        where = pathlib.Path(linattn.__file__).resolve()
+        if root in where.parents:
+            raise pytest.UsageError(f"linattn was imported from the source tree ({where}), not the installed wheel")

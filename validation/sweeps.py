@@ -620,12 +620,14 @@ def _dispatch(fn, tasks, client, workers, sink, progress, runner, done_before, o
 
 
 def _in_processes(blob, runner, tasks, workers, sink, bar):
-    """Evaluate ``tasks`` on ``workers`` spawned processes; return the tasks lost to a dead worker."""
-    import multiprocessing
+    """Evaluate ``tasks`` on ``workers`` fresh processes (loky: started without re-running the caller's
+    ``__main__``, so a plain script needs no ``if __name__ == "__main__"`` guard); return the tasks lost to a dead
+    worker."""
+    import loky
 
     broken = []
-    with worker_env(), cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                              initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
+    with worker_env(), loky.ProcessPoolExecutor(workers, initializer=_die_with_parent,
+                                                initargs=(os.getpid(),)) as pool:
         futures = {pool.submit(_call_by_value, runner, blob, t): t for t in tasks}
         for fut in cf.as_completed(futures):
             try:

@@ -201,16 +201,18 @@ def compute(experiment, mode="quick", progress=True, store=None, workers=1, sche
 
 
 def _parallel(selected, out_dir, mode, store, jobs):
-    """Run figures in ``jobs`` spawned worker processes with one BLAS thread each (several BLAS
+    """Run figures in ``jobs`` worker processes with one BLAS thread each (several BLAS
     threads per worker oversubscribe the cores: OpenBLAS threads spin while they wait); yield
-    (name, paths) as they finish."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    (name, paths) as they finish. The workers are loky's: a plain script calling :func:`make` with ``jobs > 1``
+    needs no ``if __name__ == "__main__"`` guard."""
+    from concurrent.futures import as_completed
 
-    from ..sweeps import worker_env  # one BLAS/OpenMP/numba thread per spawned worker
+    from loky import ProcessPoolExecutor
+
+    from ..sweeps import worker_env  # one BLAS/OpenMP/numba thread per worker
 
     order = sorted(selected, key=lambda n: LONG_FIRST.index(n) if n in LONG_FIRST else len(LONG_FIRST))
-    with worker_env(), ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as ex:
+    with worker_env(), ProcessPoolExecutor(jobs) as ex:
         futures = {ex.submit(_run_one, name, out_dir, mode, False, store): name for name in order}
         for fut in as_completed(futures):
             yield futures[fut], fut.result()
@@ -233,7 +235,7 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, sto
         ``store/<experiment>/<mode>`` (a Zarr group) and the figure is drawn from it; a second call
         evaluates nothing that is done (optional extra ``[dask]``).
     jobs : int
-        Figures computed at once, each in its own spawned process with one BLAS thread (``make run``
+        Figures computed at once, each in its own worker process (loky) with one BLAS thread (``make run``
         uses 2 on two cores, after running ``fig1`` — one dense ``10⁴ × 10⁴`` eigenproblem — alone on
         both cores).
     exclude : sequence of str
