@@ -31,7 +31,7 @@ def pytest_sessionstart(session):
     """Under the test matrix (``LINATTN_EXPECT_INSTALLED=1``, noxfile.py) the library must be the installed wheel,
     not the source tree beside the tests."""
     if os.environ.get("LINATTN_EXPECT_INSTALLED") == "1":
-        root = pathlib.Path(__file__).resolve().parents[1]
+        tree = pathlib.Path(__file__).resolve().parents[1] / "linattn"
         where = pathlib.Path(linattn.__file__).resolve()
-        if root in where.parents:
+        if where.parent == tree:
             raise pytest.UsageError(f"linattn was imported from the source tree ({where}), not the installed wheel")

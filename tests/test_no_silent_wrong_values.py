@@ -347,9 +347,10 @@ def test_staged_dynamics_name_their_arguments():
         dynamics.saddle_losses([1e300, 1.0], 31)
     par = linattn.factorized.Parametrization("value_kq", 3)
     # the library's own diagnosis, whatever scipy's words ("Unexpected istate in LSODA" in scipy 1.18, "Repeated
-    # convergence failures" in 1.17): the state stayed finite, the integrator stopped short of the last time
-    stopped = "mean_flow: the integrator stopped at t = .* before t = 1e\\+300"
-    with pytest.raises(linattn.ConvergenceError, match=stopped) as info:
+    # convergence failures" in 1.17): depending on the solver's steps the state overflows (scipy 1.10) or stays
+    # finite and the integrator stops short of the last time (1.17); either way the message names the flow, the
+    # time it did not reach and the times to check
+    with pytest.raises(linattn.ConvergenceError, match="^mean_flow: the integrator.* before t = 1e\\+300") as info:
         dynamics.mean_flow(pb, par, par.init(0.1, 0), [0.0, 1e300])
     assert "times" in str(info.value) and "LSODA" not in str(info.value)
 

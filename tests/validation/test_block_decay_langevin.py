@@ -84,6 +84,7 @@ def test_extreme_decay_and_start():
 
 
 def test_grid_functions_take_the_pair():
+    pytest.importorskip("xarray", reason="the sweep grid functions need the optional extra [dask]")
     rng = np.random.default_rng
     got = grid_points.gibbs_point(3, 5, 20, 50.0, 0.01, model="full", lam_v=0.2, rng=rng(0))
     g = replica.gibbs(linattn.Problem(3, 5).sample(20, rng=rng(0)), linattn.Problem(3, 5), 50.0, (0.01, 0.2), "full")
