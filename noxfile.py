@@ -50,8 +50,13 @@ def _pytest(session, *args):
 
 
 def _install(session, spec, *constraints):
-    """Install the wheel built from this tree (never editable) with ``spec``'s extras."""
-    session.install(*constraints, f".{spec}")
+    """Install the wheel built from this tree (never editable) with ``spec``'s extras; reinstalled at every run (uv
+    keeps an installed local package of the same version, which would test stale code in a reused environment)."""
+    if session.venv_backend == "uv":
+        session.install("--reinstall-package", "linattn", *constraints, f".{spec}")
+    else:
+        session.install(*constraints, f".{spec}")
+        session.install("--force-reinstall", "--no-deps", ".")
 
 
 @nox.session(name="tests", python=PYTHONS)

@@ -37,15 +37,19 @@ class _Watched:
     (:class:`_Overflow`) at the first state or derivative that is not finite, and remembering the last time and the
     largest state magnitude."""
 
-    def __init__(self, rhs):
-        self.rhs, self.calls, self.t, self.finite, self.top = rhs, 0, 0.0, True, 0.0
+    def __init__(self, rhs, t0):
+        self.rhs, self.calls, self.t, self.finite, self.top, self.raised = rhs, 0, float(t0), True, 0.0, False
 
     def __call__(self, t, y):
         self.calls += 1
         if self.calls > MAX_EVALUATIONS:
             raise _Budget
         self.t = max(self.t, float(t))
-        out = self.rhs(t, y)
+        try:
+            out = self.rhs(t, y)
+        except ValueError:
+            self.raised = True
+            raise
         with np.errstate(over="ignore", invalid="ignore"):
             self.finite = bool(np.all(np.isfinite(y)) and np.all(np.isfinite(out)))
             self.top = max(self.top, float(np.max(np.abs(y), initial=0.0)))
@@ -67,7 +71,8 @@ def integrate(name, rhs, span, y0, **kw):
     name : str
         The public function integrating (for the message).
     rhs : callable
-        ``(t, y) -> dy/dt``; a ``ValueError`` it raises (a check of a state that left float64) is read as overflow.
+        ``(t, y) -> dy/dt``; a ``ValueError`` it raises (a check of a state that left float64) is read as overflow
+        (one raised by ``solve_ivp`` itself is passed on).
     span : (float, float)
     y0 : array_like
     **kw
@@ -77,7 +82,7 @@ def integrate(name, rhs, span, y0, **kw):
     -------
     scipy.integrate OdeResult
     """
-    watched = _Watched(rhs)
+    watched = _Watched(rhs, span[0])
     overflow = (f"{name}: the integrator's state overflowed float64 before t = {span[1]:.6g} (a step too long for "
                 "the flow, or a flow that blows up: check the times, gamma and the initial condition)")
     try:
@@ -91,6 +96,8 @@ def integrate(name, rhs, span, y0, **kw):
     except _Overflow:
         raise ConvergenceError(f"{overflow}; it reached t = {watched.t:.6g}") from None
     except ValueError as err:
+        if not watched.raised:          # scipy's own argument check, not the flow: a bug of the caller
+            raise
         raise ConvergenceError(f"{overflow} — {err}") from None
     if sol.success and watched.finite and np.all(np.isfinite(sol.y)):
         return sol

@@ -188,17 +188,24 @@ class Link:
         Link
             Named ``"poly:(c_0, …, c_k)"``; a degree-one polynomial without constant is :meth:`linear`.
         """
-        if isinstance(coefficients, np.polynomial.Polynomial):
-            coefficients = coefficients.convert(domain=[-1, 1], window=[-1, 1]).coef
-        c = check.finite_array("coefficients", coefficients, ndim=1)
-        if c.size == 0 or c.size > MAX_DEGREE + 1:
-            check.fail("coefficients", coefficients, f"1 to {MAX_DEGREE + 1} power-basis coefficients")
-        c = np.trim_zeros(c, "b")
+        if isinstance(coefficients, np.polynomial._polybase.ABCPolyBase):     # any numpy series: to the power basis
+            coefficients = coefficients.convert(kind=np.polynomial.Polynomial, domain=[-1, 1], window=[-1, 1]).coef
+        c = np.trim_zeros(check.finite_array("coefficients", coefficients, ndim=1), "b") + 0.0   # -0.0 -> 0.0
+        if c.size > MAX_DEGREE + 1:
+            check.fail("coefficients", coefficients, f"the power-basis coefficients of a polynomial of degree <= "
+                       f"{MAX_DEGREE}")
         if c.size <= 2 and (c.size == 0 or c[0] == 0.0):
-            return cls.linear(float(c[1]) if c.size == 2 else 0.0)
+            a = float(c[1]) if c.size == 2 else 0.0
+            if a != 0.0 and not 1e-100 <= abs(a) <= 1e100:
+                check.fail("coefficients", coefficients, "a polynomial whose linear coefficient c_1 (no constant) is 0 "
+                           "or has 1e-100 <= |c_1| <= 1e100")
+            return cls.linear(a)
         name = "poly:(" + ", ".join(repr(float(x)) for x in c) + ")"
-        herm = np.polynomial.hermite_e.poly2herme(c)
-        return cls(name, _hermite_series(herm), hermite_coef=herm)
+        power = c.copy()
+
+        def f(z):      # Horner in the power basis (the Hermite series cancels catastrophically at high degree)
+            return np.polynomial.polynomial.polyval(z, power)
+        return cls(name, f, hermite_coef=np.polynomial.hermite_e.poly2herme(c))
 
     @property
     def degree(self):
@@ -561,11 +568,14 @@ def _hermite(link):
         return m[0], size[0]
 
     m, _ = until_converged(at_one, gauss_orders(link), "the Gaussian moments", link)
-    mu0, mu1, ef2 = float(m[0]), float(m[1]), float(m[2])
-    rest = ef2 - mu0 * mu0 - mu1 * mu1
-    if -10 * TOL * max(ef2, 1.0) < rest < 0.0:   # a purely linear(-plus-constant) link: rounding only
-        rest = 0.0
-    return Hermite(mu0, mu1, rest)
+    mu0, mu1 = float(m[0]), float(m[1])
+    # μ_*² = E[(f − μ₀ − μ₁ z)²] directly: E f² − μ₀² − μ₁² cancels catastrophically for a link with a large offset
+    # or slope (1e8 + tanh gave 0); the errors of μ₀, μ₁ enter only at second order. The residual is as smooth as f,
+    # whose moments converged: the finest rule is used without a second convergence test (the residual of an offset
+    # link is known only to eps·|f| per node, which no comparison of orders can beat)
+    residual = Link(f"{link.name} − μ₀ − μ₁z", lambda z: link(z) - mu0 - mu1 * np.asarray(z, float))
+    rest = moment_table(residual, np.ones(1), gauss_orders(link)[-1], ((0, 2),))[0][0]
+    return Hermite(mu0, mu1, float(rest[0]))
 
 
 @dataclass(frozen=True)

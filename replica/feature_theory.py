@@ -187,7 +187,7 @@ def _radial(link, D):
     r, w = links.r_rule(D, links.R_ORDERS[-1])
     keep = w > 0.0
     r, w = r[keep], w[keep]
-    m = links.gauss_moments(link, np.sqrt(r), links.ORDERS[-1])
+    m = links.moment_table(link, np.sqrt(r), links.gauss_orders(link)[-1], ((0, 1), (1, 1)))[0]
     return float(w @ m[:, 0]), float(w @ (np.sqrt(r) * m[:, 1]))
 
 
@@ -484,7 +484,7 @@ def _task_radial(link, r):
     """``(φ₀(r), φ₁(r))`` per task norm ratio ``r``: ``E f(√r g)`` and ``E[g f(√r g)]``."""
     if link.is_linear:
         return np.zeros_like(r), float(link.slope) * np.sqrt(r)
-    m = links.gauss_moments(link, np.sqrt(r), links.ORDERS[-1])
+    m = links.moment_table(link, np.sqrt(r), links.gauss_orders(link)[-1], ((0, 1), (1, 1)))[0]
     return m[:, 0], m[:, 1]
 
 

@@ -105,8 +105,10 @@ def stieltjes(z, ratio):
     with np.errstate(divide="ignore", invalid="ignore"):   # z = 0 (ratio < 1 only): the forms 2/(s ∓ √·) are used
         m = np.where(np.abs(plus) >= np.abs(minus), plus / (2 * ratio * z), 2 / minus)
         alt = np.where(np.abs(minus) > np.abs(plus), minus / (2 * ratio * z), 2 / plus)
-    # pick the root with m ~ -1/z at infinity and Im m >= 0 for Im z > 0
-    use_alt = (np.imag(m) < 0) | ((np.imag(z) == 0) & (np.abs(m * z + 1) > np.abs(alt * z + 1)) & (np.real(z) > hi))
+        # pick the root with m ~ -1/z at infinity and Im m >= 0 for Im z > 0 (the unused branch at z = 0 is inf,
+        # and inf·0 a NaN that compares False: older numpy warned about it)
+        use_alt = ((np.imag(m) < 0)
+                   | ((np.imag(z) == 0) & (np.abs(m * z + 1) > np.abs(alt * z + 1)) & (np.real(z) > hi)))
     return np.where(use_alt, alt, m)
 
 

@@ -17,9 +17,9 @@ import linattn
 TEST_MEMORY_LIMIT = 16 << 30
 
 
-@pytest.fixture(autouse=True)
-def _fixed_memory_limit(monkeypatch):
-    monkeypatch.setenv("LINATTN_MEMORY_LIMIT", str(TEST_MEMORY_LIMIT))
+def pytest_configure(config):
+    """Before any fixture (module-scoped ones too) and in every xdist worker."""
+    os.environ["LINATTN_MEMORY_LIMIT"] = str(TEST_MEMORY_LIMIT)
 
 
 @pytest.fixture
