@@ -110,10 +110,12 @@ def installed(tmp_path_factory):
     python = env_dir / "bin" / "python"
     site = pathlib.Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                        check=True, capture_output=True, text=True).stdout.strip())
-    (site / "zz_test_dependencies.pth").write_text("\n".join(_site_folders()) + "\n")
     run = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    # the dependencies only now: with them on the path first, pip saw the tested environment's linattn (a non-editable
+    # install under nox) as "already satisfied" and installed nothing
+    (site / "zz_test_dependencies.pth").write_text("\n".join(_site_folders()) + "\n")
     work = tmp / "work"
     work.mkdir()
     return python, env_dir / "bin", work, sdist
