@@ -82,6 +82,8 @@ def integrate(name, rhs, span, y0, **kw):
     -------
     scipy.integrate OdeResult
     """
+    if span[1] <= span[0]:              # nothing to integrate (every report time is the start): the initial state
+        return _at_start(span[0], y0, kw)
     watched = _Watched(rhs, span[0])
     overflow = (f"{name}: the integrator's state overflowed float64 before t = {span[1]:.6g} (a step too long for "
                 "the flow, or a flow that blows up: check the times, gamma and the initial condition)")
@@ -109,3 +111,17 @@ def integrate(name, rhs, span, y0, **kw):
                            "that blows up, times far beyond the flow's time scales (a step below the float64 "
                            "resolution of t), or a flow too stiff for rtol: check the initial condition, the times and "
                            "rtol")
+
+
+def _at_start(t0, y0, kw):
+    """The result of an integration over an empty span: the initial state at every requested time (``solve_ivp``
+    returns ``y`` as a list there, and no events)."""
+    from scipy.integrate._ivp.ivp import OdeResult
+
+    y0 = np.asarray(y0, dtype=float)
+    t = np.asarray(kw.get("t_eval") if kw.get("t_eval") is not None else [t0], dtype=float)
+    events = kw.get("events")
+    n_events = 0 if events is None else (len(events) if isinstance(events, (list, tuple)) else 1)
+    return OdeResult(t=t, y=np.repeat(y0[:, None], t.size, axis=1), sol=None, t_events=[np.zeros(0)] * n_events,
+                     y_events=[np.zeros((0, y0.size))] * n_events, nfev=0, njev=0, nlu=0, status=0,
+                     message="empty time span: the initial state", success=True)

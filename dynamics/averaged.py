@@ -143,7 +143,7 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
     ----------
     pb : linattn.Problem
     P : float
-        Number of prompts (``P > 0``).
+        Number of prompts, a real number ``P >= 1`` (the theory is continuous in ``P``).
     lam : float
         Weight decay ``λ >= 0``.
     times : array_like
@@ -166,7 +166,7 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
         ``N_test`` records the test prompts' context length (``None``: ``N``).
     """
     check.problem(pb)
-    P = check.positive("P", P)
+    P = check.real("P", P, low=1.0)
     lam = check.nonnegative("lam", lam)
     gamma = check.positive("gamma", gamma)
     sigma0 = 0.0 if init is None else check.nonnegative("init", init)

@@ -201,7 +201,10 @@ def _kernel(beta, delta, m, A, released, order, ell, grad, hess):  # pragma: no 
     """Fill ``ell[p] = −log p(target)``, ``grad[p] = ∂ell``, ``hess[p] = (∂_ββ, ∂_βδ, ∂_δδ) ell`` for every
     pattern ``p`` whose target is seen (the others are left at 0). Formulas: module docstring."""
     P, K = m.shape
-    e = math.exp(delta)
+    pos = delta > 0.0
+    e = 0.0 if pos else math.exp(delta)          # e^δ <= 1 (δ <= 0)
+    t = math.exp(-delta) if pos else 0.0         # e^{−δ} < 1 (δ > 0): the form without overflow for large δ
+    tk0 = math.exp(-delta)                       # e^{−δ} for the first key (d = e^δ); inf only for δ < −709
     f = e - 1.0 if released else e
     a = np.empty(K)
     a1 = np.empty(K)
@@ -221,12 +224,22 @@ def _kernel(beta, delta, m, A, released, order, ell, grad, hess):  # pragma: no 
         topA = -np.inf
         for k in range(K):
             mk = 1.0 if m[p, k] else 0.0
-            d = e + k                       # e^δ + i − 1 with i = k + 1
-            num = f * mk + S
-            a[k] = num / d
-            u = mk * d - num
-            a1[k] = e * u / (d * d)
-            a2[k] = a1[k] * (1.0 - 2.0 * e / d)
+            # u = m_{i−1} d − (f m_{i−1} + S_i), exactly (module docstring; no cancellation at large e^δ)
+            u = ((k + 1.0) * mk - S) if released else (k * mk - S)
+            if k == 0:                      # d = e^δ, S = 0: a = f m/e^δ, a' = u/e^δ, a'' = −a'
+                a[k] = ((1.0 - tk0) * mk if released else mk) if mk != 0.0 else 0.0
+                a1[k] = u * tk0 if u != 0.0 else 0.0
+                a2[k] = -a1[k]
+            elif pos:                       # in e^{−δ}: r = e^δ/d = 1/(1 + k e^{−δ})
+                r = 1.0 / (1.0 + k * t)
+                a[k] = ((mk * (1.0 - t) if released else mk) + S * t) * r
+                a1[k] = u * t * r * r
+                a2[k] = a1[k] * (1.0 - 2.0 * r)
+            else:
+                d = e + k                   # e^δ + i − 1 with i = k + 1 (>= 1)
+                a[k] = (f * mk + S) / d
+                a1[k] = e * u / (d * d)
+                a2[k] = a1[k] * (1.0 - 2.0 * e / d)
             sc[k] = beta * a[k]
             S += mk
             if sc[k] > top:
@@ -484,7 +497,10 @@ def markov_minimal_loss(beta, delta, C, N, alpha, first_state="onestep", variant
     C, N, alpha, first_state, variant, method, eps, n_mc = _check_common(
         C, N, alpha, first_state, variant, method, eps, n_mc)
     pat = _patterns(C, N, alpha, first_state, method, n_mc, rng)
-    out = _evaluate(beta, delta, pat, variant, eps)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _evaluate(beta, delta, pat, variant, eps)
+    values = np.concatenate([[out["loss"], out["loss_seen"]], np.ravel(out["grad"]), np.ravel(out["hessian"])])
+    check.finite_result(values, {"beta": beta, "delta": delta}, "the loss with its gradient and Hessian")
     return MarkovMinimalLoss(beta=beta, delta=delta, C=C, N=N, alpha=alpha, first_state=first_state,
                              variant=variant, method=method, eps=eps, n_sequences=pat.n_sequences,
                              n_patterns=len(pat.weight), **out)
@@ -753,7 +769,9 @@ def markov_minimal_theory(C, N, alpha, first_state="onestep", variant="released"
     def slope(d):
         return _evaluate(0.0, d, pat, variant, eps, order=1)["grad"][0]
     grid = np.linspace(br[0], br[1], 41)
-    vals = np.array([slope(d) for d in grid])
+    with np.errstate(over="ignore", invalid="ignore"):
+        vals = np.array([slope(d) for d in grid])
+    check.finite_result(vals, {"bracket": br}, "∂L/∂β(0, δ) on the bracket")
     change = np.nonzero(np.sign(vals[:-1]) * np.sign(vals[1:]) <= 0)[0]
     if change.size == 0:
         raise ConvergenceError(f"markov_minimal_theory: ∂L/∂β(0, δ) has no sign change for δ in ({br[0]:g}, {br[1]:g}) "

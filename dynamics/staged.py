@@ -145,6 +145,8 @@ def logistic_modes(pb, a0, times, gamma=1.0) -> np.ndarray:
     mc = mode_constants(pb)
     a0 = _modes0(a0, pb.D)
     t = check.real_array("times", times, low=0.0)
+    if t.ndim != 1:
+        check.fail("times", times if t.ndim == 0 else f"<array with shape {t.shape}>", "a 1-d array of times >= 0")
     gamma = check.positive("gamma", gamma)
     e = np.exp(-2.0 * gamma * np.outer(t, mc.b))
     return mc.a_inf * a0 / (a0 + (mc.a_inf - a0) * e)
@@ -219,12 +221,21 @@ def _modes0(a0, D):
     return a0
 
 
+def _per_mode(name, value, D):
+    """A finite scalar (every mode) or an array of shape ``(D,)``, as a float array of shape ``(D,)``."""
+    arr = check.finite_array(name, value)
+    if arr.shape not in ((), (D,)):
+        check.fail(name, f"<array with shape {arr.shape}>", f"a real number or an array of shape ({D},)")
+    return np.broadcast_to(arr, (D,)).astype(float)
+
+
 # ----------------------------------------------------------------------------- exact mean flows
 def _flow_settings(times, lam, gamma, rtol):
     """Checked output times (strictly increasing, ``>= 0``), weight decay, learning rate and tolerance."""
     t = check.real_array("times", times, low=0.0)
     if t.ndim != 1 or np.any(np.diff(t) <= 0):
-        check.fail("times", "<array>", "a strictly increasing 1-d array of times >= 0")
+        check.fail("times", times if t.ndim == 0 else f"<array with shape {t.shape}>",
+                   "a strictly increasing 1-d array of times >= 0")
     return t, check.nonnegative("lam", lam), check.positive("gamma", gamma), check.tolerance("rtol", rtol)
 
 
@@ -368,8 +379,7 @@ def mode_flow(pb, p0, q0, times, lam=0.0, gamma=1.0, rtol=1e-10) -> ModeFlow:
     """
     mc = mode_constants(pb)
     D = pb.D
-    p0 = np.broadcast_to(check.finite_array("p0", p0), (D,)).astype(float)
-    q0 = np.broadcast_to(check.finite_array("q0", q0), (D,)).astype(float)
+    p0, q0 = (_per_mode(name, value, D) for name, value in (("p0", p0), ("q0", q0)))
     t, lam, gamma, rtol = _flow_settings(times, lam, gamma, rtol)
     b, h = mc.b, mc.h
 

@@ -58,6 +58,7 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng
     ----------
     pb : linattn.Problem
     P_values : array_like of int
+        Prompts per training set: a non-empty 1-d array of integers ``>= 1``.
     lam : float
     n_datasets : int
         Training sets per ``P``.
@@ -75,8 +76,8 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng
     """
     check.problem(pb)
     Ps = check.finite_array("P_values", np.atleast_1d(P_values), ndim=1)
-    if np.any(Ps < 1) or np.any(Ps != np.round(Ps)):
-        check.fail("P_values", P_values, "a 1-d array of integers >= 1")
+    if Ps.size == 0 or np.any(Ps < 1) or np.any(Ps != np.round(Ps)) or np.any(Ps > check.MAX_INT):
+        check.fail("P_values", P_values, f"a non-empty 1-d array of integers >= 1 and <= {check.MAX_INT}")
     Ps = Ps.astype(np.int64)
     lam = check.nonnegative("lam", lam)
     n_datasets = check.positive_int("n_datasets", n_datasets)

@@ -198,7 +198,10 @@ def real_array(name, value, low=None, low_open=False, allow_inf=False):
     -------
     ndarray (float64)
     """
-    raw = np.asarray(value) if not isinstance(value, (str, bytes)) else np.asarray([value])
+    try:
+        raw = np.asarray(value) if not isinstance(value, (str, bytes)) else np.asarray([value])
+    except (ValueError, TypeError):        # ragged nested lists: numpy's own words would not name the argument
+        fail(name, f"<{type(value).__name__} of uneven shape>", "a real number or a non-empty array of them")
     finite = np.where(raw == np.inf, 0.0, raw) if allow_inf and raw.dtype.kind in "iuf" else raw
     finite_array(name, finite)
     arr = raw.astype(np.float64)

@@ -78,6 +78,10 @@ class Parametrization:
             check.fail("heads", self.heads, f"1 for kind {self.kind!r}")
         if self.rank != 1 and self.kind != "separate_kq":
             check.fail("rank", self.rank, f"1 for kind {self.kind!r}")
+        # θ, its gradient and the flows' copies (a few vectors of n_params numbers) and Γ (D × D)
+        check.memory(8.0 * (4 * self.n_params + 2 * self.D * self.D),
+                     f"the parameter vectors of {self.n_params} numbers", f"D={self.D}, heads={self.heads}, "
+                     f"rank={self.rank}")
 
     @classmethod
     def checked(cls, value, D):
@@ -245,11 +249,26 @@ class Parametrization:
         ``value_kq_modes``: ``P = Q = U diag(√a) Uᵀ`` (``p_α = q_α = √a_α``, the balanced start of the
         per-mode logistic law; ``modes > 0``). ``merged``: ``Γ`` itself. Other kinds: ``ValueError``
         (their balanced aligned starts are not unique).
+
+        Parameters
+        ----------
+        modes : array_like (D,)
+            Mode amplitudes ``a_α >= 0``.
+        basis : array_like (D, D), optional
+            The orthogonal eigenbasis ``U`` (columns; ``UᵀU = I`` to ``1e-8``); default the identity.
+
+        Returns
+        -------
+        ndarray (n_params,)
         """
         modes = check.real_array("modes", modes, low=0.0)
         if modes.shape != (self.D,):
             check.fail("modes", f"<array with shape {modes.shape}>", f"an array of shape ({self.D},)")
         U = np.eye(self.D) if basis is None else check.finite_array("basis", basis, shape=(self.D, self.D))
+        with np.errstate(over="ignore", invalid="ignore"):
+            off = float(np.max(np.abs(U.T @ U - np.eye(self.D))))
+        if not off <= 1e-8:
+            check.fail("basis", f"<array with max |UᵀU − I| = {off:.3g}>", "an orthogonal matrix (UᵀU = I to 1e-8)")
         if self.kind == "merged":
             return ((U * modes) @ U.T).ravel()
         if self.kind != "value_kq_modes":

@@ -446,21 +446,42 @@ def block_directions(what, features="hermite2"):
 
     Parameters
     ----------
-    what : ndarray (K, D)
-        Unit task directions.
+    what : array_like (K, D)
+        Task directions: rows of norm 1 (to ``1e-8``), or 0 for a zero task (then ``u_L = 0``, and ``u_Q`` is the
+        formula's ``−(I/D)/√(1 − 1/D)``, as the callers of :mod:`replica.kernel_theory` expect).
     features : {"hermite2", "linear"}
 
     Returns
     -------
     ndarray (K, n_blocks, F)
-        ``n_blocks = 3`` (``1`` for ``"linear"``: ``u_L = ŵ``).
+        ``n_blocks = 3`` (``1`` for ``"linear"``: ``u_L = ŵ``). At ``D = 1`` the block ``Q⊥`` is empty (its
+        dimension ``D(D+1)/2 − 1`` is 0; ``m(w)`` gives it the weight ``√(1 − 1/D) = 0``): its direction is 0.
+
+    Raises
+    ------
+    ValueError
+        ``what`` not a finite ``(K, D)`` array of unit (or zero) rows; ``features`` unknown; the ``(K, 3, F)``
+        result beyond the memory limit.
     """
+    check.choice("features", features, FEATURES)
+    what = check.finite_array("what", what, ndim=2)
     K, D = what.shape
+    if K == 0 or D == 0:
+        check.fail("what", f"<array with shape {what.shape}>", "an array of shape (K, D) with K >= 1 and D >= 1")
+    norm = np.sqrt(np.einsum("kd,kd->k", what, what))
+    bad = (np.abs(norm - 1.0) > 1e-8) & (norm != 0.0)
+    if np.any(bad):
+        check.fail("what", f"<array with a row of norm {float(norm[bad][0]):.17g}>",
+                   "task directions: rows of norm 1 (to 1e-8) or 0")
     if features == "linear":
         return what[:, None, :]
-    U = np.zeros((K, 3, n_features(D)))
+    F = n_features(D)
+    check.memory(8.0 * K * 3 * F + 8.0 * K * (F - D), f"the directions of {K} tasks in {F} features", "what")
+    U = np.zeros((K, 3, F))
     U[:, 0, :D] = what
     U[:, 1] = trace_direction(D)
+    if D == 1:
+        return U
     b = _beta_vectors(what)
     b[:, :D] -= 1.0 / D
     U[:, 2, D:] = b / np.sqrt(1.0 - 1.0 / D)

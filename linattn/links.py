@@ -205,7 +205,9 @@ class Link:
 
         def f(z):      # Horner in the power basis (the Hermite series cancels catastrophically at high degree)
             return np.polynomial.polynomial.polyval(z, power)
-        return cls(name, f, hermite_coef=np.polynomial.hermite_e.poly2herme(c))
+        link = cls(name, f, hermite_coef=np.polynomial.hermite_e.poly2herme(c))
+        _check_scale(link, "coefficients")      # validated at once, like a callable given to as_link
+        return link
 
     @property
     def degree(self):
@@ -536,7 +538,7 @@ def power_size(values, sizes, p):
 LINK_SCALE = (1e-100, 1e100)
 
 
-def _check_scale(link):
+def _check_scale(link, name="link"):
     """Refuse a link whose values are so small or so large that ``f⁴`` under- or overflows float64 (the moments would
     be 0 or inf, not the link's): the bounds are those of a linear link's slope (:data:`LINK_SCALE`). A link that is 0
     everywhere is allowed (labels are pure noise)."""
@@ -548,7 +550,7 @@ def _check_scale(link):
         return                      # refused with its own message by the quadrature
     top = float(np.max(np.abs(F)))
     if top != 0.0 and not LINK_SCALE[0] <= top <= LINK_SCALE[1]:
-        check.fail("link", f"<{link.name} with max |f(z)| = {top:.3g} on |z| < 8>",
+        check.fail(name, f"<{link.name} with max |f(z)| = {top:.3g} on |z| < 8>",
                    f"a function with values of magnitude between {LINK_SCALE[0]:g} and {LINK_SCALE[1]:g} (its "
                    "moments use f⁴, which must stay within float64; rescale the labels)")
 

@@ -165,16 +165,23 @@ def context_statistics(pb, tasks, chi2, zeta):
     zeta = check.finite_array("zeta", zeta, shape=(n, D))
     if np.any(chi2 < 0):
         check.fail("chi2", "<array with negative entries>", "χ²_N values >= 0")
-    wn = np.sqrt(np.einsum("pd,pd->p", tasks, tasks))
-    if np.any(wn == 0):
-        check.fail("tasks", "<array with a zero row>", "tasks with nonzero rows (a task's direction is needed)")
-    what = tasks / wn[:, None]
-    rho = float(pb.link.slope) ** 2 * wn**2 / D
-    z1 = np.einsum("pd,pd->p", zeta, what)
-    Y2 = (rho + sig**2) * chi2
-    perp = np.sqrt(Y2)
-    along = np.sqrt(rho) * chi2 + sig * np.sqrt(chi2) * z1
-    s = ((along - perp * z1) / N)[:, None] * what + (perp / N)[:, None] * zeta
+    top = np.max(np.abs(tasks), axis=1)                       # scaled norms: no underflow of |w|² for tiny rows
+    if np.any(top == 0):
+        check.fail("tasks", f"<array whose row {int(np.argmax(top == 0))} is zero>",
+                   f"an array of shape (n, {D}) without a zero row (every task's direction enters)")
+    unit = tasks / top[:, None]
+    scaled = np.sqrt(np.einsum("pd,pd->p", unit, unit))       # in [1, √D]
+    what = unit / scaled[:, None]
+    wn = top * scaled
+    with np.errstate(over="ignore", invalid="ignore"):
+        rho = float(pb.link.slope) ** 2 * wn**2 / D
+        z1 = np.einsum("pd,pd->p", zeta, what)
+        Y2 = (rho + sig**2) * chi2
+        perp = np.sqrt(Y2)
+        along = np.sqrt(rho) * chi2 + sig * np.sqrt(chi2) * z1
+        s = ((along - perp * z1) / N)[:, None] * what + (perp / N)[:, None] * zeta
+    check.finite_result(np.concatenate([s.ravel(), Y2]), {"tasks": tasks, "chi2": chi2, "zeta": zeta},
+                        "the context statistics")
     return s, Y2 / N
 
 

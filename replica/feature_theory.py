@@ -784,6 +784,11 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="optimal", law="fini
         pool = check.finite_array("pool", pool, shape=(pb.tasks, pb.D))
         if np.any(np.all(pool == 0, axis=1)):
             check.fail("pool", "<array with a zero row>", "tasks with nonzero rows (each task's direction enters)")
+    for name, length in (("N_test", N_test), ("pb", pb.N)):     # the sampled contexts' tokens (_components)
+        if length is not None:
+            check.memory(8.0 * 2 * n_contexts * length * (pb.D + 1),
+                         f"the tokens of {n_contexts} sampled contexts of length {length} (D = {pb.D})",
+                         f"{name} = {length if name == 'N_test' else pb}")
     from .pool_theory import draw_theory_pool
 
     if pb.tasks is None:

@@ -41,6 +41,7 @@ from linattn.results import short_repr
 _BATCH_NUMBERS = 1 << 22
 #: recompute the true residual at least this often (iterations)
 _SEGMENT = 50
+_EPS = float(np.finfo(np.float64).eps)
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,6 +61,11 @@ class KernelData:
     features : str
     N : int
         Context length.
+    link : linattn.links.Link or None
+        The link the labels were made with (``None``: unknown, for data built by hand); :func:`kernel_ridge`
+        refuses a problem with another link.
+    noise : float or None
+        The label noise ``σ`` the labels were made with (``None``: unknown).
     """
 
     __repr__ = short_repr
@@ -70,6 +76,8 @@ class KernelData:
     pool: np.ndarray | None
     features: str
     N: int
+    link: object = None
+    noise: float | None = None
 
     @property
     def P(self) -> int:
@@ -119,7 +127,7 @@ def kernel_data(pb, P, rng=None, features="hermite2") -> KernelData:
         s[lo:hi] = np.einsum("pn,pnf->pf", tok.y, hermite_features(tok.X, features)) / N
         phi[lo:hi] = hermite_features(tok.xq, features)
         yq[lo:hi] = tok.yq
-    return KernelData(s=s, phi=phi, yq=yq, pool=pool, features=features, N=N)
+    return KernelData(s=s, phi=phi, yq=yq, pool=pool, features=features, N=N, link=pb.link, noise=float(pb.noise))
 
 
 @dataclass(frozen=True, eq=False)
@@ -195,41 +203,62 @@ class _KroneckerPreconditioner:
         return self.Us @ ((self.Us.T @ R @ self.Up) * self.inv) @ self.Up.T
 
 
-def _cg(hess, pre, b, lam, rtol, maxiter):
+def _cg(hess, pre, b, lam, rtol, maxiter, scale=1.0, hnorm=0.0):
     """Preconditioned CG on ``(H + λ)Γ = b`` with the certified stopping rule (module docstring); returns
-    ``(Γ, iterations, true residual norm)``."""
+    ``(Γ, iterations, true residual norm)``.
+
+    The iteration runs on the scaled system ``A'Γ' = b``, ``A' = (H + λ)/s``, ``Γ' = sΓ`` (``s = scale``, of the order
+    of ``‖H + λ‖``), whose operator has norm ``O(1)`` for any ``λ``: no product overflows or underflows (at
+    ``λ = 1e300`` the unscaled directions ``p ~ R/λ`` made ``pᵀAp`` underflow to 0). The residual ``R = b − A'Γ'`` is
+    that of the original system, so the stopping rule ``‖R‖ <= rtol λ‖Γ‖ = rtol (λ/s)‖Γ'‖`` is unchanged.
+    """
     G = np.zeros_like(b)
-    R = b.copy()
-    Z = pre(R)
-    Pd = Z.copy()
-    rz = float(np.sum(R * Z))
     bnorm = float(np.linalg.norm(b))
     if bnorm == 0.0:
         return G, 0, 0.0
+    lam_s = lam / scale
+
+    def apply(X):
+        return hess(X) / scale + lam_s * X
+
+    def precondition(R):
+        return pre(R) * scale
+
+    R = b.copy()
+    Z = precondition(R)
+    Pd = Z.copy()
+    rz = float(np.sum(R * Z))
     since = 0
     rn = bnorm
+    target = 0.0
     for it in range(1, maxiter + 1):
-        AP = hess(Pd) + lam * Pd
+        AP = apply(Pd)
         pap = float(np.sum(Pd * AP))
         if not pap > 0:
             raise ConvergenceError(f"kernel_ridge: conjugate gradients met a direction with pᵀAp = {pap:.3g} (A is not "
-                                   "positive definite in floating point)")
+                                   f"positive definite in floating point; lam = {lam!r})")
         step = rz / pap
         G += step * Pd
         R -= step * AP
         rn = float(np.linalg.norm(R))
         since += 1
-        target = rtol * lam * float(np.linalg.norm(G))
+        target = rtol * lam_s * float(np.linalg.norm(G))
         if rn <= target or since >= _SEGMENT:
             since = 0
-            R = b - hess(G) - lam * G          # the true residual, from the data
+            R = b - apply(G)          # the true residual, from the data
             rn = float(np.linalg.norm(R))
             if rn <= target:
-                return G, it, rn
-        Z = pre(R)
+                return G / scale, it, rn
+        Z = precondition(R)
         rz_new = float(np.sum(R * Z))
         Pd = Z + (rz_new / rz) * Pd
         rz = rz_new
+    floor = _EPS * (hnorm / scale + lam_s) * float(np.linalg.norm(G))     # float64 resolution of the residual
+    if target < 1e3 * floor:
+        raise ConvergenceError(f"kernel_ridge: conjugate gradients did not reach |R| <= {target:.3g} in {maxiter} "
+                               f"iterations (|R| = {rn:.3g}): the certified bound |R|/lam <= rtol |Gamma| asks for a "
+                               f"residual within a factor {target / floor:.3g} of float64's resolution {floor:.3g} of "
+                               f"the Hessian ({hnorm:.3g}) at lam = {lam!r}, rtol = {rtol!r}; raise lam or rtol")
     raise ConvergenceError(f"kernel_ridge: conjugate gradients did not reach |R| <= {target:.3g} in {maxiter} "
                            f"iterations (|R| = {rn:.3g}); raise maxiter")
 
@@ -268,13 +297,26 @@ def kernel_ridge(data, pb, lam, rtol=1e-8, maxiter=5_000, N_test=None) -> Kernel
     F = n_features(pb.D, data.features)
     if data.s.shape[1] != F or data.N != pb.N:
         check.fail("data", data, f"a KernelData of the problem (D = {pb.D}, N = {pb.N}: F = {F} features)")
+    if data.link is not None and data.link != pb.link:     # the exact test errors use pb's link
+        check.fail("pb", pb, f"a Problem with the link the data were made with ({data.link.name!r}, not "
+                             f"{pb.link.name!r})")
+    if data.noise is not None and data.noise != pb.noise:
+        check.fail("pb", pb, f"a Problem with the noise the data were made with ({data.noise!r}, not {pb.noise!r})")
     lam = check.positive("lam", lam)
     rtol = check.tolerance("rtol", rtol)
     maxiter = check.positive_int("maxiter", maxiter)
     N_test = data.N if N_test is None else check.positive_int("N_test", N_test)
     hess = _Hessian(data)
     b = hess.transpose(data.yq) / data.P
-    G, its, res = _cg(hess, _KroneckerPreconditioner(data, lam), b, lam, rtol, maxiter)
+    # ‖H‖ <= max_μ|φ_μ|² ‖SᵀS‖/P (Schur: FFᵀ = (SSᵀ) ∘ (ΦΦᵀ), both PSD)
+    hnorm = (float(np.max(np.einsum("pf,pf->p", data.phi, data.phi)))
+             * float(np.linalg.eigvalsh(data.s.T @ data.s)[-1]) / data.P)
+    if rtol * lam < _EPS * hnorm:     # the certificate would need a residual below one product's rounding
+        check.fail("lam", lam, f">= {_EPS * hnorm / rtol:.3g} for this dataset and rtol = {rtol!r} (the certified "
+                               f"bound |R|/lam <= rtol |Gamma| needs rtol lam above float64's resolution eps ‖H‖ = "
+                               f"{_EPS * hnorm:.3g} of the Hessian)")
+    G, its, res = _cg(hess, _KroneckerPreconditioner(data, lam), b, lam, rtol, maxiter, scale=hnorm + lam,
+                      hnorm=hnorm)
     resid = data.yq - hess.predict(G)
     train = 0.5 * float(resid @ resid) / data.P + 0.5 * lam * float(np.sum(G * G))
     bound = res / lam

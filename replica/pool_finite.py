@@ -65,10 +65,19 @@ def radial_nodes(D, n=32):
     """Gauss–Laguerre nodes and weights of ``r = |x_q|² ~ χ²_D``: ``∫ g(r) dχ²_D ≈ Σ_j w_j g(r_j)`` (exact for
     polynomials of degree ``< 2n``).
 
+    Parameters
+    ----------
+    D : int
+        Degrees of freedom (``>= 1``; the Laguerre parameter ``D/2 − 1`` must be ``> −1``).
+    n : int
+        Nodes (``1 <= n <= 1000``).
+
     Returns
     -------
     r, w : ndarray (n,)
     """
+    D = check.positive_int("D", D)
+    n = check.positive_int("n", n, maximum=1000)
     x, w = special.roots_genlaguerre(n, D / 2.0 - 1.0)
     return 2.0 * x, w / w.sum()
 
@@ -88,6 +97,14 @@ def prompt_types(pb, pool, model, n_types, seed):
     """
     from linattn.pools import context_statistics
 
+    pb = check.problem(pb)
+    if pb.tasks is None:
+        check.fail("pb", pb, "a Problem with a task pool (tasks=K)")
+    model = check.model(model)
+    pool = check.finite_array("pool", pool, ndim=2)
+    if pool.shape[1] != pb.D or pool.shape[0] < 1:
+        check.fail("pool", f"<array with shape {pool.shape}>", f"an array of shape (K, {pb.D}), K >= 1")
+    n_types = check.positive_int("n_types", n_types, maximum=2**20)
     D, N = pb.D, pb.N
     K = pool.shape[0]
     sob = stats.qmc.Sobol(d=D + 2, scramble=True, seed=np.random.default_rng(seed))
@@ -170,9 +187,22 @@ def solve(pb, P, lam_gamma, lam_v, model, Z, U, moments, beta=np.inf, N_test=Non
     linattn.ConvergenceError
         If the fixed point of ``Q`` or of ``C`` is not reached in ``MAX_ITERATIONS`` iterations.
     """
+    pb = check.problem(pb)
+    model = check.model(model)
+    P = check.real("P", P, low=1.0)
+    lam_gamma, lam_v = check.block_lambdas((lam_gamma, lam_v), "full")
+    beta = check.positive("beta", beta, allow_inf=True)
+    N_test = None if N_test is None else check.positive_int("N_test", N_test)
     D = pb.D
-    n, Dz = Z.shape
+    Dz = D + (1 if model == "full" else 0)
+    Z = check.finite_array("Z", Z, ndim=2)
+    if Z.shape[1] != Dz or Z.shape[0] < 1:
+        check.fail("Z", f"<array with shape {Z.shape}>", f"an array of shape (n_types, {Dz}) for model={model!r}")
+    U = check.finite_array("U", U, shape=(Z.shape[0], D))
+    n = Z.shape[0]
     M = D * Dz
+    if lam_gamma == 0 and (abs(P - M) < 0.5 or (P < M and not np.isinf(beta))):
+        check.fail("P", P, f"!= M = {M} at lam = 0 (and > M at finite beta)")
     St, B, Ey2 = moment_matrices(pb, model, moments)
     pbt = pb if N_test is None or N_test == pb.N else dataclasses.replace(pb, N=N_test)
     St_test = St if pbt is pb else moment_matrices(pbt, model, moments)[0]
@@ -216,16 +246,22 @@ def solve(pb, P, lam_gamma, lam_v, model, Z, U, moments, beta=np.inf, N_test=Non
         return (Cm - Q @ average(w_lin * _quadratic_forms(Z, Cm), Z) @ Q / P).ravel()
 
     op = sparse_linalg.LinearOperator((Dz * Dz, Dz * Dz), matvec=lin, dtype=float)
-    c, info = sparse_linalg.gmres(op, A0.ravel(), x0=A0.ravel(), rtol=TOLERANCE, atol=0.0, restart=60,
-                                  maxiter=MAX_ITERATIONS // 60)
-    res_c = float(np.linalg.norm(lin(c) - A0.ravel()) / np.linalg.norm(A0))
+    if not np.any(A0):      # the equation is linear: C = 0 solves it exactly (A0 ~ Q² underflows at λ ≳ 1e154)
+        c, info, res_c = np.zeros(Dz * Dz), 0, 0.0
+    else:                   # solved for C / max|A0| (linear): no norm of A0 ~ 1e-200 underflows (λ ~ 1e100)
+        amax = float(np.max(np.abs(A0)))
+        rhs = A0.ravel() / amax
+        c, info = sparse_linalg.gmres(op, rhs, x0=rhs, rtol=TOLERANCE, atol=0.0, restart=60,
+                                      maxiter=MAX_ITERATIONS // 60)
+        res_c = float(np.linalg.norm(lin(c) - rhs) / np.linalg.norm(rhs))
+        c = c * amax
     if info != 0 or not res_c < 1e3 * TOLERANCE:
         raise ConvergenceError(f"pool theory (finite D): the covariance equation was not solved (GMRES info {info}, "
                                f"relative residual {res_c:.3g}; P = {P:g}, M = {M}: close to the interpolation "
                                "threshold?)")
     C = c.reshape(Dz, Dz)
     e = pb.noise**2 + np.outer(b2, rD) + np.outer(_quadratic_forms(Z, C), r)
-    fit = (scale**2) * float(np.mean((om2 * e) @ wr))
+    fit = float(np.mean((((scale * om) ** 2) * e) @ wr))      # s ω̃ = ω: no s² overflow at λ ~ 1e300
     train = 0.5 * fit + 0.5 * float(np.sum(lam[:, None] * Theta**2)) + 0.5 * D * float(lam @ np.diag(C))
     G = Theta[:D]
     norm = pbt.feature_variance * (float(np.sum(G * G)) + D * float(np.trace(C[:D, :D])))

@@ -183,7 +183,7 @@ def gaussian_errors(pb, P, beta, lam, model, spectrum: _Spectrum) -> PoolErrors:
     inv = 1.0 / (s + kap)
     pos = s > 0
     se2 = sp.Ey2 - float(np.sum(Gd[pos] / s[pos]))
-    bias = kap**2 * float(np.sum(Gd[pos] / (s[pos] * (s[pos] + kap) ** 2))) if kap > 0 else 0.0
+    bias = float(np.sum(Gd[pos] / s[pos] * (kap / (s[pos] + kap)) ** 2)) if kap > 0 else 0.0   # no κ² overflow
     df2 = D * float(np.sum(n * s**2 * inv**2))
     scale = (se2 + bias) / (P - df2)
     Cd, Sd = _diag(sp.Cu), _diag(sp.Su)
@@ -196,17 +196,20 @@ def gaussian_errors(pb, P, beta, lam, model, spectrum: _Spectrum) -> PoolErrors:
 
     idg = idg_at(sp.Su, Sd)
     idg_train = idg if sp.Su is sp.s else idg_at(s, s)     # the training residual lives at the training length
-    theta2 = float(np.sum(Gd * inv**2)) + scale * D * float(np.sum(n * s * inv**2))
+    lam_inv = lam * inv             # λ|Θ̄|² as Σ (λ inv) inv: no λ·inv² underflow at λ ~ 1e300
+    decay = float(np.sum(Gd * lam_inv * inv)) + scale * D * float(np.sum(n * s * lam_inv * inv))
     # λ/κ is the training residual's shrinkage; at λ = 0 it is 1 − M/P above the threshold (κ = 0) and 0 below
     shrink = lam / kap if kap > 0 else max(0.0, 1.0 - M / P)
-    train = 0.5 * (shrink**2 * 2.0 * idg_train + lam * theta2)
+    train = 0.5 * (shrink**2 * 2.0 * idg_train + decay)
     out = dict(train_ridge=train, test_ridge=test, test_idg_ridge=idg, kappa_eff=kap, df2=df2, residual=res)
     if np.isinf(beta):
         out.update(train=train, test=test, test_idg=idg)
     else:       # tr(C (H + λ)⁻¹) ≈ (κ/λ) D tr(C̃ (Σ̃ + κ)⁻¹)
+        # κ/λ at λ = 0 (finite β needs P > M there): λ = κ(1 − (D/P)Σ nσ/(σ + κ)) → κ(1 − M/P) as κ → 0
+        ratio = kap / lam if lam > 0 else P / (P - M)
         out.update(train=train + M / (2 * beta),
-                   test=test + (kap / lam) * D * float(np.sum(n * Cd * inv)) / (2 * beta),
-                   test_idg=idg + (kap / lam) * D * float(np.sum(n * Sd * inv)) / (2 * beta))
+                   test=test + ratio * D * float(np.sum(n * Cd * inv)) / (2 * beta),
+                   test_idg=idg + ratio * D * float(np.sum(n * Sd * inv)) / (2 * beta))
     return PoolErrors(**{k: float(v) for k, v in out.items()})
 
 
@@ -263,8 +266,17 @@ def effective_ridge(s, n, D, P, lam):
     hi = (D / P) * float(np.sum(n * s))
     if not hi > 0:
         return float(lam), 0.0
-    delta = optimize.brentq(g, 0.0, hi, xtol=1e-300, rtol=1e-14, maxiter=300)
-    return lam + delta, abs(g(delta)) / (lam + delta)
+    if g(hi) > 0:
+        delta = optimize.brentq(g, 0.0, hi, xtol=1e-300, rtol=1e-14, maxiter=300)
+        return lam + delta, abs(g(delta)) / (lam + delta)
+
+    # λ ≫ σ: g(λ + hi) = (D/P)Σ nσ²/(σ + λ + hi) > 0 is lost to cancellation in δ − (λ + δ)(D/P)Σ nσ/(σ + λ + δ);
+    # in ε = hi − δ, g = −ε + (D/P)Σ nσ²/(σ + λ + hi − ε) has no cancellation at ε = 0 and is < 0 at ε = hi
+    def e(eps):
+        return -eps + (D / P) * float(np.sum(n * s * s / (s + lam + hi - eps)))
+
+    eps = optimize.brentq(e, 0.0, hi, xtol=1e-300, rtol=1e-14, maxiter=300) if e(hi) < 0 else hi
+    return lam + (hi - eps), abs(e(eps)) / (lam + hi - eps)
 
 
 def fresh_moments(pb) -> TaskMoments:
@@ -381,6 +393,13 @@ def pool_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="co
             check.fail("pool", f"<array with shape {pool.shape}>", f"an array of shape (K, D) = ({pb.tasks}, {pb.D})")
         if np.any(np.all(pool == 0, axis=1)):
             check.fail("pool", "<array with a zero row>", "tasks with nonzero rows (each task's direction enters)")
+        # the theory needs the pool's moments up to |w|⁴ (v₂) and the products of Σ̃ with itself: refuse a pool whose
+        # fourth powers (times D², the sums) leave float64's range instead of failing inside an eigensolver
+        big = float(np.max(np.abs(pool)))
+        limit = (np.finfo(np.float64).max / (16.0 * pb.D**2 * max(pb.N, 1))) ** 0.25
+        if not big <= limit:
+            check.fail("pool", f"<array with entries up to {big:.3g}>", f"an array with entries of magnitude <= "
+                               f"{limit:.3g} (the theory's fourth moments of the tasks must be finite in float64)")
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)     # each pool: one D x D eigenproblem
     if isinstance(rng, np.random.Generator):
         rng = int(rng.integers(2**63))

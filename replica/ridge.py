@@ -31,6 +31,17 @@ matrix are formed. Two exact routes:
   reported as ``test_bound``. With ``λ = 0`` no bound exists; CG stops at relative residual ``1e-13``
   and ``certified`` is ``False``.
 
+**Minimum-norm limit** (``λ = 0``): the answer is ``θ⁺ = F⁺y = lim_{λ→0} (H + λ)⁻¹b``, the least-squares solution of
+least norm (also the limit of gradient flow from ``θ = 0``), i.e. the solution in ``range(Fᵀ)``. A prompt repeated
+``n_k`` times enters ``E_t`` as one prompt ``(√n_k z_k, x_k, √n_k ȳ_k)`` (``ȳ_k`` its mean label) up to a constant, so
+the solve runs on the ``P'`` distinct prompts (:func:`_distinct`): the Gram route (pseudo-inverse of the ``P' × P'``
+Gram matrix, exact for any rank) when ``P' < M``, CG otherwise. Preconditioned CG from ``θ = 0`` converges, on a
+singular system, to the solution of least ``θᵀCθ`` (``C`` the preconditioner), not of least norm; the ``λ = 0``
+preconditioner is therefore the pseudo-inverse of ``A_z ⊗ A_x`` on ``R = span(z) ⊗ span(x_q) ⊇ range(H)``, whose
+iterates stay in ``R``: the result is ``θ⁺`` whenever ``H`` is nonsingular on ``R`` (``rank F = dim R``; true for
+``P' >= M`` prompts in general position). The checks: ``numpy.linalg.lstsq`` and the ``λ → 0`` limit
+(``tests/replica/test_round3.py``). All-zero labels (``b = 0``): ``θ* = 0`` for every ``λ``, returned exactly.
+
 Use :func:`replica.gibbs` (one eigendecomposition, then any ``β``, ``λ`` at once) for many
 temperatures or weight decays of one dataset, and this function for one ``λ`` at large ``D``
 (``docs/pools.md`` has the measured break-even; ``benchmarks/bench_pools.py`` the speed against the peer's
@@ -225,19 +236,29 @@ def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_0
     N_test = None if N_test is None else check.positive_int("N_test", N_test)
     P, D = data.P, data.D
     M = pb.n_params(model)
+    # λ = 0: the min-norm least-squares solution depends on the distinct prompts only (module docstring)
+    solve_data = _distinct(data, model) if lg == 0 else data
+    Pd = solve_data.P
     if method == "auto":
-        method = "gram" if P < M else "cg"
-    if lg == 0 and ((method == "gram" and P >= M) or (method == "cg" and P < M)):
-        check.fail("method", method, f"'{'cg' if P >= M else 'gram'}' at lam = 0 with P = {P}, M = {M} "
-                                     "(the min-norm solution needs the Gram route when P < M and CG when P >= M)")
+        method = "gram" if Pd < M else "cg"
+    if lg == 0 and ((method == "gram" and Pd >= M) or (method == "cg" and Pd < M)):
+        check.fail("method", method, f"'{'cg' if Pd >= M else 'gram'}' at lam = 0 with {Pd} distinct prompts "
+                                     f"(P = {P}), M = {M} (the min-norm solution needs the Gram route when the "
+                                     "distinct prompts are fewer than M, and CG otherwise)")
     op = _Operator(data, model, lg, lv)
-    if method == "gram":
-        theta, res = _gram(data, op, lg, lv)
+    sop = op if solve_data is data else _Operator(solve_data, model, lg, lv)
+    if not np.any(data.yq):     # b = 0: θ* = 0 for every λ (also the min-norm solution at λ = 0), exactly
+        theta, res, its, bound = np.zeros(op.lam.size), 0.0, 0, 0.0
+        fitted = np.zeros(P)
+    elif method == "gram":
+        theta, res = _gram(solve_data, sop, lg, lv)
         its, bound, fitted = 0, 0.0, op.F(theta)
     else:   # [Zᵀ; X_qᵀ] (float64), its transform and float32 copy, the products' temporaries, the CG vectors
         check.memory(8.0 * (6 * M + 8 * P * (D + 1)), f"conjugate gradients (P = {P}, M = {M})", "P or D")
-        theta, its, res, fitted = _cg(op, op.FT(data.yq) / P, min(lg, lv), rtol, maxiter)
-        bound = res / min(lg, lv) if lg > 0 else np.inf
+        theta, its, res, fitted = _cg(sop, sop.FT(solve_data.yq) / Pd, min(lg, lv), rtol, maxiter)
+        if sop is not op:
+            fitted = op.F(theta)
+        bound = res / min(lg, lv) if lg > 0 else (0.0 if its == 0 and res == 0.0 else np.inf)
     Gamma = theta[: D * D].reshape(D, D)
     v = theta[D * D:] if model == "full" else None
     resid = data.yq - fitted
@@ -288,6 +309,8 @@ def _gram_mixed(op, Sy, lg, ratio, rhs):
     scale = (sz * sx) ** 2 / P                  # K_r = scale · (Zs Zsᵀ) ∘ (Xs Xsᵀ)
     K = blas.ssyrk(1.0, Zs.T, trans=1, lower=1)                # lower triangles; P x P, Fortran order
     K *= blas.ssyrk(1.0, Xs.T, trans=1, lower=1)
+    if not lg / scale < 1e30:       # the shift beyond float32's range (λ ≫ ‖K‖): the float64 factor
+        return None
     K[np.diag_indices(P)] += np.float32(lg / scale)
     factor, info = lapack.spotrf(K, lower=1, clean=0, overwrite_a=1)
     if info != 0:
@@ -334,6 +357,30 @@ def _gram_double(data, Sy, lg, rhs):
     return gam, res
 
 
+def _distinct(data, model):
+    r"""The distinct prompts of ``data``, weighted: the min-norm least-squares problem of the ``λ = 0`` limit.
+
+    A prompt repeated ``n_k`` times (identical ``(s, x_q[, y2])``, labels ``y_{k,1} … y_{k,n_k}``) enters the training
+    energy as ``Σ_j (y_{k,j} − h_kᵀθ)² = n_k (ȳ_k − h_kᵀθ)² + const``, i.e. as the one prompt
+    ``(√n_k z_k, x_k, √n_k ȳ_k)`` (``h = z ⊗ x_q`` is linear in ``z = [s; y2]``). The set of minimisers — hence the
+    min-norm one — is unchanged, but the distinct prompts' features are fewer: with fewer than ``M`` distinct
+    prompts the min-norm solution comes from the pseudo-inverse of their ``P' × P'`` Gram matrix, exactly, whatever
+    ``P`` is. Returns ``data`` itself when every prompt is distinct.
+    """
+    cols = [data.s, data.xq] + ([data.y2[:, None]] if model == "full" else [])
+    key = np.concatenate(cols, axis=1) + 0.0          # + 0.0: -0.0 and 0.0 are one value
+    _, first, inverse, counts = np.unique(key, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    if counts.size == data.P:
+        return data
+    inverse = inverse.ravel()
+    root = np.sqrt(counts.astype(np.float64))
+    ybar = np.bincount(inverse, weights=data.yq, minlength=counts.size) / counts
+    from linattn import Prompts
+
+    return Prompts(s=data.s[first] * root[:, None], xq=data.xq[first], yq=ybar * root,
+                   y2=None if model != "full" else data.y2[first] * root)
+
+
 class _Preconditioner:
     r"""Kronecker-factored inverse of the dataset's Hessian (the preconditioner of :func:`_cg`), as a change of
     variables.
@@ -359,8 +406,14 @@ class _Preconditioner:
         B = (op.ZT @ op.ZT.T / P) * np.outer(self.scale, self.scale)
         eb, self.Ub = np.linalg.eigh(B)
         ex, self.Ux = np.linalg.eigh(op.XT @ op.XT.T / P)
-        prod = np.outer(np.maximum(eb, 0.0), np.maximum(ex, 0.0)).ravel()
-        self.inv = 1.0 / (prod + 1.0) if ridge else 1.0 / np.maximum(prod, 1e-300)
+        if ridge:
+            prod = np.outer(np.maximum(eb, 0.0), np.maximum(ex, 0.0)).ravel()
+            self.inv = 1.0 / (prod + 1.0)
+        else:   # pseudo-inverse on R = span(z) ⊗ span(x_q) ⊇ range(H): the iterates stay in R (module docstring)
+            eb = np.where(eb > 64 * _EPS * eb[-1] * eb.size, eb, 0.0)
+            ex = np.where(ex > 64 * _EPS * ex[-1] * ex.size, ex, 0.0)
+            prod = np.outer(eb, ex).ravel()
+            self.inv = np.divide(1.0, prod, out=np.zeros_like(prod), where=prod > 0)
         self.shift = 1.0 if ridge else 0.0                # QᵀΛQ = shift · I
         self.shape = (lam_rows.size, op.D)
         self.Wz = self.Ub.T * self.scale                   # z' = Wz z
@@ -401,6 +454,8 @@ def _cg(op, b, lam_lo, rtol, maxiter):
     pre = _Preconditioner(op)
     single = _Single(pre.Wz @ op.ZT, pre.Ux.T @ op.XT)     # the transformed features z', x' in float32
     bnorm = float(np.linalg.norm(b))
+    if bnorm == 0.0:                    # Aθ = 0: θ* = 0 (the min-norm solution at λ = 0), exactly
+        return np.zeros_like(b), 0, 0.0, np.zeros(op.P)
     psi = np.zeros_like(b)
     r = pre.Qt(b)                       # the residual r' = Qᵀ(b − Aθ)
     anchor, since = bnorm, 0            # the true residual at the last float64 recomputation, iterations since

@@ -93,13 +93,20 @@ def symmetric_eigenvalues(A, overwrite=False, method="auto") -> np.ndarray:
     routine = None if method == "eigvalsh" or small else two_stage_routine()
     if method == "two_stage" and routine is None:
         check.fail("method", method, "'auto' or 'eigvalsh': LAPACKE_dsyevd_2stage is not exported by numpy's BLAS here")
+    n = A.shape[0]
+    keep = (routine is not None and overwrite and A.dtype == np.float64
+            and (A.flags.c_contiguous or A.flags.f_contiguous) and A.flags.writeable)
+    # float64 copies of A: none (two-stage, overwritten), one (two-stage), or eigvalsh's own plus a conversion;
+    # the finiteness mask (1 byte per entry) and O(n) eigenvalues and band workspace
+    copies = 0 if keep else 1 if routine is not None else 1 + (A.dtype != np.float64)
+    check.memory(n * n * (8.0 * copies + 1.0) + 8.0 * 256 * n, f"the eigenvalues of an {n} x {n} matrix "
+                 f"({copies} float64 cop{'y' if copies == 1 else 'ies'} of it)", "A")
     if routine is None:
         if not np.all(np.isfinite(A)):
             check.fail("A", "<array with non-finite entries>", "finite entries")
         return _finite(np.linalg.eigvalsh(np.asarray(A, dtype=np.float64)))
     # the lower triangle in column-major order is the upper one in row-major order: by symmetry the same numbers,
     # so a C-ordered array is passed as is (LAPACKE would otherwise transpose it into a copy)
-    keep = overwrite and A.dtype == np.float64 and (A.flags.c_contiguous or A.flags.f_contiguous) and A.flags.writeable
     work = A if keep else np.array(A, dtype=np.float64, order="F", copy=True)
     if not np.all(np.isfinite(work)):
         check.fail("A", "<array with non-finite entries>", "finite entries")

@@ -18,8 +18,18 @@ TEST_MEMORY_LIMIT = 16 << 30
 
 
 def pytest_configure(config):
-    """Before any fixture (module-scoped ones too) and in every xdist worker."""
+    """Before any fixture (module-scoped ones too) and in every xdist worker. Also the hypothesis profiles of the
+    property tests: ``default`` (``make test``: few examples, derandomized, so a run is reproducible and short) and
+    ``matrix`` (``make test-matrix``: ten times the examples, random), chosen by ``LINATTN_HYPOTHESIS_PROFILE``."""
     os.environ["LINATTN_MEMORY_LIMIT"] = str(TEST_MEMORY_LIMIT)
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:
+        return
+    common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+    settings.register_profile("default", max_examples=25, derandomize=True, **common)
+    settings.register_profile("matrix", max_examples=250, **common)
+    settings.load_profile(os.environ.get("LINATTN_HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture

@@ -239,6 +239,8 @@ def _code_attrs(fn, name, grid, replicates, seed):
             "replicates": int(replicates), "grid": json.dumps(grid)}
 
 
+#: the argument of :func:`sweep` behind each attribute of a store that must match (named in the messages)
+_ATTR_ARGUMENTS = {"seed": "rng", "experiment": "experiment (fn's name)"}
 #: characters of an error message kept in the store
 ERROR_CHARS = 400
 #: arrays of a store that are not outputs
@@ -323,7 +325,8 @@ class _Store:
             old = dict(self.group.attrs)
             for key in ("experiment", "grid", "seed", "replicates") + (("settings",) if "settings" in attrs else ()):
                 if old.get(key) != attrs[key]:
-                    raise ValueError(f"store {path!r} holds another sweep ({key} = {old.get(key)!r}, not "
+                    arg = _ATTR_ARGUMENTS.get(key, key)
+                    raise ValueError(f"store {path!r} holds another sweep ({arg} = {old.get(key)!r}, not "
                                      f"{attrs[key]!r}); use a new store")
             for key in ("library_version", "code_hash"):
                 if old.get(key) != attrs[key] and not allow_mixed:

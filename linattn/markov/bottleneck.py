@@ -122,6 +122,7 @@ def one_hot_embedding(C):
     ndarray, shape (C², C²)
     """
     C = check.positive_int("C", C, minimum=2)
+    check.memory(8.0 * C**4, f"the {C * C} x {C * C} identity", "C")
     return np.eye(C * C)
 
 
@@ -164,6 +165,7 @@ def unigram_embedding(C, d, rng):
     """
     C = check.positive_int("C", C, minimum=2)
     d = check.positive_int("d", d)
+    check.memory(8.0 * (C * C + C) * d, f"a {C * C} x {d} embedding", "C, d")
     U = check.rng(rng).normal(size=(C, d)) / math.sqrt(d)
     return np.tile(U, (C, 1))
 

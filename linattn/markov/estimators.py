@@ -639,7 +639,9 @@ def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudoc
     n_mc = check.positive_int("n_mc", n_mc)
     C, alpha, first = chains.C, chains.alpha, chains.first_state
     block = max(1, min(_BLOCK, (1 << 23) // length))
-    check.memory(8.0 * block * (length + 3 * C * C) + 16.0 * n_seq, f"blocks of {block} sequences", "length")
+    check.memory(8.0 * block * (length + 3 * C * C), f"blocks of {block} sequences", "length")
+    if chains.K is not None and on == "pool":
+        check.memory(16.0 * n_seq, f"the task index of each of {n_seq} sequences", "n_seq")
     gen = check.rng(rng)
     sums = {nm: np.zeros((n_pools, length - 1)) for nm in names}
     sq = {nm: np.zeros((n_pools, length - 1)) for nm in names}

@@ -4,7 +4,8 @@ import pytest
 from helpers import Row, sweep_tests
 
 import linattn
-from linattn import attention, covariance, factorized, invariants, links, pools, sampling
+from linattn import attention, covariance, factorized, invariants, kernel_learner, links, pools, sampling
+from linattn.markov import bottleneck
 
 PB = linattn.Problem(3, 4, 0.1)
 PB_TANH = linattn.Problem(3, 4, 0.1, link="tanh")
@@ -33,6 +34,9 @@ ROWS = [
         dict(theta="array", G="array_shape")),
     Row("factorized.Parametrization.aligned", factorized.Parametrization("value_kq_modes", 3).aligned,
         dict(modes=[0.1, 0.2, 0.3], basis=np.eye(3)), dict(modes="array", basis="array_shape")),
+    Row("kernel_learner.block_directions", kernel_learner.block_directions,
+        dict(what=np.array([[0.6, 0.8, 0.0]]), features="hermite2"), dict(what="array", features="choice")),
+    Row("markov.bottleneck.one_hot_embedding", bottleneck.one_hot_embedding, dict(C=3), dict(C="posint")),
     Row("factorized.population_objective", factorized.population_objective, dict(pb=PB), dict(pb="problem")),
     Row("factorized.dataset_objective", factorized.dataset_objective, dict(data=DATA, pb=PB),
         dict(data="prompts")),

@@ -26,6 +26,8 @@ import importlib
 import json
 import os
 import pkgutil
+import zipfile
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -144,6 +146,9 @@ class Result:
     def save(self, path: str) -> str:
         """Write the result to ``path`` (``.npz``: the arrays, and the rest as JSON in ``__result__``).
 
+        What :meth:`load` would refuse is refused here, before anything is written: a header outside the schema
+        (:func:`_check_header`), settings or metadata that are not JSON, object arrays (they need pickles).
+
         Parameters
         ----------
         path : str
@@ -152,14 +157,44 @@ class Result:
         -------
         str
             The path written.
+
+        Raises
+        ------
+        ValueError
+            Naming the field (``experiment``, ``mode``, ``settings``, ``meta``, ``data[key]``) that cannot be saved.
         """
-        header = json.dumps({"experiment": self.experiment, "mode": self.mode,
-                             "settings": _jsonable(dict(self.settings)), "meta": _jsonable(self.meta)})
-        arrays = {k: np.asarray(v) for k, v in self.data.items()}
-        if "__result__" in arrays:
-            check.fail("data", "<dict with key '__result__'>", "a dict of arrays without the reserved key '__result__'")
+        if not isinstance(path, (str, os.PathLike)):
+            check.fail("path", path, "a file path (str or os.PathLike)")
+        fields = {"experiment": self.experiment, "mode": self.mode, "settings": self.settings, "meta": self.meta}
+        if not isinstance(self.settings, Mapping):
+            check.fail("settings", self.settings, "a dict of JSON-able settings")
+        if not isinstance(self.meta, Mapping):
+            check.fail("meta", self.meta, "a dict of JSON-able metadata")
+        parts = {}
+        for key in ("settings", "meta"):
+            try:
+                parts[key] = json.loads(json.dumps(_jsonable(dict(fields[key]))))
+            except (TypeError, ValueError) as err:
+                check.fail(key, f"<dict with a value JSON cannot hold: {err}>", "a dict of JSON-able values")
+        header = {"experiment": self.experiment, "mode": self.mode, **parts}
+        _check_header(header)
+        if not isinstance(self.data, Mapping):
+            check.fail("data", self.data, "a dict of str to arrays")
+        arrays = {}
+        for k, v in self.data.items():
+            if not isinstance(k, str) or k == "__result__":
+                check.fail("data", f"<dict with key {k!r}>",
+                           "a dict with str keys other than the reserved '__result__'")
+            try:
+                arr = np.asarray(v)
+            except Exception:  # ragged or exotic input
+                check.fail(f"data[{k!r}]", f"<{type(v).__name__}>", "an array")
+            if arr.dtype.hasobject:
+                check.fail(f"data[{k!r}]", f"<array of dtype {arr.dtype}>", "an array of numbers, booleans or strings "
+                           "(object arrays need pickles, which Result.load refuses)")
+            arrays[k] = arr
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        np.savez_compressed(path, __result__=np.asarray(header), **arrays)
+        np.savez_compressed(path, __result__=np.asarray(json.dumps(header)), **arrays)
         return path
 
     @classmethod
@@ -173,16 +208,90 @@ class Result:
         Returns
         -------
         Result
+
+        Raises
+        ------
+        ValueError
+            Naming ``path``: not a file, not a result file (not a zip, truncated, a member that is not an ``.npy``
+            array or holds fewer bytes than its header claims, object arrays, a header outside the schema of
+            :func:`_check_header`), or arrays whose sizes — declared by the zip and by the ``.npy`` headers, checked
+            before anything is decompressed — exceed the memory limit (:func:`linattn.check.memory`).
         """
         if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
             check.fail("path", path, "the path of a result file written by Result.save")
+        where = f"path {os.fspath(path)!r}"
         try:
+            _check_npz_sizes(path, where)
             with np.load(path, allow_pickle=False) as npz:
                 header = json.loads(str(npz["__result__"]))
                 data = {k: npz[k] for k in npz.files if k != "__result__"}
-        except (OSError, ValueError, KeyError) as err:
-            raise ValueError(f"path {os.fspath(path)!r} is not a result file written by Result.save: {err}") from None
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as err:
+            if str(err).startswith(where):          # ours (sizes), already naming the file
+                raise
+            raise ValueError(f"{where} is not a result file written by Result.save: {type(err).__name__}: {err}"
+                             ) from None
+        try:
+            _check_header(header)
+        except ValueError as err:
+            whose = "its " if str(err).startswith("header ") else "its header's "
+            raise ValueError(f"{where} is not a result file written by Result.save: {whose}{err}") from None
         return cls(header["experiment"], header["mode"], header["settings"], data, header["meta"])
+
+
+#: the modes a result records: a preset, or "custom" (hand-made settings, :func:`run`)
+RESULT_MODES = MODES + ("custom",)
+
+
+def _check_header(header):
+    """Refuse a result header outside the schema ``{"experiment": non-empty str, "mode": one of RESULT_MODES,
+    "settings": dict, "meta": dict}`` (exactly these keys): ``ValueError`` naming the field (``header`` for the
+    object itself)."""
+    if not isinstance(header, dict) or set(header) != {"experiment", "mode", "settings", "meta"}:
+        got = f"a {type(header).__name__}" if not isinstance(header, dict) else f"the keys {sorted(map(str, header))}"
+        raise ValueError('header must be a JSON object with exactly the keys "experiment", "mode", "settings" and '
+                         f'"meta"; got {got}')
+    for key, ok, want in (("experiment", isinstance(header["experiment"], str) and header["experiment"] != "",
+                           "a non-empty string"),
+                          ("mode", isinstance(header["mode"], str) and header["mode"] in RESULT_MODES,
+                           f"one of {RESULT_MODES}"),
+                          ("settings", isinstance(header["settings"], dict), "a dict (JSON object)"),
+                          ("meta", isinstance(header["meta"], dict), "a dict (JSON object)")):
+        if not ok:
+            check.fail(key, header[key], want)
+
+
+def _check_npz_sizes(path, where):
+    """Refuse an ``.npz`` whose members would not fit in memory, before decompressing any array: the sum of the
+    uncompressed sizes the zip declares (a zip bomb declares them too: reads stop there) and of the array sizes the
+    ``.npy`` headers claim (``numpy.load`` allocates them before reading); a member holding fewer bytes than its
+    header claims is not a result file."""
+    with zipfile.ZipFile(path) as zf:
+        infos = zf.infolist()
+        declared = float(sum(info.file_size for info in infos))
+        check.memory(declared, f"its {len(infos)} members, uncompressed (sizes declared by the zip)", where)
+        claimed, short = 0.0, []
+        for info in infos:
+            if not info.filename.endswith(".npy"):
+                raise ValueError(f"member {info.filename!r} is not an .npy array")
+            with zf.open(info) as f:
+                version = np.lib.format.read_magic(f)
+                if version == (1, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+                elif version == (2, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+                else:
+                    raise ValueError(f"member {info.filename!r} has .npy format version {version}, not 1.0 or 2.0")
+                offset = f.tell()
+            if dtype.hasobject:
+                raise ValueError(f"member {info.filename!r} holds an object array (pickles are refused)")
+            size = float(np.prod(shape, dtype=float)) * dtype.itemsize
+            claimed += size
+            if size > info.file_size - offset:
+                short.append(f"member {info.filename!r} claims {size:.6g} bytes of data but holds "
+                             f"{info.file_size - offset}")
+        check.memory(claimed, "its arrays (sizes claimed by their .npy headers)", where)
+        if short:
+            raise ValueError(short[0])
 
 
 class Experiment:

@@ -131,9 +131,16 @@ def factorized_descent(pb, parametrization, theta0, n_steps, lr, data=None, batc
     n_chains = check.positive_int("n_chains", n_chains)
     if theta0.shape[0] not in (1, n_chains):
         check.fail("theta0", f"<{theta0.shape[0]} starts>", f"1 or n_chains = {n_chains} starts")
-    theta0 = np.array(np.broadcast_to(theta0, (n_chains, par.n_params)), order="C")   # writable: one numba signature
     online = data is None
     batch = check.positive_int("batch", batch)
+    n_rec = n_steps // record + 1
+    check.memory(8.0 * n_chains * n_rec * (par.n_params + 1 + 2 * pb.D * pb.D + pb.D),
+                 f"{n_chains} x {n_rec} records of {par.n_params} parameters", "n_steps, record or n_chains")
+    if online:      # each running chain holds a batch of prompts (s, x_q, y_q); offline chains use no batch
+        running = min(n_chains, os.cpu_count() or 1, _numba_threads())
+        check.memory(8.0 * running * batch * (2 * pb.D + 1),
+                     f"the prompt batches of {running} chain(s) running at once", "batch")
+    theta0 = np.array(np.broadcast_to(theta0, (n_chains, par.n_params)), order="C")   # writable: one numba signature
     if online:
         if np.isfinite(beta):
             check.fail("beta", beta, "inf for online SGD (Langevin needs a training set: pass data)")
@@ -147,15 +154,12 @@ def factorized_descent(pb, parametrization, theta0, n_steps, lr, data=None, batc
     root = np.ones(pb.D) if cov is None else np.sqrt(cov.spectrum)
     rotate = cov is not None and cov.basis is not None
     U = np.array(cov.basis, order="C") if rotate else np.eye(pb.D)
-    n_rec = n_steps // record + 1
-    check.memory(8.0 * n_chains * n_rec * (par.n_params + 1),
-                 f"{n_chains} x {n_rec} records of {par.n_params} parameters", "n_steps, record or n_chains")
     out_theta = np.zeros((n_chains, n_rec, par.n_params))
     out_loss = np.zeros((n_chains, n_rec))
     noise = 0.0 if not np.isfinite(beta) else float(np.sqrt(2.0 * lr / beta))
-    args = (par.code, pb.D, par.heads, par.rank, theta0, online, S, XQ, YQ, int(batch), root, U, rotate, pb.N,
-            float(pb.link.slope), pb.noise, lam, lr, noise, n_steps, record, rng, np.arange(n_chains, dtype=np.int64),
-            out_theta, out_loss, _kernels.ZIG_X, _kernels.ZIG_F)
+    args = (par.code, pb.D, par.heads, par.rank, theta0, online, S, XQ, YQ, int(batch) if online else 1, root, U,
+            rotate, pb.N, float(pb.link.slope), pb.noise, lam, lr, noise, n_steps, record, rng,
+            np.arange(n_chains, dtype=np.int64), out_theta, out_loss, _kernels.ZIG_X, _kernels.ZIG_F)
     _run_chains(n_chains, args)
     if not (np.all(np.isfinite(out_theta)) and np.all(np.isfinite(out_loss))):
         raise ConvergenceError(f"factorized_descent diverged (non-finite parameters) with step = {lr}; reduce step")
