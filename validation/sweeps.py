@@ -483,6 +483,35 @@ def _local_cluster(workers, distributed):
 _UNPICKLED = {}
 
 
+def _by_value(fn):
+    """``fn`` as cloudpickle bytes. cloudpickle sends a function of ``__main__`` by value and one of an importable
+    module by reference (the worker imports it); a module that this process loaded from a file by path (pytest's
+    importlib mode, ``runpy``, an ``exec``) is in ``sys.modules`` but not importable by name in a worker, so its
+    functions are sent by value too (a ``functools.partial`` is looked through)."""
+    import importlib.machinery
+
+    cloudpickle = _require("cloudpickle")
+    modules = []
+    f = fn
+    while f is not None:
+        name = getattr(f, "__module__", None)
+        mod = sys.modules.get(name) if isinstance(name, str) else None
+        if mod is not None and name != "__main__" and mod not in modules:
+            # importable by name in a fresh process: its top-level package is found on sys.path (find_spec would
+            # answer from sys.modules, where a module loaded by path also sits)
+            importable = importlib.machinery.PathFinder.find_spec(name.partition(".")[0], sys.path) is not None
+            if not importable:
+                modules.append(mod)
+        f = getattr(f, "func", None) if isinstance(f, functools.partial) else None
+    for mod in modules:
+        cloudpickle.register_pickle_by_value(mod)
+    try:
+        return cloudpickle.dumps(fn)
+    finally:
+        for mod in modules:
+            cloudpickle.unregister_pickle_by_value(mod)
+
+
 def _call_by_value(runner, blob, task):
     """Worker side: ``runner(fn, task)`` with ``fn`` unpickled (once per worker) from its cloudpickle bytes."""
     key = hashlib.sha256(blob).hexdigest()
@@ -612,7 +641,7 @@ def _dispatch(fn, tasks, client, workers, sink, progress, runner, done_before, o
                 sink(*_run_task(fn, t, limit_threads=False))
                 bar.update()
     else:
-        blob = _require("cloudpickle").dumps(fn)      # by value: functions of a notebook or `python -c` work too
+        blob = _by_value(fn)                          # functions of a notebook, `python -c` or a loaded file work too
         broken = _in_processes(blob, runner, tasks, workers, sink, bar)
         for t in broken:                              # isolate each point its pool lost (a timed-out one: not again)
             error = _death_error(t, timeout, folder)
