@@ -251,9 +251,13 @@ def solve(pb, P, lam_gamma, lam_v, model, Z, U, moments, beta=np.inf, N_test=Non
     else:                   # solved for C / max|A0| (linear): no norm of A0 ~ 1e-200 underflows (λ ~ 1e100)
         amax = float(np.max(np.abs(A0)))
         rhs = A0.ravel() / amax
-        c, info = sparse_linalg.gmres(op, rhs, x0=rhs, rtol=TOLERANCE, atol=0.0, restart=60,
-                                      maxiter=MAX_ITERATIONS // 60)
-        res_c = float(np.linalg.norm(lin(c) - rhs) / np.linalg.norm(rhs))
+        res_c = float(np.linalg.norm(lin(rhs) - rhs) / np.linalg.norm(rhs))
+        if res_c < TOLERANCE:   # the start C = A0 already solves it (large λ): scipy 1.12's GMRES divides 0 by 0 there
+            c, info = rhs, 0
+        else:
+            c, info = sparse_linalg.gmres(op, rhs, x0=rhs, rtol=TOLERANCE, atol=0.0, restart=60,
+                                          maxiter=MAX_ITERATIONS // 60)
+            res_c = float(np.linalg.norm(lin(c) - rhs) / np.linalg.norm(rhs))
         c = c * amax
     if info != 0 or not res_c < 1e3 * TOLERANCE:
         raise ConvergenceError(f"pool theory (finite D): the covariance equation was not solved (GMRES info {info}, "
