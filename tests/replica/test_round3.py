@@ -203,3 +203,49 @@ def test_feature_theory_names_n_test():
     """Defect 7: N_test = 10⁹ is refused naming N_test (the message blamed P)."""
     with pytest.raises(ValueError, match="N_test"):
         replica.learner_theory(PB, 20, 0.1, learner="feature", N_test=10**9)
+
+
+@pytest.mark.parametrize("link", ["tanh", "relu"])
+def test_feature_theory_large_decay_is_the_constant_readout(link):
+    """Defect 7: at λ = 1 … 1e300 the balanced decay λ/‖W‖ has no fixed point (λ above λ* = lim λ_eff‖Γ̂‖, 0.16 for
+    tanh and 0.15 for relu here) and the trained W is exactly zero: every readout is the constant E_train y, with the
+    error ½(V − (E y)²) — not a ConvergenceError or a ValueError as before. V and E y are written here from the
+    task-norm law: E y = E√r/√(2π) for relu (E√r = √(2/D) Γ((D+1)/2)/Γ(D/2)), 0 for tanh; V = E f(√r z)² (1/2 for
+    relu; adaptive quadrature over r ~ χ²_D/D and z for tanh)."""
+    from scipy import integrate, special, stats
+
+    pb = linattn.Problem(6, 12, 0.0, link=link)
+    D = pb.D
+    if link == "relu":
+        mean_sqrt_r = np.sqrt(2.0 / D) * np.exp(special.gammaln((D + 1) / 2) - special.gammaln(D / 2))
+        Ey, V = mean_sqrt_r / np.sqrt(2 * np.pi), 0.5
+    else:
+        def inner(r):                                       # E tanh(√r z)², z ~ N(0, 1)
+            return integrate.quad(lambda z: np.tanh(np.sqrt(r) * z) ** 2 * np.exp(-0.5 * z * z) / np.sqrt(2 * np.pi),
+                                  -40, 40, epsabs=1e-15, epsrel=1e-13, limit=200)[0]
+
+        Ey = 0.0
+        V = integrate.quad(lambda r: D * stats.chi2.pdf(D * r, D) * inner(r), 0, np.inf, epsabs=1e-15, epsrel=1e-13,
+                           limit=200)[0]
+    for lam in (1.0, 1e5, 1e20, 1e300):
+        th = replica.feature_learner_theory(pb, 200, lam, law="finite")
+        assert th.lam_effective == np.inf and th.rho == 0.0 and th.sigma2 == 0.0
+        for err in (th.test, th.test_linear, th.test_optimal):
+            assert err == pytest.approx(0.5 * (V - Ey**2), rel=1e-10)
+        b0 = Ey / (1.0 + lam)                               # the penalised intercept of the linear-readout learner
+        assert th.test_ridge == pytest.approx(0.5 * (V - 2 * b0 * Ey + b0**2), rel=1e-10)
+    below = replica.feature_learner_theory(pb, 200, 0.01, law="gaussian")
+    ft = replica.feature_theory                             # the Γ̂ law of that call (cached): tol = 1e-8 on log λ_eff
+    law, lam_eff = ft._balanced(pb, 200.0, 0.01, None, ft.label_mean(pb), 0, "balanced", 50, 1e-8)
+    assert np.isfinite(below.lam_effective) and below.test < 0.5 * (V - Ey**2)
+    assert lam_eff * np.sqrt(law.norm2) == pytest.approx(0.01, rel=1e-7)      # the fixed point λ_eff‖Γ̂‖ = λ
+
+
+def test_huge_pool_average_is_refused_not_run_for_minutes():
+    """Class 5 (hangs): a pool average over 16 × 32 drawn pools of K = 10⁶ tasks (D = 20: 10¹⁰ task entries, about
+    ten minutes) ran; it is refused naming pb.tasks and the largest K, and the suggested large-D route answers."""
+    pb = linattn.Problem(20, 40, 0.1, tasks=10**6)
+    with pytest.raises(ValueError, match=r"pb\.tasks.*K <= 104857 "):
+        replica.stationary(pb, 1000, np.inf, 0.01, "reduced")
+    mp = replica.stationary(pb, 1000, np.inf, 0.01, "reduced", law="mp", pool="mp")
+    assert np.isfinite(mp.test) and np.isfinite(mp.train)

@@ -135,3 +135,19 @@ def test_factorized_descent_batch_memory_guard():
     par = Parametrization("value_kq_modes", 3)
     with pytest.raises(ValueError, match=r"^batch too large.*GiB"):
         factorized_descent(pb, par, par.init(0.1, rng=0), 2, 0.01, batch=10**9)
+
+
+def test_feature_test_error_refuses_another_problem():
+    """Defect 7: a run trained on relu labels was scored against tanh labels (or another noise, or a pool) without a
+    word; the run now carries its problem and feature_test_error names pb. Another length goes through N_test."""
+    from validation.simulators.learners import feature_learner, feature_test_error
+
+    pb = linattn.Problem(4, 8, 0.0, link="relu")
+    run = feature_learner(pb, 200, 0.01, rng=5, n_test=100, max_steps=200)
+    assert run.problem == pb
+    for other in (linattn.Problem(4, 8, 0.0, link="tanh"), linattn.Problem(4, 8, 0.5, link="relu"),
+                  linattn.Problem(4, 16, 0.0, link="relu"), linattn.Problem(4, 8, 0.0, link="relu", tasks=3)):
+        with pytest.raises(ValueError, match="pb"):
+            feature_test_error(other, run, n_test=100)
+    e, se = feature_test_error(pb, run, N_test=16, n_test=100, rng=1)
+    assert np.isfinite(e) and se > 0

@@ -75,6 +75,8 @@ class LearnerRun:
     test_idg, test_idg_se : float or None
         With a task pool (``pb.tasks = K``): the in-distribution error (task drawn from the training pool) and its
         standard error; ``None`` without a pool.
+    problem : linattn.Problem or None
+        The problem the learner was trained on (:func:`feature_test_error` refuses another one).
     """
 
     __repr__ = short_repr
@@ -88,6 +90,7 @@ class LearnerRun:
     converged: bool
     test_idg: float | None = None
     test_idg_se: float | None = None
+    problem: linattn.Problem | None = None
 
 
 def _training_tasks(pb, P, gen):
@@ -162,7 +165,7 @@ def kernel_learner(pb, P, lam, rng=None, features="hermite2", n_test=20_000, N_t
     idg = None if pool is None else kernel_test_error(pb, G, features, tasks=pool, N_test=N_test)
     params = {"Gamma": G} if pool is None else {"Gamma": G, "pool": pool}
     return LearnerRun("kernel", train, test, 0.0, test / (0.5 * pb.label_variance), params, True,
-                      test_idg=idg, test_idg_se=None if idg is None else 0.0)
+                      test_idg=idg, test_idg_se=None if idg is None else 0.0, problem=pb)
 
 
 @njit(cache=True)
@@ -345,7 +348,7 @@ def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10
     test, se = _feature_error(pbt, params, n_test, gen)
     idg, idg_se = (None, None) if pool is None else _feature_error(pbt, params, n_test, gen, pool)
     return LearnerRun("feature", float(loss), test, se, test / (0.5 * pb.label_variance), params,
-                      bool(converged), test_idg=idg, test_idg_se=idg_se)
+                      bool(converged), test_idg=idg, test_idg_se=idg_se, problem=pb)
 
 
 def _feature_error(pbt, params, n_test, gen, pool=None):
@@ -381,9 +384,12 @@ def feature_test_error(pb, run, N_test=None, n_test=100_000, rng=None, in_distri
     (float, float)
         The error and its standard error.
     """
-    check.problem(pb)
+    pb = check.problem(pb)
     if not isinstance(run, LearnerRun) or run.learner != "feature":
         check.fail("run", run, "a LearnerRun of feature_learner")
+    if run.problem is not None and pb != run.problem:       # the labels (link, noise) and prompts the readout fits
+        check.fail("pb", pb, f"the problem the run was trained on ({run.problem}; use N_test for another test "
+                             "context length)")
     n_test = check.positive_int("n_test", n_test, minimum=2)
     in_distribution = check.boolean("in_distribution", in_distribution)
     gen = check.rng(rng)
