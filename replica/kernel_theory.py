@@ -98,7 +98,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
-from scipy.sparse import linalg as sparse_linalg
 
 import linattn
 from linattn import check, links, sampling
@@ -113,6 +112,7 @@ from linattn.kernel_learner import (
 )
 from linattn.results import short_repr
 
+from .linear_solve import solve_covariance
 from .pool_theory import GAUSS_POOLS, draw_theory_pool, effective_ridge
 
 LAWS = ("finite", "gaussian", "mp")
@@ -569,10 +569,7 @@ def _matrix_finite(pb, P, lam, features, s, tasks, task, metrics):
 
     x0 = (w2 * e0) @ rho / d
     rhs = np.stack([A[k] @ gram(x0[:, k]) @ A[k] / P for k in range(nb)]).ravel()
-    op = sparse_linalg.LinearOperator((rhs.size, rhs.size), matvec=lambda c: c - cov_map(c), dtype=float)
-    c, info = sparse_linalg.gmres(op, rhs, x0=rhs, rtol=TOLERANCE, atol=0.0, restart=40,
-                                  maxiter=MAX_ITERATIONS // 40)
-    res_c = float(np.linalg.norm(op.matvec(c) - rhs) / np.linalg.norm(rhs))
+    c, info, res_c = solve_covariance(cov_map, rhs, TOLERANCE, 40, MAX_ITERATIONS // 40)
     if info != 0 or not res_c < 1e3 * TOLERANCE:
         raise ConvergenceError(f"learner theory (pool): the covariance equation was not solved (GMRES info {info}, "
                                f"relative residual {res_c:.3g}; P = {P:g}, lam = {lam:g})")

@@ -50,11 +50,12 @@ import functools
 
 import numpy as np
 from scipy import special, stats
-from scipy.sparse import linalg as sparse_linalg
 
 from linattn import check
 from linattn.errors import ConvergenceError
 from linattn.pools import moment_matrices
+
+from .linear_solve import solve_covariance
 
 MAX_ITERATIONS = 5_000
 TOLERANCE = 1e-11
@@ -241,24 +242,12 @@ def solve(pb, P, lam_gamma, lam_v, model, Z, U, moments, beta=np.inf, N_test=Non
     w_lin = (om2 * rD * r) @ wr                                          # E_r[ω̃² (r/D) r]
     A0 = Q @ average(w_const, Z) @ Q / P
 
-    def lin(c):             # C ↦ C − (1/P) Q E[w_lin (zᵀCz) z zᵀ] Q on vec(C)
+    def L(c):               # C ↦ (1/P) Q E[w_lin (zᵀCz) z zᵀ] Q on vec(C)
         Cm = c.reshape(Dz, Dz)
-        return (Cm - Q @ average(w_lin * _quadratic_forms(Z, Cm), Z) @ Q / P).ravel()
+        return (Q @ average(w_lin * _quadratic_forms(Z, Cm), Z) @ Q / P).ravel()
 
-    op = sparse_linalg.LinearOperator((Dz * Dz, Dz * Dz), matvec=lin, dtype=float)
-    if not np.any(A0):      # the equation is linear: C = 0 solves it exactly (A0 ~ Q² underflows at λ ≳ 1e154)
-        c, info, res_c = np.zeros(Dz * Dz), 0, 0.0
-    else:                   # solved for C / max|A0| (linear): no norm of A0 ~ 1e-200 underflows (λ ~ 1e100)
-        amax = float(np.max(np.abs(A0)))
-        rhs = A0.ravel() / amax
-        res_c = float(np.linalg.norm(lin(rhs) - rhs) / np.linalg.norm(rhs))
-        if res_c < TOLERANCE:   # the start C = A0 already solves it (large λ): scipy 1.12's GMRES divides 0 by 0 there
-            c, info = rhs, 0
-        else:
-            c, info = sparse_linalg.gmres(op, rhs, x0=rhs, rtol=TOLERANCE, atol=0.0, restart=60,
-                                          maxiter=MAX_ITERATIONS // 60)
-            res_c = float(np.linalg.norm(lin(c) - rhs) / np.linalg.norm(rhs))
-        c = c * amax
+    # C − L(C) = A0; A0 ~ Q² underflows to 0 at λ ≳ 1e154, then C = 0 exactly (replica.linear_solve)
+    c, info, res_c = solve_covariance(L, A0.ravel(), TOLERANCE, 60, MAX_ITERATIONS // 60)
     if info != 0 or not res_c < 1e3 * TOLERANCE:
         raise ConvergenceError(f"pool theory (finite D): the covariance equation was not solved (GMRES info {info}, "
                                f"relative residual {res_c:.3g}; P = {P:g}, M = {M}: close to the interpolation "

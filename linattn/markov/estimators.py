@@ -362,10 +362,11 @@ def matched_pseudocount(C, alpha):
     return C * alpha + 1.0 - 1.0 / C
 
 
-def _names(names, K):
+def _names(names, K, first_state):
     allowed = NAMES if K is not None else ("1-gen", "2-gen", "bayes", "true")
     if names is None:
-        return allowed
+        # bayes is Monte Carlo only for fresh chains with stationary first states (module docstring): named only
+        return tuple(nm for nm in allowed if not (nm == "bayes" and K is None and first_state == "stationary"))
     if isinstance(names, str):
         names = (names,)
     if not isinstance(names, (list, tuple)) or not names:
@@ -610,8 +611,13 @@ def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudoc
         Pools (finite ``K``); the s.e. is over pools if ``>= 2``.
     on : {"pool", "fresh"}
     names : sequence of str, optional
-        Default: all of ``("1-mem", "2-mem", "1-gen", "2-gen", "bayes", "true")`` (finite ``K``), or
-        ``("1-gen", "2-gen", "bayes", "true")`` (``K = None``). "true" is the oracle ``−log T(x_n, x_{n+1})``.
+        Default: every estimator that is exact, at ``O(K)`` (pool) or ``O(C)`` (fresh chains) work per position:
+        all of ``("1-mem", "2-mem", "1-gen", "2-gen", "bayes", "true")`` (finite ``K``), or
+        ``("1-gen", "2-gen", "bayes", "true")`` (``K = None``) — but without ``"bayes"`` for ``K = None`` with
+        ``first_state="stationary"``, where it is a Monte Carlo over ``n_mc`` posterior draws of a ``C × C`` chain
+        and its stationary law per position (``O(n_mc C³)``; measured: ``C = 10``, ``L = 102``, 2000 sequences,
+        ``n_mc = 64``: 89 s on one core, against 0.1 s for the default estimators): name it to get it.
+        "true" is the oracle ``−log T(x_n, x_{n+1})``.
     pseudocount : float, optional
         1-gen's ``β`` (default ``α``).
     n_mc : int
@@ -634,7 +640,7 @@ def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudoc
     n_pools = check.positive_int("n_pools", n_pools, maximum=None if chains.K is not None else 1)
     n_seq = check.positive_int("n_seq", n_seq, minimum=2 if n_pools == 1 else 1)
     check.choice("on", on, ("pool", "fresh"))
-    names = _names(names, chains.K)
+    names = _names(names, chains.K, chains.first_state)
     beta = chains.alpha if pseudocount is None else check.positive("pseudocount", pseudocount)
     n_mc = check.positive_int("n_mc", n_mc)
     C, alpha, first = chains.C, chains.alpha, chains.first_state

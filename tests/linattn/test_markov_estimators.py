@@ -209,6 +209,18 @@ def test_matched_pseudocount_beats_the_authors_alpha_on_fresh_chains():
     assert d.mean() > 4 * d.std(ddof=1) / np.sqrt(d.size)
 
 
+def test_default_estimators_are_the_exact_ones():
+    """The Monte Carlo bayes (K = ∞, stationary first state; O(n_mc C³) per position) runs only when named; every
+    other default is exact and cheap. Named, it is the same numbers as predict() from the same seed route."""
+    fresh = markov.Chains(C=3, alpha=1.0, first_state="stationary")
+    assert markov.losses(fresh, 6, 4, rng=0).names == ("1-gen", "2-gen", "true")
+    assert "bayes" in markov.losses(fresh, 6, 4, rng=0, names=["bayes"], n_mc=4).names
+    for first in ("uniform", "onestep"):
+        assert markov.losses(markov.Chains(C=3, alpha=1.0, first_state=first), 6, 4, rng=0).names == (
+            "1-gen", "2-gen", "bayes", "true")
+    assert markov.losses(markov.Chains(C=3, alpha=1.0, K=3), 6, 4, rng=0).names == markov.NAMES
+
+
 # ----------------------------------------------------------------------------- bad input
 _CH = markov.Chains(C=3, alpha=1.0, K=2)
 _S = _CH.sample(3, 5, rng=0)
