@@ -44,6 +44,18 @@ class Checkpoints:
     weights: dict
     files: tuple = ()
 
+    def __post_init__(self):
+        steps = check.finite_array("steps", self.steps, ndim=1)
+        if not isinstance(self.weights, dict) or not all(isinstance(k, str) for k in self.weights):
+            check.fail("weights", self.weights, "a dict of weight names to arrays")
+        for name, w in self.weights.items():
+            if np.ndim(w) < 1 or np.shape(w)[0] != steps.size:
+                check.fail("weights", f"<{name!r} of shape {np.shape(w)}>",
+                           f"arrays with one frame per step ({steps.size} steps)")
+        if not isinstance(self.files, tuple) or self.files and len(self.files) != steps.size:
+            check.fail("files", self.files, f"a tuple of {steps.size} file names (or empty)")
+        object.__setattr__(self, "steps", steps)
+
     def __getitem__(self, name):
         if not isinstance(name, str) or name not in self.weights:
             check.fail("name", name, f"one of the weight names {sorted(self.weights)}")

@@ -223,13 +223,15 @@ def subspace_distance(M_t, M_ref, rtol=None, rank=None, side="row") -> np.ndarra
     M_t = _stack("M_t", M_t)
     M_ref = check.finite_array("M_ref", M_ref, ndim=2, shape=M_t.shape[-2:])
     side = _side(side)
-    ref_norm = np.linalg.norm(M_ref)
-    if ref_norm == 0:
+    if not np.any(M_ref):
         check.fail("M_ref", "<zero matrix>", "a non-zero matrix")
     if rtol is not None and rank is not None:
         check.fail("rank", rank, "None when rtol is given (one cutoff rule)")
-    A = _oriented(M_t, side)
-    R = _oriented(M_ref, side)
+    # d and the row spaces do not depend on the matrices' scales: divided by their largest entries (no overflow of
+    # ‖M‖² for entries ~ 1e200, no underflow for ~ 1e-200)
+    peak = np.abs(M_t).max(axis=(-2, -1), keepdims=True)
+    A = _oriented(M_t / np.where(peak > 0, peak, 1.0), side)
+    R = _oriented(M_ref / np.abs(M_ref).max(), side)
     _, s, Vt = np.linalg.svd(A, full_matrices=False)
     keep = _keep(s, rtol, rank, A.shape[-2:])
     out = _distance(Vt, keep, R)

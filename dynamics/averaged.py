@@ -174,6 +174,8 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
     t = np.atleast_1d(check.finite_array("times", times))
     if t.ndim != 1 or np.any(t < 0):
         check.fail("times", f"<array with shape {t.shape}, minimum {t.min()!r}>", "a 1-d array of times >= 0")
+    # each time point solves the law's resolvent (a few ms): 10⁸ points would be days
+    check.work(1e7 * t.size, f"the curves at {t.size} times (a resolvent solve each)", "times")
     lw = prompt_law(pb, model, law, channel)
     c = pb.feature_variance
     ratio = None if N_test in (None, pb.N) else pb.test_metric_ratio(N_test)[:lw.n_blocks]    # None: untouched

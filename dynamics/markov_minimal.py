@@ -98,10 +98,18 @@ def n_canonical(C, L):
     (8, 5)
     """
     C = check.positive_int("C", C)
-    L = check.positive_int("L", L)
+    L = check.positive_int("L", L, maximum=100_000)    # the count has up to L log10(C) digits
+    return _count_canonical(C, L)
+
+
+def _count_canonical(C, L, cap=None):
+    """:func:`n_canonical`, stopping with ``cap + 1`` as soon as the count exceeds ``cap`` (the counts grow with
+    ``L``)."""
     row = [1] + [0] * C          # S(n, k) for k = 0..C, starting at n = 0
     for _ in range(L):
         row = [0] + [k * row[k] + row[k - 1] for k in range(1, C + 1)]
+        if cap is not None and sum(row) > cap:
+            return cap + 1
     return int(sum(row))
 
 
@@ -365,11 +373,12 @@ def _check_common(C, N, alpha, first_state, variant, method, eps, n_mc):
     eps = check.real("eps", eps, low=0.0, high=1.0, low_open=True, high_open=True)
     n_mc = check.positive_int("n_mc", n_mc, minimum=2)
     if method == "auto":
-        method = "exact" if first_state != "stationary" and n_canonical(C, N + 1) <= MAX_EXACT else "mc"
+        method = ("exact" if first_state != "stationary" and _count_canonical(C, N + 1, MAX_EXACT) <= MAX_EXACT
+                  else "mc")
     if method == "exact" and first_state == "stationary":
         check.fail("method", method, "'mc' or 'auto' for first_state='stationary' (no closed-form law)")
     if method == "exact":
-        n_can = n_canonical(C, N + 1)
+        n_can = _count_canonical(C, N + 1, cap=int(check.memory_limit() // (8 * 4 * (N + 1))))
         check.memory(n_can * (N + 1) * 8.0 * 4, "the enumeration of canonical sequences", f"C={C}, N={N}")
     else:
         check.memory(n_mc * (N + 1) * 8.0 * 6, "the Monte Carlo sample", f"n_mc={n_mc}, N={N}")

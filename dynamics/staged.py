@@ -148,8 +148,14 @@ def logistic_modes(pb, a0, times, gamma=1.0) -> np.ndarray:
     if t.ndim != 1:
         check.fail("times", times if t.ndim == 0 else f"<array with shape {t.shape}>", "a 1-d array of times >= 0")
     gamma = check.positive("gamma", gamma)
-    e = np.exp(-2.0 * gamma * np.outer(t, mc.b))
-    return mc.a_inf * a0 / (a0 + (mc.a_inf - a0) * e)
+    x = -2.0 * gamma * np.outer(t, mc.b)
+    e, one_minus_e = np.exp(x), -np.expm1(x)
+    # the same formula divided through by the larger of a^0 and a^∞, as sums of positive terms: no overflow of
+    # a^∞ a^0 (a^0 ~ 1e200), no cancellation in a^0 + (a^∞ − a^0) e
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):    # in the branch not taken
+        big = a0 >= mc.a_inf
+        r = np.where(big, mc.a_inf / a0, a0 / mc.a_inf)
+        return np.where(big, mc.a_inf / (r * e + one_minus_e), a0 / (r + (1.0 - r) * e))
 
 
 def escape_times(pb, a0, fraction=0.5, gamma=1.0) -> np.ndarray:

@@ -80,13 +80,16 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng
         check.fail("P_values", P_values, f"a non-empty 1-d array of integers >= 1 and <= {check.MAX_INT}")
     Ps = Ps.astype(np.int64)
     lam = check.nonnegative("lam", lam)
-    n_datasets = check.positive_int("n_datasets", n_datasets)
+    n_datasets = check.positive_int("n_datasets", n_datasets, maximum=10**6)
     check.model(model)
     if time is not None:
         time = check.nonnegative("time", time)
     rng = check.seed_int("rng", rng)
     progress = check.boolean("progress", progress)
     shape = (Ps.size, n_datasets)
+    M = pb.n_params(model)
+    check.work(float(n_datasets) * sum(min(P, M) ** 3 + P * M * pb.D for P in Ps),
+               f"{n_datasets} datasets at each of {Ps.size} P values (an eigensystem each)", "n_datasets or P_values")
     gap, con, tr, te = (np.empty(shape) for _ in range(4))
     bar = tqdm(total=Ps.size * n_datasets, desc=f"sweep {model} D={pb.D} N={pb.N}", disable=not progress, leave=False)
     for i, P in enumerate(Ps):

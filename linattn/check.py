@@ -323,6 +323,39 @@ def memory(n_bytes, what, arguments):
                          "LINATTN_MEMORY_LIMIT in bytes to change it)")
 
 
+#: operations one trip of a Python-level loop counts as in :func:`work` (its overhead, ~20–50 µs with a few numpy calls)
+PYTHON_TRIP = 1e5
+#: elementary operations one call may plan (``LINATTN_WORK_LIMIT`` overrides): ~3 hours at 1e9 operations per second
+WORK_LIMIT = 1e13
+
+
+def work(n_ops, what, arguments):
+    """Refuse a loop whose length a user sets beyond :data:`WORK_LIMIT` elementary operations (a call that would
+    run for hours inside numba or scipy, where Ctrl-C cannot stop it), naming the arguments that set it.
+
+    Parameters
+    ----------
+    n_ops : float
+        Estimated operations (loop trips × work per trip).
+    what : str
+        The work (for the message).
+    arguments : str
+        The arguments that set its size.
+    """
+    env = os.environ.get("LINATTN_WORK_LIMIT")
+    limit = WORK_LIMIT
+    if env:
+        try:
+            limit = float(env)
+        except ValueError:
+            limit = np.nan
+        if not (np.isfinite(limit) and limit > 0):
+            fail("LINATTN_WORK_LIMIT (environment variable)", env, "a number of operations > 0")
+    if not n_ops <= limit:
+        raise ValueError(f"{arguments} too large: {what} would take about {float(n_ops):.3g} operations, more than "
+                         f"the work limit of {limit:.3g} (hours of computing; set LINATTN_WORK_LIMIT to change it)")
+
+
 def block_lambdas(lam, model):
     """``(λ_Γ, λ_v)`` from a weight decay ``lam``: a number (both blocks), or a pair ``(λ_Γ, λ_v)`` for the full
     model (both 0 — the min-norm limit — or both > 0). Lu et al.'s ridge ``λ_L`` is ``(λ_L/D, λ_L)``."""

@@ -52,10 +52,19 @@ class Covariance:
     __slots__ = ("spectrum", "basis", "_key")
 
     def __init__(self, spectrum, basis=None):
-        spectrum = np.array(spectrum, dtype=float)
+        spectrum = np.array(check.finite_array("spectrum", spectrum, ndim=1), dtype=float)
+        if spectrum.size == 0 or np.any(spectrum <= 0):
+            low = f"{spectrum.min():.3g}" if spectrum.size else "none"
+            check.fail("spectrum", f"<vector of {spectrum.size} entries, minimum {low}>",
+                       "a non-empty vector of positive eigenvalues")
+        _in_range(spectrum, "spectrum")
         spectrum.setflags(write=False)
         if basis is not None:
-            basis = np.array(basis, dtype=float)
+            basis = np.array(check.finite_array("basis", basis, ndim=2), dtype=float)
+            D = spectrum.size
+            if basis.shape != (D, D) or np.abs(basis.T @ basis - np.eye(D)).max() > ORTHO_TOL:
+                check.fail("basis", f"<array of shape {basis.shape}>", f"an orthogonal {D} x {D} matrix "
+                           f"(eigenvectors as columns; |UᵀU − I| <= {ORTHO_TOL:g})")
             basis.setflags(write=False)
         object.__setattr__(self, "spectrum", spectrum)
         object.__setattr__(self, "basis", basis)
@@ -133,6 +142,8 @@ class Covariance:
         return X if self.basis is None else X @ self.basis.T
 
 
+#: largest entry of ``|UᵀU − I|`` accepted for an eigenbasis (numpy's ``eigh`` gives ~ D·eps)
+ORTHO_TOL = 1e-8
 #: eigenvalues of Σ: the exact errors use fourth moments of the inputs (``s⁴``), which must stay finite in float64
 EIGENVALUE_RANGE = (1e-50, 1e50)
 
@@ -162,6 +173,7 @@ def as_covariance(covariance, D, name="covariance"):
         ``None`` whenever ``Σ`` is exactly the identity, so that isotropic problems take the
         isotropic code paths bit for bit.
     """
+    D = check.positive_int("D", D)
     value = covariance
     if value is None or isinstance(value, Covariance) and value.D == D:
         if isinstance(value, Covariance) and np.all(value.spectrum == 1.0):

@@ -304,8 +304,35 @@ class Objective:
     left: np.ndarray | None = None
     right: np.ndarray | None = None
 
+    def __post_init__(self):
+        y2 = check.nonnegative("y2", self.y2)
+        B = check.finite_array("B", self.B, ndim=2)
+        if B.shape[0] != B.shape[1]:
+            check.fail("B", f"<array of shape {B.shape}>", "a square D x D matrix")
+        for name in ("left", "right"):
+            M = getattr(self, name)
+            if M is not None:
+                object.__setattr__(self, name, check.finite_array(name, M, shape=B.shape))
+        object.__setattr__(self, "y2", y2)
+        object.__setattr__(self, "B", B)
+
+    def _gamma(self, Gamma, stack=False):
+        """``Γ`` (or a stack ``(..., D, D)``) checked: finite, of this objective's shape."""
+        G = check.finite_array("Gamma", Gamma)
+        if G.shape[-2:] != self.B.shape or (G.ndim != 2 and not stack) or G.ndim < 2:
+            check.fail("Gamma", f"<array of shape {G.shape}>",
+                       f"an array of shape {'(..., ' if stack else '('}{self.B.shape[0]}, {self.B.shape[1]})")
+        return G
+
+    def _finite(self, value, Gamma):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return check.finite_result(value, {"Gamma": Gamma}, "the objective")
+
     def apply(self, Gamma) -> np.ndarray:
         """``𝓗(Γ)``."""
+        return self._apply(self._gamma(Gamma))
+
+    def _apply(self, Gamma):
         if self.data is None:
             return self.left @ Gamma @ self.right
         d = self.data
@@ -314,20 +341,31 @@ class Objective:
 
     def gradient(self, Gamma) -> np.ndarray:
         """``∂L/∂Γ = 𝓗(Γ) − B``."""
-        return self.apply(Gamma) - self.B
+        G = self._gamma(Gamma)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self._apply(G) - self.B
+        return self._finite(out, G)
 
     def value(self, Gamma) -> float:
         """``L(Γ)``."""
-        return 0.5 * (self.y2 - 2.0 * float(np.sum(self.B * Gamma)) + float(np.sum(Gamma * self.apply(Gamma))))
+        G = self._gamma(Gamma)
+        return float(self._finite(self._value(G), G))
+
+    def _value(self, G):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return 0.5 * (self.y2 - 2.0 * float(np.sum(self.B * G)) + float(np.sum(G * self._apply(G))))
 
     def values(self, Gammas) -> np.ndarray:
         """``L(Γ)`` for a stack of shape (..., D, D) (vectorised for the population objective)."""
-        G = np.asarray(Gammas, dtype=float)
+        G = self._gamma(Gammas, stack=True)
         if self.data is not None:
             flat = G.reshape((-1,) + G.shape[-2:])
-            return np.array([self.value(g) for g in flat]).reshape(G.shape[:-2])
-        quad = np.einsum("...ij,ik,...kl,lj->...", G, self.left, G, self.right, optimize=True)
-        return 0.5 * (self.y2 - 2.0 * np.einsum("ij,...ij->...", self.B, G) + quad)
+            out = np.array([self._value(g) for g in flat]).reshape(G.shape[:-2])
+        else:
+            with np.errstate(over="ignore", invalid="ignore"):
+                quad = np.einsum("...ij,ik,...kl,lj->...", G, self.left, G, self.right, optimize=True)
+                out = 0.5 * (self.y2 - 2.0 * np.einsum("ij,...ij->...", self.B, G) + quad)
+        return self._finite(out, G)
 
 
 def population_objective(pb) -> Objective:

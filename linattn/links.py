@@ -307,10 +307,33 @@ def as_link(link, name="link") -> Link:
 
 
 # --------------------------------------------------------------------------- quadrature
-@functools.lru_cache(maxsize=None)
+#: the most nodes per panel of a composite rule (``half_rule``, ``r_rule``): far above any order the library uses
+MAX_RULE_NODES = 4096
+#: the most nodes of a Gauss–Hermite rule whose weights are normal float64 numbers (the smallest is ~ e^{−2n})
+MAX_HERMITE_NODES = 250
+
+
+def _nodes(n, maximum):
+    return check.positive_int("n", n, maximum=maximum)
+
+
 def half_rule(n):
-    """Composite Gauss–Legendre rule on each half line ``±[0, CUTOFF]`` (``n`` nodes per unit panel),
-    with the standard normal density folded into the weights."""
+    """Composite Gauss–Legendre rule on each half line ``±[0, CUTOFF]`` (``n`` nodes per unit panel,
+    ``1 <= n <= MAX_RULE_NODES``), with the standard normal density folded into the weights.
+
+    Parameters
+    ----------
+    n : int
+
+    Returns
+    -------
+    z, log_weights : ndarray (2 · CUTOFF · n,)
+    """
+    return _half_rule(_nodes(n, MAX_RULE_NODES))
+
+
+@functools.lru_cache(maxsize=None)
+def _half_rule(n):
     from scipy import special
 
     x, w = special.roots_legendre(n)
@@ -320,10 +343,24 @@ def half_rule(n):
     return np.concatenate([z, -z]), np.concatenate([logw, logw])
 
 
-@functools.lru_cache(maxsize=None)
 def hermite_rule(n):
     """The ``n``-node Gauss–Hermite rule of the standard normal law (probabilists' nodes, weights summing to 1, as
-    logarithms): exact for polynomials of degree ``<= 2n − 1``."""
+    logarithms): exact for polynomials of degree ``<= 2n − 1`` (``1 <= n <= MAX_HERMITE_NODES``: beyond, the
+    smallest weights underflow float64).
+
+    Parameters
+    ----------
+    n : int
+
+    Returns
+    -------
+    z, log_weights : ndarray (n,)
+    """
+    return _hermite_rule(_nodes(n, MAX_HERMITE_NODES))
+
+
+@functools.lru_cache(maxsize=None)
+def _hermite_rule(n):
     z, w = np.polynomial.hermite_e.hermegauss(n)
     return z, np.log(w) - 0.5 * np.log(2.0 * np.pi)
 
@@ -357,18 +394,42 @@ def gauss_rule(link, n):
     -------
     (ndarray, ndarray)
     """
+    link = _as_link_object(link)
     return hermite_rule(n) if link.hermite_coef is not None else half_rule(n)
 
 
-@functools.lru_cache(maxsize=None)
+def _as_link_object(link):
+    if not isinstance(link, Link):
+        check.fail("link", link, "a linattn.links.Link (linattn.links.as_link makes one from a name or callable)")
+    return link
+
+
 def r_rule(D, n):
     """Nodes ``r = ρ²`` and weights of ``ρ = |w|/√D`` (density ∝ ρ^{D−1} e^{−Dρ²/2}): composite
-    Gauss–Legendre, ``n`` nodes on each of ``R_PANELS`` panels of ``[max(0, 1 − 40/√D), 1 + 40/√D]``.
+    Gauss–Legendre, ``n`` nodes (``1 <= n <= MAX_RULE_NODES``; ``D >= 1``) on each of ``R_PANELS`` panels of
+    ``[max(0, 1 − 40/√D), 1 + 40/√D]``.
 
     The density is ``∝ exp(−D δ² + O(D δ³))`` at ``ρ = 1 + δ``: beyond ``|δ| = 40/√D`` it is below ``e^{−1600}`` of its
     peak, so the panels cover only that window (at large ``D`` the peak, of width ``1/√(2D)``, would otherwise fall
     inside one panel of ``[0, 2]``: ``tanh`` at ``D = 10⁷`` was refused as not converged). The exponent is written in
-    ``δ``, ``(D − 1) log1p(δ) − D(δ + δ²/2)``, without the cancellation of ``(D − 1) log ρ − Dρ²/2`` at large ``D``."""
+    ``δ``, ``(D − 1) log1p(δ) − D(δ + δ²/2)``, without the cancellation of ``(D − 1) log ρ − Dρ²/2`` at large ``D``.
+
+    Parameters
+    ----------
+    D : int
+    n : int
+
+    Returns
+    -------
+    r, weights : ndarray (R_PANELS · n,)
+        Weights normalised to 1.
+    """
+    return _r_rule(check.positive_int("D", D), _nodes(n, MAX_RULE_NODES))
+
+
+@functools.lru_cache(maxsize=None)
+def _r_rule(D, n):
+    """:func:`r_rule` after its checks (cached)."""
     from scipy import special
 
     x, w = special.roots_legendre(n)
@@ -409,7 +470,11 @@ def moment_table(link, scales, n, powers):
         ``|z| = CUTOFF``, or overflows float64).
     """
     z, logw = gauss_rule(link, n)
-    scales = np.asarray(scales, dtype=float)
+    scales = check.finite_array("scales", scales, ndim=1)
+    if isinstance(powers, (str, bytes)) or not all(
+            isinstance(jp, (tuple, list)) and len(jp) == 2 and all(isinstance(k, (int, np.integer)) and k >= 0
+                                                                    for k in jp) for jp in powers):
+        check.fail("powers", powers, "a sequence of pairs (j, p) of integers >= 0")
     with np.errstate(all="ignore"):
         F = link(np.multiply.outer(scales, z))
         w = np.exp(logw)
@@ -468,7 +533,7 @@ def link_tolerance(link):
     -------
     float
     """
-    return max(TOL, 1e3 * link.output_eps)
+    return max(TOL, 1e3 * _as_link_object(link).output_eps)
 
 
 def until_converged(estimate, orders, what, link):

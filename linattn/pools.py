@@ -85,7 +85,11 @@ def task_moments(pb, tasks) -> TaskMoments:
     sq = np.einsum("kd,kd->k", a, a)
     Vw = sq + pb.noise**2
     K = W.shape[0]
-    return TaskMoments(K=K, mean_sq=float(sq.mean()), R=a.T @ a / K, m=(Vw @ a) / K, v2=float(np.mean(Vw**2)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = dict(mean_sq=float(sq.mean()), R=a.T @ a / K, m=(Vw @ a) / K, v2=float(np.mean(Vw**2)))
+    for value in out.values():
+        check.finite_result(value, {"tasks": W}, "the moments of the tasks (fourth powers)")
+    return TaskMoments(K=K, **out)
 
 
 def moment_matrices(pb, model, moments: TaskMoments):

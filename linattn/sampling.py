@@ -100,6 +100,7 @@ def draw_pool(pb, P, rng=None):
     gen = check.rng(rng)
     K, D = pb.tasks, pb.D
     check.memory(8.0 * K * D, f"a pool of {K} tasks in dimension D = {D}", "tasks")
+    check.memory(24.0 * P, f"the task indices of {P} prompts (three arrays while drawn)", "P")
     pool = gen.standard_normal((K, D))
     if pb.task_law == "sphere":
         pool *= np.sqrt(D) / np.linalg.norm(pool, axis=1, keepdims=True)
@@ -298,6 +299,9 @@ def sample_naive(pb, P, rng=None, batch_size: int = 256) -> Prompts:
     pb = check.problem(pb)
     P = check.positive_int("P", P)
     batch_size = check.positive_int("batch_size", batch_size)
+    D, N = pb.D, pb.N
+    check.memory(8.0 * P * (3 * D + 2) + 8.0 * min(P, batch_size) * (2 * N * D + N + 3 * D),
+                 f"{P} prompts of dimension D = {D} (tokens in batches of {min(P, batch_size)})", "P")
     gen = check.rng(rng)
     pool, task = draw_pool(pb, P, gen) if pb.tasks is not None else (None, None)
     parts = [sample_tokens(pb, b - a, gen, None if pool is None else pool[task[a:b]]).prompts()

@@ -45,7 +45,9 @@ def relative_gap(train, test):
         raise ValueError(f"train must be >= 0 (an energy with non-negative terms); got minimum {tr.min()!r}")
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         gap = np.where(tr > 0, (te - tr) / np.where(tr > 0, tr, 1.0), np.inf)
-    gap = np.where(np.isnan(gap), np.inf, gap)
+    if not np.all(np.isfinite(gap[np.broadcast_to(tr > 0, gap.shape)])):   # inf only where E_t = 0 (docstring)
+        check.fail("train", f"<values down to {float(tr[tr > 0].min()):.3g}>",
+                   "large enough against test that (E_g − E_t)/E_t is a float64 number")
     return float(gap) if gap.ndim == 0 else gap
 
 

@@ -281,7 +281,10 @@ def gamma_overlaps(pb, Gamma, N_test=None) -> Overlaps:
     _isotropic(pb, "gamma_overlaps")
     G = check.finite_array("Gamma", Gamma, shape=(pb.D, pb.D))
     pbt = _at_length(pb, N_test)
-    return _overlaps(pbt, float(np.trace(G)) / pb.D, pbt.feature_variance * float(np.sum(G * G)))
+    with np.errstate(over="ignore"):
+        norm = pbt.feature_variance * float(np.sum(G * G))
+    check.finite_result(norm, {"Gamma": G}, "E[t²] = c ‖Γ‖²")
+    return _overlaps(pbt, float(np.trace(G)) / pb.D, norm)
 
 
 def _at_length(pb, N_test):
@@ -395,7 +398,25 @@ def mixture_error(link, train, test, V, same=False, n_t=N_T, n_z=N_Z):
     -------
     error, standard_error : float
     """
-    return _mixture_errors(link, train, [(None if same else test, V)], n_t, n_z)[0]
+    link = links.as_link(link)
+    train = _mixture_components("train", train)
+    same = check.boolean("same", same)
+    test = None if same else _mixture_components("test", test)
+    V = check.nonnegative("V", V)
+    n_t = check.positive_int("n_t", n_t, minimum=3, maximum=1 << 20)
+    n_z = check.positive_int("n_z", n_z, maximum=links.MAX_HERMITE_NODES)
+    return _mixture_errors(link, train, [(test, V)], n_t, n_z)[0]
+
+
+def _mixture_components(name, value):
+    """Mixture components ``(r, kappa, v)``: three finite 1-d arrays of one length >= 2, ``r, v >= 0``."""
+    if not isinstance(value, (tuple, list)) or len(value) != 3:
+        check.fail(name, value, "a tuple (r, kappa, v) of three 1-d arrays")
+    r, kappa, v = (check.finite_array(name, a, ndim=1) for a in value)
+    if not (r.size == kappa.size == v.size >= 2) or np.any(r < 0) or np.any(v < 0):
+        check.fail(name, f"<arrays of sizes {r.size}, {kappa.size}, {v.size}>",
+                   "three arrays of one size >= 2 with r >= 0 and v >= 0")
+    return r, kappa, v
 
 
 def _mixture_errors(link, train, tests, n_t=N_T, n_z=N_Z):
@@ -470,6 +491,8 @@ def mixture_readout_power(pb, alpha, delta2, n_contexts=4096, rng=0, n_t=N_T, n_
     alpha = check.real("alpha", alpha)
     delta2 = check.nonnegative("delta2", delta2)
     n_contexts = check.positive_int("n_contexts", n_contexts, minimum=2)
+    check.memory(8.0 * n_contexts * (2 * pb.N * pb.D + pb.N + 4 * pb.D), f"the tokens of {n_contexts} contexts",
+                 "n_contexts")
     n_t = check.positive_int("n_t", n_t, minimum=11)
     n_z = check.positive_int("n_z", n_z, minimum=4, maximum=200)
     if alpha == 0 and delta2 == 0:

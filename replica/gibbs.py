@@ -253,6 +253,10 @@ def gibbs(data, pb, beta, lam, model="reduced", N_test=None) -> GibbsAverages:
                          test_idg_ridge=out["idg_r"] if idg is not None else None, N_test=N_test)
 
 
+#: the most datasets one average draws (each is sampled and eigendecomposed: far beyond any use)
+MAX_DATASETS = 10**6
+
+
 def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0, N_test=None) -> "DatasetAverage":
     """``⟨E_t⟩`` and ``⟨E_g⟩`` of ``n_datasets`` independent training sets, with means and s.e.
 
@@ -297,7 +301,7 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0, N_
     lam_gamma, lam_v = check.block_lambdas(lam, model)
     lam = lam_gamma if lam_gamma == lam_v else (lam_gamma, lam_v)
     rng = check.seed_int("rng", rng)
-    n_datasets = check.positive_int("n_datasets", n_datasets, minimum=2)
+    n_datasets = check.positive_int("n_datasets", n_datasets, minimum=2, maximum=MAX_DATASETS)
     N_test = None if N_test is None else check.positive_int("N_test", N_test)
     tr, te = np.empty(n_datasets), np.empty(n_datasets)
     idg = np.empty(n_datasets) if pb.tasks is not None else None

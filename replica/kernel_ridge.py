@@ -36,6 +36,7 @@ from linattn import check, sampling
 from linattn.errors import ConvergenceError
 from linattn.kernel_learner import FEATURES, hermite_features, kernel_moments, kernel_test_error, n_features
 from linattn.results import short_repr
+from linattn.threads import blas_threads
 
 #: numbers per batch of token features (bounds the (batch, N, F) workspace of :func:`kernel_data`)
 _BATCH_NUMBERS = 1 << 22
@@ -315,8 +316,9 @@ def kernel_ridge(data, pb, lam, rtol=1e-8, maxiter=5_000, N_test=None) -> Kernel
         check.fail("lam", lam, f">= {_EPS * hnorm / rtol:.3g} for this dataset and rtol = {rtol!r} (the certified "
                                f"bound |R|/lam <= rtol |Gamma| needs rtol lam above float64's resolution eps ‖H‖ = "
                                f"{_EPS * hnorm:.3g} of the Hessian)")
-    G, its, res = _cg(hess, _KroneckerPreconditioner(data, lam), b, lam, rtol, maxiter, scale=hnorm + lam,
-                      hnorm=hnorm)
+    with blas_threads(2.0 * data.P * data.s.shape[1] * data.phi.shape[1]):     # one product (linattn.threads)
+        G, its, res = _cg(hess, _KroneckerPreconditioner(data, lam), b, lam, rtol, maxiter, scale=hnorm + lam,
+                          hnorm=hnorm)
     resid = data.yq - hess.predict(G)
     train = 0.5 * float(resid @ resid) / data.P + 0.5 * lam * float(np.sum(G * G))
     bound = res / lam

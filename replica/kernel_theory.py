@@ -252,6 +252,8 @@ def query_scales(D, features="hermite2"):
     R, w : ndarray (n,)
     rho : ndarray (n, n_blocks)
     """
+    D = check.positive_int("D", D)
+    check.choice("features", features, ("hermite2", "linear"))
     r, w = _chi_square_nodes(D)
     R = D * r
     if features == "linear":
@@ -621,6 +623,9 @@ def centred_link(link, mean):
     -------
     linattn.links.Link
     """
+    if not isinstance(link, links.Link):
+        check.fail("link", link, "a linattn.links.Link")
+    mean = check.real("mean", mean)
     if mean == 0.0:
         return link
     return links.Link(f"custom:{link.name}-centred{mean!r}", lambda z: link(z) - mean)

@@ -5,6 +5,7 @@ type, :class:`replica.LearnerTheory` (Gu, Xu & Zdeborová; ``docs/learners.md``)
 from __future__ import annotations
 
 from linattn import check
+from linattn.threads import blas_threads
 
 from .feature_theory import LAWS as FEATURE_LAWS
 from .feature_theory import feature_learner_theory
@@ -84,7 +85,8 @@ def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool
     if n_pools is None:
         n_pools = 8 if learner == "kernel" else 4
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)
-    if learner == "feature":
-        return _feature(pb, P, lam, N_test, law, pool, n_pools, n_contexts, rng)
-    return kernel_learner_theory(pb, P, lam, N_test=N_test, law=law, pool=pool, n_pools=n_pools,
-                                 n_contexts=n_contexts, rng=rng)
+    with blas_threads(2.0 * float(pb.D) ** 3):           # many small products (linattn.threads)
+        if learner == "feature":
+            return _feature(pb, P, lam, N_test, law, pool, n_pools, n_contexts, rng)
+        return kernel_learner_theory(pb, P, lam, N_test=N_test, law=law, pool=pool, n_pools=n_pools,
+                                     n_contexts=n_contexts, rng=rng)

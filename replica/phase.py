@@ -54,7 +54,7 @@ def phase_boundary(pb, beta, lam, level=5.0, model="reduced", law="finite", P_ra
     lo, hi = (check.real("P_range", p, low=1.0) for p in P_range)
     if not hi > lo:
         check.fail("P_range", P_range, "a pair (lo, hi) with 1 <= lo < hi")
-    n_scan = check.positive_int("n_scan", n_scan, minimum=2)
+    n_scan = check.positive_int("n_scan", n_scan, minimum=2, maximum=10**5)    # each point: one theory solve
 
     def gap(P):
         return stationary(pb, P, beta, lam, model, law).gap

@@ -59,6 +59,7 @@ from scipy.linalg import blas, lapack
 from linattn import check
 from linattn.errors import ConvergenceError
 from linattn.results import short_repr
+from linattn.threads import blas_threads
 
 
 @dataclass(frozen=True, eq=False)
@@ -245,6 +246,15 @@ def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_0
         check.fail("method", method, f"'{'cg' if Pd >= M else 'gram'}' at lam = 0 with {Pd} distinct prompts "
                                      f"(P = {P}), M = {M} (the min-norm solution needs the Gram route when the "
                                      "distinct prompts are fewer than M, and CG otherwise)")
+    # flops of one BLAS call: the Gram matrix's Cholesky factor, or one CG product F θ (linattn.threads)
+    with blas_threads(Pd**3 / 3.0 + 2.0 * Pd * Pd * D if method == "gram" else 2.0 * Pd * M):
+        return _solve(data, pb, model, solve_data, method, lg, lv, rtol, maxiter, N_test)
+
+
+def _solve(data, pb, model, solve_data, method, lg, lv, rtol, maxiter, N_test):
+    """:func:`ridge` after its checks."""
+    P, D, Pd = data.P, data.D, solve_data.P
+    M = pb.n_params(model)
     op = _Operator(data, model, lg, lv)
     sop = op if solve_data is data else _Operator(solve_data, model, lg, lv)
     if not np.any(data.yq):     # b = 0: θ* = 0 for every λ (also the min-norm solution at λ = 0), exactly
@@ -276,7 +286,8 @@ def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_0
     return RidgeSolution(Gamma=Gamma, v=v, train=float(train), test=float(test),
                          test_idg=None if idg is None else float(idg), lam=(lg, lv), method=method,
                          iterations=int(its), residual=res, error_bound=float(bound), test_bound=test_bound,
-                         certified=bool(np.isfinite(bound) and (method == "gram" or bound <= rtol * max(norm, 1e-300))),
+                         certified=bool(np.isfinite(bound) and (res <= rtol if method == "gram"
+                                                                else bound <= rtol * max(norm, 1e-300))),
                          N_test=N_test)
 
 
@@ -339,22 +350,39 @@ def _gram_mixed(op, Sy, lg, ratio, rhs):
 
 
 def _gram_double(data, Sy, lg, rhs):
-    """The float64 Gram solve: Cholesky for ``λ_Γ > 0``, the pseudo-inverse (eigendecomposition) at ``λ = 0``."""
+    """The float64 Gram solve: Cholesky for ``λ_Γ > 0`` (the eigendecomposition when the shift is below the
+    round-off of ``K``), the pseudo-inverse (eigendecomposition) at ``λ = 0``.
+
+    Solved as ``(K/c + λ_Γ/c) γ' = rhs``, ``γ = γ'/c``, with ``c = (s_z s_x)²/P`` (``s_z``, ``s_x`` the powers of two
+    of the factors' largest entries; exact scalings): ``K`` is never formed beyond float64 (prompts of size ~1e150)."""
     P = data.P
-    K = Sy @ Sy.T
-    K *= data.xq @ data.xq.T
-    K /= P
+    sz, sx = _pow2(Sy), _pow2(data.xq)
+    K = (Sy / sz) @ (Sy / sz).T
+    K *= (data.xq / sx) @ (data.xq / sx).T
+    shift = lg * P / sz / sz / sx / sx                   # λ_Γ / c, divided in steps (no overflow of c)
+    b = rhs
     if lg > 0:
-        K[np.diag_indices(P)] += lg
-        factor = linalg.cho_factor(K, lower=True, check_finite=False, overwrite_a=False)
-        gam = linalg.cho_solve(factor, rhs, check_finite=False)
-        res = float(np.linalg.norm(K @ gam - rhs) / np.linalg.norm(rhs))
+        K[np.diag_indices(P)] += shift
+        try:
+            factor = linalg.cho_factor(K, lower=True, check_finite=False, overwrite_a=False)
+            gam = linalg.cho_solve(factor, b, check_finite=False)
+        except np.linalg.LinAlgError:
+            # λ_Γ/c below K's round-off: through K's eigenvalues, its numerical null space (below 1e-12 of the
+            # largest, where Fᵀ vanishes to round-off) dropped as in the min-norm limit
+            g, U = np.linalg.eigh(K)
+            keep = g > 1e-12 * g[-1]
+            U = U[:, keep]
+            gam = U @ ((U.T @ b) / (g[keep] + shift))
+            b = U @ (U.T @ b)
+            K[np.diag_indices(P)] -= shift
+            K = K + shift * (U @ U.T)
+        res = float(np.linalg.norm(K @ gam - b) / np.linalg.norm(b))
     else:   # min-norm: pseudo-inverse of K (exact zeros below 1e-12 of the largest eigenvalue)
         g, U = np.linalg.eigh(K)
         keep = g > 1e-12 * g[-1]
-        gam = U[:, keep] @ ((U[:, keep].T @ rhs) / g[keep])
-        res = float(np.linalg.norm(K @ gam - U[:, keep] @ (U[:, keep].T @ rhs)) / np.linalg.norm(rhs))
-    return gam, res
+        gam = U[:, keep] @ ((U[:, keep].T @ b) / g[keep])
+        res = float(np.linalg.norm(K @ gam - U[:, keep] @ (U[:, keep].T @ b)) / np.linalg.norm(b))
+    return gam * P / sz / sz / sx / sx, res
 
 
 def _distinct(data, model):

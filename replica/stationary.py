@@ -11,6 +11,7 @@ import numpy as np
 
 from linattn import check
 from linattn.results import short_repr
+from linattn.threads import blas_threads
 
 from .pool_theory import pool_stationary
 from .theory import StationaryTheory, fresh_stationary
@@ -66,7 +67,9 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
         If the saddle-point equations do not converge.
     """
     if pb is not None and getattr(pb, "tasks", None) is not None:
-        return pool_stationary(pb, P, beta, lam, model, law, channel, pool, n_pools, rng, N_test)
+        # many D x D products and eigenproblems per pool: one BLAS thread (linattn.threads)
+        with blas_threads(2.0 * float(getattr(pb, "D", 0)) ** 3):
+            return pool_stationary(pb, P, beta, lam, model, law, channel, pool, n_pools, rng, N_test)
     if pool is not None:
         check.fail("pool", "<given>", "None for fresh tasks (pb.tasks=None)")
     return fresh_stationary(pb, P, beta, lam, model, law, channel, N_test)

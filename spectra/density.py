@@ -279,7 +279,7 @@ def spectral_cdf(alpha, pb, law="finite", model="reduced", n_grid: int = 3001) -
         If more than ``2e-3`` of the mass is still missing after refining.
     """
     alpha, P, lw = _args(alpha, pb, law, model)
-    n_grid = check.positive_int("n_grid", n_grid, minimum=16)
+    n_grid = check.positive_int("n_grid", n_grid, minimum=16, maximum=10**7)   # 10⁷: ~1 GiB of work arrays
     return _tabulate(alpha, pb, law, model, n_grid)
 
 

@@ -53,7 +53,10 @@ import numpy as np
 import linattn
 from linattn import check
 from linattn.results import short_repr
+from linattn.threads import blas_threads
 
+from . import device as on_device
+from .device import device_memory, torch_device
 from .eigenvalues import hessian_dense
 
 #: eigenvalues of H below this fraction of the largest are treated as exact zeros (null space)
@@ -443,7 +446,8 @@ def scaled_prompts(data, v_scale):
 
 def _scale_and_decay(model, v_scale, lam):
     """Checked ``(v_scale, (λ_Γ, λ_v) or None)`` of :func:`eigensystem`."""
-    v_scale = check.positive("v_scale", v_scale)
+    # s enters squared (the v block's metric W2 ~ s² c_v²): kept where that is a float64 number
+    v_scale = check.real("v_scale", v_scale, low=1e-100, high=1e100)
     if v_scale != 1.0 and model != "full":
         check.fail("v_scale", v_scale, "1 for model='reduced' (there is no v block to rescale)")
     if lam is None:
@@ -509,7 +513,7 @@ def as_eigensystem(data, pb, model="reduced", v_scale=1.0, lam=None) -> Eigensys
     return eigensystem(data, pb, model, v_scale=v_scale, lam=lam)
 
 
-def eigensystem(data, pb, model="reduced", null_space=False, v_scale=1.0, lam=None) -> Eigensystem:
+def eigensystem(data, pb, model="reduced", null_space=False, v_scale=1.0, lam=None, device=None) -> Eigensystem:
     """Eigendecompose the Hessian of one dataset (Gram path for ``P < M``, dense otherwise).
 
     Parameters
@@ -528,6 +532,10 @@ def eigensystem(data, pb, model="reduced", null_space=False, v_scale=1.0, lam=No
         A per-block decay ``(λ_Γ, λ_v)``, both ``> 0`` (full model): the eigensystem of ``A = H + Λ`` itself,
         dense (``O(M³)``), all ``M`` modes, ``g`` = eigenvalues of ``A`` (module docstring); its smallest
         eigenvalue must exceed ``1e-12`` times the largest (else ``ValueError`` naming ``lam``).
+    device : None, str or torch.device
+        ``None``: numpy/LAPACK. ``"cuda"``, ``"cuda:N"`` or ``"cpu"``: the Gram or dense Hessian formed and
+        eigendecomposed by torch on that device in float64 (:mod:`spectra.device`; the ``[torch]`` extra), the
+        rest as on the numpy route. Not with ``lam`` (the per-block route stays on numpy).
 
     Returns
     -------
@@ -537,7 +545,10 @@ def eigensystem(data, pb, model="reduced", null_space=False, v_scale=1.0, lam=No
     check.problem_data(data, pb, model)
     null_space = check.boolean("null_space", null_space)
     v_scale, pair = _scale_and_decay(model, v_scale, lam)
+    dev = None if device is None else torch_device(device)
     if pair is not None:
+        if dev is not None:
+            check.fail("device", device, "None with a per-block decay lam = (lam_gamma, lam_v)")
         return _block_decay_eigensystem(data, pb, model, pair)
     fdata = scaled_prompts(data, v_scale)            # the one place where the v features are rescaled
     P, D = data.P, data.D
@@ -547,7 +558,12 @@ def eigensystem(data, pb, model="reduced", null_space=False, v_scale=1.0, lam=No
     y2bar = float(y @ y / P)
     if P < M and not null_space:
         check.memory(8.0 * (3 * P * P + 4 * P * M), f"the Gram eigensystem (P = {P}, M = {M})", "P or D")
-        g, U = np.linalg.eigh(fdata.gram(model))
+        if dev is not None:
+            device_memory(dev, 8.0 * 3 * P * P, f"the Gram eigensystem (P = {P})", "P")
+            g, U = on_device.eigh(on_device.gram(fdata, model, dev))
+        else:
+            with blas_threads(float(P) ** 3):       # a few large calls: the free cores (linattn.threads)
+                g, U = np.linalg.eigh(fdata.gram(model))
         keep = g > NULL_TOL * max(g[-1], 1e-300)
         g, U = g[keep], U[:, keep]
         Us = U / np.sqrt(P * g)
@@ -561,7 +577,12 @@ def eigensystem(data, pb, model="reduced", null_space=False, v_scale=1.0, lam=No
         V, Uout = None, Us
     else:
         check.memory(8.0 * 4 * M * M, f"the dense eigensystem (M = {M} parameters)", "D")
-        g, V = np.linalg.eigh(hessian_dense(fdata, model))
+        if dev is not None:
+            device_memory(dev, 8.0 * 3 * M * M, f"the dense eigensystem (M = {M})", "D")
+            g, V = on_device.eigh(on_device.hessian(fdata, model, dev))
+        else:
+            with blas_threads(float(M) ** 3):
+                g, V = np.linalg.eigh(hessian_dense(fdata, model))
         keep = g > NULL_TOL * max(g[-1], 1e-300)
         bvec = _apply_features_T(fdata, y / P, model)
         if null_space:   # null modes held explicitly: exact zeros, no data component

@@ -19,7 +19,10 @@ from __future__ import annotations
 import numpy as np
 
 from linattn import check
+from linattn.threads import blas_threads
 
+from . import device as on_device
+from .device import device_memory, torch_device
 from .symmetric import symmetric_eigenvalues
 
 METHODS = ("auto", "gram", "dense", "naive")
@@ -46,19 +49,20 @@ def hessian_dense(data, model="reduced", max_bytes: int = 1 << 31) -> np.ndarray
     M = D * D + (D if model == "full" else 0)
     rows = max(1, max_bytes // (8 * M))
     check.memory(8.0 * (M * M + 2 * min(rows, P) * M), f"the dense {M} x {M} Hessian", "D")
-    if rows >= P:
-        F = data.features(model)
-        H = F.T @ F
-    else:
-        H = np.zeros((M, M))
-        for a in range(0, P, rows):
-            Fb = data.take(slice(a, min(P, a + rows))).features(model)
-            H += Fb.T @ Fb
+    with blas_threads(2.0 * min(rows, P) * M * M):      # syrk of a feature batch (linattn.threads)
+        if rows >= P:
+            F = data.features(model)
+            H = F.T @ F
+        else:
+            H = np.zeros((M, M))
+            for a in range(0, P, rows):
+                Fb = data.take(slice(a, min(P, a + rows))).features(model)
+                H += Fb.T @ Fb
     H /= P
     return H
 
 
-def hessian_eigenvalues(data, pb, rescale=True, model="reduced", method="auto") -> np.ndarray:
+def hessian_eigenvalues(data, pb, rescale=True, model="reduced", method="auto", device=None) -> np.ndarray:
     """All ``M`` eigenvalues of the Hessian ``H`` (or ``H/c``), ascending, exact zeros included.
 
     Parameters
@@ -71,6 +75,10 @@ def hessian_eigenvalues(data, pb, rescale=True, model="reduced", method="auto") 
     model : {"reduced", "full"}
     method : {"auto", "gram", "dense", "naive"}
         ``auto`` picks ``gram`` for ``P < M`` and ``dense`` otherwise.
+    device : None, str or torch.device
+        ``None``: numpy/LAPACK on this machine's cores. ``"cuda"``, ``"cuda:N"`` or ``"cpu"``: the torch route
+        (:mod:`spectra.device`; the ``[torch]`` extra): the Gram or dense matrix formed and diagonalised there in
+        float64 — the same eigenvalues to ``1e-12`` of the largest. Not with ``method="naive"``.
 
     Returns
     -------
@@ -84,16 +92,34 @@ def hessian_eigenvalues(data, pb, rescale=True, model="reduced", method="auto") 
     if method == "auto":
         method = "gram" if P < M else "dense"
     n = P if method == "gram" else M
+    if device is not None:
+        if method == "naive":
+            check.fail("method", method, "'auto', 'gram' or 'dense' with a device (the naive route is numpy's)")
+        dev = torch_device(device)
+        device_memory(dev, 8.0 * 3 * n * n, f"the {n} x {n} eigenvalue problem", "P or D")
+        check.memory(8.0 * n, f"{n} eigenvalues", "P or D")
+        ev = _device_eigenvalues(data, model, method, dev, P, M)
+        return ev / pb.feature_variance if rescale else ev
     check.memory(8.0 * 3 * n * n + (8.0 * P * M if method == "naive" else 0.0),
                  f"the {n} x {n} eigenvalue problem", "P or D")
-    if method == "gram":
-        nz = symmetric_eigenvalues(data.gram(model), overwrite=True)
-        k = max(0, M - P)
-        ev = np.concatenate([np.zeros(k), nz[max(0, P - M):]]) if P <= M else nz[P - M:]
-        ev = np.sort(ev)
-    elif method == "dense":
-        ev = symmetric_eigenvalues(hessian_dense(data, model), overwrite=True)
-    else:
-        F = data.features(model)
-        ev = np.linalg.eigvalsh(F.T @ F / P)
+    with blas_threads(float(n) ** 3):                    # a few large calls: the free cores (linattn.threads)
+        if method == "gram":
+            nz = symmetric_eigenvalues(data.gram(model), overwrite=True)
+            k = max(0, M - P)
+            ev = np.concatenate([np.zeros(k), nz[max(0, P - M):]]) if P <= M else nz[P - M:]
+            ev = np.sort(ev)
+        elif method == "dense":
+            ev = symmetric_eigenvalues(hessian_dense(data, model), overwrite=True)
+        else:
+            F = data.features(model)
+            ev = np.linalg.eigvalsh(F.T @ F / P)
     return ev / pb.feature_variance if rescale else ev
+
+
+def _device_eigenvalues(data, model, method, dev, P, M):
+    """The eigenvalues on a torch device (:mod:`spectra.device`), with the Gram route's exact zeros."""
+    if method == "dense":
+        return on_device.eigenvalues(on_device.hessian(data, model, dev))
+    nz = on_device.eigenvalues(on_device.gram(data, model, dev))
+    ev = np.concatenate([np.zeros(max(0, M - P)), nz[max(0, P - M):]])
+    return np.sort(ev)

@@ -256,6 +256,10 @@ def slq_spectrum(data, pb, steps=80, n_probes=4, rescale=True, model="reduced", 
     n_probes = check.positive_int("n_probes", n_probes)
     gen = check.rng(rng)
     M = pb.n_params(model)
+    k = min(steps, M)
+    check.memory(16.0 * n_probes * k + 8.0 * (k + 4) * M, f"{n_probes} probes x {k} Lanczos nodes", "n_probes")
+    check.work(n_probes * k * (4.0 * data.P * M + k * M + check.PYTHON_TRIP), f"{n_probes} probes x {k} Lanczos steps",
+               "n_probes or steps")
     scale = 1.0 / pb.feature_variance if rescale else 1.0
     nodes, weights = [], []
     for _ in range(n_probes):

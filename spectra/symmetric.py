@@ -26,6 +26,7 @@ import os
 import numpy as np
 
 from linattn import check
+from linattn.threads import blas_threads
 
 #: LAPACKE's column-major layout code (``LAPACK_COL_MAJOR``)
 _COL_MAJOR = 102
@@ -101,6 +102,12 @@ def symmetric_eigenvalues(A, overwrite=False, method="auto") -> np.ndarray:
     copies = 0 if keep else 1 if routine is not None else 1 + (A.dtype != np.float64)
     check.memory(n * n * (8.0 * copies + 1.0) + 8.0 * 256 * n, f"the eigenvalues of an {n} x {n} matrix "
                  f"({copies} float64 cop{'y' if copies == 1 else 'ies'} of it)", "A")
+    with blas_threads(4.0 * n**3 / 3.0):                # the tridiagonal reduction's flops (linattn.threads)
+        return _eigenvalues(A, routine, keep)
+
+
+def _eigenvalues(A, routine, keep):
+    """:func:`symmetric_eigenvalues` after its checks."""
     if routine is None:
         if not np.all(np.isfinite(A)):
             check.fail("A", "<array with non-finite entries>", "finite entries")

@@ -242,3 +242,24 @@ def test_pool_theory_at_extreme_weight_decay(lam, beta):
     out = contract(replica.stationary, ("lam", "beta", "P"), pb=pb, P=40, beta=beta, lam=lam, law="mp")
     if out is not None and lam >= 1e30:          # Γ → 0: the fresh-task error is V/2
         assert out.test == pytest.approx(0.5 * pb.label_variance, rel=1e-6)
+
+
+# ----------------------------------------------------------------------------- loops bounded by validated sizes
+@given(st.sampled_from([1, 3, 30, 10**13, 10**15, 10**18]), st.sampled_from(["langevin", "descent", "attention"]))
+def test_step_counts_run_or_are_refused_by_name(steps, simulator):
+    """Hangs: a step count a user passes either runs (small) or is refused naming it (10¹³ steps ran until killed,
+    inside numba or a Python loop that no alarm interrupts: session 42's adversarial pass). A hang here shows as a
+    test that never ends, or as :class:`Hang` for a Python loop."""
+    import validation
+
+    pb = linattn.Problem(3, 6, 0.1)
+    data = pb.sample(20, rng=0)
+    if simulator == "langevin":
+        contract(validation.langevin, ("n_equilibrate",), data=data, pb=pb, beta=100.0, lam=0.1,
+                 n_equilibrate=steps, n_samples=2, stride=1, on_unequilibrated="warn")
+    elif simulator == "descent":
+        contract(validation.descent_from_random_inits, ("steps",), data=data, pb=pb, lam=0.1, lr=0.01,
+                 steps=[steps], init_sd=0.1, n_init=2, rng=0)
+    else:
+        contract(validation.attention_gradient_descent, ("n_steps",), Z=np.ones((3, 5, 4)), yq=np.ones(3), lam=0.1,
+                 n_steps=steps, lr=0.01, record=[0])

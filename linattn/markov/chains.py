@@ -25,6 +25,7 @@ probability 0 is never drawn and no index overruns. Dirichlet rows are normalize
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numba
@@ -133,6 +134,22 @@ def transition_matrices(name, T, min_ndim=2):
     return T
 
 
+class ReducibleChainError(ValueError):
+    """A transition matrix without a unique stationary law (:func:`stationary`)."""
+
+
+@contextlib.contextmanager
+def blame_alpha(alpha):
+    """Chains drawn from ``Dirichlet(α)`` rows that turn out reducible: name ``alpha`` (their entries underflowed
+    to exact zeros, which a positive Dirichlet draw never has)."""
+    try:
+        yield
+    except ReducibleChainError:
+        check.fail("alpha", alpha, "large enough that the Dirichlet(alpha) rows drawn keep every transition "
+                                   "probability above 0 in float64 (a smaller alpha underflows to zeros: a reducible "
+                                   "chain, no stationary law; about alpha >= 0.05)")
+
+
 def stationary(T):
     r"""Stationary laws ``π`` with ``π T = π``, ``Σ_j π_j = 1`` of irreducible transition matrices.
 
@@ -166,7 +183,7 @@ def stationary(T):
     for n in range(C - 1, 0, -1):
         s = A[..., n, :n].sum(-1)
         if np.any(s <= 0.0):
-            raise ValueError("T must be irreducible (every state reachable from every other); got a matrix "
+            raise ReducibleChainError("T must be irreducible (every state reachable from every other); got a matrix "
                              f"whose state {n} cannot reach states 0..{n - 1} once states > {n} are censored")
         A[..., :n, n] /= s[..., None]
         A[..., :n, :n] += A[..., :n, n, None] * A[..., n, None, :n]
@@ -367,7 +384,8 @@ class Chains:
                 if chains.shape != (self.K, C, C):
                     check.fail("pool", f"<array with shape {chains.shape}>", f"an array of shape ({self.K}, {C}, {C})")
             task = gen.integers(self.K, size=n_seq).astype(np.int64)
-        first = first_law(chains, self.first_state)
+        with blame_alpha(self.alpha) if pool is None else contextlib.nullcontext():
+            first = first_law(chains, self.first_state)
         states = np.empty((n_seq, length), dtype=np.int64)
         paths_kernel(np.cumsum(chains, axis=-1), np.cumsum(first, axis=-1), task, check.seed_int("rng", gen), 0, states)
         return Sample(states=states, pool=chains, task=task)

@@ -52,6 +52,7 @@ from ..random_kernels import next_uniform, seed_state
 from ..results import python_scalars, short_repr
 from .chains import (
     Chains,
+    blame_alpha,
     draw_chains_kernel,
     first_law,
     log_gamma_variate,
@@ -485,11 +486,20 @@ def predict(states, name, pool=None, chains=None, pseudocount=None, n_mc=64, rng
     return _evaluate(states, name, pool, chains, pseudocount, n_mc, rng, want=True)[1]
 
 
+def _cost(name, positions, C, K, first, n_mc):
+    """Operations of one estimator over ``positions`` positions: ``O(K + C)`` each, ``O(n_mc C³)`` for the Monte
+    Carlo bayes (fresh chains, stationary first state)."""
+    mc = name == "bayes" and K == 0 and first == "stationary"
+    return positions * (n_mc * (C**3 + C * C) if mc else K * C + C * C)
+
+
 def _evaluate(states, name, pool, chains, pseudocount, n_mc, rng, want):
     pool, C, alpha, first, beta, n_mc = _setup(name, pool, chains, pseudocount, n_mc)
     x = _states(states, C)
     n_seq, L = x.shape
     check.memory(8.0 * n_seq * (L - 1) * (C if want else 1), f"predictions of {n_seq} sequences", "states")
+    check.work(_cost(name, n_seq * (L - 1.0), C, 0 if pool is None else pool.shape[0], first, n_mc),
+               f"{name} on {n_seq} sequences of {L} states", "n_mc or states")
     seed = check.seed_int("rng", check.rng(rng)) if name == "bayes" and first == "stationary" else 0
     Tp, logTp, pip, logpip, logfp = _pool_layout(pool, first, C)
     loss = np.empty((n_seq, L - 1))
@@ -646,8 +656,13 @@ def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudoc
     C, alpha, first = chains.C, chains.alpha, chains.first_state
     block = max(1, min(_BLOCK, (1 << 23) // length))
     check.memory(8.0 * block * (length + 3 * C * C), f"blocks of {block} sequences", "length")
+    check.memory(16.0 * n_pools * (length - 1) * len(names), f"the loss sums of {n_pools} pools at {length - 1} "
+                 "positions", "length or n_pools")
     if chains.K is not None and on == "pool":
-        check.memory(16.0 * n_seq, f"the task index of each of {n_seq} sequences", "n_seq")
+        check.memory(24.0 * n_seq, f"the task index of each of {n_seq} sequences", "n_seq")
+    check.work(sum(_cost(nm, float(n_pools) * n_seq * (length - 1), C, chains.K or 0, first, n_mc) for nm in names)
+               + float(n_pools) * n_seq * length * C, f"{len(names)} estimators on {n_pools} x {n_seq} sequences of "
+               f"{length} states", "n_seq, length, n_pools or n_mc")
     gen = check.rng(rng)
     sums = {nm: np.zeros((n_pools, length - 1)) for nm in names}
     sq = {nm: np.zeros((n_pools, length - 1)) for nm in names}
@@ -655,7 +670,8 @@ def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudoc
         fresh = chains.K is None or on == "fresh"
         if chains.K is not None:
             pool = chains.draw_pool(gen)
-            layout = _pool_layout(pool, first, C)
+            with blame_alpha(alpha):
+                layout = _pool_layout(pool, first, C)
         else:
             pool, layout = None, _pool_layout(None, first, C)
         if fresh:
@@ -672,8 +688,9 @@ def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudoc
                 own = np.empty((stop - start, C, C))
                 draw_chains_kernel(alpha, seed_chain, start, own)
                 own_task = np.arange(stop - start, dtype=np.int64)
-                paths_kernel(np.cumsum(own, axis=-1), np.cumsum(first_law(own, first), axis=-1), own_task, seed_path,
-                       start, x)
+                with blame_alpha(alpha):
+                    first_own = first_law(own, first)
+                paths_kernel(np.cumsum(own, axis=-1), np.cumsum(first_own, axis=-1), own_task, seed_path, start, x)
             else:
                 own, own_task = pool, task[start:stop]
                 paths_kernel(pool_cum, first_cum, own_task, seed_path, start, x)

@@ -195,9 +195,9 @@ def _read_grid(path):
         with open(path, "rb") as fh:
             grid = tomllib.load(fh)
     except OSError as err:
-        raise ValueError(f"grid must be a readable TOML file; {path!r}: {err.strerror or err}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"grid must be a TOML file of `name = [values]` lines; {path!r}: {err}") from None
+        raise ValueError(f"--grid must be a readable TOML file; {path!r}: {err.strerror or err}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"--grid must be a UTF-8 TOML file of `name = [values]` lines; {path!r}: {err}") from None
     return grid
 
 
@@ -348,8 +348,8 @@ def main(argv=None) -> int:
         code, message = 2, str(err)
     except ConvergenceError as err:
         code, message = 3, str(err)
-    except OSError as err:
-        code, message = 4, str(err)
+    except OSError as err:      # a path the run cannot read or write: name it
+        code, message = 4, (f"{err.strerror}: {err.filename!r}" if err.filename and err.strerror else str(err))
     except ImportError as err:
         code, message = 6, str(err)
     except MemoryError:

@@ -139,6 +139,15 @@ class Result:
     data: dict = field(repr=False)
     meta: dict = field(default_factory=dict, repr=False)
 
+    def __post_init__(self):
+        if not isinstance(self.experiment, str) or not self.experiment:
+            check.fail("experiment", self.experiment, "a non-empty string (the experiment's name)")
+        if self.mode not in RESULT_MODES:
+            check.fail("mode", self.mode, f"one of {RESULT_MODES}")
+        for key in ("settings", "data", "meta"):
+            if not isinstance(getattr(self, key), Mapping):
+                check.fail(key, getattr(self, key), "a dict")
+
     def __repr__(self):
         return (f"Result({self.experiment!r}, mode={self.mode!r}, {len(self.data)} arrays, "
                 f"meta keys {sorted(self.meta)[:6]})")
@@ -193,8 +202,11 @@ class Result:
                 check.fail(f"data[{k!r}]", f"<array of dtype {arr.dtype}>", "an array of numbers, booleans or strings "
                            "(object arrays need pickles, which Result.load refuses)")
             arrays[k] = arr
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        np.savez_compressed(path, __result__=np.asarray(json.dumps(header)), **arrays)
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            np.savez_compressed(path, __result__=np.asarray(json.dumps(header)), **arrays)
+        except OSError as err:
+            check.fail("path", os.fspath(path), f"a writable file path ({err.strerror or err})")
         return path
 
     @classmethod

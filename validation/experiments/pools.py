@@ -100,7 +100,7 @@ def pool_average(pb, P, lam, n_datasets=20, model="reduced", rng=0, progress=Fal
     """
     check.problem(pb)
     P = check.positive_int("P", P)
-    n_datasets = check.positive_int("n_datasets", n_datasets, minimum=2)
+    n_datasets = check.positive_int("n_datasets", n_datasets, minimum=2, maximum=10**6)
     check.model(model)
     rng = check.seed_int("rng", rng)
     progress = check.boolean("progress", progress)

@@ -125,7 +125,7 @@ def rank_dynamics(spectrum, N, a0=1e-3, rtol=0.01, span=3.0, lr=0.05, batch=128,
     a0 = check.positive("a0", a0)
     rtol = check.real("rtol", rtol, low=0.0, high=1.0, low_open=True, high_open=True)
     span = check.real("span", span, low=1.0, low_open=True)
-    n_grid = check.positive_int("n_grid", n_grid, minimum=16)
+    n_grid = check.positive_int("n_grid", n_grid, minimum=16, maximum=10**7)
     mc = dynamics.mode_constants(pb)
     t_half = dynamics.escape_times(pb, a0)
     par = Parametrization("value_kq_modes", pb.D)

@@ -65,6 +65,10 @@ def attention_gradient_descent(Z, yq, lam, n_steps, lr, W0=None, record=None) ->
     rec = np.arange(n_steps + 1) if record is None else np.unique(check.counts("record", record))
     if rec.size == 0 or rec.max() > n_steps:
         check.fail("record", record, f"a non-empty list of integer steps in [0, n_steps = {n_steps}]")
+    check.memory(8.0 * rec.size * d1 * d1, f"W at {rec.size} recorded steps", "record or n_steps")
+    check.work(float(n_steps) * (Z.shape[0] * d1**4 + check.PYTHON_TRIP),
+               f"{n_steps} steps of gradient descent on {Z.shape[0]} prompts",
+               "n_steps")
     dyhat = attention.prediction_gradient(Z)            # (P, D+1, D+1), independent of W
     Ws, losses = [], []
     worst = 0.0

@@ -134,6 +134,10 @@ def factorized_descent(pb, parametrization, theta0, n_steps, lr, data=None, batc
     online = data is None
     batch = check.positive_int("batch", batch)
     n_rec = n_steps // record + 1
+    if not online:
+        check.problem_data(data, pb)
+    work_per_step = (batch if online else data.P) * (pb.D * pb.D + par.n_params) + par.n_params
+    check.work(float(n_chains) * n_steps * work_per_step, f"{n_chains} chains x {n_steps} steps", "n_steps or n_chains")
     check.memory(8.0 * n_chains * n_rec * (par.n_params + 1 + 2 * pb.D * pb.D + pb.D),
                  f"{n_chains} x {n_rec} records of {par.n_params} parameters", "n_steps, record or n_chains")
     if online:      # each running chain holds a batch of prompts (s, x_q, y_q); offline chains use no batch
@@ -147,7 +151,6 @@ def factorized_descent(pb, parametrization, theta0, n_steps, lr, data=None, batc
         S = XQ = np.zeros((1, pb.D))
         YQ = np.zeros(1)
     else:
-        check.problem_data(data, pb)
         S, XQ, YQ = (np.array(a, dtype=float, order="C") for a in (data.s, data.xq, data.yq))   # writable copies:
         # numba compiles a separate (slow, ~30 s cold) specialisation for read-only arrays
     cov = pb.covariance

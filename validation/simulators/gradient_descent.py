@@ -80,6 +80,8 @@ def descent_from_random_inits(data, pb, lam, lr, steps, init_sd, n_init, rng=Non
     M = pb.n_params(model)
     check.memory(8.0 * (data.P * M + M * M + 2 * M * n_init), f"gradient descent with {n_init} initialisations",
                  "n_init")
+    check.work(float(record.max()) * (n_init * M * M + check.PYTHON_TRIP),
+               f"{int(record.max())} steps of {n_init} descents in {M} parameters", "steps")
     F = data.features(model)
     A = F.T @ F / data.P + lam * np.eye(M)
     b = F.T @ data.yq / data.P

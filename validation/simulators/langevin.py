@@ -52,6 +52,7 @@ import replica
 from linattn import check
 from linattn.results import python_scalars, short_repr
 from spectra import Eigensystem, eigensystem
+from spectra.device import device_memory, torch_device
 
 from . import _kernels
 from .stats import MeanEstimate, mean_and_se
@@ -215,6 +216,8 @@ class Chain:
         -------
         (float, float)
         """
+        check.memory(8.0 * 4 * n_samples * self.M, f"autocovariances at {n_samples} lags of {self.M} modes",
+                     "n_samples")
         d = np.arange(n_samples)
         ct, cg = self.autocovariance(dt, d * stride)
         wts = np.where(d == 0, n_samples, 2.0 * (n_samples - d))
@@ -273,7 +276,7 @@ class Chain:
         return n
 
 
-def chain(data, pb, beta, lam, gamma=1.0, model="reduced") -> Chain:
+def chain(data, pb, beta, lam, gamma=1.0, model="reduced", device=None) -> Chain:
     """The exact description of the Langevin chain of one dataset.
 
     Parameters
@@ -288,6 +291,8 @@ def chain(data, pb, beta, lam, gamma=1.0, model="reduced") -> Chain:
     gamma : float
         Mobility ``γ > 0``.
     model : {"reduced", "full"}
+    device : None, str or torch.device
+        Where the eigensystem is computed (:func:`spectra.eigensystem`; ``None``: numpy).
 
     Returns
     -------
@@ -301,12 +306,12 @@ def chain(data, pb, beta, lam, gamma=1.0, model="reduced") -> Chain:
     if lam_gamma == 0 and data.P < M:
         raise ValueError(f"lam must be > 0 when P < M (P={data.P}, M={M}): the Gibbs measure is not "
                          "normalisable and Langevin dynamics does not equilibrate; got lam = 0")
-    if lam_gamma != lam_v:             # per-block decay: the eigenbasis of H + Λ itself
+    if lam_gamma != lam_v:             # per-block decay: the eigenbasis of H + Λ itself (numpy)
         lam = (lam_gamma, lam_v)
         es = eigensystem(data, pb, model, lam=lam)
     else:
         lam = lam_gamma
-        es = eigensystem(data, pb, model, null_space=True)
+        es = eigensystem(data, pb, model, null_space=True, device=device)
     if lam == 0 and np.any(es.g <= 0):
         raise ValueError("lam must be > 0 for this dataset: H is singular (P >= M but rank-deficient); got lam = 0")
     g = replica.gibbs(es, pb, beta, lam, model)
@@ -480,9 +485,34 @@ def _run_chains(ch, dt, eta0, n_equilibrate, n_samples, stride, n_chains, seed, 
     return samples
 
 
+def _run_chains_torch(ch, dt, eta0, n_equilibrate, n_samples, stride, n_chains, seed, dev, progress):
+    """The eigen-basis chain of :func:`_run_chains` for all chains at once as torch tensors on ``dev``: the same
+    update ``η ← (1 − γ dt a) η + γ dt b + √(2γ dt/β) ξ`` and sampling times; ``ξ`` from torch's generator seeded
+    by ``seed`` (the same law as the numba chains, another stream)."""
+    import torch
+
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(seed)
+    decay = torch.tensor(1.0 - ch.gamma * dt * ch.a, device=dev)
+    drift = torch.tensor(ch.gamma * dt * ch.es.b, device=dev)
+    noise = float(np.sqrt(2.0 * ch.gamma * dt / ch.beta))
+    eta = torch.tensor(np.tile(eta0, (n_chains, 1)), device=dev)
+    xi = torch.empty_like(eta)
+    samples = np.empty((n_chains, n_samples, ch.M))
+    bar = tqdm(total=n_samples, desc="langevin samples", disable=not progress, leave=False)
+    for j in range(n_samples):
+        for _ in range(n_equilibrate if j == 0 else stride):
+            torch.randn(eta.shape, generator=gen, out=xi)
+            eta.mul_(decay).add_(drift).add_(xi, alpha=noise)
+        samples[:, j] = eta.cpu().numpy()
+        bar.update(1)
+    bar.close()
+    return samples
+
+
 def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_samples=20, stride=5000,
              n_chains=1, rng=0, model="reduced", basis="eigen", init=None, progress=False,
-             on_unequilibrated="raise") -> LangevinResult:
+             on_unequilibrated="raise", device=None) -> LangevinResult:
     """Simulate Langevin training and sample the train and test errors (module docstring).
 
     Parameters
@@ -518,6 +548,10 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
         What to do when the exact transient bias at the first sample exceeds a quarter of the
         exact s.e. (module docstring): refuse with ``ValueError``, or warn and return a result
         marked ``equilibrated=False``.
+    device : None, str or torch.device
+        ``None``: the numba chains (one core per chain group). ``"cuda"``, ``"cuda:N"`` or ``"cpu"``: all chains in
+        one batch of torch tensors on that device (the ``[torch]`` extra; ``basis="eigen"``), and the eigensystem
+        there too: the same chain law, with torch's random stream (``rng`` seeds it) — for ``10⁴`` chains on a GPU.
 
     Returns
     -------
@@ -540,13 +574,25 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
     M = pb.n_params(model)
     check.memory(8.0 * (3 * n_chains * n_samples * M + 4 * M * M), f"{n_chains} chains x {n_samples} samples x "
                  f"{M} parameters", "n_chains or n_samples")
-    ch = chain(data, pb, beta, lam, gamma, model)
+    dev = None
+    if device is not None:
+        if basis != "eigen":
+            check.fail("device", device, "None with basis='parameter' (the batched chains run in the eigenbasis)")
+        dev = torch_device(device)
+        device_memory(dev, 8.0 * 3 * n_chains * M, f"{n_chains} chains of {M} parameters", "n_chains")
+    check.work(float(n_chains) * (n_equilibrate + (n_samples - 1) * stride) * M * (M if basis == "parameter" else 1),
+               f"{n_chains} chains x {n_equilibrate + (n_samples - 1) * stride} steps of {M} parameters",
+               "n_equilibrate, n_samples, stride or n_chains")
+    ch = chain(data, pb, beta, lam, gamma, model, device=device)
     dt = _protocol_step(ch, dt, n_samples, stride, n_chains)
     theta0 = np.zeros(M) if init is None else check.finite_array("init", init, shape=(M,))
     eta0 = ch.V.T @ theta0
     st, sg = ch.standard_errors(dt, n_samples, stride, n_chains)
     tr_bias, te_bias, ok = _check_equilibration(ch, dt, n_equilibrate, eta0, (st, sg), on_unequilibrated)
-    samples = _run_chains(ch, dt, eta0, n_equilibrate, n_samples, stride, n_chains, rng, basis, progress)
+    if dev is None:
+        samples = _run_chains(ch, dt, eta0, n_equilibrate, n_samples, stride, n_chains, rng, basis, progress)
+    else:
+        samples = _run_chains_torch(ch, dt, eta0, n_equilibrate, n_samples, stride, n_chains, rng, dev, progress)
     with np.errstate(over="ignore", invalid="ignore"):    # ½ Σ a (η − η*)² and ηᵀWη must not overflow
         big = max(float(np.max(np.abs(samples - ch.eta_star) * np.sqrt(ch.a))),
                   float(np.max(np.abs(samples))) * np.sqrt(float(np.max(np.diag(ch.es.W)))))

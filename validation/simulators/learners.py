@@ -117,8 +117,18 @@ def _kernel_prompts(pb, P, rng, features, batch=512, tasks=None):
 def _common(pb, P, lam, rng, n_test):
     """Checks of the arguments both learners take; returns ``(P, lam, generator, n_test)``."""
     check.problem(pb)
-    return (check.positive_int("P", P), check.positive("lam", lam), check.rng(rng),
-            check.positive_int("n_test", n_test, minimum=2))
+    P, lam, gen = check.positive_int("P", P), check.positive("lam", lam), check.rng(rng)
+    return P, lam, gen, _n_test(pb, n_test)
+
+
+def _n_test(pb, n_test, N=None):
+    """``n_test >= 2``, with the memory of its prompts checked (named ``n_test``): their statistics, and with a pool
+    (the in-distribution error, :func:`_feature_error`) their tokens, drawn at once."""
+    n_test = check.positive_int("n_test", n_test, minimum=2)
+    N = pb.N if N is None else N
+    tokens = 2 * N * pb.D + N if pb.tasks is not None else 0
+    check.memory(8.0 * n_test * (tokens + 4 * pb.D + 2), f"{n_test} test prompts", "n_test")
+    return n_test
 
 
 def _mc(loss):
@@ -390,7 +400,7 @@ def feature_test_error(pb, run, N_test=None, n_test=100_000, rng=None, in_distri
     if run.problem is not None and pb != run.problem:       # the labels (link, noise) and prompts the readout fits
         check.fail("pb", pb, f"the problem the run was trained on ({run.problem}; use N_test for another test "
                              "context length)")
-    n_test = check.positive_int("n_test", n_test, minimum=2)
+    n_test = _n_test(pb, n_test, None if N_test is None else check.positive_int("N_test", N_test))
     in_distribution = check.boolean("in_distribution", in_distribution)
     gen = check.rng(rng)
     pool = run.params.get("pool")

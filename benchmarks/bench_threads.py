@@ -1,0 +1,136 @@
+"""BLAS threads: the library's own choice (linattn.threads) against one thread and all threads, idle and under load.
+
+Cases (each timed with the library's default, i.e. no thread variable and no limit, then inside
+``threadpool_limits(1)`` and ``threadpool_limits(cores)``, which the library leaves alone):
+
+1. ``replica.ridge`` at ``D = 48``, ``Problem(48, 48, 0.1, tasks=48)``, ``λ = 0.1/D``, ``model="full"``,
+   ``τ = P/D² = 0.5`` (Gram route), 2 and 10 (certified CG): best of ``--rounds``.
+2. A dense spectrum: ``spectra.hessian_eigenvalues`` at ``M = 2500`` (``D = 50``, reduced, ``P = 2M``) and, unless
+   ``--skip-large``, ``M = 10⁴`` (``D = N = 100``, the seed's Fig. 1; one run each).
+3. The task-pool figure of ``benchmarks/bench_pools.py`` reduced to 12 κ × ``--datasets`` datasets (``D = 64``,
+   ``τ = α = 10``; sampling included).
+4. End to end at ``D = 48``, ``τ = 2``: the peer's route (Lu et al.'s normal equations from tokens,
+   ``bench_pools.peer_end_to_end``) against ``pb.sample`` + ``replica.ridge`` with the default threads — goal ≥ 10×.
+
+Conditions: an idle machine, then with one busy-loop process that this benchmark starts (``while True: pass``).
+Goal: the default within 10 % of the best of the three in both conditions.
+
+Run: .venv/bin/python benchmarks/bench_threads.py [--rounds R] [--datasets K] [--skip-large] [--only idle|busy]
+(no thread variable may be set: the benchmark refuses to run with one, since the library would then leave the
+threads to it).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+sys.path.insert(0, os.path.dirname(__file__))
+import bench_pools  # noqa: E402
+
+import linattn  # noqa: E402
+import replica  # noqa: E402
+import spectra  # noqa: E402
+from linattn import threads  # noqa: E402
+
+D = 48
+
+
+def ridge_cases():
+    pb = linattn.Problem(D, D, 0.1, tasks=D)
+    out = []
+    for tau in (0.5, 2, 10):
+        data = pb.sample(int(tau * D * D), rng=1)
+        out.append((f"ridge D = 48, tau = {tau}", lambda data=data: replica.ridge(data, pb, 0.1 / D, "full")))
+    return out
+
+
+def spectrum_case(Dn, P):
+    pb = linattn.Problem(Dn, Dn, 0.1)
+    data = pb.sample(P, rng=2)
+    return f"spectrum M = {Dn * Dn}, P = {P}", lambda: spectra.hessian_eigenvalues(data, pb)
+
+
+def pool_figure(n_datasets):
+    def run():
+        for kappa in np.geomspace(0.2, 32, 12):
+            pb = linattn.Problem(64, 640, 0.1, tasks=int(round(kappa * 64)), task_law="sphere")
+            for i in range(n_datasets):
+                bench_pools.fast_route(pb.sample(10 * 64 * 64, rng=(0, i)), pb, bench_pools.RIDGE)
+    return f"task-pool figure, 12 kappa x {n_datasets}", run
+
+
+def timed(fn, rounds):
+    best = np.inf
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def measure(cases, rounds):
+    rows = []
+    n = threads.cores()
+    for label, fn, r in cases:
+        fn()                                                  # warm-up (numba, caches)
+        t_default = timed(fn, r)
+        with threadpool_limits(limits=1, user_api="blas"):
+            t_one = timed(fn, r)
+        with threadpool_limits(limits=n, user_api="blas"):
+            t_all = timed(fn, r)
+        best = min(t_default, t_one, t_all)
+        rows.append((label, t_default, t_one, t_all, t_default / best))
+        print(f"{label:34s} {t_default:9.3f} {t_one:9.3f} {t_all:9.3f}   {t_default / best:5.2f}"
+              f"{'' if t_default <= 1.1 * best else '  <- above 1.1'}", flush=True)
+    return rows
+
+
+def end_to_end(rounds):
+    pb = linattn.Problem(D, D, 0.1, tasks=D)
+    P = 2 * D * D
+    ridge_L = 0.1
+    t_peer = timed(lambda: bench_pools.peer_end_to_end(pb, P, ridge_L, 0), max(1, rounds // 2))
+    ours = timed(lambda: replica.ridge(pb.sample(P, rng=0), pb, (ridge_L / D, ridge_L), "full"), rounds)
+    print(f"end to end D = 48, tau = 2: peer {t_peer:.3f} s, ours {ours:.3f} s: {t_peer / ours:.1f}x (goal >= 10x)")
+    return t_peer / ours
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--datasets", type=int, default=4)
+    ap.add_argument("--skip-large", action="store_true")
+    ap.add_argument("--only", choices=("idle", "busy"))
+    a = ap.parse_args()
+    if threads.user_controls():
+        sys.exit("bench_threads: a thread variable is set or the BLAS threads were changed; unset "
+                 + ", ".join(threads.THREAD_VARIABLES))
+    cases = [(lb, fn, a.rounds) for lb, fn in ridge_cases()]
+    cases.append((*spectrum_case(50, 5000), 1))
+    if not a.skip_large:
+        cases.append((*spectrum_case(100, 20_000), 1))
+    cases.append((*pool_figure(a.datasets), 1))
+    for condition in ("idle", "busy"):
+        if a.only and condition != a.only:
+            continue
+        busy = None
+        if condition == "busy":
+            busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            time.sleep(2.0)
+        try:
+            print(f"\n{condition} ({threads.cores()} cores; load average {os.getloadavg()[0]:.2f}; "
+                  f"free cores now {threads.free_cores()})")
+            print(f"{'case':34s} {'default':>9s} {'one':>9s} {'all':>9s}   default/best [s]")
+            measure(cases, a.rounds)
+            end_to_end(a.rounds)
+        finally:
+            if busy is not None:
+                busy.kill()
+
+
+if __name__ == "__main__":
+    main()

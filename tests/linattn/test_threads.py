@@ -1,0 +1,67 @@
+"""linattn.threads: BLAS threads chosen per routine, the user's choice kept."""
+import numpy as np
+import pytest
+from threadpoolctl import ThreadpoolController, threadpool_limits
+
+import linattn
+import replica
+from linattn import threads
+
+
+def _blas_counts():
+    return tuple(lib.num_threads for lib in ThreadpoolController().select(user_api="blas").lib_controllers)
+
+
+@pytest.fixture
+def pristine(monkeypatch):
+    """A session as a user starts one: no thread variable, the BLAS at its default, here 2 cores."""
+    for v in threads.THREAD_VARIABLES:
+        monkeypatch.delenv(v, raising=False)
+    blas = ThreadpoolController().select(user_api="blas")
+    monkeypatch.setattr(threads, "cores", lambda: 2)
+    with threadpool_limits(limits=2, user_api="blas"):
+        first = _blas_counts()                                          # what the module saw when it first looked
+        monkeypatch.setattr(threads, "_blas", lambda: (blas, first))
+        yield
+
+
+def test_small_work_runs_on_one_thread_and_large_on_the_free_cores(pristine, monkeypatch):
+    monkeypatch.setattr(threads, "_read_loadavg", lambda: "0.00 0.00 0.00 1/120 999")     # only the caller runs
+    assert threads.choose(threads.PARALLEL_WORK / 2) == 1
+    assert threads.choose(threads.PARALLEL_WORK) == 2
+    assert threads.choose(threads.MIN_MANAGED_WORK / 2) is None
+    monkeypatch.setattr(threads, "_read_loadavg", lambda: "1.00 1.00 1.00 2/120 999")     # one other busy thread
+    assert threads.choose(threads.PARALLEL_WORK) == 1
+    monkeypatch.setattr(threads, "_read_loadavg", lambda: "9.00 9.00 9.00 9/120 999")
+    assert threads.choose(threads.PARALLEL_WORK) == 1                                       # never below one
+    with threads.blas_threads(threads.PARALLEL_WORK / 2):
+        assert set(_blas_counts()) == {1}
+        assert threads.choose(threads.PARALLEL_WORK) is None                                # the outermost decides
+    assert set(_blas_counts()) == {2}                                                       # restored
+
+
+def test_without_proc_loadavg_all_cores(pristine, monkeypatch):
+    def missing():
+        raise OSError("no /proc here")
+    monkeypatch.setattr(threads, "_read_loadavg", missing)
+    assert threads.free_cores() == 2
+
+
+def test_the_users_choice_is_kept(pristine, monkeypatch):
+    assert not threads.user_controls()
+    with threadpool_limits(limits=1, user_api="blas"):                  # the user's own limit around a call
+        assert threads.user_controls() and threads.choose(threads.PARALLEL_WORK) is None
+    with threadpool_limits(limits=3, user_api="blas"):                  # more than the default: also the user's
+        assert threads.user_controls()
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    assert threads.user_controls() and threads.choose(1e12) is None
+
+
+def test_the_numbers_do_not_depend_on_the_threads(pristine):
+    """ridge on the managed route (one thread here) and on two threads: the same solution to round-off."""
+    pb = linattn.Problem(20, 20, 0.1)
+    data = pb.sample(800, rng=0)
+    managed = replica.ridge(data, pb, 0.01)
+    with threadpool_limits(limits=2, user_api="blas"), threads.blas_threads(0.0):   # depth > 0: left as is
+        both = replica.ridge(data, pb, 0.01)
+    assert np.abs(managed.Gamma - both.Gamma).max() <= 1e-12 * np.abs(both.Gamma).max()
