@@ -209,7 +209,9 @@ def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_0
         The peer's ridge ``λ_L``: ``lam=(λ_L/D, λ_L)``.
     model : {"reduced", "full"}
     method : {"auto", "gram", "cg"}
-        ``"auto"``: Gram when ``P < M``, else CG. ``"gram"`` needs ``P < M`` or ``λ > 0``;
+        ``"auto"``: Gram when ``P < M``, else CG — and the Gram route when CG does not reach its stopping rule
+        (``λ`` below ``eps ‖H‖ / rtol`` on a rank-deficient ``H``, where the certificate is out of float64's reach)
+        and the ``P × P`` Gram matrix fits in memory. ``"gram"`` needs ``P < M`` or ``λ > 0``;
         ``"cg"`` needs ``P >= M`` or ``λ > 0``.
     rtol : float
         Certified relative accuracy of ``θ`` on the CG route (``0 < rtol < 1``).
@@ -240,7 +242,8 @@ def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_0
     # λ = 0: the min-norm least-squares solution depends on the distinct prompts only (module docstring)
     solve_data = _distinct(data, model) if lg == 0 else data
     Pd = solve_data.P
-    if method == "auto":
+    auto = method == "auto"
+    if auto:
         method = "gram" if Pd < M else "cg"
     if lg == 0 and ((method == "gram" and Pd >= M) or (method == "cg" and Pd < M)):
         check.fail("method", method, f"'{'cg' if Pd >= M else 'gram'}' at lam = 0 with {Pd} distinct prompts "
@@ -248,10 +251,14 @@ def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_0
                                      "distinct prompts are fewer than M, and CG otherwise)")
     # flops of one BLAS call: the Gram matrix's Cholesky factor, or one CG product F θ (linattn.threads)
     with blas_threads(Pd**3 / 3.0 + 2.0 * Pd * Pd * D if method == "gram" else 2.0 * Pd * M):
-        return _solve(data, pb, model, solve_data, method, lg, lv, rtol, maxiter, N_test)
+        return _solve(data, pb, model, solve_data, method, lg, lv, rtol, maxiter, N_test, auto)
 
 
-def _solve(data, pb, model, solve_data, method, lg, lv, rtol, maxiter, N_test):
+class _NotReached(ConvergenceError):
+    """CG stopped at ``maxiter`` without reaching its stopping rule (not a breakdown)."""
+
+
+def _solve(data, pb, model, solve_data, method, lg, lv, rtol, maxiter, N_test, auto):
     """:func:`ridge` after its checks."""
     P, D, Pd = data.P, data.D, solve_data.P
     M = pb.n_params(model)
@@ -265,10 +272,21 @@ def _solve(data, pb, model, solve_data, method, lg, lv, rtol, maxiter, N_test):
         its, bound, fitted = 0, 0.0, op.F(theta)
     else:   # [Zᵀ; X_qᵀ] (float64), its transform and float32 copy, the products' temporaries, the CG vectors
         check.memory(8.0 * (6 * M + 8 * P * (D + 1)), f"conjugate gradients (P = {P}, M = {M})", "P or D")
-        theta, its, res, fitted = _cg(sop, sop.FT(solve_data.yq) / Pd, min(lg, lv), rtol, maxiter)
-        if sop is not op:
-            fitted = op.F(theta)
-        bound = res / min(lg, lv) if lg > 0 else (0.0 if its == 0 and res == 0.0 else np.inf)
+        try:
+            theta, its, res, fitted = _cg(sop, sop.FT(solve_data.yq) / Pd, min(lg, lv), rtol, maxiter)
+        except _NotReached:
+            # the certificate |r|/λ <= rtol|θ| below float64's resolution of H (λ ≲ eps‖H‖/rtol, a rank-deficient H):
+            # the direct route solves the same system exactly, when its P x P matrix fits
+            if not (auto and lg > 0 and 8.0 * 3 * Pd * Pd <= check.memory_limit()):
+                raise
+            method = "gram"
+        if method == "gram":
+            theta, res = _gram(solve_data, sop, lg, lv)
+            its, bound, fitted = 0, 0.0, op.F(theta)
+        else:
+            if sop is not op:
+                fitted = op.F(theta)
+            bound = res / min(lg, lv) if lg > 0 else (0.0 if its == 0 and res == 0.0 else np.inf)
     Gamma = theta[: D * D].reshape(D, D)
     v = theta[D * D:] if model == "full" else None
     resid = data.yq - fitted
@@ -531,5 +549,5 @@ def _cg(op, b, lam_lo, rtol, maxiter):
         rz_new = float(r @ z)
         p = z + (rz_new / rz) * p
         rz = rz_new
-    raise ConvergenceError(f"ridge: conjugate gradients did not reach |r| <= {target:.3g} in {maxiter} iterations "
+    raise _NotReached(f"ridge: conjugate gradients did not reach |r| <= {target:.3g} in {maxiter} iterations "
                            f"(|r| = {rn:.3g}); raise maxiter, or use replica.gibbs (eigendecomposition)")

@@ -201,3 +201,20 @@ def test_gram_refinement_refuses_a_numerically_singular_system():
     assert ridge_module._gram_mixed(op, op.ZT.T.copy(), lg, 1.0, d.yq / d.P) is None
     sol = replica.ridge(d, pb, lg, "reduced", method="gram")
     assert sol.method == "gram" and sol.residual < 1e-6
+
+
+def test_auto_falls_back_to_the_gram_route_when_cg_cannot_certify(monkeypatch):
+    """A CG that stops at maxiter (its certificate below float64's resolution: OpenBLAS's Sandybridge kernels met it
+    at λ = 1e-9 on a rank-deficient H) hands the same system to the Gram route under method='auto'; asked for
+    explicitly, CG still raises."""
+    pb = linattn.Problem(4, 8, 0.1)
+    d = pb.sample(60, rng=2)
+    ref = replica.ridge(d, pb, 1e-3, "reduced", method="gram")
+
+    def stuck(*args, **kwargs):
+        raise ridge_module._NotReached("did not reach")
+    monkeypatch.setattr(ridge_module, "_cg", stuck)
+    sol = replica.ridge(d, pb, 1e-3, "reduced")
+    assert sol.method == "gram" and np.array_equal(sol.Gamma, ref.Gamma) and sol.certified
+    with pytest.raises(ConvergenceError, match="did not reach"):
+        replica.ridge(d, pb, 1e-3, "reduced", method="cg")
