@@ -428,8 +428,13 @@ def diagnose(M, times=None, reference=None, skip=1, rtol=None, k=None, rng=0, pr
     if s_ref[0] == 0:
         check.fail("reference", "<zero matrix>", "a non-zero matrix")
     k_ref = _reference_rank(s_ref, R.shape)
-    fro2 = np.sum(M * M, axis=(1, 2))                  # exact ‖M‖_F², also when only the top k are computed
-    distance = _distance(Vt, _keep(s, rtol, None, M.shape[1:]), R)
+    # scale-free measures from matrices divided by their largest entries (no overflow of ‖M‖² at 1e200, no
+    # underflow at 1e-300): ‖M‖_F²/σ₁² exact also when only the top k are computed
+    peak = np.abs(M).max(axis=(1, 2))
+    peak = np.where(peak > 0, peak, 1.0)
+    fro2 = np.sum((M / peak[:, None, None]) ** 2, axis=(1, 2))
+    s1 = s[:, 0] / peak
+    distance = _distance(Vt, _keep(s, rtol, None, M.shape[1:]), R / np.abs(R).max())
     if rtol is None and np.all(distance <= 1e-12):
         import warnings
 
@@ -439,6 +444,6 @@ def diagnose(M, times=None, reference=None, skip=1, rtol=None, k=None, rng=0, pr
                       "dominant subspaces", UserWarning, stacklevel=2)
     return TrajectoryDiagnostics(
         times=t, singular_values=s, effective_rank=_entropy_rank(s), marginalised_rank=_entropy_rank(s[:, skip:]),
-        stable_rank=np.divide(fro2, s[:, 0] ** 2, out=np.zeros_like(fro2), where=s[:, 0] > 0),
+        stable_rank=np.divide(fro2, s1**2, out=np.zeros_like(fro2), where=s1 > 0),
         distance=distance, max_angle=_angles(Vt[:, :k_ref], V_ref[:k_ref])[:, -1], skip=skip,
         rtol=None if rtol is None else float(rtol))

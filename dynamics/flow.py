@@ -370,6 +370,8 @@ def gradient_descent(data, pb, lam, steps, lr, init=None, model="reduced", retur
     if lr >= 2.0 / lmax:
         check.fail("lr", lr, f"< 2/lambda_max(A) = {2.0 / lmax:.6g} for stability")
     n = check.counts("steps", steps)
+    check.memory(8.0 * n.size * (3 * es.k + (2 * pb.n_params(model) if return_params else 0)),
+                 f"the modes{' and parameters' if return_params else ''} at {n.size} steps", "steps")
     decay = (1.0 - lr * (es.g + lam_c))[None, :] ** n[:, None]
     decay_null = (1.0 - lr * lam_c) ** n.astype(float)
     return curves(es, lam_c, decay, decay_null, init, return_params, times=n, lam_label=label, N_test=N_test)

@@ -113,8 +113,10 @@ def prediction_gradient(Z) -> np.ndarray:
     """
     Z = _check_Z(Z)
     N = Z.shape[2] - 1
-    row = np.einsum("pj,pkj->pk", Z[:, -1, :], Z) / N  # (Z Zᵀ/N)[D+1, :]
-    return row[:, :, None] * Z[:, None, :, -1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        row = np.einsum("pj,pkj->pk", Z[:, -1, :], Z) / N  # (Z Zᵀ/N)[D+1, :]
+        out = row[:, :, None] * Z[:, None, :, -1]
+    return check.finite_result(out, {"Z": Z}, "the prediction gradient (Z Zᵀ/N) Z")
 
 
 def blocks(W):

@@ -179,6 +179,8 @@ def as_covariance(covariance, D, name="covariance"):
         if isinstance(value, Covariance) and np.all(value.spectrum == 1.0):
             return None
         return value
+    if isinstance(value, Covariance):
+        check.fail(name, value, f"a covariance of dimension D = {D} (this one has {value.D})")
     arr = check.finite_array(name, value)
     if arr.shape == (D,):
         if np.any(arr <= 0):

@@ -162,6 +162,8 @@ def hermite_features(X, features="hermite2"):
     if features == "linear":
         return X
     D = X.shape[-1]
+    check.memory(8.0 * 3 * (X.size // max(D, 1)) * n_features(D), f"the {n_features(D)} features of "
+                 f"{X.size // max(D, 1)} tokens", "X")
     a, b = np.triu_indices(D, 1)
     with np.errstate(over="ignore"):
         out = np.concatenate([X, (X * X - 1.0) / np.sqrt(2.0), X[..., a] * X[..., b]], axis=-1)
@@ -181,6 +183,7 @@ def trace_direction(D) -> np.ndarray:
     ndarray (F,)
     """
     D = check.positive_int("D", D)
+    check.memory(8.0 * n_features(D), f"a direction of {n_features(D)} features", "D")
     t = np.zeros(n_features(D))
     t[D:2 * D] = 1.0 / np.sqrt(D)
     return t

@@ -378,6 +378,7 @@ def gauss_orders(link):
     -------
     tuple of int
     """
+    link = _as_link_object(link)
     return ORDERS if link.hermite_coef is None else (2 * link.degree + 3,)
 
 
@@ -471,6 +472,8 @@ def moment_table(link, scales, n, powers):
     """
     z, logw = gauss_rule(link, n)
     scales = check.finite_array("scales", scales, ndim=1)
+    check.memory(8.0 * 3 * scales.size * z.size * (len(powers) + 2) if hasattr(powers, "__len__") else 0.0,
+                 f"the moments at {scales.size} scales x {z.size} nodes", "scales")
     if isinstance(powers, (str, bytes)) or not all(
             isinstance(jp, (tuple, list)) and len(jp) == 2 and all(isinstance(k, (int, np.integer)) and k >= 0
                                                                     for k in jp) for jp in powers):
@@ -595,8 +598,13 @@ def power_size(values, sizes, p):
     -------
     ndarray
     """
+    values = check.finite_array("values", values)
+    sizes = check.finite_array("sizes", sizes)
+    p = check.positive_int("p", p, maximum=64)
     v = np.abs(values)
-    return v**p + p * v ** (p - 1) * sizes
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = v**p + p * v ** (p - 1) * sizes
+    return check.finite_result(out, {"values": values, "sizes": sizes}, f"the size of values**{p}")
 
 
 #: magnitudes a link's values may have (on ``|z| < 8``): its moments use ``f⁴``, which must stay within float64

@@ -13,6 +13,17 @@ import numpy as np
 from . import check
 from .results import short_repr
 
+#: largest feature |s_i x_q,j| (and |y2 x_q|, |y_q|) accepted: the Hessian, Gram matrix and energies use their
+#: squares summed over prompts and parameters, which must stay far inside float64 (~1e308)
+FEATURE_LIMIT = 1e100
+
+
+def _feature_scale(name, size):
+    if not size <= FEATURE_LIMIT:
+        check.fail(name, f"<values making features up to {size:.3g}>",
+                   f"values whose features (s x_qᵀ, y2 x_q) and labels stay below {FEATURE_LIMIT:g} in magnitude "
+                   "(their squares enter the Hessian and the energies)")
+
 
 def _readonly(a):
     a = np.ascontiguousarray(a, dtype=np.float64)
@@ -61,11 +72,15 @@ class Prompts:
         object.__setattr__(self, "s", _readonly(s))
         object.__setattr__(self, "xq", _readonly(xq))
         object.__setattr__(self, "yq", _readonly(yq))
+        xmax = float(np.abs(xq).max())
+        for name, a in (("s", s), ("yq", yq)):
+            _feature_scale(name, float(np.abs(a).max()) * (xmax if name == "s" else 1.0))
         if self.y2 is not None:
             y2 = check.finite_array("y2", self.y2, shape=(P,))
             if np.any(y2 < 0):
                 raise ValueError("y2 must be non-negative (it is a mean of squared labels); "
                                  f"got minimum {y2.min()!r}")
+            _feature_scale("y2", float(y2.max()) * xmax)
             object.__setattr__(self, "y2", _readonly(y2))
         if (self.pool is None) != (self.task is None):
             raise ValueError("pool and task must be given together (or both None); got "

@@ -91,6 +91,9 @@ def user_controls() -> bool:
 
 def choose(work: float) -> int | None:
     """The thread count :func:`blas_threads` uses for calls of ``work`` flops, or ``None`` to leave BLAS as it is."""
+    from . import check
+
+    work = check.nonnegative("work", work)
     if getattr(_local, "depth", 0) > 0 or work < MIN_MANAGED_WORK or user_controls():
         return None
     return 1 if work < PARALLEL_WORK else free_cores()

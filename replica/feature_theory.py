@@ -250,6 +250,12 @@ class Overlaps:
     tt: float
     r: float
 
+    def __post_init__(self):
+        for name in ("ut", "yt"):
+            object.__setattr__(self, name, check.real(name, getattr(self, name)))
+        object.__setattr__(self, "tt", check.nonnegative("tt", self.tt))
+        object.__setattr__(self, "r", check.real("r", self.r, low=-1.0, high=1.0))
+
 
 def _overlaps(pb, trace_over_D, norm):
     ut = query_overlap_strength(pb) * trace_over_D
@@ -831,7 +837,7 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="optimal", law="fini
         n_contexts = 2048 if pb.tasks is None else 1024
     n_contexts = check.positive_int("n_contexts", n_contexts, minimum=64, maximum=2**20)
     rng = check.seed_int("rng", rng)
-    max_iter = check.positive_int("max_iter", max_iter)
+    max_iter = check.positive_int("max_iter", max_iter, maximum=10**6)
     tol = check.tolerance("tol", tol)
     if pool is not None:
         if pb.tasks is None:

@@ -305,7 +305,7 @@ def kernel_ridge(data, pb, lam, rtol=1e-8, maxiter=5_000, N_test=None) -> Kernel
         check.fail("pb", pb, f"a Problem with the noise the data were made with ({data.noise!r}, not {pb.noise!r})")
     lam = check.positive("lam", lam)
     rtol = check.tolerance("rtol", rtol)
-    maxiter = check.positive_int("maxiter", maxiter)
+    maxiter = check.positive_int("maxiter", maxiter, maximum=10**7)
     N_test = data.N if N_test is None else check.positive_int("N_test", N_test)
     hess = _Hessian(data)
     b = hess.transpose(data.yq) / data.P

@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse import linalg as sparse_linalg
 
+from linattn import check
+
 
 def solve_covariance(apply_L, a, tol, restart, maxiter):
     """Solve ``c − L(c) = a`` (flattened), returning ``(c, info, relative residual)``.
@@ -42,17 +44,30 @@ def solve_covariance(apply_L, a, tol, restart, maxiter):
     residual : float
         ``‖c − L(c) − a‖ / ‖a‖`` (0 for ``a = 0``).
     """
+    if not callable(apply_L):
+        check.fail("apply_L", apply_L, "a callable c ↦ L(c)")
+    a = check.finite_array("a", a, ndim=1)
+    tol = check.tolerance("tol", tol)
+    restart = min(check.positive_int("restart", restart, maximum=10**4), a.size)     # GMRES' own clamp
+    maxiter = check.positive_int("maxiter", maxiter, maximum=10**6)
+    check.work(float(maxiter) * restart * (a.size * restart + check.PYTHON_TRIP), "GMRES", "maxiter or restart")
     if not np.any(a):
         return np.zeros_like(a), 0, 0.0
     scale = float(np.max(np.abs(a)))
     rhs = a / scale
 
+    def L(c):
+        out = np.asarray(apply_L(c))
+        if out.shape != c.shape or not np.all(np.isfinite(out)) or np.iscomplexobj(out):
+            check.fail("apply_L", apply_L, f"a map to finite real vectors of shape {c.shape}")
+        return out
+
     def residual(c):
-        return float(np.linalg.norm(c - apply_L(c) - rhs) / np.linalg.norm(rhs))
+        return float(np.linalg.norm(c - L(c) - rhs) / np.linalg.norm(rhs))
 
     res = residual(rhs)
     if res < tol:
         return a.copy(), 0, res
-    op = sparse_linalg.LinearOperator((rhs.size, rhs.size), matvec=lambda c: c - apply_L(c), dtype=float)
+    op = sparse_linalg.LinearOperator((rhs.size, rhs.size), matvec=lambda c: c - L(c), dtype=float)
     c, info = sparse_linalg.gmres(op, rhs, x0=rhs, rtol=tol, atol=0.0, restart=restart, maxiter=maxiter)
     return c * scale, int(info), residual(c)

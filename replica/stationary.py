@@ -113,6 +113,8 @@ def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", cha
     if Ps.ndim != 1 or Ps.size == 0:
         check.fail("P_values", P_values, "a non-empty 1-d array of numbers of prompts >= 1")
     N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    # each point solves the saddle-point equations (~1.5 ms; more with a pool)
+    check.work(1e7 * Ps.size, f"the theory at {Ps.size} values of P", "P_values")
     pts = [stationary(pb, P, beta, lam, model, law, channel, N_test=N_test) for P in Ps]
     return StationaryCurve(P=Ps, train=np.array([p.train for p in pts]), test=np.array([p.test for p in pts]),
                            gap=np.array([p.gap for p in pts]),

@@ -74,6 +74,8 @@ def zero_atom(alpha, model="reduced", pb=None) -> float:
     """
     alpha = check.positive("alpha", alpha)
     check.model(model)
+    if pb is not None and not isinstance(pb, linattn.Problem):
+        check.fail("pb", pb, "None or a linattn.Problem")
     if model == "reduced":
         return max(0.0, 1.0 - alpha)
     if not isinstance(pb, linattn.Problem):

@@ -180,7 +180,7 @@ def block_resolvent(z, P, law: PromptLaw, tol: float = TOL, maxit: int = MAXIT) 
     _check_law(law)
     P = check.positive("P", P)
     tol = check.tolerance("tol", tol)
-    maxit = check.positive_int("maxit", maxit)
+    maxit = check.positive_int("maxit", maxit, maximum=10**6)   # the kernels count in int32
     zz = _away_from_zero("z", z, P, law)
     shape = zz.shape
     zz = zz.ravel()
@@ -478,7 +478,7 @@ def ridge_resolvent(P, lam, law: PromptLaw, tol: float = 1e-13, maxit: int = 200
     P = check.positive("P", P)
     lam = check.nonnegative("lam", lam)
     tol = check.tolerance("tol", tol)
-    maxit = check.positive_int("maxit", maxit)
+    maxit = check.positive_int("maxit", maxit, maximum=10**6)   # the kernels count in int32
     M = law.M
     q = law.ratios(P)
     interp = P < M

@@ -88,7 +88,7 @@ from scipy import special
 from .. import check
 from ..errors import ConvergenceError
 from ..results import python_scalars, short_repr
-from .chains import Chains, stationary, transition_matrices
+from .chains import Chains, blame_alpha, stationary, transition_matrices
 
 COVARIANCES = ("multinomial", "markov")
 _RANK_TOL = 1e-10          # relative singular-value cutoff of the row-centred embedding
@@ -468,7 +468,10 @@ def information_mean(C, alpha, K, E, length, n_pools=4, rng=None, n_samples=2048
     """
     ch = Chains(C=C, alpha=alpha, K=K)
     n_pools = check.positive_int("n_pools", n_pools, minimum=2)
-    _embedding(E, ch.C)
+    E, _ = _embedding(E, ch.C)
+    n_samples = check.positive_int("n_samples", n_samples, minimum=2)
+    check.work(float(n_pools) * (n_samples * ch.K * E.shape[1] ** 2 + check.PYTHON_TRIP),
+               f"{n_pools} pools x {n_samples} samples", "n_pools or n_samples")
     seed = check.seed_int("rng", check.rng(rng))
     vals = np.array([information(ch.draw_pool((seed, i)), E, length, n_samples, (seed, i, 1), covariance).bits
                      for i in range(n_pools)])
@@ -561,7 +564,12 @@ def k2(C, alpha, E, length, gap=1.0, n_pools=4, rng=None, n_samples=1024, K_max=
     length = check.positive_int("length", length, minimum=2)
     n_samples = check.positive_int("n_samples", n_samples, minimum=2)
     seed = check.seed_int("rng", check.rng(rng))
-    Ks = np.unique(np.round(2.0 ** (step * np.arange(1, int(math.log2(K_max) / step) + 1))).astype(np.int64))
+    n_grid = int(math.log2(K_max) / step)
+    check.memory(8.0 * 4 * n_grid * (n_pools + 1), f"a grid of {n_grid} pool sizes x {n_pools} pools",
+                 "step or n_pools")
+    check.work(float(n_pools) * min(n_grid, K_max) * (n_samples * K_max * E.shape[1] ** 2 + check.PYTHON_TRIP),
+               f"{n_pools} pools x {min(n_grid, K_max)} pool sizes", "n_pools, step or K_max")
+    Ks = np.unique(np.round(2.0 ** (step * np.arange(1, n_grid + 1))).astype(np.int64))
     Ks = Ks[(Ks >= 2) & (Ks <= K_max)]
     bits = np.full((n_pools, Ks.size), np.nan)
     out = np.empty(n_pools)
@@ -654,7 +662,8 @@ def prior_moments(C, alpha, n_chains=20000, rng=0):
     if n_chains < 100:
         check.fail("n_chains", n_chains, "0 (closed form) or an integer >= 100")
     check.memory(8.0 * n_chains * C * C * 3, f"{n_chains} chains", "n_chains")
-    p = bigram_laws(ch.draw_chains(n_chains, rng))
+    with blame_alpha(alpha):
+        p = bigram_laws(ch.draw_chains(n_chains, rng))
     mean = p.mean(axis=0)
     second = p.T @ p / n_chains
     return PriorMoments(mean=mean, between=second - np.outer(mean, mean), within=np.diag(mean) - second,

@@ -661,7 +661,8 @@ def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudoc
     if chains.K is not None and on == "pool":
         check.memory(24.0 * n_seq, f"the task index of each of {n_seq} sequences", "n_seq")
     check.work(sum(_cost(nm, float(n_pools) * n_seq * (length - 1), C, chains.K or 0, first, n_mc) for nm in names)
-               + float(n_pools) * n_seq * length * C, f"{len(names)} estimators on {n_pools} x {n_seq} sequences of "
+               + float(n_pools) * (n_seq * length * C + check.PYTHON_TRIP * len(names) * (1 + n_seq // _BLOCK)),
+               f"{len(names)} estimators on {n_pools} x {n_seq} sequences of "
                f"{length} states", "n_seq, length, n_pools or n_mc")
     gen = check.rng(rng)
     sums = {nm: np.zeros((n_pools, length - 1)) for nm in names}

@@ -130,6 +130,11 @@ def rank_dynamics(spectrum, N, a0=1e-3, rtol=0.01, span=3.0, lr=0.05, batch=128,
     t_half = dynamics.escape_times(pb, a0)
     par = Parametrization("value_kq_modes", pb.D)
     ref = np.diag(mc.a_inf)                                    # Γ_* (identity basis)
+    batch = check.positive_int("batch", batch)
+    record = check.positive_int("record", record)
+    needed = n_steps_covering(span * t_half.max(), lr, 1, culprit="span")
+    if record > needed:
+        check.fail("record", record, f"a record interval of at most the {needed} SGD steps the span needs")
     n_steps = n_steps_covering(span * t_half.max(), lr, record, culprit="span")
     sgd = factorized_descent(pb, par, par.aligned(np.full(pb.D, a0)), n_steps, lr, batch=batch, record=record,
                              n_chains=n_chains, rng=rng)

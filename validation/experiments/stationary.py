@@ -414,8 +414,8 @@ def stationary_sweep(pb, model="reduced", beta=1e3, lam=0.01, P_theory=None, P_e
     beta = check.positive("beta", beta)
     lam = check.nonnegative("lam", lam)
     P_theory, P_exact, P_sim = _grids(P_theory, P_exact, P_sim)
-    n_exact = check.positive_int("n_exact", n_exact, minimum=2)
-    n_sim = check.positive_int("n_sim", n_sim, minimum=2)
+    n_exact = check.positive_int("n_exact", n_exact, minimum=2, maximum=10**6)     # datasets per point
+    n_sim = check.positive_int("n_sim", n_sim, minimum=2, maximum=10**6)
     rng = check.seed_int("rng", rng)
     progress = check.boolean("progress", progress)
     if store is not None and (not isinstance(store, (str, os.PathLike)) or not str(store).strip()):

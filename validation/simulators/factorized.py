@@ -136,8 +136,12 @@ def factorized_descent(pb, parametrization, theta0, n_steps, lr, data=None, batc
     n_rec = n_steps // record + 1
     if not online:
         check.problem_data(data, pb)
-    work_per_step = (batch if online else data.P) * (pb.D * pb.D + par.n_params) + par.n_params
-    check.work(float(n_chains) * n_steps * work_per_step, f"{n_chains} chains x {n_steps} steps", "n_steps or n_chains")
+    # per step: the batch's prompts drawn (N D normals each, online) and the gradient of each
+    work_per_step = (batch * (pb.N * pb.D + pb.D * pb.D + par.n_params) if online
+                     else data.P * (pb.D * pb.D + par.n_params)) + par.n_params
+    check.work(float(n_chains) * n_steps * work_per_step, f"{n_chains} chains x {n_steps} steps"
+               + ("" if not online else f" on batches of {batch} prompts"),
+               "n_steps, n_chains or batch" if online else "n_steps or n_chains")
     check.memory(8.0 * n_chains * n_rec * (par.n_params + 1 + 2 * pb.D * pb.D + pb.D),
                  f"{n_chains} x {n_rec} records of {par.n_params} parameters", "n_steps, record or n_chains")
     if online:      # each running chain holds a batch of prompts (s, x_q, y_q); offline chains use no batch
@@ -165,7 +169,7 @@ def factorized_descent(pb, parametrization, theta0, n_steps, lr, data=None, batc
             np.arange(n_chains, dtype=np.int64), out_theta, out_loss, _kernels.ZIG_X, _kernels.ZIG_F)
     _run_chains(n_chains, args)
     if not (np.all(np.isfinite(out_theta)) and np.all(np.isfinite(out_loss))):
-        raise ConvergenceError(f"factorized_descent diverged (non-finite parameters) with step = {lr}; reduce step")
+        raise ConvergenceError(f"factorized_descent diverged (non-finite parameters) with lr = {lr}; reduce lr")
     G = par.gamma(out_theta)
     test = population_objective(pb).values(G)
     basis = np.eye(pb.D) if not rotate else U
