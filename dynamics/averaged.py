@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linattn import check
+from linattn import check, validate
 from linattn.results import short_repr
 from spectra import block_overlaps, block_resolvent, cmatmul, data_transforms, prompt_law
 from spectra.resolvent import Z_MIN
@@ -165,7 +165,7 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
     AveragedCurves
         ``N_test`` records the test prompts' context length (``None``: ``N``).
     """
-    check.problem(pb)
+    validate.problem(pb)
     P = check.real("P", P, low=1.0)
     lam = check.nonnegative("lam", lam)
     gamma = check.positive("gamma", gamma)

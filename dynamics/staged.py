@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import linattn
-from linattn import check
+from linattn import check, validate
 from linattn.covariance import as_covariance
 from linattn.factorized import Parametrization, dataset_objective, population_objective
 from linattn.results import short_repr
@@ -318,7 +318,7 @@ def mean_flow(pb, parametrization, theta0, times, data=None, lam=0.0, gamma=1.0,
     ConvergenceError
         If the integrator fails.
     """
-    pb = check.problem(pb)
+    pb = validate.problem(pb)
     par = Parametrization.checked(parametrization, pb.D)
     theta0 = par._theta(theta0, "theta0").copy()
     if theta0.ndim != 1:

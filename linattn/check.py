@@ -4,6 +4,9 @@ Every check raises ``ValueError`` naming the argument, the value received and th
 range. Nothing is clipped or coerced silently: booleans are not
 numbers, complex values are not real, and work that cannot fit in memory is refused before it
 starts (:func:`memory`).
+
+This module imports nothing of the library: the checks of the library's own objects (a ``Problem``,
+``Prompts`` and the two together) are in :mod:`linattn.validate`, one floor up.
 """
 from __future__ import annotations
 
@@ -249,40 +252,6 @@ def seed_int(name, value):
     if _is_bool(value) or not isinstance(value, numbers.Integral) or not 0 <= value < 2**63:
         fail(name, value, "a non-negative integer below 2**63 or a numpy.random.Generator")
     return int(value)
-
-
-# ----------------------------------------------------------------------------- library objects
-def problem(pb, name="pb"):
-    """``pb`` if it is a :class:`linattn.Problem`."""
-    from .problem import Problem
-
-    if not isinstance(pb, Problem):
-        raise ValueError(f"{name} must be a linattn.Problem; got {type(pb).__name__}")
-    return pb
-
-
-def prompts(data, name="data"):
-    """``data`` if it is a :class:`linattn.Prompts`."""
-    from .prompts import Prompts
-
-    if not isinstance(data, Prompts):
-        raise ValueError(f"{name} must be a linattn.Prompts; got {type(data).__name__}")
-    return data
-
-
-def problem_data(data, pb, model_name="reduced"):
-    """Check that ``data`` (Prompts) and ``pb`` (Problem) belong together and can serve the model.
-
-    Raises ``ValueError`` if the types are wrong, ``data.D != pb.D``, ``model`` is unknown, or the
-    full model is asked of prompts without ``y2``. Returns the model name.
-    """
-    prompts(data)
-    problem(pb)
-    model(model_name)
-    if data.D != pb.D:
-        raise ValueError(f"data.D must equal pb.D = {pb.D}; got {data.D}")
-    data.require(model_name)
-    return model_name
 
 
 # ----------------------------------------------------------------------------- memory guards

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import check
+from . import check, validate
 from .results import short_repr
 
 KINDS = ("merged", "value_kq", "value_kq_modes", "separate_kq", "merged_heads")
@@ -380,7 +380,7 @@ def population_objective(pb) -> Objective:
     Objective
         ``B = a²Σ²/D``, ``𝓗(Γ) = S₂ Γ Σ``, ``y² = V`` (:mod:`linattn.covariance`).
     """
-    pb = check.problem(pb)
+    pb = validate.problem(pb)
     if not pb.link.is_linear:
         check.fail("pb.link", pb.link.name, "a linear link for the population objective of factorized models")
     a = float(pb.link.slope)
@@ -405,8 +405,8 @@ def dataset_objective(data, pb=None) -> Objective:
     Objective
         ``E_t(Γ) = (1/2P) Σ_μ (y_μ − s_μᵀ Γ x_μ)²``.
     """
-    check.prompts(data)
+    validate.prompts(data)
     if pb is not None:
-        check.problem_data(data, pb)
+        validate.problem_data(data, pb)
     B = (data.s * data.yq[:, None]).T @ data.xq / data.P
     return Objective(y2=float(data.yq @ data.yq) / data.P, B=B, data=data)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import check
+from . import check, validate
 from .results import short_repr
 
 N_PRIMITIVES = 8
@@ -57,7 +57,7 @@ def n_primitives(pb) -> int:
     -------
     int
     """
-    check.problem(pb)
+    validate.problem(pb)
     if pb.link.is_linear:
         return N_PRIMITIVES
     return 6 + pb.N * (2 if pb.noise > 0 else 1)
@@ -98,7 +98,7 @@ def from_uniforms(pb, u) -> Invariants:
     """
     from scipy import special
 
-    check.problem(pb)
+    validate.problem(pb)
     u = check.finite_array("u", u, shape=(None, n_primitives(pb)))
     if np.any((u <= 0) | (u >= 1)):
         check.fail("u", f"<array from {u.min()!r} to {u.max()!r}>", "an array in the open interval (0, 1)")
@@ -156,7 +156,7 @@ def from_prompts(pb, data) -> Invariants:
     -------
     Invariants
     """
-    check.problem_data(data, pb, "reduced")
+    validate.problem_data(data, pb, "reduced")
     c = pb.feature_variance
     D = pb.D
     s2 = np.einsum("pd,pd->p", data.s, data.s)

@@ -107,7 +107,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import check, links
+from . import check, links, validate
 from .results import short_repr
 
 #: the feature maps: degree-2 Hermite features, or the identity (the reduced model)
@@ -409,7 +409,7 @@ def _per_task_errors(pb, G, tasks, quadratic, N):
 
 
 def _isotropic(pb):
-    pb = check.problem(pb)
+    pb = validate.problem(pb)
     if pb.covariance is not None:
         check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None) for the kernel learner's exact moments")
     return pb

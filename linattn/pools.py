@@ -28,11 +28,13 @@ In parameter-vector form ``θ = [vec Γ, v]``: ``E = ½[k₀ − 2ℓ·θ + θ�
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import check
+from . import check, validate
+from .kernel_learner import kernel_test_error
 from .results import short_repr
 
 
@@ -76,7 +78,7 @@ def task_moments(pb, tasks) -> TaskMoments:
     -------
     TaskMoments
     """
-    check.problem(pb)
+    validate.problem(pb)
     _require_linear(pb)
     W = check.finite_array("tasks", tasks, ndim=2)
     if W.shape[1] != pb.D or W.shape[0] < 1:
@@ -114,7 +116,7 @@ def moment_matrices(pb, model, moments: TaskMoments):
     B : ndarray (D_z, D)
     Ey2 : float
     """
-    check.problem(pb)
+    validate.problem(pb)
     check.model(model)
     if not isinstance(moments, TaskMoments) or moments.R.shape != (pb.D, pb.D):
         check.fail("moments", moments, f"the TaskMoments of a pool in dimension D = {pb.D} (pools.task_moments)")
@@ -158,7 +160,7 @@ def context_statistics(pb, tasks, chi2, zeta):
     s : ndarray (n, D)
     y2 : ndarray (n,)
     """
-    check.problem(pb)
+    validate.problem(pb)
     _require_linear(pb)
     D, N, sig = pb.D, pb.N, pb.noise
     tasks = check.finite_array("tasks", tasks, ndim=2)
@@ -195,24 +197,34 @@ def _require_linear(pb):
                          f"link {pb.link.name!r}, covariance {pb.covariance!r}")
 
 
-def idg_error(pb, tasks, Gamma, v=None) -> float:
+def idg_error(pb, tasks, Gamma, v=None, N_test=None) -> float:
     """Exact error of ``(Γ, v)`` averaged over the tasks in the rows of ``tasks`` (fresh tokens and noise): the
     in-distribution error when ``tasks`` is the training pool (the formula of :func:`_idg_from_moments`, from
-    the exact moments :func:`task_moments`). ``pb.test_error(Gamma, v, tasks=W)`` calls it.
+    the exact moments :func:`task_moments`). A nonlinear link (reduced model, isotropic inputs) is the kernel
+    learner's exact error with the features ``φ(x) = x`` (:func:`linattn.kernel_learner.kernel_test_error`).
 
     Parameters
     ----------
     pb : linattn.Problem
-        Linear link, isotropic inputs.
+        Linear link and isotropic inputs, or a nonlinear link with ``v=None`` and isotropic inputs.
     tasks : array_like (K, D)
     Gamma : array_like (D, D)
     v : array_like (D,), optional
         ``None``: the reduced model.
+    N_test : int, optional
+        Context length of the test prompts (default ``pb.N``): the error of the same problem at ``N = N_test``.
 
     Returns
     -------
     float
     """
+    validate.problem(pb)
+    if N_test is not None:
+        N_test = check.positive_int("N_test", N_test)
+        if N_test != pb.N:
+            pb = dataclasses.replace(pb, N=N_test)
+    if not pb.link.is_linear and v is None and pb.covariance is None:
+        return kernel_test_error(pb, Gamma, "linear", tasks=tasks)
     with np.errstate(over="ignore", invalid="ignore"):     # validates pb and tasks first
         moments = task_moments(pb, tasks)
     G = check.finite_array("Gamma", Gamma, shape=(pb.D, pb.D))

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import check
+from . import _law, check
 from .covariance import Covariance, as_covariance
 from .links import Link, as_link, radial_moments
 from .results import short_repr
@@ -338,58 +338,36 @@ class Problem:
         out = 0.5 * (self.label_variance - 2.0 * overlap + norm)
         return float(out) if out.ndim == 0 else out
 
-    def test_error(self, Gamma, v=None, tasks=None, N_test=None, features="linear") -> float:
-        r"""Exact generalization error of the parameters (conventions §2).
+    def test_error(self, Gamma, v=None, N_test=None) -> float:
+        r"""Exact generalization error of the parameters on a fresh task (the ICL error; conventions §2).
 
         .. math:: E_g(Γ, v) = ½ [V − (2b/D) \operatorname{tr} Γ + c ‖Γ‖_F² + c_v |v|²]
 
-        (``V = 1 + σ²``, ``b = 1`` for the default link; exact for any link, module docstring).
-        This is the error on a fresh task (the ICL error). With ``tasks=W`` it is the exact error
-        averaged over the rows of ``W`` (fresh tokens and noise, the task drawn from ``W``): the
-        in-distribution error when ``W`` is the training pool (:func:`linattn.pools.idg_error`).
+        (``V = 1 + σ²``, ``b = 1`` for the default link; exact for any link, module docstring; anisotropic inputs:
+        :mod:`linattn.covariance`). The error averaged over the tasks of a pool (the in-distribution error) is
+        :func:`linattn.pools.idg_error`; the kernel learner's error on its Hermite features is
+        :func:`linattn.kernel_learner.kernel_test_error`.
 
         Parameters
         ----------
         Gamma : array_like, shape (D, D)
         v : array_like, shape (D,), optional
             ``None`` means ``v = 0`` (reduced model).
-        tasks : array_like, shape (K, D), optional
-            Tasks ``w_k`` to average over (``None``: fresh Gaussian tasks). A nonlinear link is exact for the
-            reduced model (``v=None``; :func:`linattn.kernel_learner.kernel_test_error` with ``φ(x) = x``).
         N_test : int, optional
             Context length of the test prompts (default: ``N``). The moments of ``s`` and ``y2`` depend on the
             context length, so a model trained at ``N`` has another exact error at ``N_test``: this is the error
-            of the same problem with ``N = N_test`` (every link, pools and anisotropic inputs alike).
-        features : {"linear", "hermite2"}
-            ``"hermite2"``: ``Gamma`` (``F × F``, ``F = D + D(D+1)/2``) is the kernel learner's matrix on the
-            degree-2 Hermite features, and the error is :func:`linattn.kernel_learner.kernel_test_error` (exact; no
-            ``v``).
+            of the same problem with ``N = N_test``.
 
         Returns
         -------
         float
         """
-        features = check.choice("features", features, ("linear", "hermite2"))
         if N_test is not None:
             N_test = check.positive_int("N_test", N_test)
             if N_test != self.N:
-                return dataclasses.replace(self, N=N_test).test_error(Gamma, v, tasks, None, features)
-        if features == "hermite2":
-            if v is not None:
-                check.fail("v", "<array>", "None with features='hermite2' (the kernel learner has no v block)")
-            from .kernel_learner import kernel_test_error
-
-            return kernel_test_error(self, Gamma, "hermite2", tasks=tasks)
+                return dataclasses.replace(self, N=N_test).test_error(Gamma, v)
         G = check.finite_array("Gamma", Gamma, shape=(self.D, self.D))
         vv = None if v is None else check.finite_array("v", v, shape=(self.D,))
-        if tasks is not None:
-            if not self.link.is_linear and vv is None and self.covariance is None:
-                from .kernel_learner import kernel_test_error  # a nonlinear link: the exact error of φ(x) = x
-
-                return kernel_test_error(self, G, "linear", tasks=tasks)
-            from .pools import idg_error
-
-            return idg_error(self, tasks, G, vv)
         with np.errstate(over="ignore", invalid="ignore"):
             if self.covariance is not None:
                 overlap, norm = self._anisotropic_moments(G, vv)
@@ -450,6 +428,7 @@ class Problem:
             With ``.pool`` (``K × D``) and ``.task`` (``P`` indices into the pool) when
             ``tasks=K``; both ``None`` for fresh tasks.
         """
-        from .sampling import sample
-
-        return sample(self, P, rng=rng, batch_size=batch_size)
+        P = check.positive_int("P", P)
+        if batch_size is not None:
+            check.positive_int("batch_size", batch_size)
+        return _law.draw(self, P, check.rng(rng))[0]

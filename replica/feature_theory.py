@@ -96,8 +96,9 @@ import numpy as np
 from scipy import special
 
 import linattn
-from linattn import check, links, sampling
+from linattn import check, links, sampling, validate
 from linattn.errors import ConvergenceError
+from linattn.numerics.stats import mean_se
 from linattn.results import short_repr
 
 from .kernel_theory import ridge_law
@@ -208,7 +209,7 @@ def label_mean(pb) -> float:
     -------
     float
     """
-    check.problem(pb)
+    validate.problem(pb)
     return _radial(pb.link, pb.D)[0]
 
 
@@ -223,7 +224,7 @@ def query_overlap_strength(pb) -> float:
     -------
     float
     """
-    check.problem(pb)
+    validate.problem(pb)
     return _radial(pb.link, pb.D)[1]
 
 
@@ -265,7 +266,7 @@ def _overlaps(pb, trace_over_D, norm):
 
 
 def _isotropic(pb, what):
-    check.problem(pb)
+    validate.problem(pb)
     if pb.covariance is not None or pb.tasks is not None:
         check.fail("pb", pb, f"a problem with isotropic inputs and fresh tasks for {what}")
 
@@ -317,7 +318,7 @@ def readout_error(pb, overlaps, readout="optimal") -> float:
     -------
     float
     """
-    check.problem(pb)
+    validate.problem(pb)
     check.choice("readout", readout, READOUTS)
     if not isinstance(overlaps, Overlaps):
         check.fail("overlaps", overlaps, "an Overlaps (replica.feature_theory.gamma_overlaps)")
@@ -823,7 +824,7 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="optimal", law="fini
     linattn.ConvergenceError
         The ``λ_eff`` fixed point or the ridge theory did not converge.
     """
-    pb = check.problem(pb)
+    pb = validate.problem(pb)
     if pb.covariance is not None or pb.D < 2:
         check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None) and D >= 2 for feature_learner_theory")
     P = check.real("P", P, low=1.0)
@@ -866,7 +867,7 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="optimal", law="fini
 
     def se(key):
         if len(runs) > 1:                       # pool-to-pool spread (carries each pool's sampling error too)
-            return float(np.std([r[key] for r in runs], ddof=1) / np.sqrt(len(runs)))
+            return mean_se([r[key] for r in runs])[1]
         return float(runs[0].get(key + "_se", 0.0)) if readout == "optimal" else 0.0
 
     ut, yt, tt = (float(np.mean([r["moments"][i] for r in runs])) for i in range(3))
@@ -946,7 +947,7 @@ def binned_readout_error(pb, Gamma, n=1_000_000, bins=500, rng=0, N_test=None, t
     -------
     BinnedError
     """
-    check.problem(pb)
+    validate.problem(pb)
     if pb.covariance is not None:
         check.fail("pb", pb, "a problem with isotropic inputs for binned_readout_error")
     G = check.finite_array("Gamma", Gamma, shape=(pb.D, pb.D))
@@ -973,8 +974,8 @@ def binned_readout_error(pb, Gamma, n=1_000_000, bins=500, rng=0, N_test=None, t
         means = ybf.mean(axis=1)
         edges = tf[order[m * np.arange(1, bins)]]
         resid2 = (y - means[np.searchsorted(edges, t)]) ** 2
-        se = 0.5 * float(resid2.std(ddof=1)) / np.sqrt(resid2.size)
-        return BinnedError(test=0.5 * float(resid2.mean()), test_se=se,
+        mean, se = mean_se(resid2)
+        return BinnedError(test=0.5 * mean, test_se=0.5 * se,
                            bias_bound=float(np.mean(np.diff(means) ** 2)) / 12.0)
     order = np.argsort(t, kind="stable")
     yb = y[order[: m * bins]].reshape(bins, m)
@@ -982,6 +983,6 @@ def binned_readout_error(pb, Gamma, n=1_000_000, bins=500, rng=0, N_test=None, t
     resid2 = ((yb - means[:, None]) ** 2) * (m / (m - 1.0))
     test = 0.5 * float(resid2.mean(axis=1).mean())
     # s.e.: the bins are independent given the order statistics; use the per-prompt spread
-    se = 0.5 * float(resid2.std(ddof=1)) / np.sqrt(resid2.size)
+    se = 0.5 * mean_se(resid2)[1]
     bias = float(np.mean(np.diff(means) ** 2)) / 12.0
     return BinnedError(test=test, test_se=se, bias_bound=bias)

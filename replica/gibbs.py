@@ -55,7 +55,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linattn import check
+from linattn import check, validate
+from linattn.numerics.stats import mean_se
 from linattn.results import python_scalars, short_repr
 from spectra import Eigensystem, as_eigensystem
 
@@ -294,7 +295,7 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0, N_
     >>> abs(th.test / avg.test_mean - 1) < 0.05
     True
     """
-    check.problem(pb)
+    validate.problem(pb)
     P = check.positive_int("P", P)
     beta = check.positive("beta", beta, allow_inf=True)
     check.model(model)
@@ -332,7 +333,7 @@ class DatasetAverage:
 
     @property
     def test_idg_se(self) -> float | None:
-        return None if self.test_idg is None else float(self.test_idg.std(ddof=1) / np.sqrt(self.test_idg.size))
+        return None if self.test_idg is None else mean_se(self.test_idg, single=np.nan)[1]
 
     @property
     def train_mean(self) -> float:
@@ -344,8 +345,8 @@ class DatasetAverage:
 
     @property
     def train_se(self) -> float:
-        return float(self.train.std(ddof=1) / np.sqrt(self.train.size))
+        return mean_se(self.train, single=np.nan)[1]
 
     @property
     def test_se(self) -> float:
-        return float(self.test.std(ddof=1) / np.sqrt(self.test.size))
+        return mean_se(self.test, single=np.nan)[1]

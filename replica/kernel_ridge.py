@@ -32,16 +32,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linattn import check, sampling
+from linattn import check, sampling, validate
 from linattn.errors import ConvergenceError
 from linattn.kernel_learner import FEATURES, hermite_features, kernel_moments, kernel_test_error, n_features
+from linattn.numerics.cg import NotCertified, certified_cg
 from linattn.results import short_repr
 from linattn.threads import blas_threads
 
 #: numbers per batch of token features (bounds the (batch, N, F) workspace of :func:`kernel_data`)
 _BATCH_NUMBERS = 1 << 22
-#: recompute the true residual at least this often (iterations)
-_SEGMENT = 50
 _EPS = float(np.finfo(np.float64).eps)
 
 
@@ -105,7 +104,7 @@ def kernel_data(pb, P, rng=None, features="hermite2") -> KernelData:
     -------
     KernelData
     """
-    pb = check.problem(pb)
+    pb = validate.problem(pb)
     if pb.covariance is not None:
         check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None) for the kernel learner")
     P = check.positive_int("P", P)
@@ -205,63 +204,27 @@ class _KroneckerPreconditioner:
 
 
 def _cg(hess, pre, b, lam, rtol, maxiter, scale=1.0, hnorm=0.0):
-    """Preconditioned CG on ``(H + λ)Γ = b`` with the certified stopping rule (module docstring); returns
-    ``(Γ, iterations, true residual norm)``.
+    """Preconditioned CG on ``(H + λ)Γ = b`` with the certified stopping rule (module docstring;
+    :func:`linattn.numerics.cg.certified_cg`); returns ``(Γ, iterations, true residual norm)``.
 
     The iteration runs on the scaled system ``A'Γ' = b``, ``A' = (H + λ)/s``, ``Γ' = sΓ`` (``s = scale``, of the order
     of ``‖H + λ‖``), whose operator has norm ``O(1)`` for any ``λ``: no product overflows or underflows (at
     ``λ = 1e300`` the unscaled directions ``p ~ R/λ`` made ``pᵀAp`` underflow to 0). The residual ``R = b − A'Γ'`` is
     that of the original system, so the stopping rule ``‖R‖ <= rtol λ‖Γ‖ = rtol (λ/s)‖Γ'‖`` is unchanged.
     """
-    G = np.zeros_like(b)
-    bnorm = float(np.linalg.norm(b))
-    if bnorm == 0.0:
-        return G, 0, 0.0
     lam_s = lam / scale
-
-    def apply(X):
-        return hess(X) / scale + lam_s * X
-
-    def precondition(R):
-        return pre(R) * scale
-
-    R = b.copy()
-    Z = precondition(R)
-    Pd = Z.copy()
-    rz = float(np.sum(R * Z))
-    since = 0
-    rn = bnorm
-    target = 0.0
-    for it in range(1, maxiter + 1):
-        AP = apply(Pd)
-        pap = float(np.sum(Pd * AP))
-        if not pap > 0:
-            raise ConvergenceError(f"kernel_ridge: conjugate gradients met a direction with pᵀAp = {pap:.3g} (A is not "
-                                   f"positive definite in floating point; lam = {lam!r})")
-        step = rz / pap
-        G += step * Pd
-        R -= step * AP
-        rn = float(np.linalg.norm(R))
-        since += 1
-        target = rtol * lam_s * float(np.linalg.norm(G))
-        if rn <= target or since >= _SEGMENT:
-            since = 0
-            R = b - apply(G)          # the true residual, from the data
-            rn = float(np.linalg.norm(R))
-            if rn <= target:
-                return G / scale, it, rn
-        Z = precondition(R)
-        rz_new = float(np.sum(R * Z))
-        Pd = Z + (rz_new / rz) * Pd
-        rz = rz_new
-    floor = _EPS * (hnorm / scale + lam_s) * float(np.linalg.norm(G))     # float64 resolution of the residual
-    if target < 1e3 * floor:
-        raise ConvergenceError(f"kernel_ridge: conjugate gradients did not reach |R| <= {target:.3g} in {maxiter} "
-                               f"iterations (|R| = {rn:.3g}): the certified bound |R|/lam <= rtol |Gamma| asks for a "
-                               f"residual within a factor {target / floor:.3g} of float64's resolution {floor:.3g} of "
-                               f"the Hessian ({hnorm:.3g}) at lam = {lam!r}, rtol = {rtol!r}; raise lam or rtol")
-    raise ConvergenceError(f"kernel_ridge: conjugate gradients did not reach |R| <= {target:.3g} in {maxiter} "
-                           f"iterations (|R| = {rn:.3g}); raise maxiter")
+    try:
+        sol = certified_cg(lambda X: hess(X) / scale + lam_s * X, b, lambda R: pre(R) * scale, lam_s, rtol, maxiter,
+                           name="kernel_ridge")
+    except NotCertified as exc:
+        floor = _EPS * (hnorm / scale + lam_s) * exc.x_norm     # float64 resolution of the residual
+        if exc.target < 1e3 * floor:
+            raise ConvergenceError(f"{exc}: the certified bound |R|/lam <= rtol |Gamma| asks for a residual within a "
+                                   f"factor {exc.target / floor:.3g} of float64's resolution {floor:.3g} of the "
+                                   f"Hessian ({hnorm:.3g}) at lam = {lam!r}, rtol = {rtol!r}; raise lam or rtol"
+                                   ) from None
+        raise ConvergenceError(f"{exc}; raise maxiter") from None
+    return sol.x / scale, sol.iterations, sol.residual
 
 
 def kernel_ridge(data, pb, lam, rtol=1e-8, maxiter=5_000, N_test=None) -> KernelRidgeSolution:
@@ -292,7 +255,7 @@ def kernel_ridge(data, pb, lam, rtol=1e-8, maxiter=5_000, N_test=None) -> Kernel
     linattn.ConvergenceError
         CG did not reach the stopping rule within ``maxiter`` iterations.
     """
-    pb = check.problem(pb)
+    pb = validate.problem(pb)
     if not isinstance(data, KernelData):
         raise ValueError(f"data must be a replica.kernel_ridge.KernelData; got {type(data).__name__}")
     F = n_features(pb.D, data.features)

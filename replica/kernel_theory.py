@@ -100,7 +100,7 @@ import numpy as np
 from scipy import special
 
 import linattn
-from linattn import check, links, sampling
+from linattn import check, links, sampling, validate
 from linattn.errors import ConvergenceError
 from linattn.kernel_learner import (
     block_directions,
@@ -110,6 +110,8 @@ from linattn.kernel_learner import (
     n_features,
     trace_direction,
 )
+from linattn.numerics.fixed_point import anderson
+from linattn.numerics.stats import mean_se
 from linattn.results import short_repr
 
 from .linear_solve import solve_covariance
@@ -403,33 +405,7 @@ def sample_contexts(pb, W, rng, features="hermite2"):
     return s
 
 
-# --------------------------------------------------------------------------- fixed points
-def _anderson(g, x0, depth=6, valid=None):
-    """Fixed point ``x = g(x)`` of a vector map by Anderson mixing (Walker & Ni, SIAM J. Numer. Anal. 2011); a mixed
-    candidate that ``valid`` rejects falls back to the plain step. Returns ``(x, iterations, residual)``."""
-    xs, gs = [], []
-    x, res = x0, np.inf
-    for it in range(1, MAX_ITERATIONS + 1):
-        gx = g(x)
-        res = float(np.max(np.abs(gx - x)) / max(float(np.max(np.abs(gx))), 1e-300))
-        if res < TOLERANCE:
-            return gx, it, res
-        xs.append(x)
-        gs.append(gx)
-        xs, gs = xs[-depth:], gs[-depth:]
-        if len(xs) > 1:
-            Fm = np.array(gs) - np.array(xs)
-            dF = Fm[1:] - Fm[:-1]
-            coef, *_ = np.linalg.lstsq(dF.T, Fm[-1], rcond=None)
-            cand = gs[-1] - coef @ (np.array(gs)[1:] - np.array(gs)[:-1])
-            if valid is None or valid(cand):
-                x = cand
-                continue
-            xs, gs = xs[-1:], gs[-1:]
-        x = gx
-    return x, MAX_ITERATIONS, res
-
-
+# --------------------------------------------------------------------------- the two theories
 def _fresh_finite(pb, P, lam, features, N_test, n_contexts, seed, n_groups=4):
     """Random-scale theory for fresh tasks in its rotation-invariant (scalar) form (module docstring); returns the
     errors on all contexts and their standard errors from ``n_groups`` disjoint groups of contexts."""
@@ -447,7 +423,7 @@ def _fresh_finite(pb, P, lam, features, N_test, n_contexts, seed, n_groups=4):
 
     full = solve(slice(None), 1.0)
     groups = [solve(types["group"] == g, float(n_groups)) for g in range(n_groups)]
-    se = {k: float(np.std([gr[k] for gr in groups], ddof=1) / np.sqrt(n_groups)) for k in ("train", "test")}
+    se = {k: mean_se([gr[k] for gr in groups])[1] for k in ("train", "test")}
     return full, se
 
 
@@ -465,9 +441,10 @@ def _solve_fresh(sig, Y, Ey2, wc, rho, wR, d, metric, P, lam):
         E = sig.T @ (omega(np.exp(loga).reshape(nb, nb)) * wt) @ rho       # E[ω ρ_k σ_l]
         return -np.log(lam + E / dd).ravel()
 
-    loga, its, res = _anderson(resolvent, -np.log(lam + np.outer(wc @ sig, d) / dd).ravel(),
-                               valid=lambda v: bool(np.all(np.isfinite(v))))
-    if not res < TOLERANCE:
+    fp = anderson(resolvent, -np.log(lam + np.outer(wc @ sig, d) / dd).ravel(), TOLERANCE, MAX_ITERATIONS,
+                  valid=lambda v: bool(np.all(np.isfinite(v))))
+    loga, its, res = fp.x, fp.iterations, fp.residual
+    if not fp.converged:
         raise ConvergenceError(f"learner theory: the resolvent fixed point did not converge in {MAX_ITERATIONS} "
                                f"iterations (residual {res:.3g}; P = {P:g}, lam = {lam:g})")
     a = np.exp(loga).reshape(nb, nb)
@@ -548,9 +525,10 @@ def _matrix_finite(pb, P, lam, features, s, tasks, task, metrics):
         E = flat.reshape(nb, F, F)
         return all(np.linalg.eigvalsh(E[k] + lam * eye)[0] > 0 for k in range(nb))
 
-    flat, its, res = _anderson(step, np.stack([gram(np.ones(n))] * nb).ravel(),
-                               valid=lambda v: bool(np.all(np.isfinite(v))) and valid(v))
-    if not res < TOLERANCE:
+    fp = anderson(step, np.stack([gram(np.ones(n))] * nb).ravel(), TOLERANCE, MAX_ITERATIONS,
+                  valid=lambda v: bool(np.all(np.isfinite(v))) and valid(v))
+    flat, its, res = fp.x, fp.iterations, fp.residual
+    if not fp.converged:
         raise ConvergenceError(f"learner theory (pool): the resolvent fixed point did not converge in "
                                f"{MAX_ITERATIONS} iterations (residual {res:.3g}; P = {P:g}, lam = {lam:g})")
     A = resolvents(flat.reshape(nb, F, F))
@@ -667,7 +645,7 @@ def learner_arguments(pb, P, lam):
     ValueError
         Naming the argument.
     """
-    pb = check.problem(pb)
+    pb = validate.problem(pb)
     if pb.covariance is not None:
         check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None) for the learners' theory")
     if pb.D < 2:
@@ -861,15 +839,13 @@ def kernel_learner_theory(pb, P, lam, N_test=None, law="finite", pool=None, n_po
                 # cycles through the pool's tasks like the whole sample), as for fresh tasks
                 parts = [_matrix_finite(pb, P, lam, features, s[idx], W, task[idx], metrics)
                          for idx in np.array_split(np.arange(len(task)), 4)]
-                ctx_se = np.array([[q["train"], *q["errors"]] for q in parts]).std(axis=0, ddof=1) / 2.0
-    gauss = np.array(gauss)
-    mean = gauss.mean(axis=0)
-    se = gauss.std(axis=0, ddof=1) / np.sqrt(len(gauss)) if len(gauss) > 1 else np.zeros(3)
+                ctx_se = mean_se([[q["train"], *q["errors"]] for q in parts], axis=0)[1]
+    mean, se = mean_se(gauss, axis=0)          # se: zeros for one pool
     if law == "finite":         # mean_g[E_Gauss] + mean_f[E_finite − E_Gauss] (the two move together pool to pool)
         diffs = np.array(diffs)
         mean = mean + diffs.mean(axis=0)
         if len(diffs) > 1:
-            se = np.hypot(se, diffs.std(axis=0, ddof=1) / np.sqrt(len(diffs)))
+            se = np.hypot(se, mean_se(diffs, axis=0)[1])
         else:
             se = np.hypot(se, ctx_se)
     if not np.all(np.isfinite(np.r_[mean, se])):

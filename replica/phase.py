@@ -15,7 +15,7 @@ import numpy as np
 from scipy import optimize
 
 import linattn
-from linattn import check
+from linattn import check, validate
 
 from .stationary import stationary
 
@@ -47,7 +47,7 @@ def phase_boundary(pb, beta, lam, level=5.0, model="reduced", law="finite", P_ra
     float or None
         ``None`` if there is no such crossing in ``P_range``.
     """
-    check.problem(pb)
+    validate.problem(pb)
     level = check.positive("level", level)
     if not isinstance(P_range, (tuple, list)) or len(P_range) != 2:
         check.fail("P_range", P_range, "a pair (lo, hi) with 1 <= lo < hi")

@@ -51,8 +51,9 @@ import functools
 import numpy as np
 from scipy import special, stats
 
-from linattn import check
+from linattn import check, validate
 from linattn.errors import ConvergenceError
+from linattn.numerics.fixed_point import anderson
 from linattn.pools import moment_matrices
 
 from .linear_solve import solve_covariance
@@ -98,7 +99,7 @@ def prompt_types(pb, pool, model, n_types, seed):
     """
     from linattn.pools import context_statistics
 
-    pb = check.problem(pb)
+    pb = validate.problem(pb)
     if pb.tasks is None:
         check.fail("pb", pb, "a Problem with a task pool (tasks=K)")
     model = check.model(model)
@@ -118,40 +119,6 @@ def prompt_types(pb, pool, model, n_types, seed):
     s, y2 = context_statistics(pb, W, chi2, zeta)
     Z = np.concatenate([s, y2[:, None]], axis=1) if model == "full" else s
     return Z, float(pb.link.slope) * W / np.sqrt(D)
-
-
-def _anderson(g, x0, depth=6):
-    """Fixed point ``x = g(x)`` of symmetric matrices by Anderson mixing (Walker & Ni, SIAM J. Numer. Anal. 2011):
-    the next iterate is the combination of the last ``depth`` images ``g(x_i)`` whose residuals ``g(x_i) − x_i``
-    combine to the least norm. A step whose image is not positive definite falls back to the plain iteration.
-
-    Returns
-    -------
-    x, iterations, residual (the last relative change ``max|g(x) − x| / max|g(x)|``)
-    """
-    xs, gs = [], []
-    x, res = x0, np.inf
-    for it in range(1, MAX_ITERATIONS + 1):
-        gx = g(x)
-        res = float(np.max(np.abs(gx - x)) / np.max(np.abs(gx)))
-        if res < TOLERANCE:
-            return gx, it, res
-        xs.append(x.ravel())
-        gs.append(gx.ravel())
-        xs, gs = xs[-depth:], gs[-depth:]
-        F = np.array(gs) - np.array(xs)                    # residuals (m, n)
-        if len(xs) > 1:
-            dF = F[1:] - F[:-1]
-            coef, *_ = np.linalg.lstsq(dF.T, F[-1], rcond=None)
-            dG = np.array(gs)[1:] - np.array(gs)[:-1]
-            cand = (gs[-1] - coef @ dG).reshape(x.shape)
-            cand = 0.5 * (cand + cand.T)
-            if np.all(np.linalg.eigvalsh(cand) > 0):
-                x = cand
-                continue
-            xs, gs = xs[-1:], gs[-1:]
-        x = gx
-    return x, MAX_ITERATIONS, res
 
 
 def _quadratic_forms(Z, A):
@@ -188,7 +155,7 @@ def solve(pb, P, lam_gamma, lam_v, model, Z, U, moments, beta=np.inf, N_test=Non
     linattn.ConvergenceError
         If the fixed point of ``Q`` or of ``C`` is not reached in ``MAX_ITERATIONS`` iterations.
     """
-    pb = check.problem(pb)
+    pb = validate.problem(pb)
     model = check.model(model)
     P = check.real("P", P, low=1.0)
     lam_gamma, lam_v = check.block_lambdas((lam_gamma, lam_v), "full")
@@ -229,8 +196,10 @@ def solve(pb, P, lam_gamma, lam_v, model, Z, U, moments, beta=np.inf, N_test=Non
         om = 1.0 / (scale + np.outer(_quadratic_forms(Z, Qc), r) / P)          # ω̃ (n, n_r)
         return np.linalg.inv(np.diag(lam_s) + average((om * rD) @ wr, Z))
 
-    Q, iterations, res = _anderson(g, np.linalg.inv(np.diag(lam_s) + St))
-    if not res < TOLERANCE:
+    fp = anderson(g, np.linalg.inv(np.diag(lam_s) + St), TOLERANCE, MAX_ITERATIONS,
+                  project=lambda c: 0.5 * (c + c.T), valid=lambda c: bool(np.all(np.linalg.eigvalsh(c) > 0)))
+    Q, iterations, res = fp.x, fp.iterations, fp.residual
+    if not fp.converged:
         raise ConvergenceError(f"pool theory (finite D): the resolvent fixed point did not converge in "
                                f"{MAX_ITERATIONS} iterations (residual {res:.3g}; P = {P:g}, M = {M})")
     om = 1.0 / (scale + np.outer(_quadratic_forms(Z, Q), r) / P)

@@ -57,12 +57,13 @@ from scipy import optimize
 
 from linattn import check
 from linattn.errors import ConvergenceError
+from linattn.numerics.stats import mean_se
 from linattn.pools import TaskMoments, moment_matrices, task_moments
 from linattn.results import short_repr
 from linattn.sampling import draw_pool
 
 from . import pool_finite
-from .theory import StationaryTheory, check_n_test, fresh_stationary, validate
+from .theory import StationaryTheory, check_n_test, checked_arguments, fresh_stationary
 
 
 @dataclass(frozen=True)
@@ -351,8 +352,7 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
     g = {k: np.array([getattr(r, k) for r in runs]) for k in keys}
     out = {k: float(v.mean()) for k, v in g.items()}
     out["residual"] = max(r.residual for r in runs)
-    ses = {k: (float(g[k].std(ddof=1) / np.sqrt(len(runs))) if len(runs) > 1 else 0.0)
-           for k in ("train", "test", "test_idg")}
+    ses = {k: mean_se(g[k])[1] for k in ("train", "test", "test_idg")}      # 0 for one pool
     if law == "finite":
         n_fin = 1 if pool is not None else n_pools
         diffs = {k: [] for k in keys[:6]}
@@ -368,7 +368,7 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
         for k, d in diffs.items():
             out[k] += float(np.mean(d))
         if n_fin > 1:
-            ses = {k: float(np.hypot(ses[k], np.std(diffs[k], ddof=1) / np.sqrt(n_fin))) for k in ses}
+            ses = {k: float(np.hypot(ses[k], mean_se(diffs[k])[1])) for k in ses}
         else:
             ses = {k: 0.0 for k in ses}
     elif law == "factor":
@@ -394,7 +394,7 @@ def pool_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="co
     """
     import linattn
 
-    P, beta, lam, _ = validate(pb, P, beta, lam, model, law, channel)
+    P, beta, lam, _ = checked_arguments(pb, P, beta, lam, model, law, channel)
     if isinstance(pool, str):
         check.choice("pool", pool, ("mp",))
     elif pool is not None:

@@ -56,8 +56,9 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import blas, lapack
 
-from linattn import check
+from linattn import check, pools, validate
 from linattn.errors import ConvergenceError
+from linattn.numerics.cg import NotCertified, certified_cg
 from linattn.results import short_repr
 from linattn.threads import blas_threads
 
@@ -119,8 +120,6 @@ def block_lambdas(lam, model):
     return check.block_lambdas(lam, model)
 
 
-_RELIABLE = 1e-4    # recompute the float64 residual when the recursive one has fallen by this factor,
-_SEGMENT = 50       # or after this many iterations
 _EPS = float(np.finfo(np.float64).eps)
 
 
@@ -231,7 +230,7 @@ def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_0
     linattn.ConvergenceError
         If CG does not reach its stopping rule within ``maxiter`` iterations.
     """
-    check.problem_data(data, pb, model)
+    validate.problem_data(data, pb, model)
     lg, lv = block_lambdas(lam, model)
     method = check.choice("method", method, ("auto", "gram", "cg"))
     rtol = check.real("rtol", rtol, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -293,7 +292,7 @@ def _solve(data, pb, model, solve_data, method, lg, lv, rtol, maxiter, N_test, a
     train = 0.5 * float(resid @ resid) / P + 0.5 * float(theta @ (op.lam * theta))
     pbt = pb if N_test is None or N_test == pb.N else dataclasses.replace(pb, N=N_test)   # the test prompts' problem
     test = pbt.test_error(Gamma, v)
-    idg = pbt.test_error(Gamma, v, tasks=data.pool) if data.pool is not None else None
+    idg = pools.idg_error(pbt, data.pool, Gamma, v) if data.pool is not None else None
     cmax = max(pbt.feature_variance, pbt.feature_variance_v if model == "full" else 0.0)
     grad = np.linalg.norm(np.concatenate([pbt.feature_variance * Gamma.ravel()
                                           - pbt.teacher_strength * np.eye(D).ravel() / D]
@@ -495,59 +494,24 @@ class _Preconditioner:
 
 def _cg(op, b, lam_lo, rtol, maxiter):
     """Preconditioned CG on ``Aθ = b`` (in the coordinates ``ψ`` of :class:`_Preconditioner`) with float32 products,
-    float64 reliable updates and the certified stopping rule of the module docstring; returns ``θ``, the
-    iterations, the true residual and ``Fθ``."""
+    float64 reliable updates and the certified stopping rule of the module docstring
+    (:func:`linattn.numerics.cg.certified_cg`); returns ``θ``, the iterations, the true residual and ``Fθ``."""
     pre = _Preconditioner(op)
     single = _Single(pre.Wz @ op.ZT, pre.Ux.T @ op.XT)     # the transformed features z', x' in float32
     bnorm = float(np.linalg.norm(b))
     if bnorm == 0.0:                    # Aθ = 0: θ* = 0 (the min-norm solution at λ = 0), exactly
         return np.zeros_like(b), 0, 0.0, np.zeros(op.P)
-    psi = np.zeros_like(b)
-    r = pre.Qt(b)                       # the residual r' = Qᵀ(b − Aθ)
-    anchor, since = bnorm, 0            # the true residual at the last float64 recomputation, iterations since
-    use_single = True                   # float32 products until a segment of them fails to make progress
-    z = pre.inv * r
-    p = z.copy()
-    rz = float(r @ z)
-    rn = bnorm
-    target = 1e-13 * bnorm
-    for it in range(1, maxiter + 1):
-        Ap = single(p) if use_single else pre.Qt(op.hess(pre.Q(p)))
-        Ap += pre.shift * p
-        pAp = float(p @ Ap)
-        if use_single and not (np.isfinite(pAp) and pAp > 0):
-            use_single = False
-            Ap = pre.Qt(op.hess(pre.Q(p))) + pre.shift * p
-            pAp = float(p @ Ap)
-        if not pAp > 0:
-            raise ConvergenceError(f"ridge: conjugate gradients met a direction with pᵀAp = {pAp:.3g} (A is not "
-                                   "positive definite in floating point); use replica.gibbs (eigendecomposition)")
-        step = rz / pAp
-        psi += step * p
-        r -= step * Ap
-        rn = pre.norm_residual(r)
-        target = rtol * lam_lo * pre.norm_theta(psi) if lam_lo > 0 else 1e-13 * bnorm
-        since += 1
-        if rn <= max(target, 1e-15 * bnorm) or rn <= _RELIABLE * anchor or since >= _SEGMENT:
-            since = 0
-            theta = pre.Q(psi)
-            res = b - op.A(theta)       # reliable update: the recursion drifts, certify with the true residual
-            rt = float(np.linalg.norm(res))
-            target = rtol * lam_lo * float(np.linalg.norm(theta)) if lam_lo > 0 else 1e-13 * bnorm
-            if rt <= max(target, 1e-15 * bnorm) * 1.0000001:
-                return theta, it, rt, op.u
-            r = pre.Qt(res)
-            if use_single and not rt <= 0.5 * anchor:     # float32 directions stopped helping: float64 from here
-                use_single = False
-                z = pre.inv * r
-                p = z.copy()
-                rz = float(r @ z)
-                anchor = rn = rt
-                continue
-            anchor = rn = rt
-        z = pre.inv * r
-        rz_new = float(r @ z)
-        p = z + (rz_new / rz) * p
-        rz = rz_new
-    raise _NotReached(f"ridge: conjugate gradients did not reach |r| <= {target:.3g} in {maxiter} iterations "
-                           f"(|r| = {rn:.3g}); raise maxiter, or use replica.gibbs (eigendecomposition)")
+
+    def true_residual(psi):
+        theta = pre.Q(psi)
+        res = b - op.A(theta)           # from the data, in θ's coordinates (op.A keeps Fθ in op.u)
+        return pre.Qt(res), float(np.linalg.norm(res)), float(np.linalg.norm(theta))
+
+    try:
+        sol = certified_cg(lambda p: pre.Qt(op.hess(pre.Q(p))) + pre.shift * p, pre.Qt(b), lambda r: pre.inv * r,
+                           lam_lo, rtol, maxiter, true_residual=true_residual,
+                           fast_apply=lambda p: single(p) + pre.shift * p,
+                           x_norm=pre.norm_theta, r_norm=pre.norm_residual, b_norm=bnorm, name="ridge")
+    except NotCertified as exc:
+        raise _NotReached(f"{exc}; raise maxiter, or use replica.gibbs (eigendecomposition)") from None
+    return pre.Q(sol.x), sol.iterations, sol.residual, op.u

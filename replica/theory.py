@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import linattn
-from linattn import check
+from linattn import check, validate
 from linattn.results import short_repr
 from spectra import block_overlaps, prompt_law, ridge_resolvent, teacher_overlap
 
@@ -110,10 +110,10 @@ def check_n_test(N_test):
     return None if N_test is None else check.positive_int("N_test", N_test)
 
 
-def validate(pb, P, beta, lam, model, law, channel):
+def checked_arguments(pb, P, beta, lam, model, law, channel):
     """The checked ``(P, β, λ, prompt law)`` of the stationary theories (the prompt law is ``None`` with a pool);
     ``λ`` is a number, or the pair ``(λ_Γ, λ_v)`` when the two differ."""
-    check.problem(pb)
+    validate.problem(pb)
     P = check.real("P", P, low=1.0)
     beta = check.positive("beta", beta, allow_inf=True)
     check.model(model)
@@ -155,7 +155,7 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
     linattn.ConvergenceError
         If the saddle-point equations do not converge.
     """
-    P, beta, lam, lw = validate(pb, P, beta, lam, model, law, channel)
+    P, beta, lam, lw = checked_arguments(pb, P, beta, lam, model, law, channel)
     N_test = check_n_test(N_test)
     if pb.tasks is not None:
         check.fail("pb", pb, "a problem with fresh tasks (tasks=None); for a task pool use replica.stationary")
@@ -229,7 +229,7 @@ def rs_functional(pb, P, beta, lam, rho, norm2, Delta, model="reduced", law="fin
     -------
     float
     """
-    P, beta, lam, lw = validate(pb, P, beta, lam, model, law, channel)
+    P, beta, lam, lw = checked_arguments(pb, P, beta, lam, model, law, channel)
     if isinstance(lam, tuple):
         check.fail("lam", lam, "one number >= 0 (the functional is written for a common weight decay)")
     if not np.isfinite(beta):
@@ -265,7 +265,7 @@ def rs_constant(pb, model="reduced") -> float:
     -------
     float
     """
-    check.problem(pb)
+    validate.problem(pb)
     check.model(model)
     dims = np.array([pb.D**2] + ([pb.D] if model == "full" else []), float)
     return (float(np.sum(0.5 * dims * (np.log(2 * np.pi) + 1 - np.log(dims))))

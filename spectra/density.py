@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import linattn
-from linattn import check
+from linattn import check, validate
 from linattn.errors import ConvergenceError
 from linattn.results import short_repr
 
@@ -43,7 +43,7 @@ X_MIN = 1e-10
 
 def _args(alpha, pb, law, model):
     alpha = check.positive("alpha", alpha)
-    check.problem(pb)
+    validate.problem(pb)
     check.choice("law", law, LAWS)
     check.model(model)
     return alpha, alpha * pb.D**2, prompt_law(pb, model, law)

@@ -51,7 +51,7 @@ from functools import cached_property
 import numpy as np
 
 import linattn
-from linattn import check
+from linattn import check, validate
 from linattn.results import short_repr
 from linattn.threads import blas_threads
 
@@ -491,7 +491,7 @@ def as_eigensystem(data, pb, model="reduced", v_scale=1.0, lam=None) -> Eigensys
     Eigensystem
     """
     if isinstance(data, Eigensystem):
-        check.problem(pb)
+        validate.problem(pb)
         check.model(model)
         if model != data.model:
             raise ValueError(f"model must match the eigensystem's model {data.model!r}; got {model!r}")
@@ -542,7 +542,7 @@ def eigensystem(data, pb, model="reduced", null_space=False, v_scale=1.0, lam=No
     Eigensystem
         Eigenvalues below ``1e-12 · g_max`` are exact zeros (null space of ``H``).
     """
-    check.problem_data(data, pb, model)
+    validate.problem_data(data, pb, model)
     null_space = check.boolean("null_space", null_space)
     v_scale, pair = _scale_and_decay(model, v_scale, lam)
     dev = None if device is None else torch_device(device)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from linattn import check
+from linattn import check, validate
 from linattn.threads import blas_threads
 
 from . import device as on_device
@@ -42,7 +42,7 @@ def hessian_dense(data, model="reduced", max_bytes: int = 1 << 31) -> np.ndarray
     -------
     ndarray (M, M)
     """
-    check.prompts(data)
+    validate.prompts(data)
     data.require(check.model(model))
     max_bytes = check.positive_int("max_bytes", max_bytes)
     P, D = data.P, data.D
@@ -85,7 +85,7 @@ def hessian_eigenvalues(data, pb, rescale=True, model="reduced", method="auto", 
     ndarray (M,)
         ``max(0, M − P)`` entries are exactly 0.0 on the Gram path.
     """
-    check.problem_data(data, pb, model)
+    validate.problem_data(data, pb, model)
     rescale = check.boolean("rescale", rescale)
     check.choice("method", method, METHODS)
     P, M = data.P, pb.n_params(model)

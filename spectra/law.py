@@ -45,7 +45,7 @@ import numpy as np
 from scipy.stats import qmc
 
 import linattn
-from linattn import check, invariants
+from linattn import check, invariants, validate
 from linattn.results import short_repr
 
 LAWS = ("finite", "mp")
@@ -231,7 +231,7 @@ def prompt_law(pb, model="reduced", law="finite", channel="correlated",
     PromptLaw
         Cached: equal arguments return the same object.
     """
-    check.problem(pb)
+    validate.problem(pb)
     if pb.tasks is not None:
         raise ValueError(f"pb.tasks must be None: the random-scale law is the law of fresh-task prompts; got tasks="
                          f"{pb.tasks} (the theory of task pools is replica.stationary, replica.asymptotic)")

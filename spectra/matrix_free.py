@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
-from linattn import check
+from linattn import check, validate
 from linattn.results import short_repr
 
 
@@ -37,7 +37,7 @@ def hessian_matvec(data, theta, model="reduced") -> np.ndarray:
     -------
     ndarray (M,)
     """
-    check.prompts(data)
+    validate.prompts(data)
     data.require(check.model(model))
     D, P = data.D, data.P
     theta = check.finite_array("theta", theta, shape=(D * D + (D if model == "full" else 0),))
@@ -250,7 +250,7 @@ def slq_spectrum(data, pb, steps=80, n_probes=4, rescale=True, model="reduced", 
     -------
     SpectralEstimate
     """
-    check.problem_data(data, pb, model)
+    validate.problem_data(data, pb, model)
     rescale = check.boolean("rescale", rescale)
     steps = check.positive_int("steps", steps, minimum=2)
     n_probes = check.positive_int("n_probes", n_probes)

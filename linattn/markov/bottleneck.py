@@ -87,6 +87,7 @@ from scipy import special
 
 from .. import check
 from ..errors import ConvergenceError
+from ..numerics.stats import mean_se
 from ..results import python_scalars, short_repr
 from .chains import Chains, blame_alpha, stationary, transition_matrices
 
@@ -407,7 +408,8 @@ def information(pool, E, length, n_samples=2048, rng=None, covariance="multinomi
         u = (y[None, :, :] - c[a:a + chunk, None, :]) @ np.swapaxes(Linv[a:a + chunk], 1, 2)
         logp[:, a:a + chunk] = (-0.5 * np.sum(u * u, axis=-1) - half_logdet[a:a + chunk, None]).T
     terms = (logp[np.arange(n_samples), k] - special.logsumexp(logp, axis=1) + math.log(K)) / _LN2
-    return Information(bits=float(terms.mean()), bits_se=float(terms.std(ddof=1) / math.sqrt(n_samples)),
+    bits, bits_se = mean_se(terms)
+    return Information(bits=bits, bits_se=bits_se,
                        max_bits=math.log2(K), K=K, d=E.shape[1], rank=r, n_bigrams=n, n_samples=n_samples,
                        covariance=covariance)
 
@@ -475,7 +477,8 @@ def information_mean(C, alpha, K, E, length, n_pools=4, rng=None, n_samples=2048
     seed = check.seed_int("rng", check.rng(rng))
     vals = np.array([information(ch.draw_pool((seed, i)), E, length, n_samples, (seed, i, 1), covariance).bits
                      for i in range(n_pools)])
-    return InformationMean(bits_mean=float(vals.mean()), bits_se=float(vals.std(ddof=1) / math.sqrt(n_pools)),
+    bits_mean, bits_se = mean_se(vals)
+    return InformationMean(bits_mean=bits_mean, bits_se=bits_se,
                            max_bits=math.log2(ch.K), bits=vals, K=ch.K, n_pools=n_pools)
 
 
@@ -586,8 +589,8 @@ def k2(C, alpha, E, length, gap=1.0, n_pools=4, rng=None, n_samples=1024, K_max=
         else:
             raise ConvergenceError(f"K2* not reached: log2 K - I(K) <= gap = {gap} bits up to K_max = {K_max} "
                                    f"(seed {i}); raise K_max or lower length")
-    m = float(out.mean())
-    return K2(k2=2.0 ** m, log2_k2=m, log2_k2_se=float(out.std(ddof=1) / math.sqrt(n_pools)),
+    m, m_se = mean_se(out)
+    return K2(k2=2.0 ** m, log2_k2=m, log2_k2_se=m_se,
               log2_k2_seeds=out, Ks=Ks, bits=bits, gap=gap)
 
 
@@ -759,8 +762,9 @@ def channel(E, length, moments, n_logdet=2000):
         raise ValueError("moments.samples contain chains with a singular class covariance (a bigram of probability "
                          "~0); draw the prior moments with a larger alpha")
     total = np.linalg.slogdet(Sb + Sw)[1]
-    cap = 0.5 * (total - logdet.mean()) / _LN2
-    se = 0.5 * logdet.std(ddof=1) / math.sqrt(logdet.size) / _LN2
+    logdet_mean, logdet_se = mean_se(logdet)
+    cap = 0.5 * (total - logdet_mean) / _LN2
+    se = 0.5 * logdet_se / _LN2
     return _channel_from_snr(lam, n, float(cap), float(se))
 
 

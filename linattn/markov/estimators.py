@@ -48,6 +48,7 @@ import numba
 import numpy as np
 
 from .. import check
+from ..numerics.stats import mean_se
 from ..random_kernels import next_uniform, seed_state
 from ..results import python_scalars, short_repr
 from .chains import (
@@ -709,6 +710,7 @@ def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudoc
             var = (sq[nm][0] - n_seq * m[0] ** 2) / (n_seq - 1)
             mean[nm], se[nm] = np.log(C) + m[0], np.sqrt(np.maximum(var, 0.0) / n_seq)
         else:
-            mean[nm], se[nm] = np.log(C) + m.mean(0), m.std(0, ddof=1) / np.sqrt(n_pools)
+            m_mean, se[nm] = mean_se(m, 0)
+            mean[nm] = np.log(C) + m_mean
     return LossCurves(mean=mean, se=se, names=names, chains=chains, length=length, n_seq=n_seq, n_pools=n_pools,
                       on=on, pseudocount=beta, n_mc=n_mc)

@@ -48,7 +48,7 @@ def test_flows_at_another_context_length_are_the_error_of_their_parameters(model
                 assert cur.test[i] == pytest.approx(ref, rel=1e-10), (Nt, i)
                 assert abs(base.test[i] / ref - 1) > 1e-3
                 if tasks:
-                    ref_idg = pb.test_error(G, v, tasks=data.pool, N_test=Nt)
+                    ref_idg = linattn.pools.idg_error(pb, data.pool, G, v, N_test=Nt)
                     assert cur.test_idg[i] == pytest.approx(ref_idg, rel=1e-10), (Nt, i)
                     assert abs(base.test_idg[i] / ref_idg - 1) > 1e-3
         lt = dynamics.long_time_limit(data, pb, lam, model, init=theta0, N_test=Nt)
@@ -56,7 +56,7 @@ def test_flows_at_another_context_length_are_the_error_of_their_parameters(model
         assert lt.test == pytest.approx(pb.test_error(G, v, N_test=Nt), rel=1e-10)
         assert lt.gap == linattn.relative_gap(lt.train, lt.test) and lt.N_test == Nt
         if tasks:
-            assert lt.test_idg == pytest.approx(pb.test_error(G, v, tasks=data.pool, N_test=Nt), rel=1e-10)
+            assert lt.test_idg == pytest.approx(linattn.pools.idg_error(pb, data.pool, G, v, N_test=Nt), rel=1e-10)
 
 
 @pytest.mark.parametrize("model, lam, tasks, P", [c for c in CASES if c[2] is None or c[1] == 0.02])
@@ -86,7 +86,7 @@ def test_random_init_spread_at_another_context_length_is_exact(model, lam, tasks
         assert cur.test[i] == pytest.approx(mean, rel=1e-10), i
         assert cur.test_sd[i] == pytest.approx(sd, rel=1e-10), i
         if tasks:
-            idg = (pb.test_error(G, v, tasks=data.pool, N_test=Nt)
+            idg = (linattn.pools.idg_error(pb, data.pool, G, v, N_test=Nt)
                    + 0.5 * np.trace(linattn.pools.idg_metric(pbt, data.pool, model).apply(L @ L.T)))
             assert cur.test_idg[i] == pytest.approx(idg, rel=1e-10), i
 

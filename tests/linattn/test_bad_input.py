@@ -4,7 +4,7 @@ import pytest
 from helpers import Row, sweep_tests
 
 import linattn
-from linattn import attention, covariance, factorized, invariants, kernel_learner, links, pools, sampling
+from linattn import attention, covariance, factorized, invariants, kernel_learner, links, pools, sampling, validate
 from linattn.markov import bottleneck
 
 PB = linattn.Problem(3, 4, 0.1)
@@ -65,8 +65,11 @@ ROWS = [
              link=links.as_link("tanh")), {}),
     Row("invariants.n_primitives", invariants.n_primitives, dict(pb=PB_TANH), dict(pb="problem")),
     Row("Problem.test_error", PB.test_error, dict(Gamma=G, v=V), dict(Gamma="array_shape", v="array_shape")),
-    Row("Problem.test_error(tasks)", PB.test_error, dict(Gamma=G, v=V, tasks=np.ones((2, 3))),
-        dict(tasks="array_shape")),
+    Row("Problem.test_error(N_test)", PB.test_error, dict(Gamma=G, v=V, N_test=7), dict(N_test="posint")),
+    Row("validate.problem", validate.problem, dict(pb=PB), dict(pb="problem")),
+    Row("validate.prompts", validate.prompts, dict(data=PB.sample(4, rng=0)), dict(data="prompts")),
+    Row("validate.problem_data", validate.problem_data, dict(data=PB.sample(4, rng=0), pb=PB, model="full"),
+        dict(data="prompts", pb="problem", model="model")),
     Row("Problem(tasks)", linattn.Problem, dict(D=3, N=4, noise=0.1, tasks=5, task_law="sphere", assignment="balanced"),
         dict(tasks="posint", task_law="choice", assignment="choice")),
     Row("pools.task_moments", pools.task_moments, dict(pb=PB, tasks=np.ones((2, 3))),
@@ -76,8 +79,8 @@ ROWS = [
         dict(pb="problem", tasks="array_shape", chi2="array_shape", zeta="array_shape")),
     Row("pools.moment_matrices", pools.moment_matrices,
         dict(pb=PB, model="full", moments=pools.task_moments(PB, np.ones((2, 3)))), dict(pb="problem", model="model")),
-    Row("pools.idg_error", pools.idg_error, dict(pb=PB, tasks=np.ones((2, 3)), Gamma=G, v=V),
-        dict(pb="problem", tasks="array_shape", Gamma="array_shape", v="array_shape")),
+    Row("pools.idg_error", pools.idg_error, dict(pb=PB, tasks=np.ones((2, 3)), Gamma=G, v=V, N_test=5),
+        dict(pb="problem", tasks="array_shape", Gamma="array_shape", v="array_shape", N_test="posint")),
     Row("pools.idg_metric", pools.idg_metric, dict(pb=PB, tasks=np.ones((2, 3)), model="full"),
         dict(pb="problem", tasks="array_shape", model="model")),
     Row("sampling.draw_pool", sampling.draw_pool, dict(pb=PB_POOL, P=4, rng=0),

@@ -254,9 +254,9 @@ def test_bad_shapes_and_problems():
         kernel_test_error(_PB, np.full((9, 9), 1e200))             # overflows: refused, not inf
 
 
-def test_problem_test_error_dispatches_n_test_and_features():
-    """pb.test_error(..., N_test=, features=) is the one entry point: N_test is the same problem at N = N_test (any
-    link, pools), features="hermite2" the kernel learner's exact error."""
+def test_n_test_is_the_same_problem_at_that_context_length():
+    """N_test is the same problem at N = N_test in every exact error: pb.test_error (any link), pools.idg_error
+    (a pool, the nonlinear link through φ(x) = x) and kernel_test_error (the Hermite features)."""
     import dataclasses
 
     pb = linattn.Problem(4, 8, 0.3, link="tanh", tasks=3)
@@ -265,13 +265,14 @@ def test_problem_test_error_dispatches_n_test_and_features():
     pool = pb.sample(5, rng=1).pool
     other = dataclasses.replace(pb, N=20)
     assert pb.test_error(G, N_test=20) == other.test_error(G)
-    assert pb.test_error(G, tasks=pool, N_test=20) == other.test_error(G, tasks=pool)
+    assert linattn.pools.idg_error(pb, pool, G, N_test=20) == linattn.pools.idg_error(other, pool, G)
+    assert linattn.pools.idg_error(pb, pool, G) == kernel_test_error(pb, G, "linear", tasks=pool)
     F = n_features(4, "hermite2")
     Gk = rng.standard_normal((F, F)) * 0.05
-    assert pb.test_error(Gk, features="hermite2", N_test=20) == kernel_test_error(pb, Gk, "hermite2", N_test=20)
+    assert kernel_test_error(pb, Gk, "hermite2", N_test=20) == kernel_test_error(other, Gk, "hermite2")
     with pytest.raises(ValueError, match="N_test"):
         pb.test_error(G, N_test=0)
+    with pytest.raises(ValueError, match="N_test"):
+        linattn.pools.idg_error(pb, pool, G, N_test=0)
     with pytest.raises(ValueError, match="features"):
-        pb.test_error(G, features="cubic")
-    with pytest.raises(ValueError, match="v"):
-        pb.test_error(Gk, v=np.zeros(4), features="hermite2")
+        kernel_test_error(pb, G, features="cubic")

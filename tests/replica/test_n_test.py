@@ -29,7 +29,7 @@ def test_theory_at_another_context_length_against_exact_averages(tasks):
             base = replica.stationary(pb, P, np.inf, lam, model, n_pools=8)
             rows = [("test", np.array([pbt.test_error(s.Gamma, s.v) for s in sols]))]
             if tasks:
-                rows.append(("test_idg", np.array([pbt.test_error(s.Gamma, s.v, tasks=d.pool)
+                rows.append(("test_idg", np.array([linattn.pools.idg_error(pbt, d.pool, s.Gamma, s.v)
                                                    for s, d in zip(sols, data)])))
             for name, vals in rows:
                 m, se = vals.mean(), vals.std(ddof=1) / np.sqrt(vals.size)
@@ -93,7 +93,7 @@ def _dense_reference(data, pb, beta, lam, model, N_test):
     theta = np.linalg.solve(A, F.T @ data.yq / P)
     G, v = linattn.unpack(theta, D, model)
     test = pb.test_error(G, v, N_test=N_test)
-    idg = pb.test_error(G, v, tasks=data.pool, N_test=N_test) if data.pool is not None else None
+    idg = linattn.pools.idg_error(pb, data.pool, G, v, N_test=N_test) if data.pool is not None else None
     if np.isfinite(beta):
         pbt = dataclasses.replace(pb, N=N_test)
         Ainv = np.linalg.inv(A)
@@ -135,7 +135,8 @@ def test_gibbs_and_ridge_at_another_context_length_are_exact(model, lam, tasks, 
         assert r.test == pytest.approx(pb.test_error(r.Gamma, r.v, N_test=Nt), rel=1e-10)
         assert r.test == pytest.approx(g.test[0], rel=1e-6)
         if tasks:
-            assert r.test_idg == pytest.approx(pb.test_error(r.Gamma, r.v, tasks=data.pool, N_test=Nt), rel=1e-10)
+            idg = linattn.pools.idg_error(pb, data.pool, r.Gamma, r.v, N_test=Nt)
+            assert r.test_idg == pytest.approx(idg, rel=1e-10)
         assert r.train == replica.ridge(data, pb, lam, model).train
         assert np.array_equal(g.train, base.train) and np.array_equal(g.free_energy, base.free_energy)
 

@@ -112,7 +112,7 @@ def test_ridge_solver_equals_dense_reference(P, model, lam):
         assert err <= sol.error_bound * (1 + 1e-6) and sol.certified     # the bound is a bound
     G, v = linattn.unpack(ref, D, model)
     assert sol.test == pytest.approx(pb.test_error(G, v), rel=1e-7)
-    assert sol.test_idg == pytest.approx(pb.test_error(G, v, tasks=d.pool), rel=1e-7)
+    assert sol.test_idg == pytest.approx(linattn.pools.idg_error(pb, d.pool, G, v), rel=1e-7)
     Lg, Lv = (lam, lam) if np.ndim(lam) == 0 else lam
     reg = Lg * np.sum(G * G) + (Lv * v @ v if v is not None else 0.0)
     r = d.yq - d.predict(G, v)

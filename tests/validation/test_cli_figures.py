@@ -204,3 +204,17 @@ def test_argument_errors_are_one_line_too(argv, capsys):
     assert exc.value.code == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("linattn: error:"), lines
+
+
+def test_report_sections_have_distinct_orders(monkeypatch):
+    """Every registered section is in the report once; two experiments with one order are refused by name."""
+    from validation.app import report
+    from validation.experiments import registry
+
+    sections = report.report_sections()
+    assert len(sections) == sum(exp.report_order is not None for exp in registry().values())
+    first, second = list(sections.values())[:2]
+    twin = type("Twin", (second,), {"name": "twin", "report_order": first.report_order})
+    monkeypatch.setattr(report, "registry", lambda: {**registry(), "twin": twin})
+    with pytest.raises(ValueError, match="report_order must be distinct.*twin"):
+        report.report_sections()

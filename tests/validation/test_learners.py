@@ -83,13 +83,14 @@ def test_learners_with_a_pool_and_another_context_length():
     (kernel_test_error; equal to pb.test_error(..., features="hermite2", tasks=pool, N_test=)), the feature learner's
     are Monte Carlo with a standard error; memorising a pool of 3 tasks makes the in-distribution error the smaller."""
     import linattn
+    from linattn.kernel_learner import kernel_test_error
     from validation.simulators.learners import feature_learner, kernel_learner
 
     pb = linattn.Problem(4, 8, 0.1, link="tanh", tasks=3)
     k = kernel_learner(pb, 300, 0.01, rng=0, N_test=16)
     G, pool = k.params["Gamma"], k.params["pool"]
-    assert k.test == pb.test_error(G, features="hermite2", N_test=16)
-    assert k.test_idg == pb.test_error(G, features="hermite2", tasks=pool, N_test=16)
+    assert k.test == kernel_test_error(pb, G, "hermite2", N_test=16)
+    assert k.test_idg == kernel_test_error(pb, G, "hermite2", tasks=pool, N_test=16)
     assert k.test_idg < k.test and k.test_se == 0.0
     f = feature_learner(pb, 300, 0.01, rng=0, N_test=16, n_test=4000, max_steps=2000)
     assert f.test_idg is not None and f.test_idg_se > 0 and f.test_idg < f.test

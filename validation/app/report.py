@@ -68,6 +68,30 @@ def _write(rep, out_dir, mode, seconds, done, total):
     return path
 
 
+def report_sections():
+    """The sections of the validation report: the registered experiments that have a ``report_order``.
+
+    Returns
+    -------
+    dict
+        ``{report_order: experiment class}``.
+
+    Raises
+    ------
+    ValueError
+        Two experiments with the same order (a dict keyed by the order would keep only one of them, silently).
+    """
+    out = {}
+    for exp in registry().values():
+        if exp.report_order is None:
+            continue
+        if exp.report_order in out:
+            raise ValueError(f"report_order must be distinct: experiments {out[exp.report_order].name!r} and "
+                             f"{exp.name!r} both have {exp.report_order!r}")
+        out[exp.report_order] = exp
+    return out
+
+
 def run(out_dir, mode="quick", progress=True):
     """Run every comparison; write ``validation_report.md`` and ``.json``.
 
@@ -89,7 +113,7 @@ def run(out_dir, mode="quick", progress=True):
     writable_folder(out_dir)
     rep = Report()
     t0 = time.time()
-    experiments = {exp.report_order: exp for exp in registry().values() if exp.report_order is not None}
+    experiments = report_sections()
     order = sorted(experiments)
     bar = tqdm(total=len(order), desc="validation", disable=not progress)
     path = None

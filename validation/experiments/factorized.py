@@ -18,6 +18,7 @@ import numpy as np
 
 import dynamics
 import linattn
+from linattn.numerics.stats import mean_se
 
 from .base import Check, Experiment
 from .staged import (
@@ -198,7 +199,7 @@ class FactorizedCheck(Experiment):
         out = []
         step, rec = self.STEP, self.RECORD
         for k, sk in enumerate(d["staged_spectrum"]):
-            m, sd = d["staged_t_half_sgd"][:, k].mean(), d["staged_t_half_sgd"][:, k].std(ddof=1) / np.sqrt(chains)
+            m, sd = mean_se(d["staged_t_half_sgd"][:, k], single=np.nan)
             t_half = d["staged_t_half"][k]
             tol = 4 * sd + step * d["staged_b"][k] * t_half + rec * step
             out.append(Check("factorized", f"escape time t_1/2, mode s={sk:.2f}", f"Γ=PQ, D={D}, N=31, a0=1e-3, online "
@@ -209,8 +210,7 @@ class FactorizedCheck(Experiment):
         for m in range(1, 5):
             k = int(np.argmin(np.abs(ode / saddles[m] - 1)))
             ode_gap = abs(ode[k] / saddles[m] - 1)
-            sim = d["separate_sgd"][:, k]
-            mean, se = sim.mean(), sim.std(ddof=1) / np.sqrt(sim.size)
+            mean, se = mean_se(d["separate_sgd"][:, k], single=np.nan)
             out.append(Check("factorized", f"SGD plateau at saddle M_{m} (separate K/Q)",
                              "D=4, N=31, 4 rank-one heads, "
                              f"start scale 0.3, online SGD η=0.25, batch {batch}, {chains} chains, t={times[k]:.0f}",
@@ -229,11 +229,11 @@ class FactorizedCheck(Experiment):
                              abs(loss / saddles[m] - 1) < 1e-12 and grad < 1e-12 and closest < 1e-3,
                              "loss to 1e-12, gradient < 1e-12 (a fixed point); every flow passes within 1e-3 (how "
                              "close depends on the start: 1e-10 to 1e-4 measured over 10 starts)"))
-        final, ic = d["merged_sgd"][:, -1], float(d["icl_test"])
-        se = final.std(ddof=1) / np.sqrt(final.size)
+        final, se = mean_se(d["merged_sgd"][:, -1], single=np.nan)
+        ic = float(d["icl_test"])
         out.append(Check("factorized", "merged head: final E_g = E_g(Γ_*)", f"D=4, N=31, online SGD η=0.25, {chains} "
-                         "chains", _fmt(ic), _fmt(final.mean(), se), f"{final.mean() / ic - 1:+.2%}",
-                         abs(final.mean() - ic) <= 4 * se + 0.02 * ic, "≤ 4 s.e. + 2 % (SGD stationary excess O(η/B))"))
+                         "chains", _fmt(ic), _fmt(final, se), f"{final / ic - 1:+.2%}",
+                         abs(final - ic) <= 4 * se + 0.02 * ic, "≤ 4 s.e. + 2 % (SGD stationary excess O(η/B))"))
         g = {k[len("gibbs_merged_"):]: float(v) for k, v in d.items() if k.startswith("gibbs_merged_")}
         for name in ("train", "test"):
             est, se, exact = g[name], g[f"{name}_se"], g[f"exact_{name}"]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from linattn.kernel_learner import n_features
+from linattn.numerics.stats import mean_se
 from replica.feature_theory import binned_readout_error, feature_learner_theory
 from replica.learner_theory import learner_theory
 
@@ -90,7 +91,7 @@ class LearnersCheck(Experiment):
         for name in LINKS:
             for k, what in enumerate(("test", "train")):
                 v = d[f"kernel_{name}_{what}"]
-                m, se = float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size))
+                m, se = mean_se(v, single=np.nan)      # one training set: nan, the check fails
                 th, th_se, mp = (float(d[f"kernel_{name}_{x}"][k]) for x in ("theory", "theory_se", "mp"))
                 tol = m / M + 3 * float(np.hypot(se, th_se))
                 rows.append(Check("learners", f"kernel learner theory, {what} error",

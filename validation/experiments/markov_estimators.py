@@ -22,6 +22,7 @@ import numpy as np
 from scipy import stats
 
 from linattn import markov
+from linattn.numerics.stats import mean_se
 
 from .base import Check, Experiment
 
@@ -77,9 +78,8 @@ def _first_state_gain(s):
         exact[i] = np.log(C_FS * markov.stationary(T)[:, seq[0]].mean())
     T = ch.draw_chains(s.n_chains, rng=(24, 11))
     pi = markov.stationary(T)
-    H = -np.sum(pi * np.log(pi), axis=-1)
-    return {"fs_gain": gain, "fs_exact": exact, "fs_limit": np.array([np.log(C_FS) - H.mean(),
-                                                                       H.std(ddof=1) / np.sqrt(H.size)])}
+    H_mean, H_se = mean_se(-np.sum(pi * np.log(pi), axis=-1), single=np.nan)      # one chain: nan
+    return {"fs_gain": gain, "fs_exact": exact, "fs_limit": np.array([np.log(C_FS) - H_mean, H_se])}
 
 
 class MarkovEstimators(Experiment):
@@ -123,9 +123,9 @@ class MarkovEstimators(Experiment):
             b = ch.sample(s.n_seq_bayes, s.L_bayes, rng=(24, 3))
             lb = markov.log_losses(b.states, "bayes", chains=ch, n_mc=s.n_mc, rng=(24, 4))
             l2 = markov.log_losses(b.states, "2-gen", chains=ch)
-            out["bayes_early"], out["bayes_early_se"] = lb.mean(0), lb.std(0, ddof=1) / np.sqrt(len(lb))
-            out["bayes_minus_2gen"] = (lb - l2).mean(0)             # paired: far less noisy than bayes itself
-            out["bayes_minus_2gen_se"] = (lb - l2).std(0, ddof=1) / np.sqrt(len(lb))
+            out["bayes_early"], out["bayes_early_se"] = mean_se(lb, 0, single=np.nan)      # one sequence: nan
+            # paired: far less noisy than bayes itself
+            out["bayes_minus_2gen"], out["bayes_minus_2gen_se"] = mean_se(lb - l2, 0, single=np.nan)
             out["gain_per_seq"] = (l2 - lb).sum(1)
             return out
         if part == "uniform":
@@ -140,7 +140,8 @@ class MarkovEstimators(Experiment):
             lead = np.where(m > 0, (C - 1) / (2 * np.maximum(m, 1)), 0.0)
             seen = np.maximum((m > 0).sum(0), 1)
             late = slice(s.length // 2, None)
-            return {"uni_excess": ex.mean(0), "uni_excess_se": ex.std(0, ddof=1) / np.sqrt(len(ex)),
+            uni_excess, uni_excess_se = mean_se(ex, 0)
+            return {"uni_excess": uni_excess, "uni_excess_se": uni_excess_se,
                     "uni_iid": table[m].mean(0), "uni_lead": lead.sum(0) / seen,
                     "uni_true0": -np.log(smp.pool[np.arange(len(x)), x[:, 0], x[:, 1]]),
                     "uni_late_diff": (ex[:, late] - table[m[:, late]]).mean(1),
@@ -167,8 +168,9 @@ class MarkovEstimators(Experiment):
         data["pools"] = np.array(s.pools)
         data["row_entropy"] = np.array(markov.expected_row_entropy(C, ALPHA))
         w, h = data.pop("chain_weighted_entropy"), data.pop("chain_pi_entropy")
-        data["weighted_entropy"] = np.array([w.mean(), w.std(ddof=1) / np.sqrt(w.size)])
-        data["first_state_limit"] = np.array([np.log(C) - h.mean(), h.std(ddof=1) / np.sqrt(h.size)])
+        data["weighted_entropy"] = np.array(mean_se(w, single=np.nan))          # one chain: nan
+        h_mean, h_se = mean_se(h, single=np.nan)
+        data["first_state_limit"] = np.array([np.log(C) - h_mean, h_se])
         return data, {"C": C, "alpha": ALPHA}
 
     def checks(self, r):
@@ -177,14 +179,14 @@ class MarkovEstimators(Experiment):
         par = f"C={C}, α={ALPHA:g}"
         # 1. oracle at n = 0 with a uniform first state: E H(row) = ψ(Cα+1) − ψ(α+1) exactly
         t0 = d["uni_true0"]
-        m0, se0 = t0.mean(), t0.std(ddof=1) / np.sqrt(t0.size)
+        m0, se0 = mean_se(t0)
         H = float(d["row_entropy"])
         out.append(Check("markov", "oracle loss at n = 0, uniform x_0: E H(row) = ψ(Cα+1) − ψ(α+1)",
                          f"{par}, {t0.size} sequences", _fmt(H), _fmt(m0, se0), f"{m0 / H - 1:+.2%}",
                          abs(m0 - H) <= 4 * se0, "within 4 s.e. (Monte Carlo over chains and x_0, x_1)"))
         # 2. oracle on stationary paths: E_T[Σ π_i H(T_i)], not E H(row)
         tp = d["true_per_seq"]
-        mt, st = tp.mean(), tp.std(ddof=1) / np.sqrt(tp.size)
+        mt, st = mean_se(tp)
         wt, wse = d["weighted_entropy"]
         se = float(np.hypot(st, wse))
         ok = abs(mt - wt) <= 4 * se
@@ -197,11 +199,11 @@ class MarkovEstimators(Experiment):
                          "within 4 s.e. (s.e. over sequences and over chains)"))
         # 3. 2-gen excess vs the exact i.i.d. formula at the realized counts, late positions
         dl = d["uni_late_diff"]
-        md, sd = dl.mean(), dl.std(ddof=1) / np.sqrt(dl.size)
+        md, sd = mean_se(dl)
         late = slice(s["length"] // 2, None)
         ex, iid, lead = d["uni_excess"][late].mean(), d["uni_iid"][late].mean(), d["uni_lead"][late].mean()
-        lead_d = d["uni_late_lead_diff"]
-        lead_off = abs(lead_d.mean()) > 4 * lead_d.std(ddof=1) / np.sqrt(lead_d.size)
+        lead_mean, lead_se = mean_se(d["uni_late_lead_diff"])
+        lead_off = abs(lead_mean) > 4 * lead_se
         out.append(Check("markov", "2-gen excess over the oracle, n ≥ L/2: exact i.i.d. Dirichlet–"
                          f"multinomial at the realized N_x (leading order (C−1)/(2N_x) = {lead:.4g}"
                          f"{', resolved as off' if lead_off else ''})",
@@ -226,8 +228,8 @@ class MarkovEstimators(Experiment):
         # 5. the first state's information, K = ∞, x_0 ~ π: Σ_n (ℓ_2gen − ℓ_bayes) = log(C g) per sequence, ≤ limit
         g, ex = d["fs_gain"], d["fs_exact"]
         diff = g - ex
-        md, sd = diff.mean(), diff.std(ddof=1) / np.sqrt(diff.size)
-        mg, sg = g.mean(), g.std(ddof=1) / np.sqrt(g.size)
+        md, sd = mean_se(diff, single=np.nan)          # one sequence: nan, the check fails
+        mg, sg = mean_se(g, single=np.nan)
         lim, lse = d["fs_limit"]
         ok = abs(md) <= 4 * sd and -4 * sg <= mg <= lim + 4 * np.hypot(sg, lse)
         out.append(Check("markov", "K = ∞, x_0 ~ π: bayes' total gain over 2-gen Σ_{n<L−1} "

@@ -30,6 +30,7 @@ import linattn
 import replica
 import spectra
 from linattn import sampling
+from linattn.numerics.stats import mean_se
 
 from ..simulators.langevin import langevin
 from .base import Check, Experiment
@@ -280,8 +281,8 @@ class NonlinearCheck(Experiment):
                 d = sampling.sample_tokens(pb, min(20_000, s.nonlinear_mc), rng).prompts()
                 loss.append(0.5 * (d.yq - d.predict(G)) ** 2)
             loss = np.concatenate(loss)
-            out["exact"][i], out["mean"][i] = pb.test_error(G), loss.mean()
-            out["se"][i], out["size"][i] = loss.std(ddof=1) / np.sqrt(loss.size), loss.size
+            out["exact"][i], out["size"][i] = pb.test_error(G), loss.size
+            out["mean"][i], out["se"][i] = mean_se(loss, single=np.nan)      # one prompt: nan
         return out
 
     def assemble(self, s, outputs):

@@ -21,7 +21,8 @@ from tqdm import tqdm
 
 import linattn
 import replica
-from linattn import check
+from linattn import check, validate
+from linattn.numerics.stats import mean_se
 
 from .base import Check, Experiment
 
@@ -59,11 +60,11 @@ class PoolAverage:
 
     @property
     def test_se(self) -> float:
-        return float(self.test.std(ddof=1) / np.sqrt(self.test.size))
+        return mean_se(self.test, single=np.nan)[1]
 
     @property
     def test_idg_se(self) -> float:
-        return float(self.test_idg.std(ddof=1) / np.sqrt(self.test_idg.size))
+        return mean_se(self.test_idg, single=np.nan)[1]
 
 
 def pool_average(pb, P, lam, n_datasets=20, model="reduced", rng=0, progress=False) -> PoolAverage:
@@ -98,7 +99,7 @@ def pool_average(pb, P, lam, n_datasets=20, model="reduced", rng=0, progress=Fal
     >>> avg.test_mean > avg.test_idg_mean          # memorising a small pool: in-distribution is easier
     True
     """
-    check.problem(pb)
+    validate.problem(pb)
     P = check.positive_int("P", P)
     n_datasets = check.positive_int("n_datasets", n_datasets, minimum=2, maximum=10**6)
     check.model(model)
@@ -195,7 +196,7 @@ class PoolsCheck(Experiment):
         for name, attr, ref in (("ICL", "icl", th_icl), ("IDG", "idg", th_idg)):
             a16, a32 = d[f"D16_{attr}"], d[f"D32_{attr}"]
             extrap = 2 * a32.mean() - a16.mean()
-            se = float(np.hypot(2 * a32.std(ddof=1) / np.sqrt(a32.size), a16.std(ddof=1) / np.sqrt(a16.size)))
+            se = float(np.hypot(2 * mean_se(a32)[1], mean_se(a16)[1]))
             tol = 4 * se + 0.25 * abs(a32.mean() - a16.mean())
             rejected = abs(extrap - base_icl) > tol
             out.append(Check("pools", f"D → ∞ theory, {name} error (Lu et al.; IDG = −τ c_e conjectured)",
@@ -360,8 +361,8 @@ class GTask(PoolsFigure):
             return {"finite": np.array(fin)}
         a = pool_average(self._problem(D, point["kappa"]), int(self.TAU * D * D), (self.RIDGE_L / D, self.RIDGE_L),
                          point["n"], rng=self.SEED, model="full")
-        g = a.test - a.test_idg
-        return {"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.size)}
+        mean, se = mean_se(a.test - a.test_idg)
+        return {"mean": mean, "se": se}
 
     def assemble(self, s, outputs):
         kth = self._kappa_theory(s)

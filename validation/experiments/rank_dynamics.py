@@ -31,6 +31,7 @@ import linattn
 from diagnostics import crossing_times
 from linattn import check
 from linattn.factorized import Parametrization
+from linattn.numerics.stats import mean_se
 
 from ..simulators.factorized import factorized_descent
 from .base import Check, Experiment
@@ -290,7 +291,7 @@ def checks(r: RankDynamics, lr=0.05, record=20, parameters="") -> list:
     flow_steps = step_ups(r, r.flow)
     for k, (lo, hi) in enumerate(win):
         a = k + 1
-        m, se = sgd_steps[:, k].mean(), sgd_steps[:, k].std(ddof=1) / np.sqrt(len(r.sgd))
+        m, se = mean_se(sgd_steps[:, k], single=np.nan)   # one chain: nan
         slack = 4 * se + lr * mc.b[a] * hi + record * lr + g * hi
         ok = lo <= flow_steps[k] <= hi and lo - slack <= m <= hi + slack
         row(f"effective rank steps up in the rise window of mode {a + 1}",
@@ -302,7 +303,7 @@ def checks(r: RankDynamics, lr=0.05, record=20, parameters="") -> list:
     order = np.argsort(r.t_enter[np.isfinite(r.t_enter)])
     modes = np.flatnonzero(np.isfinite(r.t_enter))[order]
     for j, (te, a) in enumerate(zip(entering, modes)):
-        m, se = falls_sgd[:, j].mean(), falls_sgd[:, j].std(ddof=1) / np.sqrt(len(r.sgd))
+        m, se = mean_se(falls_sgd[:, j], single=np.nan)   # one chain: nan
         slack = 4 * se + lr * mc.b[a] * te + record * lr + 2 * g * te
         ok = abs(falls_flow[j] / te - 1) <= g and abs(m - te) <= slack and te < r.t_half[a] and m < r.t_half[a]
         row(f"subspace distance falls when mode {a + 1} enters (before its t½ = {r.t_half[a]:.1f})",
@@ -311,7 +312,7 @@ def checks(r: RankDynamics, lr=0.05, record=20, parameters="") -> list:
     onset_closed = curvature_onsets(r, r.test_closed)
     onset_sgd = np.array([curvature_onsets(r, y) for y in r.test_sgd])
     for a, te in enumerate(onset_closed):
-        m, se = onset_sgd[:, a].mean(), onset_sgd[:, a].std(ddof=1) / np.sqrt(len(r.sgd))
+        m, se = mean_se(onset_sgd[:, a], single=np.nan)   # one chain: nan
         slack = 4 * se + lr * mc.b[a] * te + record * lr + 2 * g * te
         row(f"loss curvature: onset of drop {a + 1} (deepest minimum of d²lnE/d(ln t)²)",
             f"{te:.2f} (closed form; t½ − τ = {r.t_half[a] - r.tau[a]:.2f})", f"SGD {m:.2f} ± {se:.2f}",

@@ -16,6 +16,7 @@ import linattn
 from diagnostics import crossing_times
 from linattn import check
 from linattn.factorized import Parametrization
+from linattn.numerics.stats import mean_se
 
 from ..simulators.factorized import FactorizedRun, factorized_descent
 
@@ -340,8 +341,8 @@ def gibbs_comparison(pb, data, beta, lam, kind="value_kq_modes", n_steps=60_000,
     et = (run.loss + 0.5 * lam * np.sum(run.theta**2, axis=2))[:, k0:].mean(1)
     eg = run.test[:, k0:].mean(1)
     dof = par.n_params - (pb.D * (pb.D - 1) // 2 if kind == "value_kq_modes" else 0)
-    se = lambda x: float(x.std(ddof=1) / np.sqrt(x.size))    # noqa: E731
-    return GibbsComparison(train=float(et.mean()), train_se=se(et), test=float(eg.mean()), test_se=se(eg),
+    (train, train_se), (test, test_se) = mean_se(et, single=np.nan), mean_se(eg, single=np.nan)  # 1 chain: nan
+    return GibbsComparison(train=train, train_se=train_se, test=test, test_se=test_se,
                            exact_train=float(exact.train), exact_test=float(exact.test), e_min=float(fl.loss[-1]),
                            harmonic_dof=dof,
                            equipartition=float(fl.loss[-1] + dof / (2 * beta)))

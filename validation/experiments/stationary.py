@@ -30,7 +30,8 @@ import numpy as np
 
 import linattn
 import replica
-from linattn import check
+from linattn import check, validate
+from linattn.numerics.stats import mean_se
 
 from ..simulators.langevin import chain, langevin
 from .base import Check, Experiment
@@ -130,9 +131,8 @@ def _none_if_nan(x):
 
 
 def _mean_se(x):
-    """Mean and standard error over the last axis."""
-    x = np.asarray(x, float)
-    return x.mean(-1), x.std(-1, ddof=1) / np.sqrt(x.shape[-1])
+    """Mean and standard error over the last axis (one value: nan s.e.)."""
+    return mean_se(np.asarray(x, float), -1, single=np.nan)
 
 
 def boundary_from_means(P, train_mean, test_mean, level=5.0):
@@ -409,7 +409,7 @@ def stationary_sweep(pb, model="reduced", beta=1e3, lam=0.01, P_theory=None, P_e
     """
     from .base import run
 
-    check.problem(pb)
+    validate.problem(pb)
     check.model(model)
     beta = check.positive("beta", beta)
     lam = check.nonnegative("lam", lam)

@@ -72,7 +72,7 @@ def register(name: str, title: str, caption: str = "", requires: str = "", exper
         Optional extra the figure needs (the module to import, e.g. ``"torch"``); without it :func:`make`
         skips the figure with a message and the gallery says how to get it.
     experiment : str
-        The experiment whose result the figure draws.
+        The experiment whose result the figure draws (required: a figure draws a result, it computes nothing).
     order : float
         Position in ``figures all`` and in the gallery.
     files : tuple of str
@@ -84,6 +84,10 @@ def register(name: str, title: str, caption: str = "", requires: str = "", exper
     callable
         The decorator.
     """
+
+    if not experiment:
+        raise ValueError(f"figure {name!r}: experiment must name the experiment whose result it draws; got "
+                         f"{experiment!r}")
 
     def deco(func):
         _REGISTRY[name] = Figure(name, title, func, caption, requires, experiment, order, tuple(files))
@@ -131,8 +135,6 @@ def _importable(module):
 def _run_one(name, out_dir, mode, progress, store, workers=1, scheduler=None):
     """Run one registered figure (module-level, so that worker processes can call it): its experiment
     (through a point store in ``store/<experiment>/<mode>`` when ``store`` is given), then the drawing."""
-    import inspect
-
     fig = registry()[name]
     if fig.requires and not _importable(fig.requires):
         import sys
@@ -140,11 +142,6 @@ def _run_one(name, out_dir, mode, progress, store, workers=1, scheduler=None):
         print(f"figure {name}: skipped — it needs the optional extra [{fig.requires}] and {fig.requires} is not "
               f"installed (pip install -e '.[{fig.requires}]', or `make {fig.requires}`)", file=sys.stderr)
         return []
-    if not fig.experiment:                      # a figure that computes by itself (not yet an experiment)
-        func = fig.func
-        if store is not None and "store" in inspect.signature(func).parameters:
-            return func(out_dir, mode, progress, store=store)
-        return func(out_dir, mode, progress)
     result = compute(fig.experiment, mode, progress, store, workers, scheduler)
     with style():
         image = fig.func(result)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from linattn.numerics.stats import mean_se
+
 from . import panel_letters, register
 
 
@@ -156,9 +158,8 @@ def _plot_gap(d):
                                   False),
                                  (axes[2], "test", r"test error $E_g$", True)):
         for tag, label, col in (("merged", r"merged $\Gamma$", "C0"), ("product", r"$\Gamma = PQ$", "C3")):
-            v = d[f"{key}_{tag}"]
-            ax.errorbar(P, v.mean(1), yerr=v.std(1, ddof=1) / np.sqrt(n) if n > 1 else None, fmt="o-", color=col,
-                        label=label, capsize=2)
+            m, se = mean_se(d[f"{key}_{tag}"], 1)
+            ax.errorbar(P, m, yerr=se if n > 1 else None, fmt="o-", color=col, label=label, capsize=2)
         ax.axvline(int(d["D"]) ** 2, color="0.5", ls=":", label=r"$P = D^2$")
         ax.set_xscale("log")
         if log:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linattn import check
+from linattn import check, validate
 from linattn.errors import ConvergenceError
 from linattn.factorized import Parametrization, dataset_objective, population_objective
 from linattn.results import short_repr
@@ -110,7 +110,7 @@ def factorized_descent(pb, parametrization, theta0, n_steps, lr, data=None, batc
     ConvergenceError
         If the parameters become non-finite (the step is too large for this trajectory).
     """
-    pb = check.problem(pb)
+    pb = validate.problem(pb)
     par = Parametrization.checked(parametrization, pb.D)
     if not pb.link.is_linear:
         check.fail("pb.link", pb.link.name, "a linear link (factorized simulators)")
@@ -135,7 +135,7 @@ def factorized_descent(pb, parametrization, theta0, n_steps, lr, data=None, batc
     batch = check.positive_int("batch", batch)
     n_rec = n_steps // record + 1
     if not online:
-        check.problem_data(data, pb)
+        validate.problem_data(data, pb)
     # per step: the batch's prompts drawn (N D normals each, online) and the gradient of each
     work_per_step = (batch * (pb.N * pb.D + pb.D * pb.D + par.n_params) if online
                      else data.P * (pb.D * pb.D + par.n_params)) + par.n_params
@@ -200,7 +200,7 @@ def _numba_threads():
 
 def _kernel_prompts(pb, n, seed=0):
     """``n`` prompts from the kernel's exact sampler (for tests against :func:`linattn.sampling.sample`)."""
-    pb = check.problem(pb)
+    pb = validate.problem(pb)
     n = check.positive_int("n", n)
     cov = pb.covariance
     root = np.ones(pb.D) if cov is None else np.sqrt(cov.spectrum)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import linattn
-from linattn import check
+from linattn import check, validate
 from linattn.results import short_repr
 
 
@@ -70,7 +70,7 @@ def descent_from_random_inits(data, pb, lam, lr, steps, init_sd, n_init, rng=Non
     -------
     DescentRun
     """
-    check.problem_data(data, pb, model)
+    validate.problem_data(data, pb, model)
     lam = check.nonnegative("lam", lam)
     lr = check.positive("lr", lr)
     record = np.unique(check.counts("steps", steps))

@@ -49,7 +49,7 @@ from tqdm import tqdm
 
 import linattn
 import replica
-from linattn import check
+from linattn import check, validate
 from linattn.results import python_scalars, short_repr
 from spectra import Eigensystem, eigensystem
 from spectra.device import device_memory, torch_device
@@ -298,7 +298,7 @@ def chain(data, pb, beta, lam, gamma=1.0, model="reduced", device=None) -> Chain
     -------
     Chain
     """
-    check.problem_data(data, pb, model)
+    validate.problem_data(data, pb, model)
     beta = check.positive("beta", beta)
     lam_gamma, lam_v = check.block_lambdas(lam, model)
     gamma = check.positive("gamma", gamma)
@@ -557,7 +557,7 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
     -------
     LangevinResult
     """
-    check.problem_data(data, pb, model)
+    validate.problem_data(data, pb, model)
     n_equilibrate = check.nonneg_int("n_equilibrate", n_equilibrate)
     n_samples = check.positive_int("n_samples", n_samples)
     stride = check.positive_int("stride", stride)

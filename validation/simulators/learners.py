@@ -43,8 +43,9 @@ import numpy as np
 from numba import njit
 
 import linattn
-from linattn import check, sampling
+from linattn import check, sampling, validate
 from linattn.kernel_learner import FEATURES, hermite_features  # noqa: F401  (the one feature map; re-exported)
+from linattn.numerics.stats import mean_se
 from linattn.results import short_repr
 
 #: the knot rules of the feature learner's readout (:func:`feature_learner`)
@@ -116,7 +117,7 @@ def _kernel_prompts(pb, P, rng, features, batch=512, tasks=None):
 
 def _common(pb, P, lam, rng, n_test):
     """Checks of the arguments both learners take; returns ``(P, lam, generator, n_test)``."""
-    check.problem(pb)
+    validate.problem(pb)
     P, lam, gen = check.positive_int("P", P), check.positive("lam", lam), check.rng(rng)
     return P, lam, gen, _n_test(pb, n_test)
 
@@ -129,10 +130,6 @@ def _n_test(pb, n_test, N=None):
     tokens = 2 * N * pb.D + N if pb.tasks is not None else 0
     check.memory(8.0 * n_test * (tokens + 4 * pb.D + 2), f"{n_test} test prompts", "n_test")
     return n_test
-
-
-def _mc(loss):
-    return float(loss.mean()), float(loss.std(ddof=1) / np.sqrt(loss.size))
 
 
 def kernel_learner(pb, P, lam, rng=None, features="hermite2", n_test=20_000, N_test=None) -> LearnerRun:
@@ -368,7 +365,7 @@ def _feature_error(pbt, params, n_test, gen, pool=None):
     else:
         prompts = sampling.sample_tokens(pbt, n_test, gen, pool[gen.integers(0, pool.shape[0], n_test)]).prompts()
     t = prompts.predict(params["Gamma"])
-    return _mc(0.5 * (prompts.yq - readout(t, params["readout"], params["knots"])) ** 2)
+    return mean_se(0.5 * (prompts.yq - readout(t, params["readout"], params["knots"])) ** 2)
 
 
 def feature_test_error(pb, run, N_test=None, n_test=100_000, rng=None, in_distribution=False):
@@ -394,7 +391,7 @@ def feature_test_error(pb, run, N_test=None, n_test=100_000, rng=None, in_distri
     (float, float)
         The error and its standard error.
     """
-    pb = check.problem(pb)
+    pb = validate.problem(pb)
     if not isinstance(run, LearnerRun) or run.learner != "feature":
         check.fail("run", run, "a LearnerRun of feature_learner")
     if run.problem is not None and pb != run.problem:       # the labels (link, noise) and prompts the readout fits
