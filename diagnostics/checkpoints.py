@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 import re
+import zipfile
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -159,6 +161,65 @@ def _tensor_array(path, key, tensor):
                    f"({type(err).__name__}: {err})")
 
 
+def _npy_claim(f, member=""):
+    """``(elements, bytes, data offset)`` an ``.npy`` header claims, read from the open file ``f`` without loading the
+    array (what ``numpy.load`` would allocate)."""
+    version = np.lib.format.read_magic(f)
+    if version == (1, 0):
+        shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+    elif version == (2, 0):
+        shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+    else:      # 3.0: structured arrays with unicode field names, never numeric weights
+        raise ValueError(f"{member or 'the file'} has .npy format version {version}, not 1.0 or 2.0")
+    if dtype.hasobject:
+        raise ValueError(f"{member or 'the file'} holds an object array (pickles are refused)")
+    elements = float(np.prod(shape, dtype=float))
+    return elements, elements * dtype.itemsize, f.tell()
+
+
+def _claimed_sizes(path):
+    """``(elements, bytes)`` the arrays of one checkpoint file claim, read from the ``.npy`` headers and the zip's
+    declared sizes before anything is decompressed or allocated (a ``.pt`` file: its declared sizes, at 4 bytes per
+    element). A header that cannot be read, or claims more data than its file holds, is a ``ValueError`` naming the
+    file; a zip declaring more than the memory limit is refused (:func:`linattn.check.memory`)."""
+    suffix = os.path.splitext(path)[1]
+    where = f"source file {path!r}"
+    try:
+        if suffix == ".npy":
+            with open(path, "rb") as f:
+                elements, size, offset = _npy_claim(f)
+            if size > os.path.getsize(path) - offset:
+                raise ValueError(f"the header claims {size:.6g} bytes of data but the file holds "
+                                 f"{os.path.getsize(path) - offset}")
+            return elements, size
+        if not zipfile.is_zipfile(path):
+            if suffix == ".npz":
+                raise ValueError("not a zip archive")
+            return os.path.getsize(path) / 4.0, float(os.path.getsize(path))      # a legacy torch file
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+            declared = float(sum(info.file_size for info in infos))
+            elements = size = 0.0
+            if suffix == ".npz":
+                for info in infos:
+                    if not info.filename.endswith(".npy"):
+                        elements, size = elements + info.file_size, size + info.file_size
+                        continue
+                    with zf.open(info) as f:
+                        n, b, offset = _npy_claim(f, f"member {info.filename!r}")
+                    if b > info.file_size - offset:
+                        raise ValueError(f"member {info.filename!r} claims {b:.6g} bytes of data but holds "
+                                         f"{info.file_size - offset}")
+                    elements, size = elements + n, size + b
+            else:
+                elements, size = declared / 4.0, declared
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as err:
+        raise ValueError(f"{where} is not a readable {suffix} checkpoint (empty, truncated or not numeric: "
+                         f"{type(err).__name__}: {err})") from None
+    check.memory(declared, f"its {len(infos)} members, uncompressed (sizes declared by the zip)", where)
+    return elements, size
+
+
 def _read(path):
     """``{name: array}`` of one checkpoint file; a damaged or unreadable file is a ``ValueError`` naming it."""
     suffix = os.path.splitext(path)[1]
@@ -225,7 +286,9 @@ def load_checkpoints(source, names=None, step=None) -> Checkpoints:
     ------
     ValueError
         No checkpoint files; a damaged, empty, complex or non-numeric file (the message names it); two files
-        with the same step; no weight name common to every file.
+        with the same step; no weight name common to every file; weights whose sizes, claimed by the files' headers
+        and checked before any array is read, exceed the memory limit (:func:`linattn.check.memory`, naming
+        ``source``).
 
     Examples
     --------
@@ -253,6 +316,9 @@ def load_checkpoints(source, names=None, step=None) -> Checkpoints:
 
         warnings.warn(f"load_checkpoints: {note} (pass step=REGEX or a callable to decide the order)", UserWarning,
                       stacklevel=2)
+    claims = [_claimed_sizes(f) for f in files]      # before anything is read: the weights as float64, stacked
+    check.memory(16.0 * sum(c[0] for c in claims) + max(c[1] for c in claims), f"the weights of {len(files)} "
+                 "checkpoint file(s) as float64 arrays, stacked over steps (sizes claimed by their headers)", "source")
     loaded = [_read(files[i]) for i in order]
     common = set(loaded[0]).intersection(*loaded[1:])
     if names is None:
@@ -310,13 +376,22 @@ def qk_circuit(W_Q, W_K, heads=1) -> np.ndarray:
     Returns
     -------
     ndarray (..., H, d_model, d_model)
+
+    Raises
+    ------
+    ValueError
+        Naming ``W_Q`` or ``W_K`` (not finite, shapes that differ, entries so large that a circuit overflows float64)
+        or ``heads`` (not a divisor of the rows); circuits beyond the memory limit (:func:`linattn.check.memory`).
     """
     W_Q, W_K = _weight("W_Q", W_Q), _weight("W_K", W_K)
     if W_K.shape != W_Q.shape:
         check.fail("W_K", f"<array with shape {W_K.shape}>", f"the shape of W_Q, {W_Q.shape}")
     heads = check.positive_int("heads", heads)
     Q, K = _heads(W_Q, heads, "W_Q", -2), _heads(W_K, heads, "W_K", -2)
-    return np.swapaxes(Q, -1, -2) @ K
+    _circuit_memory(W_Q, heads, "W_Q or heads")
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.swapaxes(Q, -1, -2) @ K
+    return check.finite_result(out, {"W_Q": W_Q, "W_K": W_K}, "the circuit W_Q,hᵀ W_K,h")
 
 
 def ov_circuit(W_O, W_V, heads=1) -> np.ndarray:
@@ -333,13 +408,31 @@ def ov_circuit(W_O, W_V, heads=1) -> np.ndarray:
     Returns
     -------
     ndarray (..., H, d_model, d_model)
+
+    Raises
+    ------
+    ValueError
+        Naming ``W_O`` or ``W_V`` (not finite, shapes that do not match, entries so large that a circuit overflows
+        float64) or ``heads``; circuits beyond the memory limit (:func:`linattn.check.memory`).
     """
     W_O, W_V = _weight("W_O", W_O), _weight("W_V", W_V)
     if W_O.shape[-1] != W_V.shape[-2] or W_O.shape[:-2] != W_V.shape[:-2]:
         check.fail("W_V", f"<array with shape {W_V.shape}>",
                    f"(..., {W_O.shape[-1]}, d_model) matching W_O {W_O.shape}")
     heads = check.positive_int("heads", heads)
-    return _heads(W_O, heads, "W_O", -1) @ _heads(W_V, heads, "W_V", -2)
+    O, V = _heads(W_O, heads, "W_O", -1), _heads(W_V, heads, "W_V", -2)
+    _circuit_memory(W_V, heads, "W_V or heads")
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = O @ V
+    return check.finite_result(out, {"W_O": W_O, "W_V": W_V}, "the circuit W_O,h W_V,h")
+
+
+def _circuit_memory(W, heads, arguments):
+    """Refuse circuits (..., H, d_model, d_model) of the stack ``W`` (..., H d_h, d_model) beyond the memory limit."""
+    d_model = W.shape[-1]
+    frames = float(np.prod(W.shape[:-2], dtype=float))
+    check.memory(8.0 * frames * heads * d_model * d_model, f"{heads} head circuit(s) of {d_model} x {d_model} per "
+                 f"frame ({frames:.0f} frames)", arguments)
 
 
 def split_in_proj(in_proj_weight) -> tuple:

@@ -389,7 +389,8 @@ def diagnose(M, times=None, reference=None, skip=1, rtol=None, k=None, rng=0, pr
     times : array_like (T,), optional
         Strictly increasing times or steps (default ``1, …, T``).
     reference : array_like (m, n), optional
-        Default: the last matrix ``M(T)`` (the trained weights).
+        Non-zero. Default: the last matrix ``M(T)`` (the trained weights), which must then be non-zero
+        (``ValueError`` naming ``M``).
     skip : int
         Top singular values removed by the marginalised rank, ``0 <= skip < min(m, n)``.
     rtol : float, optional
@@ -416,6 +417,11 @@ def diagnose(M, times=None, reference=None, skip=1, rtol=None, k=None, rng=0, pr
     if np.any(np.diff(t) <= 0):
         check.fail("times", "<array>", "strictly increasing times")
     R = M[-1] if reference is None else check.finite_array("reference", reference, ndim=2, shape=M.shape[1:])
+    ref_name = "M" if reference is None else "reference"        # the default reference is the last matrix M[-1]
+    if not np.any(R):
+        check.fail(ref_name, "<zero matrix>" if reference is not None else "<trajectory whose last matrix is zero>",
+                   "a non-zero matrix" if reference is not None else
+                   "a trajectory whose last matrix M[-1] (the default reference) is non-zero, or pass reference")
     r = min(M.shape[1:])
     skip = check.nonneg_int("skip", skip, maximum=r - 1)
     kk = _top_k("k", k, M)
@@ -426,7 +432,8 @@ def diagnose(M, times=None, reference=None, skip=1, rtol=None, k=None, rng=0, pr
     _, s_ref, V_ref = _svd(R[None], kk, True, gen, False, "")
     s_ref, V_ref = s_ref[0], V_ref[0]
     if s_ref[0] == 0:
-        check.fail("reference", "<zero matrix>", "a non-zero matrix")
+        check.fail(ref_name, "<matrix whose singular values are all 0>", "a non-zero matrix" if reference is not None
+                   else "a trajectory whose last matrix M[-1] (the default reference) is non-zero, or pass reference")
     k_ref = _reference_rank(s_ref, R.shape)
     # scale-free measures from matrices divided by their largest entries (no overflow of ‖M‖² at 1e200, no
     # underflow at 1e-300): ‖M‖_F²/σ₁² exact also when only the top k are computed

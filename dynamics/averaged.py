@@ -43,6 +43,11 @@ continuous spectrum, below ``e^{−100}`` unless ``x₋ < 5·10^{-14}`` (``P`` w
 ``P = M`` the resolvent fails near 0 with a ``ConvergenceError``). Likewise a weight decay with ``λ' = λ/c`` below
 ``Z_MIN`` drops the pole ``a_0 = λ'`` as at ``λ = 0`` (its weight ``c_0`` is the contour's quadrature error, and the
 data vector has no component on the zero atom).
+
+Huge weight decay: for ``λ' > 10^{300}`` (``LAM_LIMIT``) the curves at ``τ > 0`` are their ``λ' → ∞`` limit,
+``E_t = ½ Ȳ²`` and ``E_g = E_g(θ = 0)``, with no initial-spread term: ``φ_τ <= 1/λ'`` and ``e^{−2λ'τ}``
+(``τ >= 10^{-10}``) change them by less than ``10^{-280}`` relative, while the poles ``−a_j`` would approach
+float64's top, where the resolvent is not resolved.
 """
 from __future__ import annotations
 
@@ -64,6 +69,8 @@ CONTOUR_H = 0.18
 TAU_CHORD = 1e-10
 #: rescaled time beyond which the curve is its value at TAU_MAX, the long-time limit (module docstring)
 TAU_MAX = 1e15
+#: ``λ'`` beyond which the curves at ``τ > 0`` are their infinite-decay limit (module docstring)
+LAM_LIMIT = 1e300
 
 
 def exp_contour(n=CONTOUR_NODES, mu=CONTOUR_MU, h=CONTOUR_H):
@@ -184,6 +191,8 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
 
     def point(tau):
         """(E_t, E_g) at rescaled time τ >= TAU_CHORD (or τ = 0)."""
+        if tau > 0.0 and lp > LAM_LIMIT:        # the infinite-decay limit (module docstring)
+            return 0.5 * pb.label_variance, pb.test_error_from_moments(0.0, 0.0)
         if tau == 0.0:
             tr, te = 0.5 * pb.label_variance, pb.test_error_from_moments(0.0, 0.0)
         else:
@@ -194,7 +203,8 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
             init_tr, init_te = _init_terms(tau, lp, P, lw, ratio)
             with np.errstate(over="ignore", invalid="ignore"):
                 spread = 0.5 * c * np.float64(sigma0) ** 2 * np.array([init_tr, init_te])
-            spread = check.finite_result(spread, {"init": sigma0}, "the initial spread of the errors")
+            spread = check.finite_result(spread, {"init": sigma0, "lam": lam},
+                                         "the initial spread of the errors (its weight decay included)")
             tr, te = tr + spread[0], te + spread[1]
         return tr, te
 

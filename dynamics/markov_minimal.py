@@ -67,6 +67,7 @@ from scipy.special import gammaln
 
 from linattn import check
 from linattn.errors import ConvergenceError
+from linattn.markov.chains import guard_memory
 from linattn.results import python_scalars, short_repr
 
 from ._ode import integrate
@@ -126,18 +127,36 @@ def _canonical_sequences(C, L):
     return seq, top
 
 
+#: above this ``α`` the Pólya factors are sums of logarithms (:func:`_log_law`): ``log Γ(α + n) − log Γ(α)`` loses
+#: ``~1e-16 α log α`` to cancellation (1e-10 at α = 1e5; the law was garbage at α = 1e15)
+_ALPHA_LARGE = 1e5
+
+
 def _log_law(seq, C, alpha, first_state):
-    """Log-probability of each sequence (rows of ``seq``) under a fresh Dirichlet(α) chain (module docstring)."""
+    """Log-probability of each sequence (rows of ``seq``) under a fresh Dirichlet(α) chain (module docstring).
+
+    For ``α > 1e5`` the rising factorials ``Γ(a + n)/Γ(a) = Π_{j<n} (a + j)`` (``a = α`` and ``Cα``, ``n`` a count)
+    are summed as logarithms, ``log(Cα + j) = log C + log(α + j/C)``, which neither cancels nor overflows."""
     n_seq, L = seq.shape
     rows = np.arange(n_seq)
     counts = np.zeros((n_seq, C, C))
     for t in range(L - 1):
         np.add.at(counts, (rows, seq[:, t].astype(np.int64), seq[:, t + 1].astype(np.int64)), 1.0)
     n_row = counts.sum(axis=2)
+    first = counts[rows, :, seq[:, 0].astype(np.int64)]
+    if alpha > _ALPHA_LARGE:
+        j = np.arange(L)
+        rise = np.concatenate([[0.0], np.cumsum(np.log(alpha + j))])                 # log Γ(α + n)/Γ(α)
+        rise_c = np.concatenate([[0.0], np.cumsum(math.log(C) + np.log(alpha + j / C))])  # the same for Cα
+        logp = (rise[counts.astype(np.int64)].sum(axis=(1, 2)) - rise_c[n_row.astype(np.int64)].sum(axis=1)
+                - math.log(C))
+        if first_state == "onestep":      # (α + n_{h s0})/(Cα + n_h) = (1 + n_{h s0}/α)/(C + n_h/α)
+            logp = logp + np.log(((1.0 + first / alpha) / (C + n_row / alpha)).sum(axis=1))
+        return logp
     logp = (C * gammaln(C * alpha) - gammaln(C * alpha + n_row).sum(axis=1)
             + (gammaln(alpha + counts) - gammaln(alpha)).sum(axis=(1, 2)) - math.log(C))
     if first_state == "onestep":
-        predictive = (alpha + counts[rows, :, seq[:, 0].astype(np.int64)]) / (C * alpha + n_row)
+        predictive = (alpha + first) / (C * alpha + n_row)
         logp = logp + np.log(predictive.sum(axis=1))
     return logp
 
@@ -380,8 +399,10 @@ def _check_common(C, N, alpha, first_state, variant, method, eps, n_mc):
     if method == "exact":
         n_can = _count_canonical(C, N + 1, cap=int(check.memory_limit() // (8 * 4 * (N + 1))))
         check.memory(n_can * (N + 1) * 8.0 * 4, "the enumeration of canonical sequences", f"C={C}, N={N}")
-    else:
-        check.memory(n_mc * (N + 1) * 8.0 * 6, "the Monte Carlo sample", f"n_mc={n_mc}, N={N}")
+    else:   # the states and the model's bits of each sequence; its fresh C x C chain with the sampler's copies
+        guard_memory([(48.0, [("n_mc", n_mc), ("N", N + 1)]), (32.0, [("n_mc", n_mc), ("C", C * C)])],
+                     f"the Monte Carlo sample of {n_mc} sequences of {N + 1} states (each with a fresh {C} x {C} "
+                     "chain)")
     return C, N, alpha, first_state, variant, method, eps, n_mc
 
 
@@ -756,7 +777,8 @@ def markov_minimal_theory(C, N, alpha, first_state="onestep", variant="released"
     C, N, alpha, first_state, variant, method, gamma, n_mc, rng, eps
         As in :func:`markov_minimal_flow`.
     bracket : (float, float)
-        Interval of ``δ`` scanned (41 points) for the sign change of ``∂_β L(0, δ)``.
+        Interval of ``δ`` scanned (41 points) for the sign change of ``∂_β L(0, δ)``: two increasing real numbers
+        whose difference is finite in float64.
 
     Returns
     -------
@@ -765,14 +787,15 @@ def markov_minimal_theory(C, N, alpha, first_state="onestep", variant="released"
     Raises
     ------
     linattn.ConvergenceError
-        If ``∂_β L(0, δ)`` does not change sign on ``bracket``.
+        If ``∂_β L(0, δ)`` does not change sign on ``bracket``, or the root in the interval of the sign change is
+        not found to ``1e-13`` (a ``bracket`` too wide).
     """
     C, N, alpha, first_state, variant, method, eps, n_mc = _check_common(
         C, N, alpha, first_state, variant, method, eps, n_mc)
     gamma = check.positive("gamma", gamma)
     br = check.finite_array("bracket", bracket, shape=(2,))
-    if not br[0] < br[1]:
-        check.fail("bracket", bracket, "two increasing real numbers")
+    if not (br[0] < br[1] and math.isfinite(float(br[1]) - float(br[0]))):
+        check.fail("bracket", bracket, "two increasing real numbers whose difference is finite in float64")
     pat = _patterns(C, N, alpha, first_state, method, n_mc, rng)
 
     def slope(d):
@@ -786,7 +809,16 @@ def markov_minimal_theory(C, N, alpha, first_state="onestep", variant="released"
         raise ConvergenceError(f"markov_minimal_theory: ∂L/∂β(0, δ) has no sign change for δ in ({br[0]:g}, {br[1]:g}) "
                                f"(values {vals[0]:.3g} … {vals[-1]:.3g}); widen bracket")
     k = int(change[np.argmin(np.abs(grid[change]))])
-    d_s = brentq(slope, grid[k], grid[k + 1], xtol=1e-13, rtol=1e-13) if vals[k] != 0 else grid[k]
+    d_s = grid[k]
+    if vals[k] != 0:
+        # Brent halves the interval at least every other step: enough iterations for any width of the grid step
+        span = grid[k + 1] - grid[k]
+        maxiter = 100 + 4 * max(0, math.ceil(math.log2(span) - math.log2(1e-13)))
+        d_s, info = brentq(slope, grid[k], grid[k + 1], xtol=1e-13, rtol=1e-13, maxiter=maxiter, full_output=True,
+                           disp=False)
+        if not info.converged:
+            raise ConvergenceError(f"markov_minimal_theory: the root of ∂L/∂β(0, δ) in ({grid[k]:g}, {grid[k + 1]:g}) "
+                                   f"was not found in {maxiter} iterations ({info.flag}); narrow bracket")
     at_s = _evaluate(0.0, d_s, pat, variant, eps)
     at_0 = _evaluate(0.0, 0.0, pat, variant, eps)
     H = at_s["hessian"].copy()

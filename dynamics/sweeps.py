@@ -24,6 +24,10 @@ from spectra import eigensystem
 
 from .flow import gradient_flow, long_time_limit
 
+#: operations one (P, dataset) trip of :func:`gap_sweep` counts for its Python-level work (sampling, the eigensystem
+#: and the long-time limit: ~0.6 ms measured, ten :data:`linattn.check.PYTHON_TRIP`)
+TRIP_OPS = 10 * check.PYTHON_TRIP
+
 
 @dataclass(frozen=True, eq=False)
 class Sweep:
@@ -73,6 +77,13 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng
     Returns
     -------
     Sweep
+
+    Raises
+    ------
+    ValueError
+        Bad input, or ``n_datasets`` × ``len(P_values)`` so large that the sweep would run for hours (beyond
+        :func:`linattn.check.work`'s limit, ~0.6 ms a dataset at small ``P``) or its result arrays would not fit in
+        memory (:func:`linattn.check.memory`).
     """
     validate.problem(pb)
     Ps = check.finite_array("P_values", np.atleast_1d(P_values), ndim=1)
@@ -88,8 +99,13 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng
     progress = check.boolean("progress", progress)
     shape = (Ps.size, n_datasets)
     M = pb.n_params(model)
-    check.work(float(n_datasets) * sum(min(P, M) ** 3 + P * M * pb.D for P in Ps),
+    # per (P, dataset) trip: the eigensystem and the features, and the Python work of sampling, decomposing and
+    # solving one dataset (~0.6 ms measured at D = 4: TRIP_OPS Python trips of linattn.check)
+    check.work(float(n_datasets) * sum(min(P, M) ** 3 + P * M * pb.D + TRIP_OPS for P in Ps),
                f"{n_datasets} datasets at each of {Ps.size} P values (an eigensystem each)", "n_datasets or P_values")
+    # the four per-dataset arrays, and the statistics' copies of them (quantiles, the scaled gap)
+    check.memory(8.0 * 10 * Ps.size * n_datasets, f"the results of {n_datasets} datasets at each of {Ps.size} P "
+                 "values", "n_datasets or P_values")
     gap, con, tr, te = (np.empty(shape) for _ in range(4))
     bar = tqdm(total=Ps.size * n_datasets, desc=f"sweep {model} D={pb.D} N={pb.N}", disable=not progress, leave=False)
     for i, P in enumerate(Ps):

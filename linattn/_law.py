@@ -48,7 +48,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import check
-from .prompts import Prompts
+from .prompts import FEATURE_LIMIT, Prompts
 
 
 def batches(P, batch_size):
@@ -81,7 +81,10 @@ def draw(pb, P, gen, keep_tasks=False):
     batch_size = max(64, (1 << 17) // width)    # the random stream is drawn in these blocks whatever batch_size says
     D, N, sig = pb.D, pb.N, pb.noise
     a2 = float(pb.link.slope) ** 2 if linear else None
-    check.memory(8.0 * P * (3 * D + 2), f"{P} prompts of dimension D = {D}", "P")
+    block = min(batch_size, P)
+    # one prompt (its three vectors and the block buffers ζ, w, ŵ of one row) is set by the dimension alone
+    check.memory(8.0 * (3 * D + 2 + 4 * D), f"one prompt of dimension D = {D}", "pb.D (the token dimension)")
+    check.memory(8.0 * (P * (3 * D + 2) + 4 * block * D), f"{P} prompts of dimension D = {D}", "P")
     if not linear:      # the labels of a batch's contexts, (batch, N), a few times over
         check.memory(8.0 * 4 * batch_size * width, f"a batch of {batch_size} prompts of a nonlinear link (N = {N})",
                      "pb.N (the context length)")
@@ -97,7 +100,7 @@ def draw(pb, P, gen, keep_tasks=False):
         pw = pool if cov is None else pool * root
         pool_norm = np.sqrt(np.einsum("pd,pd->p", pw, pw))
         pool_hat = pw / pool_norm[:, None]
-    zeta = np.empty((batch_size, D))
+    zeta = np.empty((block, D))           # the rows used: zeta[:n], n <= min(batch_size, P)
     for a, b in batches(P, batch_size):
         n = b - a
         if pool is None:
@@ -106,7 +109,7 @@ def draw(pb, P, gen, keep_tasks=False):
             idx = task[a:b]
             w = pool[idx]
         if keep_tasks:
-            tasks[a:b] = w if cov is None else cov.rotate_rows(w)
+            tasks[a:b] = w if cov is None else cov._rotate_rows(w)
         wq = w                  # task as seen by the query: y_q = a w·x_q/√D in the (eigen)basis used here
         if pool is None:
             if cov is not None:     # anisotropic: run on z with the task w̃ = √s ∘ w (module docstring)
@@ -148,9 +151,24 @@ def draw(pb, P, gen, keep_tasks=False):
             xb *= root
         yq[a:b] = labels(pb, np.einsum("pd,pd->p", wq, xb) / np.sqrt(D)) + sig * gen.standard_normal(n)
         if cov is not None and cov.basis is not None:
-            s[a:b] = cov.rotate_rows(sb)
-            xq[a:b] = cov.rotate_rows(xb)
+            s[a:b] = cov._rotate_rows(sb)
+            xq[a:b] = cov._rotate_rows(xb)
+    _check_drawn(pb, s, xq, yq, y2)
     return Prompts(s=s, xq=xq, yq=yq, y2=y2, pool=pool, task=task), tasks
+
+
+def _check_drawn(pb, s, xq, yq, y2):
+    """Refuse, naming the problem (its link), prompts whose features or labels :class:`~linattn.prompts.Prompts` would
+    refuse (non-finite, or beyond ``FEATURE_LIMIT``): the link, noise and covariance of ``pb`` made them, not an
+    argument ``s``."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        xmax = float(np.max(np.abs(xq)))
+        size = max(float(np.max(np.abs(s))) * xmax, float(np.max(np.abs(yq))), float(np.max(y2)) * xmax)
+    if not size <= FEATURE_LIMIT:
+        where = "" if pb.covariance is None else f", covariance eigenvalues up to {pb.covariance.spectrum.max():.3g}"
+        check.fail("pb", f"<link {pb.link.name}, noise {pb.noise!r}{where}: drawn features or labels up to "
+                   f"{size:.3g}>", f"a problem whose link (scale), noise and covariance keep the features "
+                   f"(s x_qᵀ, y2 x_q) and labels below {FEATURE_LIMIT:g} in magnitude")
 
 
 def labels(pb, u):

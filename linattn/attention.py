@@ -23,7 +23,7 @@ def embed(X, y, xq) -> np.ndarray:
     Parameters
     ----------
     X : array_like (P, N, D)
-        Tokens.
+        Tokens: ``P, N, D >= 1`` (a prompt has at least one context token).
     y : array_like (P, N)
         Labels.
     xq : array_like (P, D)
@@ -32,9 +32,23 @@ def embed(X, y, xq) -> np.ndarray:
     Returns
     -------
     ndarray (P, D+1, N+1)
+
+    Raises
+    ------
+    ValueError
+        Bad shapes or non-finite entries; or ``Z`` (and the float copy of ``X``) would not fit in memory
+        (:func:`linattn.check.memory`, checked before anything is copied), naming ``X``.
     """
+    shape = np.shape(X) if isinstance(X, np.ndarray) else None
+    if shape is not None and len(shape) == 3:     # before finite_array copies X (a zero-stride view costs nothing)
+        P, N, D = shape
+        check.memory(8.0 * (P * N * D + P * (D + 1) * (N + 1)),
+                     f"the embedded prompts Z of {P} prompts (N = {N}, D = {D})", "X")
     X = check.finite_array("X", X, ndim=3)
     P, N, D = X.shape
+    if min(P, N, D) < 1:
+        check.fail("X", f"<array with shape {X.shape}>", "an array of shape (P, N, D) with P, N, D >= 1")
+    check.memory(8.0 * P * (D + 1) * (N + 1), f"the embedded prompts Z of {P} prompts (N = {N}, D = {D})", "X")
     y = check.finite_array("y", y, shape=(P, N))
     xq = check.finite_array("xq", xq, shape=(P, D))
     Z = np.zeros((P, D + 1, N + 1))
@@ -162,14 +176,25 @@ def predict_value_kq(Z, value_row, W_KQ) -> np.ndarray:
         ``∂ŷ/∂u = C W_KQ z_q``.
     d_W_KQ : ndarray (P, D+1, D+1)
         ``∂ŷ/∂W_KQ = (C u) z_qᵀ``.
+
+    Raises
+    ------
+    ValueError
+        Bad shapes, non-finite entries, or arguments so large that a result overflows float64 (naming the largest
+        of ``Z``, ``value_row``, ``W_KQ``).
     """
     Z = _check_Z(Z)
     d1 = Z.shape[1]
     u = check.finite_array("value_row", value_row, shape=(d1,))
     W = check.finite_array("W_KQ", W_KQ, shape=(d1, d1))
     N = Z.shape[2] - 1
-    C = np.einsum("pij,pkj->pik", Z, Z) / N
-    zq = Z[:, :, -1]
-    d_u = np.einsum("pik,kl,pl->pi", C, W, zq)
-    Cu = C @ u
-    return d_u @ u, d_u, Cu[:, :, None] * zq[:, None, :]
+    culprits = {"Z": Z, "value_row": u, "W_KQ": W}
+    with np.errstate(over="ignore", invalid="ignore"):
+        C = np.einsum("pij,pkj->pik", Z, Z) / N
+        zq = Z[:, :, -1]
+        d_u = np.einsum("pik,kl,pl->pi", C, W, zq)
+        Cu = C @ u
+        out = (d_u @ u, d_u, Cu[:, :, None] * zq[:, None, :])
+    for part, what in zip(out, ("the predictions", "∂ŷ/∂value_row", "∂ŷ/∂W_KQ")):
+        check.finite_result(part, culprits, what)
+    return out

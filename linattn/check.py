@@ -57,9 +57,13 @@ def positive_int(name, value, minimum=1, maximum=None):
     if _is_bool(value) or not isinstance(value, numbers.Real):
         fail(name, value, accepted)
     if not isinstance(value, numbers.Integral):
-        if not (np.isfinite(value) and float(value).is_integer()):
+        try:                                  # any Real (a float, numpy scalar, Fraction, ...): compare as float
+            as_float = float(value)
+        except (OverflowError, TypeError, ValueError):
             fail(name, value, accepted)
-        value = int(value)
+        if not (np.isfinite(as_float) and as_float.is_integer()) or int(as_float) != value:
+            fail(name, value, accepted)
+        value = int(as_float)
     if value < minimum or value > maximum:
         fail(name, value, accepted)
     return int(value)
@@ -273,21 +277,34 @@ def memory_limit() -> int:
         return 16 << 30
 
 
+def _size(estimate):
+    """An estimate as a float for a message (an integer beyond float64's range reads as ``inf``)."""
+    try:
+        return float(estimate)
+    except OverflowError:
+        return float("inf")
+
+
 def memory(n_bytes, what, arguments):
     """Refuse work whose arrays would need more than :func:`memory_limit` bytes.
 
     Parameters
     ----------
     n_bytes : float
-        Estimated peak memory of the work.
+        Estimated peak memory of the work; NaN (an estimate that overflowed to ``inf - inf``) is refused too.
     what : str
         What would be allocated (for the message).
     arguments : str
         The arguments that set the size (named in the message).
+
+    Raises
+    ------
+    ValueError
+        Unless ``n_bytes <= memory_limit()``, naming ``arguments``.
     """
     limit = memory_limit()
-    if n_bytes > limit:
-        raise ValueError(f"{arguments} too large: {what} would need {n_bytes / 2**30:.3g} GiB, more than the "
+    if not n_bytes <= limit:
+        raise ValueError(f"{arguments} too large: {what} would need {_size(n_bytes) / 2**30:.3g} GiB, more than the "
                          f"memory limit of {limit / 2**30:.3g} GiB (80 % of this machine's memory; set "
                          "LINATTN_MEMORY_LIMIT in bytes to change it)")
 
@@ -321,7 +338,7 @@ def work(n_ops, what, arguments):
         if not (np.isfinite(limit) and limit > 0):
             fail("LINATTN_WORK_LIMIT (environment variable)", env, "a number of operations > 0")
     if not n_ops <= limit:
-        raise ValueError(f"{arguments} too large: {what} would take about {float(n_ops):.3g} operations, more than "
+        raise ValueError(f"{arguments} too large: {what} would take about {_size(n_ops):.3g} operations, more than "
                          f"the work limit of {limit:.3g} (hours of computing; set LINATTN_WORK_LIMIT to change it)")
 
 

@@ -94,7 +94,7 @@ class Covariance:
     @property
     def matrix(self) -> np.ndarray:
         """``Σ`` as a dense ``D × D`` matrix."""
-        return self.apply(np.eye(self.D), power=1.0)
+        return self._apply(np.eye(self.D), power=1.0)
 
     @property
     def trace(self) -> float:
@@ -106,8 +106,50 @@ class Covariance:
         """``tr Σ²``."""
         return float(self.spectrum @ self.spectrum)
 
+    def _array(self, name, A, matrix=False):
+        """``A`` checked: finite, real, its last axis (its shape, if ``matrix``) ``D``."""
+        A = check.finite_array(name, A)
+        D = self.D
+        if (A.shape != (D, D)) if matrix else (A.ndim == 0 or A.shape[-1] != D):
+            check.fail(name, f"<array with shape {A.shape}>",
+                       f"an array of shape ({D}, {D})" if matrix else f"an array whose last axis has length D = {D}")
+        return A
+
+    @staticmethod
+    def _finite(out, culprits, what):
+        return check.finite_result(out, culprits, what)
+
     def apply(self, A, power=1.0) -> np.ndarray:
-        """``Σ^power A`` (``A`` of shape (D, …)), through the eigenbasis."""
+        """``Σ^power A`` (``A`` of shape (D, …)), through the eigenbasis.
+
+        Parameters
+        ----------
+        A : array_like (D, ...)
+            Finite real numbers, first axis of length ``D``.
+        power : float
+            A finite real number such that ``Σ^power`` (and the product) stays finite in float64.
+
+        Returns
+        -------
+        ndarray
+
+        Raises
+        ------
+        ValueError
+            A bad ``A`` or ``power``, or a result that overflows float64 (naming the one that made it).
+        """
+        A = check.finite_array("A", A)
+        if A.ndim == 0 or A.shape[0] != self.D:
+            check.fail("A", f"<array with shape {A.shape}>", f"an array whose first axis has length D = {self.D}")
+        power = check.real("power", power)
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            sp = self.spectrum**power
+            check.finite_result(sp, {"power": np.asarray(power)}, "Σ^power")
+            out = self._apply(A, power)
+        return self._finite(out, {"A": A}, "Σ^power A")
+
+    def _apply(self, A, power=1.0):
+        """:meth:`apply` without checks (the library's own calls)."""
         A = np.asarray(A, dtype=float)
         sp = self.spectrum**power
         if self.basis is None:
@@ -116,29 +158,105 @@ class Covariance:
         return U @ (sp.reshape((-1,) + (1,) * (A.ndim - 1)) * (U.T @ A))
 
     def function(self, values) -> np.ndarray:
-        """``U diag(values) Uᵀ``: a matrix function of ``Σ`` given its values on the spectrum."""
+        """``U diag(values) Uᵀ``: a matrix function of ``Σ`` given its values on the spectrum.
+
+        Parameters
+        ----------
+        values : array_like (D,)
+            Finite real numbers, one per eigenvalue.
+
+        Returns
+        -------
+        ndarray (D, D)
+
+        Raises
+        ------
+        ValueError
+            ``values`` of another length, non-finite, or so large that the matrix overflows float64.
+        """
+        values = check.finite_array("values", values, shape=(self.D,))
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self._function(values)
+        return self._finite(out, {"values": values}, "U diag(values) Uᵀ")
+
+    def _function(self, values):
+        """:meth:`function` without checks (the library's own calls)."""
         values = np.asarray(values, dtype=float)
         if self.basis is None:
             return np.diag(values)
         return (self.basis * values) @ self.basis.T
 
     def to_eigenbasis(self, A) -> np.ndarray:
-        """``Uᵀ A U`` for a ``D × D`` matrix (or ``Uᵀ a`` for vectors along the last axis)."""
-        A = np.asarray(A, dtype=float)
+        """``Uᵀ A U`` for a ``D × D`` matrix (or ``Uᵀ a`` for vectors along the last axis).
+
+        Parameters
+        ----------
+        A : array_like (D, D) or (..., D)
+            Finite real numbers, last axis of length ``D``.
+
+        Returns
+        -------
+        ndarray
+
+        Raises
+        ------
+        ValueError
+            A bad ``A``, or one so large that the rotation overflows float64.
+        """
+        A = self._array("A", A)
         if self.basis is None:
             return A.copy()
         U = self.basis
-        return U.T @ A @ U if A.ndim == 2 and A.shape == (self.D, self.D) else A @ U
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = U.T @ A @ U if A.ndim == 2 and A.shape == (self.D, self.D) else A @ U
+        return self._finite(out, {"A": A}, "the rotated array")
 
     def from_eigenbasis(self, A) -> np.ndarray:
-        """``U A Uᵀ`` for a ``D × D`` matrix (inverse of :meth:`to_eigenbasis`)."""
-        A = np.asarray(A, dtype=float)
+        """``U A Uᵀ`` for a ``D × D`` matrix (inverse of :meth:`to_eigenbasis`).
+
+        Parameters
+        ----------
+        A : array_like (D, D)
+
+        Returns
+        -------
+        ndarray (D, D)
+
+        Raises
+        ------
+        ValueError
+            A bad ``A``, or one so large that the rotation overflows float64.
+        """
+        A = self._array("A", A, matrix=True)
         if self.basis is None:
             return A.copy()
-        return self.basis @ A @ self.basis.T
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self.basis @ A @ self.basis.T
+        return self._finite(out, {"A": A}, "the rotated matrix")
 
     def rotate_rows(self, X) -> np.ndarray:
-        """Rows ``x_e`` given in the eigenbasis, returned in the standard basis (``x = U x_e``)."""
+        """Rows ``x_e`` given in the eigenbasis, returned in the standard basis (``x = U x_e``).
+
+        Parameters
+        ----------
+        X : array_like (..., D)
+
+        Returns
+        -------
+        ndarray (..., D)
+
+        Raises
+        ------
+        ValueError
+            A bad ``X``, or one so large that the rotation overflows float64.
+        """
+        X = self._array("X", X)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self._rotate_rows(X)
+        return self._finite(out, {"X": X}, "the rotated rows")
+
+    def _rotate_rows(self, X):
+        """:meth:`rotate_rows` without checks (the samplers' inner loops)."""
         return X if self.basis is None else X @ self.basis.T
 
 

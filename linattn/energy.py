@@ -89,11 +89,22 @@ def train_gradient(data: Prompts, Gamma, lam, v=None) -> Gradient:
     Returns
     -------
     Gradient
+
+    Raises
+    ------
+    ValueError
+        Bad arguments, or arguments so large that the gradient overflows float64 (naming the largest of ``Gamma``,
+        ``v``, ``lam``), as :func:`train_energy` does.
     """
     lam, G, v = _check(data, Gamma, lam, v)
-    r = data.yq - data.predict(G, v)
-    dG = -(data.s * r[:, None]).T @ data.xq / data.P + lam[0] * G
-    dv = None
-    if v is not None:
-        dv = -(data.xq * (r * data.y2)[:, None]).sum(axis=0) / data.P + lam[1] * v
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = data.yq - data.predict(G, v)
+        dG = -(data.s * r[:, None]).T @ data.xq / data.P + lam[0] * G
+        dv = None
+        if v is not None:
+            dv = -(data.xq * (r * data.y2)[:, None]).sum(axis=0) / data.P + lam[1] * v
+    culprits = {"Gamma": G, "v": v, "lam": np.asarray(lam)}
+    check.finite_result(dG, culprits, "the gradient")
+    if dv is not None:
+        check.finite_result(dv, culprits, "the gradient")
     return Gradient(dGamma=dG, dv=dv)

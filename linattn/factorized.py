@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import check, validate
+from .prompts import Prompts
 from .results import short_repr
 
 KINDS = ("merged", "value_kq", "value_kq_modes", "separate_kq", "merged_heads")
@@ -128,11 +129,12 @@ class Parametrization:
         return out
 
     def join(self, **blocks) -> np.ndarray:
-        """Flat ``θ`` from named blocks (the inverse of :meth:`split`)."""
+        """Flat ``θ`` from named blocks (the inverse of :meth:`split`): exactly the blocks of :attr:`shapes`, each of
+        its shape (a missing or unknown block is refused, naming ``blocks``)."""
         parts = []
+        if set(blocks) != set(self.shapes):
+            check.fail("blocks", sorted(blocks), f"exactly the blocks {list(self.shapes)}")
         for name, shape in self.shapes.items():
-            if name not in blocks:
-                check.fail("blocks", sorted(blocks), f"the blocks {list(self.shapes)}")
             parts.append(check.finite_array(name, blocks[name], shape=shape).ravel())
         return np.concatenate(parts)
 
@@ -158,8 +160,9 @@ class Parametrization:
         return np.einsum("...h,...hij->...ij", b["v"], b["Gamma"])
 
     def pullback(self, theta, G) -> np.ndarray:
-        """``∂L/∂θ`` from ``G = ∂L/∂Γ`` (chain rule through :meth:`gamma`; one ``θ``)."""
-        theta = self._theta(theta)
+        """``∂L/∂θ`` from ``G = ∂L/∂Γ`` (chain rule through :meth:`gamma`; one ``θ``: shape ``(n_params,)``, a batch is
+        refused naming ``theta``)."""
+        theta = check.finite_array("theta", theta, shape=(self.n_params,))
         G = check.finite_array("G", G, shape=(self.D, self.D))
         b = self.split(theta)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -291,9 +294,10 @@ class Objective:
     y2 : float
     B : ndarray (D, D)
     data : linattn.Prompts or None
-        ``None`` for the population objective.
+        ``None`` for the population objective (then ``left`` and ``right`` are required); else prompts of dimension
+        ``D``.
     left, right : ndarray (D, D) or None
-        ``S₂`` and ``Σ`` of the population operator.
+        ``S₂`` and ``Σ`` of the population operator (``None`` for a dataset objective).
     """
 
     __repr__ = short_repr
@@ -307,12 +311,26 @@ class Objective:
     def __post_init__(self):
         y2 = check.nonnegative("y2", self.y2)
         B = check.finite_array("B", self.B, ndim=2)
-        if B.shape[0] != B.shape[1]:
-            check.fail("B", f"<array of shape {B.shape}>", "a square D x D matrix")
+        if B.shape[0] != B.shape[1] or B.shape[0] == 0:
+            check.fail("B", f"<array of shape {B.shape}>", "a square D x D matrix, D >= 1")
         for name in ("left", "right"):
             M = getattr(self, name)
             if M is not None:
                 object.__setattr__(self, name, check.finite_array(name, M, shape=B.shape))
+        if self.data is None:
+            if self.left is None or self.right is None:
+                missing = [n for n in ("left", "right") if getattr(self, n) is None]
+                check.fail(missing[0], None, "a D x D matrix: an objective needs data (a dataset objective) or both "
+                           "left and right (a population objective)")
+        else:
+            if not isinstance(self.data, Prompts):
+                check.fail("data", f"<{type(self.data).__name__}>", "None or a linattn.Prompts")
+            if self.data.D != B.shape[0]:
+                check.fail("data", f"<Prompts of dimension D = {self.data.D}>",
+                           f"Prompts of dimension D = {B.shape[0]} (the shape of B)")
+            if self.left is not None or self.right is not None:
+                check.fail("left" if self.left is not None else "right", "<array>",
+                           "None when data is given (a dataset objective has no population operator)")
         object.__setattr__(self, "y2", y2)
         object.__setattr__(self, "B", B)
 
@@ -329,8 +347,11 @@ class Objective:
             return check.finite_result(value, {"Gamma": Gamma}, "the objective")
 
     def apply(self, Gamma) -> np.ndarray:
-        """``𝓗(Γ)``."""
-        return self._apply(self._gamma(Gamma))
+        """``𝓗(Γ)`` (``ValueError`` naming ``Gamma`` when it overflows float64)."""
+        G = self._gamma(Gamma)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self._apply(G)
+        return self._finite(out, G)
 
     def _apply(self, Gamma):
         if self.data is None:

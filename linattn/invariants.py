@@ -89,8 +89,8 @@ def from_uniforms(pb, u) -> Invariants:
     Parameters
     ----------
     pb : linattn.Problem
-    u : array_like (n, 8)
-        Points of the open unit cube (one primitive variable per column).
+    u : array_like (n, n_primitives(pb))
+        Points of the open unit cube (one primitive variable per column: 8 for a linear link).
 
     Returns
     -------

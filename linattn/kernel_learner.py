@@ -153,11 +153,13 @@ def hermite_features(X, features="hermite2"):
     Raises
     ------
     ValueError
-        ``X`` not a finite array with a token axis; ``features`` unknown; quadratic features that overflow float64.
+        ``X`` not a finite array with a token axis of length ``D >= 1``; ``features`` unknown; quadratic features that
+        overflow float64.
     """
     X = check.finite_array("X", X)
-    if X.ndim < 1:
-        check.fail("X", X, "an array whose last axis is the token dimension")
+    if X.ndim < 1 or X.shape[-1] < 1:
+        check.fail("X", X if X.ndim < 1 else f"<array with shape {X.shape}>",
+                   "an array whose last axis is the token dimension D >= 1")
     check.choice("features", features, FEATURES)
     if features == "linear":
         return X
@@ -539,6 +541,12 @@ def kernel_moments(pb, features="hermite2", tasks=None, N=None) -> KernelMoments
     Returns
     -------
     KernelMoments
+
+    Raises
+    ------
+    ValueError
+        A bad argument; or ``F × F`` moments (``F = D + D(D+1)/2``) that do not fit in memory (naming ``pb.D``, or
+        ``tasks`` for the per-task moments).
     """
     pb = _isotropic(pb)
     check.choice("features", features, FEATURES)
@@ -547,6 +555,8 @@ def kernel_moments(pb, features="hermite2", tasks=None, N=None) -> KernelMoments
     F = n_features(D, features)
     quadratic = features == "hermite2"
     if tasks is None:
+        # S, B and the two outer products of the trace direction: F x F each, set by the dimension of pb
+        check.memory(8.0 * 4 * F * F, f"the fresh-task moments (F = {F} features of D = {D})", "pb.D")
         fb = fresh_blocks(pb, features, N)
         S, B = np.zeros((F, F)), np.zeros((F, F))
         idx = np.arange(D)

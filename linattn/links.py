@@ -109,14 +109,21 @@ _NAMED = {
 _NAMED_POLYNOMIALS = {"cubic": (0.0, 3.0, 0.0, 1.0)}
 #: the largest degree of a polynomial link (``f⁴`` of degree 160 is still integrated exactly in float64)
 MAX_DEGREE = 40
+#: magnitudes a linear link's slope ``a`` may have (besides 0), and the largest value of any other link on ``|z| < 8``
+#: (:data:`LINK_SCALE`): the exact moments use ``a²``, ``a⁴`` (``E f⁴ = 3a⁴ E r²``, ``c_v ∝ (a² + σ²)² + 2a⁴/D``) and
+#: ``1/a``, which then lie in ``[1e-160, 1e160]`` — finite and non-zero in float64, with room for the factors
+#: ``1/D``, ``1/N`` (``>= 2**-53``), ``σ⁴ <= 1e24`` and the products the theories form with them — and sampled
+#: features ``y2 x_q ~ a²`` stay far below the prompts' :data:`linattn.prompts.FEATURE_LIMIT` (1e100). At ``a = 1e77``
+#: ``a⁴`` overflowed (``OverflowError``, ``inf``); at ``a = 1e-100`` ``c_v`` underflowed to 0 (``ZeroDivisionError``)
+SLOPE_RANGE = (1e-40, 1e40)
 
 
-def _slope(slope):
-    """A linear link's slope: 0 (labels are pure noise) or ``1e-100 <= |a| <= 1e100`` (the closed forms use ``a²``,
-    ``a⁴`` and ``1/a``, which stay finite there)."""
-    a = check.real("slope", slope)
-    if a != 0.0 and not 1e-100 <= abs(a) <= 1e100:
-        check.fail("slope", slope, "0 or a real number with 1e-100 <= |slope| <= 1e100")
+def _slope(slope, name="slope"):
+    """A linear link's slope: 0 (labels are pure noise) or ``1e-40 <= |a| <= 1e40`` (:data:`SLOPE_RANGE`)."""
+    a = check.real(name, slope)
+    if a != 0.0 and not SLOPE_RANGE[0] <= abs(a) <= SLOPE_RANGE[1]:
+        check.fail(name, slope, f"0 or a real number with {SLOPE_RANGE[0]:g} <= |{name}| <= {SLOPE_RANGE[1]:g} "
+                   "(the exact moments use a⁴, which must stay finite and non-zero in float64)")
     return a
 
 
@@ -164,11 +171,17 @@ class Link:
         Parameters
         ----------
         slope : float
-            ``a``, a finite real number (``a = 0`` is allowed: labels are pure noise).
+            ``a``: 0 (labels are pure noise) or a real number with ``1e-40 <= |a| <= 1e40`` (:data:`SLOPE_RANGE`:
+            the exact moments ``a²``, ``a⁴`` stay finite and non-zero in float64).
 
         Returns
         -------
         Link
+
+        Raises
+        ------
+        ValueError
+            A slope outside that range, naming ``slope``.
         """
         a = _slope(slope)
         return cls("linear" if a == 1.0 else f"linear*{a!r}", lambda z: a * np.asarray(z, float), slope=a)
@@ -181,7 +194,9 @@ class Link:
         ----------
         coefficients : sequence of float
             ``(c_0, c_1, …, c_k)`` in the power basis, finite, of degree ``k <= MAX_DEGREE`` (40); or a
-            ``numpy.polynomial.Polynomial``.
+            ``numpy.polynomial.Polynomial``. A linear polynomial ``c_1 z`` needs ``c_1 = 0`` or
+            ``1e-40 <= |c_1| <= 1e40`` (:data:`SLOPE_RANGE`); any other one values of magnitude in
+            :data:`LINK_SCALE` on ``|z| < 8``.
 
         Returns
         -------
@@ -196,9 +211,9 @@ class Link:
                        f"{MAX_DEGREE}")
         if c.size <= 2 and (c.size == 0 or c[0] == 0.0):
             a = float(c[1]) if c.size == 2 else 0.0
-            if a != 0.0 and not 1e-100 <= abs(a) <= 1e100:
+            if a != 0.0 and not SLOPE_RANGE[0] <= abs(a) <= SLOPE_RANGE[1]:
                 check.fail("coefficients", coefficients, "a polynomial whose linear coefficient c_1 (no constant) is 0 "
-                           "or has 1e-100 <= |c_1| <= 1e100")
+                           f"or has {SLOPE_RANGE[0]:g} <= |c_1| <= {SLOPE_RANGE[1]:g}")
             return cls.linear(a)
         name = "poly:(" + ", ".join(repr(float(x)) for x in c) + ")"
         power = c.copy()
@@ -229,8 +244,25 @@ class Link:
         return f"Link({self.name!r})"
 
     def __call__(self, z):
-        """Evaluate ``f`` elementwise (float64 array in, same shape out)."""
-        z = np.asarray(z, dtype=float)
+        """Evaluate ``f`` elementwise (float64 array in, same shape out).
+
+        Parameters
+        ----------
+        z : array_like
+            Real numbers (``±inf`` allowed; booleans, strings and complex numbers are refused, naming ``z``).
+
+        Returns
+        -------
+        ndarray
+        """
+        try:
+            raw_z = np.asarray(z)
+        except (ValueError, TypeError):           # ragged nested lists
+            check.fail("z", f"<{type(z).__name__} of uneven shape>", "a real number or an array of them")
+        if raw_z.dtype.kind not in "iuf":
+            check.fail("z", z if raw_z.ndim == 0 else f"<array of dtype {raw_z.dtype}>",
+                       "a real number or an array of them")
+        z = raw_z.astype(float)
         try:
             raw = np.asarray(self.fn(z))
         except Exception as err:                    # the callable's own failure, named as the link's
@@ -277,7 +309,8 @@ def as_link(link, name="link") -> Link:
     ------
     ValueError
         Unknown name; a callable that is not vectorised, returns non-finite values on the
-        quadrature nodes, or is not square-integrable under the Gaussian (``E f⁴`` must exist too).
+        quadrature nodes, is not square-integrable under the Gaussian (``E f⁴`` must exist too), or whose values on
+        ``|z| < 8`` are of magnitude outside ``[1e-40, 1e40]`` (:data:`LINK_SCALE`; a link that is 0 is allowed).
     """
     if isinstance(link, Link):
         return link
@@ -459,6 +492,7 @@ def moment_table(link, scales, n, powers):
     scales : ndarray (m,)
     n : int
     powers : sequence of (int, int)
+        At least one pair ``(j, p)`` of integers ``0 <= j, p <= 64`` (booleans are refused).
 
     Returns
     -------
@@ -467,17 +501,14 @@ def moment_table(link, scales, n, powers):
     Raises
     ------
     ValueError
-        The link is not finite for ``|z| < 8`` at a scale, or a moment does not exist (the integrand does not decay by
-        ``|z| = CUTOFF``, or overflows float64).
+        A bad ``powers``; the link is not finite for ``|z| < 8`` at a scale, or a moment does not exist (the
+        integrand does not decay by ``|z| = CUTOFF``, or overflows float64).
     """
     z, logw = gauss_rule(link, n)
     scales = check.finite_array("scales", scales, ndim=1)
-    check.memory(8.0 * 3 * scales.size * z.size * (len(powers) + 2) if hasattr(powers, "__len__") else 0.0,
+    powers = _powers(powers)
+    check.memory(8.0 * 3 * scales.size * z.size * (len(powers) + 2),
                  f"the moments at {scales.size} scales x {z.size} nodes", "scales")
-    if isinstance(powers, (str, bytes)) or not all(
-            isinstance(jp, (tuple, list)) and len(jp) == 2 and all(isinstance(k, (int, np.integer)) and k >= 0
-                                                                    for k in jp) for jp in powers):
-        check.fail("powers", powers, "a sequence of pairs (j, p) of integers >= 0")
     with np.errstate(all="ignore"):
         F = link(np.multiply.outer(scales, z))
         w = np.exp(logw)
@@ -505,6 +536,20 @@ def moment_table(link, scales, n, powers):
                          f"s = |w|/√D up to {top:.4g}; it has not (the integrand does not decay by |z| = {CUTOFF}, "
                          "or overflows float64): it is not square-integrable under the Gaussian there")
     return values, sizes
+
+
+def _powers(powers):
+    """``powers`` of :func:`moment_table` as a tuple of ``(j, p)`` int pairs (``ValueError`` naming ``powers``)."""
+    accepted = "a non-empty sequence of pairs (j, p) of integers in [0, 64]"
+    if isinstance(powers, (str, bytes, np.ndarray)) or not isinstance(powers, (tuple, list)) or not powers:
+        check.fail("powers", powers, accepted)
+    out = []
+    for jp in powers:
+        if not (isinstance(jp, (tuple, list)) and len(jp) == 2
+                and all(isinstance(k, (int, np.integer)) and not check._is_bool(k) and 0 <= k <= 64 for k in jp)):
+            check.fail("powers", powers, accepted)
+        out.append((int(jp[0]), int(jp[1])))
+    return tuple(out)
 
 
 def gauss_moments(link, scales, n):
@@ -550,7 +595,7 @@ def until_converged(estimate, orders, what, link):
         ``n -> (value, size)``: the estimate and, elementwise, the size ``Σ |w_i t_i|`` of the terms it sums
         (``size >= |value|``; round-off of the sum is a small multiple of ``eps · size``).
     orders : sequence of int
-        Increasing orders to try.
+        Increasing orders to try: a non-empty, strictly increasing sequence of integers ``>= 1``.
     what : str
         What is estimated (for the error message).
     link : Link
@@ -563,8 +608,18 @@ def until_converged(estimate, orders, what, link):
     Raises
     ------
     ValueError
-        If the last two orders still disagree (the link is not square-integrable, or too rough, at this ``D``).
+        A bad ``orders`` or ``link``; or the last two orders still disagree (the link is not square-integrable, or
+        too rough, at this ``D``).
     """
+    link = _as_link_object(link)
+    if not callable(estimate):
+        check.fail("estimate", estimate, "a callable n -> (value, size)")
+    accepted = "a non-empty, strictly increasing sequence of integers >= 1"
+    if isinstance(orders, (str, bytes)) or not hasattr(orders, "__len__") or len(orders) == 0:
+        check.fail("orders", orders, accepted)
+    orders = [check.positive_int("orders", n) for n in orders]
+    if any(b <= a for a, b in zip(orders, orders[1:])):
+        check.fail("orders", orders, accepted)
     prev, prev_size, diff = None, None, np.inf
     for n in orders:
         cur, size = estimate(n)
@@ -591,7 +646,7 @@ def power_size(values, sizes, p):
     Parameters
     ----------
     values, sizes : ndarray
-        Estimates and the sizes of their terms (:func:`moment_table`).
+        Estimates and the sizes of their terms (:func:`moment_table`), of the same shape.
     p : int
 
     Returns
@@ -599,7 +654,7 @@ def power_size(values, sizes, p):
     ndarray
     """
     values = check.finite_array("values", values)
-    sizes = check.finite_array("sizes", sizes)
+    sizes = check.finite_array("sizes", sizes, shape=values.shape)
     p = check.positive_int("p", p, maximum=64)
     v = np.abs(values)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -607,8 +662,9 @@ def power_size(values, sizes, p):
     return check.finite_result(out, {"values": values, "sizes": sizes}, f"the size of values**{p}")
 
 
-#: magnitudes a link's values may have (on ``|z| < 8``): its moments use ``f⁴``, which must stay within float64
-LINK_SCALE = (1e-100, 1e100)
+#: magnitudes a link's values may have (their maximum on ``|z| < 8``): its moments use ``f⁴``, which must stay finite
+#: and non-zero in float64 — the bounds of a linear link's slope (:data:`SLOPE_RANGE`; ``1e-90 tanh`` gave ``c_v = 0``)
+LINK_SCALE = SLOPE_RANGE
 
 
 def _check_scale(link, name="link"):
@@ -625,7 +681,7 @@ def _check_scale(link, name="link"):
     if top != 0.0 and not LINK_SCALE[0] <= top <= LINK_SCALE[1]:
         check.fail(name, f"<{link.name} with max |f(z)| = {top:.3g} on |z| < 8>",
                    f"a function with values of magnitude between {LINK_SCALE[0]:g} and {LINK_SCALE[1]:g} (its "
-                   "moments use f⁴, which must stay within float64; rescale the labels)")
+                   "moments use f⁴, which must stay finite and non-zero in float64; rescale the labels)")
 
 
 @functools.lru_cache(maxsize=256)

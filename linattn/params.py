@@ -12,6 +12,7 @@ def pack(Gamma, v=None) -> np.ndarray:
     Parameters
     ----------
     Gamma : array_like (D, D)
+        A square matrix, ``D >= 1``.
     v : array_like (D,), optional
 
     Returns
@@ -19,8 +20,8 @@ def pack(Gamma, v=None) -> np.ndarray:
     ndarray (M,)
     """
     G = check.finite_array("Gamma", Gamma, ndim=2)
-    if G.shape[0] != G.shape[1]:
-        raise ValueError(f"Gamma must be square; got shape {G.shape}")
+    if G.shape[0] != G.shape[1] or G.shape[0] == 0:
+        check.fail("Gamma", f"<array with shape {G.shape}>", "a square matrix of shape (D, D), D >= 1")
     if v is None:
         return G.ravel().copy()
     vv = check.finite_array("v", v, shape=(G.shape[0],))
@@ -33,7 +34,7 @@ def unpack(theta, D, model="reduced"):
     Parameters
     ----------
     theta : array_like, shape (..., M)
-        Parameter vectors (leading batch axes allowed), ``M = D²`` or ``D² + D``.
+        Parameter vectors (at least one axis; leading batch axes allowed), ``M = D²`` or ``D² + D``.
     D : int
         Token dimension.
     model : {"reduced", "full"}
@@ -47,9 +48,9 @@ def unpack(theta, D, model="reduced"):
     D = check.positive_int("D", D)
     theta = check.finite_array("theta", theta)
     M = D * D + (D if model == "full" else 0)
-    if theta.shape[-1] != M:
-        raise ValueError(f"theta must have last axis of length M={M} for D={D}, model={model!r}; "
-                         f"got shape {theta.shape}")
+    if theta.ndim == 0 or theta.shape[-1] != M:
+        check.fail("theta", theta if theta.ndim == 0 else f"<array with shape {theta.shape}>",
+                   f"an array whose last axis has length M = {M} (D = {D}, model = {model!r})")
     Gamma = theta[..., : D * D].reshape(theta.shape[:-1] + (D, D))
     v = theta[..., D * D:] if model == "full" else None
     return Gamma, v

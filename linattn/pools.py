@@ -289,18 +289,38 @@ class IDGMetric:
     linear: np.ndarray
     trace: float
 
+    def _theta(self, theta):
+        """``theta`` checked: finite real numbers, last axis of length ``M``."""
+        theta = check.finite_array("theta", theta)
+        M = self.linear.size
+        if theta.ndim == 0 or theta.shape[-1] != M:
+            check.fail("theta", theta if theta.ndim == 0 else f"<array with shape {theta.shape}>",
+                       f"an array of parameter vectors of shape (..., {M}) (model {self.model!r})")
+        return theta
+
     def apply(self, theta) -> np.ndarray:
         """``C_W θ`` for parameter vectors ``theta`` of shape (..., M).
 
         Parameters
         ----------
         theta : ndarray (..., M)
+            Finite real numbers.
 
         Returns
         -------
         ndarray (..., M)
+
+        Raises
+        ------
+        ValueError
+            A bad ``theta``, or one so large that ``C_W θ`` overflows float64.
         """
-        theta = np.asarray(theta, float)
+        theta = self._theta(theta)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self._apply(theta)
+        return check.finite_result(out, {"theta": theta}, "C_W θ")
+
+    def _apply(self, theta):
         pb, mo = self.problem, self.moments
         D, N, s2 = pb.D, pb.N, pb.noise**2
         G = theta[..., : D * D].reshape(theta.shape[:-1] + (D, D))
@@ -319,13 +339,23 @@ class IDGMetric:
         Parameters
         ----------
         theta : ndarray (..., M)
+            Finite real numbers.
 
         Returns
         -------
         ndarray (...)
+
+        Raises
+        ------
+        ValueError
+            A bad ``theta``, or one so large that the error overflows float64.
         """
-        theta = np.asarray(theta, float)
-        return 0.5 * (self.const - 2.0 * theta @ self.linear + np.einsum("...m,...m->...", theta, self.apply(theta)))
+        theta = self._theta(theta)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = 0.5 * (self.const - 2.0 * theta @ self.linear
+                         + np.einsum("...m,...m->...", theta, self._apply(theta)))
+        check.finite_result(out, {"theta": theta}, "the in-distribution error")
+        return out
 
 
 def idg_metric(pb, tasks, model="reduced") -> IDGMetric:

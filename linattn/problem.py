@@ -34,7 +34,7 @@ import numpy as np
 
 from . import _law, check
 from .covariance import Covariance, as_covariance
-from .links import Link, as_link, radial_moments
+from .links import SLOPE_RANGE, Link, as_link, radial_moments
 from .results import short_repr
 
 #: largest accepted label-noise s.d. (see :class:`Problem`)
@@ -78,7 +78,9 @@ class Problem:
     link : str, callable or linattn.links.Link
         The link ``f`` of the labels ``y = f(w·x/√D) + σ ε``: ``"linear"`` (default), ``"tanh"``,
         ``"relu"``, ``"sign"``, ``"cubic"``, ``"hermite:k"`` or a vectorised callable
-        (:func:`linattn.links.as_link`; refused if not square-integrable under the Gaussian).
+        (:func:`linattn.links.as_link`; refused if not square-integrable under the Gaussian, or if its values —
+        a linear link's slope — are of magnitude outside ``[1e-40, 1e40]``, :data:`linattn.links.SLOPE_RANGE`,
+        where its exact moments ``a⁴``, ``E f⁴`` would over- or underflow float64).
     tasks : None or int
         Task diversity. ``None`` (default): every prompt has its own fresh task ``w ~ N(0, I_D)``
         (the seed's setting). ``K >= 1``: each dataset draws a pool of ``K`` tasks and gives every
@@ -164,7 +166,7 @@ class Problem:
         cov, N, D = self.covariance, self.N, self.D
         vals = ((a2 / D) * ((N + 1) / N * cov.spectrum**2 + cov.trace / N * cov.spectrum)
                 + self.noise**2 / N * cov.spectrum)
-        return cov.function(vals)
+        return cov._function(vals)
 
     # ------------------------------------------------------------------ the link
     @property
@@ -194,6 +196,13 @@ class Problem:
         -------
         Problem
             ``self`` for a linear link.
+
+        Raises
+        ------
+        ValueError
+            When the surrogate is not a valid :class:`Problem`: its slope (``μ₁``, or ``√b``) is neither 0 nor of
+            magnitude in ``[1e-40, 1e40]`` (naming ``link``), or its noise ``σ_eff`` exceeds ``MAX_NOISE`` = 1e6
+            (naming ``noise`` when ``σ`` alone brings it there, else ``link``).
         """
         finite_size = check.boolean("finite_size", finite_size)
         if self.link.is_linear:
@@ -201,10 +210,19 @@ class Problem:
         pool = dict(tasks=self.tasks, task_law=self.task_law, assignment=self.assignment)   # the task law is kept
         if finite_size:
             b = self.teacher_strength
-            return Problem(self.D, self.N, float(np.sqrt(max(self.label_variance - b, 0.0))), Link.linear(np.sqrt(b)),
-                           **pool)
-        mu0, mu1, mu2 = self.hermite
-        return Problem(self.D, self.N, float(np.sqrt(self.noise**2 + mu0**2 + mu2)), Link.linear(mu1), **pool)
+            slope, noise = float(np.sqrt(b)), float(np.sqrt(max(self.label_variance - b, 0.0)))
+        else:
+            mu0, mu1, mu2 = self.hermite
+            slope, noise = mu1, float(np.sqrt(self.noise**2 + mu0**2 + mu2))
+        low, high = SLOPE_RANGE
+        if slope != 0.0 and not low <= abs(slope) <= high:
+            check.fail("link", f"<{self.link.name} with surrogate slope {slope:.3g}>",
+                       f"a link whose surrogate slope is 0 or of magnitude in [{low:g}, {high:g}]")
+        if not noise <= MAX_NOISE:
+            name = "noise" if self.noise**2 > 0.5 * noise**2 else "link"
+            check.fail(name, f"<{self.link.name}, noise {self.noise!r}: surrogate noise {noise:.6g}>",
+                       f"a problem whose surrogate noise σ_eff <= {MAX_NOISE:g} (the largest noise of a Problem)")
+        return Problem(self.D, self.N, noise, Link.linear(slope), **pool)
 
     @property
     def teacher_strength(self) -> float:
@@ -325,17 +343,32 @@ class Problem:
         overlap : float or ndarray
             ``u·θ`` with ``u = [b vec(I)/D, 0]`` (``b`` = :attr:`teacher_strength`, 1 for the default link).
         norm : float or ndarray
-            ``θᵀ C θ``, ``C = diag(c I_{D²}, c_v I_D)``.
+            ``θᵀ C θ``, ``C = diag(c I_{D²}, c_v I_D)``; ``>= 0``, of a shape that broadcasts with ``overlap``.
 
         Returns
         -------
         float or ndarray
+
+        Raises
+        ------
+        ValueError
+            Non-finite or mismatched arguments, a negative ``norm``, or moments so large that the error overflows
+            float64 (naming ``overlap`` or ``norm``).
         """
         overlap = check.finite_array("overlap", overlap)
         norm = check.finite_array("norm", norm)
         if np.any(norm < 0):
             check.fail("norm", norm if norm.size <= 8 else "<array>", "θᵀCθ >= 0 (C is positive definite)")
-        out = 0.5 * (self.label_variance - 2.0 * overlap + norm)
+        try:
+            np.broadcast_shapes(overlap.shape, norm.shape)
+        except ValueError:
+            check.fail("norm", f"<array with shape {norm.shape}>",
+                       f"an array whose shape broadcasts with overlap's {overlap.shape}")
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = 0.5 * (self.label_variance - 2.0 * overlap + norm)
+            if not np.all(np.isfinite(out)):      # 2·overlap overflowed although the error itself may be finite
+                out = np.where(np.isfinite(out), out, 0.5 * self.label_variance - overlap + 0.5 * norm)
+        check.finite_result(out, {"overlap": overlap, "norm": norm}, "the test error")
         return float(out) if out.ndim == 0 else out
 
     def test_error(self, Gamma, v=None, N_test=None) -> float:
@@ -382,10 +415,10 @@ class Problem:
     def _anisotropic_moments(self, G, v):
         r"""``overlap = a² tr(ΓΣ²)/D`` and ``norm = tr(ΓΣΓᵀS₂) + c_v vᵀΣv`` (:mod:`linattn.covariance`)."""
         cov, a = self.covariance, float(self.link.slope)
-        overlap = a * a * float(np.sum(G * cov.apply(np.eye(self.D), 2.0))) / self.D
+        overlap = a * a * float(np.sum(G * cov._apply(np.eye(self.D), 2.0))) / self.D
         norm = float(np.sum((G @ cov.matrix) * (self.context_covariance @ G)))
         if v is not None:
-            norm += self.feature_variance_v * float(v @ cov.apply(v))
+            norm += self.feature_variance_v * float(v @ cov._apply(v))
         return overlap, norm
 
     def icl_solution(self) -> ICLSolution:
@@ -400,7 +433,7 @@ class Problem:
             cov, a, N = self.covariance, float(self.link.slope), self.N
             vals = np.zeros(self.D) if a == 0 else a * a / (a * a * (N + 1) / N * cov.spectrum
                                                             + (a * a * cov.trace + self.D * self.noise**2) / N)
-            G = cov.function(vals)
+            G = cov._function(vals)
             overlap, _ = self._anisotropic_moments(G, None)
             return ICLSolution(Gamma=G, v=np.zeros(self.D), test_error=0.5 * (self.label_variance - overlap))
         b = self.teacher_strength

@@ -204,12 +204,20 @@ class Prompts:
         Parameters
         ----------
         index : slice, int array or bool mask
+            A slice of integers (step not 0), a boolean mask of shape ``(P,)`` or a non-empty 1-d array of integers
+            in ``[-P, P)``, selecting at least one prompt.
 
         Returns
         -------
         Prompts
         """
-        if not isinstance(index, slice):
+        if isinstance(index, slice):
+            try:
+                index.indices(self.P)             # a zero step or non-integer bounds: refused here, named
+            except (TypeError, ValueError):
+                check.fail("index", index, "a slice of integers with a non-zero step, a boolean mask of shape "
+                           f"({self.P},), or a non-empty 1-d array of integers in [-{self.P}, {self.P})")
+        else:
             idx = np.asarray(index)
             if idx.dtype == bool:
                 if idx.shape != (self.P,):

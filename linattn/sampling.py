@@ -102,10 +102,15 @@ class Tokens:
 
     def prompts(self) -> Prompts:
         """Sufficient statistics ``s = Xᵀy/N``, ``y2 = |y|²/N``."""
-        N = self.X.shape[1]
-        s = np.einsum("pnd,pn->pd", self.X, self.y) / N
-        y2 = np.einsum("pn,pn->p", self.y, self.y) / N
+        s, y2 = self._statistics()
         return Prompts(s=s, xq=self.xq, yq=self.yq, y2=y2)
+
+    def _statistics(self):
+        N = self.X.shape[1]
+        with np.errstate(over="ignore", invalid="ignore"):
+            s = np.einsum("pnd,pn->pd", self.X, self.y) / N
+            y2 = np.einsum("pn,pn->p", self.y, self.y) / N
+        return s, y2
 
     def embed(self) -> np.ndarray:
         """Embedded prompts ``Z`` of shape (P, D+1, N+1) (see :func:`linattn.attention.embed`)."""
@@ -134,16 +139,17 @@ def sample_tokens(pb, P, rng=None, tasks=None) -> Tokens:
     P = check.positive_int("P", P)
     gen = check.rng(rng)
     D, N, sig = pb.D, pb.N, pb.noise
+    check.memory(8.0 * (2 * N * D + N + 3 * D), f"the tokens of one prompt (N = {N}, D = {D})", "pb.N and pb.D")
     check.memory(8.0 * P * (2 * N * D + N + 3 * D), f"the tokens of {P} prompts (N = {N}, D = {D})", "P")
     w = gen.standard_normal((P, D)) if tasks is None else check.finite_array("tasks", tasks, shape=(P, D))
     X = gen.standard_normal((P, N, D))
     cov = pb.covariance
     if cov is not None:   # x = U diag(√s) z
-        X = cov.rotate_rows(X * np.sqrt(cov.spectrum))
+        X = cov._rotate_rows(X * np.sqrt(cov.spectrum))
     y = _law.labels(pb, np.einsum("pnd,pd->pn", X, w) / np.sqrt(D)) + sig * gen.standard_normal((P, N))
     xq = gen.standard_normal((P, D))
     if cov is not None:
-        xq = cov.rotate_rows(xq * np.sqrt(cov.spectrum))
+        xq = cov._rotate_rows(xq * np.sqrt(cov.spectrum))
     yq = _law.labels(pb, np.einsum("pd,pd->p", w, xq) / np.sqrt(D)) + sig * gen.standard_normal(P)
     return Tokens(X=X, y=y, xq=xq, yq=yq, w=w)
 
@@ -169,12 +175,21 @@ def sample_naive(pb, P, rng=None, batch_size: int = 256) -> Prompts:
     P = check.positive_int("P", P)
     batch_size = check.positive_int("batch_size", batch_size)
     D, N = pb.D, pb.N
+    check.memory(8.0 * (3 * D + 2) + 8.0 * (2 * N * D + N + 3 * D),
+                 f"one prompt and its tokens (N = {N}, D = {D})", "pb.N and pb.D")
     check.memory(8.0 * P * (3 * D + 2) + 8.0 * min(P, batch_size) * (2 * N * D + N + 3 * D),
-                 f"{P} prompts of dimension D = {D} (tokens in batches of {min(P, batch_size)})", "P")
+                 f"{P} prompts of dimension D = {D} (tokens in batches of {min(P, batch_size)})",
+                 "P" if P <= batch_size else "P or batch_size")
     gen = check.rng(rng)
     pool, task = draw_pool(pb, P, gen) if pb.tasks is not None else (None, None)
-    parts = [sample_tokens(pb, b - a, gen, None if pool is None else pool[task[a:b]]).prompts()
-             for a, b in _law.batches(P, batch_size)]
-    return Prompts(s=np.concatenate([p.s for p in parts]), xq=np.concatenate([p.xq for p in parts]),
-                   yq=np.concatenate([p.yq for p in parts]), y2=np.concatenate([p.y2 for p in parts]),
-                   pool=pool, task=task)
+    s, xq, yq, y2 = [], [], [], []
+    for a, b in _law.batches(P, batch_size):
+        tok = sample_tokens(pb, b - a, gen, None if pool is None else pool[task[a:b]])
+        sb, y2b = tok._statistics()
+        s.append(sb)
+        xq.append(tok.xq)
+        yq.append(tok.yq)
+        y2.append(y2b)
+    s, xq, yq, y2 = (np.concatenate(x) for x in (s, xq, yq, y2))
+    _law._check_drawn(pb, s, xq, yq, y2)         # features the link made too large: named as the problem's
+    return Prompts(s=s, xq=xq, yq=yq, y2=y2, pool=pool, task=task)

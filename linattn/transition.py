@@ -69,8 +69,8 @@ def transition_point(P, gap, level=5.0):
     """
     P = check.finite_array("P", P, ndim=1)
     level = check.positive("level", level)
-    g = np.asarray(gap, dtype=float)
-    if g.shape != P.shape or np.any(np.isnan(g)) or np.any(g == -np.inf):
+    g = check.real_array("gap", gap, allow_inf=True)      # strings, complex or ragged input: named, not numpy's words
+    if g.shape != P.shape:
         check.fail("gap", f"<array with shape {g.shape}>",
                    f"an array of shape {P.shape} of real numbers or +inf (no NaN)")
     if np.any(P <= 0) or np.any(np.diff(P) <= 0):

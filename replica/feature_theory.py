@@ -199,17 +199,23 @@ def _radial(link, D):
 
 
 def label_mean(pb) -> float:
-    """``E y = E_r E f(√r g)`` (exact at finite ``D``).
+    """``E y = E_r E f(√r g)`` (exact at finite ``D``; fresh Gaussian tasks, isotropic inputs).
 
     Parameters
     ----------
     pb : linattn.Problem
+        Isotropic inputs (``covariance=None``) and fresh tasks (``tasks=None``).
 
     Returns
     -------
     float
+
+    Raises
+    ------
+    ValueError
+        ``pb`` with anisotropic inputs or a task pool (``r = |w|²/D ~ χ²_D/D`` does not hold).
     """
-    validate.problem(pb)
+    _isotropic(pb, "label_mean")
     return _radial(pb.link, pb.D)[0]
 
 
@@ -219,12 +225,18 @@ def query_overlap_strength(pb) -> float:
     Parameters
     ----------
     pb : linattn.Problem
+        Isotropic inputs (``covariance=None``) and fresh tasks (``tasks=None``).
 
     Returns
     -------
     float
+
+    Raises
+    ------
+    ValueError
+        ``pb`` with anisotropic inputs or a task pool (the identity ``E[u t] = k_u tr Γ/D`` does not hold).
     """
-    validate.problem(pb)
+    _isotropic(pb, "query_overlap_strength")
     return _radial(pb.link, pb.D)[1]
 
 
@@ -310,15 +322,20 @@ def readout_error(pb, overlaps, readout="optimal") -> float:
     Parameters
     ----------
     pb : linattn.Problem
-        The problem at the evaluation context length.
+        The problem at the evaluation context length: isotropic inputs and fresh tasks.
     overlaps : Overlaps
     readout : {"optimal", "linear"}
 
     Returns
     -------
     float
+
+    Raises
+    ------
+    ValueError
+        ``pb`` with anisotropic inputs or a task pool, or ``overlaps`` not an :class:`Overlaps`.
     """
-    validate.problem(pb)
+    _isotropic(pb, "readout_error")
     check.choice("readout", readout, READOUTS)
     if not isinstance(overlaps, Overlaps):
         check.fail("overlaps", overlaps, "an Overlaps (replica.feature_theory.gamma_overlaps)")
@@ -412,6 +429,8 @@ def mixture_error(link, train, test, V, same=False, n_t=N_T, n_z=N_Z):
     V = check.nonnegative("V", V)
     n_t = check.positive_int("n_t", n_t, minimum=3, maximum=1 << 20)
     n_z = check.positive_int("n_z", n_z, maximum=links.MAX_HERMITE_NODES)
+    mixture_memory(link, max(train[0].size, 0 if test is None else test[0].size), n_t, n_z,
+                   "the components (train, test), n_t or n_z")
     return _mixture_errors(link, train, [(test, V)], n_t, n_z)[0]
 
 
@@ -424,6 +443,26 @@ def _mixture_components(name, value):
         check.fail(name, f"<arrays of sizes {r.size}, {kappa.size}, {v.size}>",
                    "three arrays of one size >= 2 with r >= 0 and v >= 0")
     return r, kappa, v
+
+
+def mixture_memory(link, n, n_t, n_z, arguments):
+    """Refuse (:func:`linattn.check.memory`, naming ``arguments``) mixture fields of ``n`` components on ``n_t`` grid
+    points that would not fit: the densities and conditional means (``n × n_t``, a few held at once) and, for a smooth
+    link, the Gauss–Hermite evaluations (``n × n_t × n_z``, twice: arguments and values; measured peak
+    ``8 n n_t (2 n_z + 8)`` bytes, ``8 n n_t · 12`` for the closed-form links).
+
+    Parameters
+    ----------
+    link : linattn.links.Link
+    n, n_t, n_z : int
+        Components (of the largest distribution), grid points in ``t``, Gauss–Hermite nodes.
+    arguments : str
+        The arguments that set ``n``, ``n_t`` and ``n_z`` (for the message).
+    """
+    closed = link.is_linear or link.name in ("relu", "sign")
+    check.memory(8.0 * n * n_t * (12 if closed else 2 * n_z + 8),
+                 f"the readout's fields of {n} mixture components on {n_t} points of t"
+                 + ("" if closed else f" ({n_z} Gauss–Hermite nodes each)"), arguments)
 
 
 def _mixture_errors(link, train, tests, n_t=N_T, n_z=N_Z):
@@ -486,13 +525,24 @@ def mixture_readout_power(pb, alpha, delta2, n_contexts=4096, rng=0, n_t=N_T, n_
         Sampled ``(w, s)`` (the mixture's components; bias ``O(1/n_contexts)``).
     rng : int or numpy.random.Generator
     n_t, n_z : int
-        Grid points in ``t`` and Gauss–Hermite nodes in ``z`` (smooth links).
+        Grid points in ``t`` (``11 <= n_t <= 2**20``) and Gauss–Hermite nodes in ``z`` (smooth links).
     N_test : int, optional
         Context length of the test prompts.
 
     Returns
     -------
     float
+
+    Raises
+    ------
+    ValueError
+        Bad input, or sizes (``n_contexts`` × ``n_t``) whose arrays would not fit in memory.
+
+    Notes
+    -----
+    The power depends on ``Γ`` only through its direction (``(u, t)`` and ``(u, ct)`` have the same conditional
+    means): ``(α, δ²)`` of any scale are rescaled to ``max(|α|, √(D δ²)) = 1`` when that scale is outside
+    ``[1e-100, 1e100]``, where ``α²`` or ``D δ²`` would over- or underflow.
     """
     _isotropic(pb, "mixture_readout_power")
     alpha = check.real("alpha", alpha)
@@ -500,10 +550,14 @@ def mixture_readout_power(pb, alpha, delta2, n_contexts=4096, rng=0, n_t=N_T, n_
     n_contexts = check.positive_int("n_contexts", n_contexts, minimum=2)
     check.memory(8.0 * n_contexts * (2 * pb.N * pb.D + pb.N + 4 * pb.D), f"the tokens of {n_contexts} contexts",
                  "n_contexts")
-    n_t = check.positive_int("n_t", n_t, minimum=11)
+    n_t = check.positive_int("n_t", n_t, minimum=11, maximum=1 << 20)
     n_z = check.positive_int("n_z", n_z, minimum=4, maximum=200)
+    mixture_memory(pb.link, n_contexts, n_t, n_z, "n_contexts or n_t")
     if alpha == 0 and delta2 == 0:
         check.fail("alpha", alpha, "nonzero, or delta2 > 0 (t is identically 0 otherwise)")
+    scale = max(abs(alpha), float(np.sqrt(pb.D) * np.sqrt(delta2)))
+    if not 1e-100 <= scale <= 1e100:        # scale-free (Notes): rescale where α² or D δ² would leave float64
+        alpha, delta2 = alpha / scale, (float(np.sqrt(delta2)) / scale) ** 2
     pbt = _at_length(pb, N_test)
     D = pb.D
     tok = sampling.sample_tokens(pbt, n_contexts, check.rng(rng))
@@ -805,7 +859,8 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="optimal", law="fini
         Random pools averaged (``pool=None``).
     n_contexts : None or int
         Components of each mixture (``law="finite"``; default 2048 for fresh tasks, 1024 per pool; bias
-        ``O(1/n_contexts)``: measured −0.5 % (ICL) and +0.2 % (IDG) at 1024, within one s.e.).
+        ``O(1/n_contexts)``: measured −0.5 % (ICL) and +0.2 % (IDG) at 1024, within one s.e.), ``64 <= n_contexts
+        <= 2**20`` and within the memory limit (:func:`mixture_memory`: ~2.5 MB per component for a smooth link).
     rng : int
         Seed of the sampled contexts and of the pools.
     max_iter : int
@@ -851,6 +906,8 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="optimal", law="fini
             check.memory(8.0 * 2 * n_contexts * length * (pb.D + 1),
                          f"the tokens of {n_contexts} sampled contexts of length {length} (D = {pb.D})",
                          f"{name} = {length if name == 'N_test' else pb}")
+    if law == "finite":         # the optimal readout's mixture (_mixture_errors): n_contexts components each
+        mixture_memory(pb.link, n_contexts, N_T, N_Z, "n_contexts")
     from .pool_theory import draw_theory_pool
 
     if pb.tasks is None:
@@ -909,6 +966,13 @@ class BinnedError:
     bias_bound: float
 
 
+def _prompt_floats(pb, tasks):
+    """Floats per prompt that :func:`_prompts` holds at its peak: the prompts' statistics (``s``, ``x_q`` and labels),
+    and with given tasks the raw tokens they are built from."""
+    per = 3 * pb.D + 2
+    return per if tasks is None else per + 2 * pb.N * pb.D + pb.N + 3 * pb.D
+
+
 def _prompts(pb, n, gen, tasks):
     if tasks is None:
         return dataclasses.replace(pb, tasks=None).sample(n, gen)
@@ -934,7 +998,8 @@ def binned_readout_error(pb, Gamma, n=1_000_000, bins=500, rng=0, N_test=None, t
     pb : linattn.Problem
     Gamma : array_like (D, D)
     n : int
-        Test prompts (``>= 10 bins``).
+        Test prompts (``>= 10 bins``; their arrays, ``~8 (3D + 10)`` bytes each with fresh tasks, must fit in the memory
+        limit, :func:`linattn.check.memory`).
     bins : int
     rng : int or numpy.random.Generator
     N_test : int, optional
@@ -961,6 +1026,9 @@ def binned_readout_error(pb, Gamma, n=1_000_000, bins=500, rng=0, N_test=None, t
     elif fit_tasks is not None:
         fit_tasks = check.finite_array("fit_tasks", fit_tasks, shape=(None, pb.D))
     pbt = _at_length(pb, N_test)
+    check.memory(8.0 * n * (_prompt_floats(pbt, tasks) + (_prompt_floats(pb, fit_tasks) if separate else 0) + 8),
+                 f"{n} test prompts" + (" and as many fitting prompts" if separate else "")
+                 + " with their attention outputs, labels and order", "n")
     gen = check.rng(rng)
     data = _prompts(pbt, n, gen, tasks)
     t = data.predict(G)

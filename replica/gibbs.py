@@ -138,6 +138,33 @@ def decay_pair(lam, model):
     return None if lg == lv else (lg, lv)
 
 
+def _shape(name, value):
+    """``np.shape(value)`` without converting an array (ragged nested lists: a ValueError naming ``name``)."""
+    if isinstance(value, np.ndarray):
+        return value.shape
+    try:
+        return np.shape(value)
+    except ValueError:          # numpy: "inhomogeneous shape"
+        check.fail(name, f"<{type(value).__name__} of uneven shape>", "a real number or an array of them")
+
+
+def _grid_size(beta, lam):
+    """Number of ``(β, λ)`` values, the size of the broadcast shape of ``beta`` and ``lam`` (``lam=None``: a
+    per-block pair, one per call), and the arguments that set it (for a guard's message); shapes that do not
+    broadcast are refused naming lam."""
+    b_shape = _shape("beta", beta)
+    if lam is None:
+        return int(np.prod(b_shape, dtype=float)), "beta"
+    l_shape = _shape("lam", lam)
+    try:
+        shape = np.broadcast_shapes(b_shape, l_shape)
+    except ValueError:          # numpy's "shape mismatch": say which argument and which shapes
+        check.fail("lam", f"<values of shape {l_shape}>", f"a number or an array that broadcasts against beta's "
+                   f"shape {b_shape}")
+    n_b, n_l = (int(np.prod(x, dtype=float)) for x in (b_shape, l_shape))
+    return int(np.prod(shape, dtype=float)), ("beta" if n_l <= 1 else "lam" if n_b <= 1 else "beta and lam")
+
+
 def gibbs(data, pb, beta, lam, model="reduced", N_test=None) -> GibbsAverages:
     """Exact free energy and Gibbs averages of one dataset (module docstring).
 
@@ -165,6 +192,12 @@ def gibbs(data, pb, beta, lam, model="reduced", N_test=None) -> GibbsAverages:
     GibbsAverages
         Arrays of the broadcast shape of ``beta`` and ``lam``.
 
+    Raises
+    ------
+    ValueError
+        Bad input (the argument is named): ``beta`` and ``lam`` of shapes that do not broadcast, or so many values
+        that the result's arrays (~200 bytes per value) would exceed the memory limit (:func:`linattn.check.memory`).
+
     Examples
     --------
     Lu et al.'s ridge ``λ_L`` is the pair ``(λ_L/D, λ_L)``; at zero temperature the Gibbs mean is the ridge
@@ -180,6 +213,11 @@ def gibbs(data, pb, beta, lam, model="reduced", N_test=None) -> GibbsAverages:
     True
     """
     pair = decay_pair(lam, model)
+    n_values, sizing = _grid_size(beta, None if pair is not None else (lam[0] if isinstance(lam, tuple) else lam))
+    # the ~20 arrays of the result and its work (and the checked copies of beta): before any of them is made
+    check.memory(8.0 * 24 * n_values, f"the Gibbs averages at {n_values} values of (beta, lam)", sizing)
+    check.work(check.PYTHON_TRIP * n_values, f"the Gibbs averages at {n_values} values of (beta, lam), one Python "
+               "trip each", sizing)
     b_arr = check.real_array("beta", beta, low=0.0, low_open=True, allow_inf=True)
     N_test = None if N_test is None else check.positive_int("N_test", N_test)
     jacobian = 0.0

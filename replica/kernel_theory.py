@@ -405,6 +405,27 @@ def sample_contexts(pb, W, rng, features="hermite2"):
     return s
 
 
+def contexts_memory(D, n, features, arguments="n_contexts"):
+    """Refuse (:func:`linattn.check.memory`, naming ``arguments``) a random-scale theory on ``n`` sampled contexts
+    whose arrays would not fit: per context (and query scale ``R``, ``n_R`` nodes) the label coefficients, the
+    weights ``ω`` and the residuals, ``n_R (2 n_b + 6)`` floats, and the context's features and block directions,
+    ``(n_b + 2) F`` (measured: 594 floats per context at ``D = 4`` for fresh tasks, 775 with a pool; estimate 775).
+
+    Parameters
+    ----------
+    D, n : int
+        Dimension and sampled contexts (rounded up by :func:`fresh_types` to whole strata: counted).
+    features : {"hermite2", "linear"}
+    arguments : str
+        For the message.
+    """
+    nb, F = _blocks(D, features).size, n_features(D, features)
+    n_R = _chi_square_nodes(D)[0].size
+    n_eff = n + n_R * 4                     # fresh_types: whole strata of n_nodes n_groups contexts (n_groups <= 4)
+    check.memory(8.0 * n_eff * (n_R * (2 * nb + 6) + nb * nb + 4 * nb + (nb + 2) * F),
+                 f"the theory's arrays on {n} sampled contexts ({n_R} query scales, {F} features)", arguments)
+
+
 # --------------------------------------------------------------------------- the two theories
 def _fresh_finite(pb, P, lam, features, N_test, n_contexts, seed, n_groups=4):
     """Random-scale theory for fresh tasks in its rotation-invariant (scalar) form (module docstring); returns the
@@ -609,6 +630,24 @@ def centred_link(link, mean):
     return links.Link(f"custom:{link.name}-centred{mean!r}", lambda z: link(z) - mean)
 
 
+def _checked_centre(link, centre):
+    """``centre`` if the centred link ``f − centre`` keeps its values within :data:`linattn.links.LINK_SCALE` (the
+    bounds every link's values must meet: its moments use the fourth power), else a ``ValueError`` naming centre."""
+    centre = check.real("centre", centre)
+    z = links.half_rule(links.ORDERS[0])[0]
+    z = z[np.abs(z) < 8]
+    with np.errstate(all="ignore"):
+        F = np.asarray(link(z), dtype=float)
+    if not np.all(np.isfinite(F)):
+        return centre                   # the link itself is refused with its own message
+    top = float(np.max(np.abs(F - centre)))
+    low, high = links.LINK_SCALE
+    if top != 0.0 and not low <= top <= high:
+        check.fail("centre", centre, f"a real number with max |f(z) − centre| on |z| < 8 between {low:g} and {high:g} "
+                   f"(the centred labels' moments use (f − centre)⁴; max |f(z)| = {float(np.max(np.abs(F))):.3g})")
+    return centre
+
+
 _TYPES_CACHE: dict = {}
 
 
@@ -703,7 +742,8 @@ def ridge_law(pb, P, lam, pool=None, centre=0.0, n_contexts=None, rng=0) -> Ridg
     pool : None or array_like (K, D)
         ``None``: fresh tasks; else the tasks of the pool (each context draws them in turn).
     centre : float
-        ``c``: subtracted from the query labels (the readout's intercept).
+        ``c``: subtracted from the query labels (the readout's intercept); the centred labels ``f − c`` must stay
+        within the magnitudes of a link (:data:`linattn.links.LINK_SCALE` on ``|z| < 8``).
     n_contexts : None or int
         Sampled contexts (default ``2**16`` fresh, ``2**12`` with a pool).
     rng : int
@@ -721,13 +761,14 @@ def ridge_law(pb, P, lam, pool=None, centre=0.0, n_contexts=None, rng=0) -> Ridg
         A fixed point or the covariance equation was not solved.
     """
     pb, P, lam = learner_arguments(pb, P, lam)
-    centre = check.real("centre", centre)
+    centre = _checked_centre(pb.link, centre)
     rng = check.seed_int("rng", rng)
     D = pb.D
     label_pb = dataclasses.replace(pb, link=centred_link(pb.link, centre), tasks=None)
     context_pb = dataclasses.replace(pb, tasks=None)
     if pool is None:
         n = check.positive_int("n_contexts", n_contexts or 2**16, minimum=64, maximum=2**22)
+        contexts_memory(D, n, "linear")
         types = _linear_types(context_pb, None, n, rng)
         d = _blocks(D, "linear")
         R, wR, rho = query_scales(D, "linear")
@@ -741,6 +782,7 @@ def ridge_law(pb, P, lam, pool=None, centre=0.0, n_contexts=None, rng=0) -> Ridg
     else:
         pool = check.finite_array("pool", pool, shape=(None, D))
         n = check.positive_int("n_contexts", n_contexts or 2**12, minimum=64, maximum=2**22)
+        contexts_memory(D, n, "linear")
         s, task = _linear_types(context_pb, pool, n, rng)
         out = _matrix_finite(label_pb, P, lam, "linear", s, pool, task, [])
         mean, cov = out["G"], out["C"][0]
@@ -792,6 +834,8 @@ def kernel_learner_theory(pb, P, lam, N_test=None, law="finite", pool=None, n_po
             check.fail("pool", "<array>", "None for a problem with fresh tasks (pb.tasks = None)")
         pool = check.finite_array("pool", pool, shape=(pb.tasks, pb.D))
     common = dict(problem=pb, P=P, lam=lam, learner="kernel", law=law, N_test=N_test)
+    if law == "finite":
+        contexts_memory(pb.D, n_contexts or (2**16 if pb.tasks is None else 2**13), features)
     if law == "mp":
         from .stationary import stationary
         eq = _equivalent_problem(pb, features)

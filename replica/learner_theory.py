@@ -64,7 +64,9 @@ def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool
         Sampled contexts of ``law="finite"`` (kernel learner: default ``2**16`` for fresh tasks, ``2**13`` per pool;
         feature learner: the components of each readout mixture, default 2048 fresh, 1024 per pool); the standard
         errors ``*_se``
-        include their sampling error.
+        include their sampling error. Refused (naming ``n_contexts``) where the theory's arrays would exceed the
+        memory limit (:func:`linattn.check.memory`; ~6 kB per context for the kernel learner at ``D = 4``, ~2.5 MB
+        per component for the feature learner with a smooth link).
     rng : int
         Seed of the sampled contexts and of the pools.
 

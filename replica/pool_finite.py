@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import numbers
 
 import numpy as np
 from scipy import special, stats
@@ -84,6 +85,19 @@ def radial_nodes(D, n=32):
     return 2.0 * x, w / w.sum()
 
 
+def _seed(seed):
+    """``seed`` if numpy can seed a generator with it: None, a Generator, a non-negative integer or a non-empty
+    sequence of them (else a ValueError naming seed, not numpy's words)."""
+    def is_count(v):
+        return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) and v >= 0
+
+    if seed is None or isinstance(seed, np.random.Generator) or is_count(seed):
+        return seed
+    if isinstance(seed, (tuple, list)) and seed and all(is_count(v) for v in seed):
+        return seed
+    check.fail("seed", seed, "None, a non-negative integer, a non-empty sequence of them, or a numpy.random.Generator")
+
+
 def prompt_types(pb, pool, model, n_types, seed):
     """A stratified scrambled-Sobol sample of the context statistics of prompts drawn from ``pool``.
 
@@ -91,11 +105,29 @@ def prompt_types(pb, pool, model, n_types, seed):
     ``z``, the exact function of ``(χ²_N, ζ ∈ R^D)`` of :func:`linattn.pools.context_statistics`, through the inverse
     CDFs of the other coordinates.
 
+    Parameters
+    ----------
+    pb : linattn.Problem
+        With a task pool (``tasks=K``).
+    pool : array_like (K, D)
+        The pool's tasks (nonzero rows).
+    model : {"reduced", "full"}
+    n_types : int
+        Sobol points (``<= 2**20``).
+    seed : None, int, sequence of int or numpy.random.Generator
+        Seed of the scrambling (a non-negative integer, a non-empty sequence of them, or a Generator; ``None``:
+        fresh entropy).
+
     Returns
     -------
     Z : ndarray (n_types, D_z)
     U : ndarray (n_types, D)
         The teachers ``u = a w/√D``.
+
+    Raises
+    ------
+    ValueError
+        Bad input (the argument is named).
     """
     from linattn.pools import context_statistics
 
@@ -106,8 +138,13 @@ def prompt_types(pb, pool, model, n_types, seed):
     pool = check.finite_array("pool", pool, ndim=2)
     if pool.shape[1] != pb.D or pool.shape[0] < 1:
         check.fail("pool", f"<array with shape {pool.shape}>", f"an array of shape (K, {pb.D}), K >= 1")
+    if np.any(np.all(pool == 0, axis=1)):
+        check.fail("pool", f"<array whose row {int(np.flatnonzero(np.all(pool == 0, axis=1))[0])} is zero>",
+                   f"an array of shape (K, {pb.D}) without a zero row (every task's direction enters)")
     n_types = check.positive_int("n_types", n_types, maximum=2**20)
+    seed = _seed(seed)
     D, N = pb.D, pb.N
+    check.memory(8.0 * n_types * (6 * D + 12), f"{n_types} prompt types of dimension D = {D}", "n_types")
     K = pool.shape[0]
     sob = stats.qmc.Sobol(d=D + 2, scramble=True, seed=np.random.default_rng(seed))
     pts = sob.random(n_types)

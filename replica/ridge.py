@@ -501,6 +501,15 @@ def _cg(op, b, lam_lo, rtol, maxiter):
     bnorm = float(np.linalg.norm(b))
     if bnorm == 0.0:                    # Aθ = 0: θ* = 0 (the min-norm solution at λ = 0), exactly
         return np.zeros_like(b), 0, 0.0, np.zeros(op.P)
+    # CG is linear in b: where Qᵀb is tiny (a huge weight decay: Qᵀb ~ b/√λ) it runs on b/s, s a power of two (exact:
+    # the same iterates, scaled) that brings Qᵀb towards 1 — so that the products pᵀAp ~ |Qᵀb|² do not underflow —
+    # without taking b/s beyond 2^500 (|b/s|² stays finite)
+    s = 1.0
+    qb = _pow2(pre.Qt(b))
+    if qb < 2.0**-332:
+        s = max(qb, _pow2(b) * 2.0**-500)
+        b = b * (1.0 / s)
+        bnorm = float(np.linalg.norm(b))
 
     def true_residual(psi):
         theta = pre.Q(psi)
@@ -514,4 +523,4 @@ def _cg(op, b, lam_lo, rtol, maxiter):
                            x_norm=pre.norm_theta, r_norm=pre.norm_residual, b_norm=bnorm, name="ridge")
     except NotCertified as exc:
         raise _NotReached(f"{exc}; raise maxiter, or use replica.gibbs (eigendecomposition)") from None
-    return pre.Q(sol.x), sol.iterations, sol.residual, op.u
+    return pre.Q(sol.x) * s, sol.iterations, sol.residual * s, op.u * s

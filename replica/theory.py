@@ -165,7 +165,8 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
         log_jacobian = 0.5 * pb.D * np.log(lam[0] / lam[1])        # dθ = (λ_Γ/λ_v)^{D/2} dθ'
         lam = lam[0]
     c = pb.feature_variance
-    lp = lam / c
+    with np.errstate(over="ignore"):
+        lp = float(check.finite_result(np.float64(lam) / c, {"lam": lam}, "λ/c (the weight decay in H/c units)"))
     rr = ridge_resolvent(P, lp, lw)
     om = rr.omega_t
     rho = float(teacher_overlap(rr.L, om, lw))
@@ -181,7 +182,10 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
     # residual of the σ equations (the r and ρ equations are solved to rr.residual / exactly)
     Y = lw.y2 - 2 * rho * lw.fy + rho**2 * lw.f2
     rhs = ((w * om**2) * (Y + lw.xi @ sigma2)) @ lw.xi
-    lhs = lw.ratios(P) * rr.a**2 * sigma2
+    with np.errstate(over="ignore", invalid="ignore"):
+        lhs = lw.ratios(P) * rr.a**2 * sigma2
+    if not np.all(np.isfinite(lhs)):        # a² overflows at a huge weight decay (a ~ λ'/q, σ² ~ 1/a²)
+        lhs = np.where(np.isfinite(lhs), lhs, lw.ratios(P) * rr.a * (rr.a * sigma2))
     res_sigma = float(np.max(np.abs(lhs - rhs) / np.maximum(np.abs(lhs), 1e-300)))
     if np.isinf(beta):
         train, test, F = et, eg, et
@@ -250,7 +254,8 @@ def rs_functional(pb, P, beta, lam, rho, norm2, Delta, model="reduced", law="fin
     Beff = (beta / P) * (lw.xi @ Delta)
     Y = lw.y2 - 2 * rho * lw.fy + rho**2 * lw.f2
     energ = P * float(lw.weights @ (-0.5 * np.log1p(Beff) - 0.5 * (beta / P) * (Y + lw.xi @ (q - shift)) / (1 + Beff)))
-    return float(check.finite_result(ent + energ, {"rho": rho, "norm2": norm2, "Delta": Delta}, "the functional"))
+    return float(check.finite_result(ent + energ, {"rho": rho, "norm2": norm2, "Delta": Delta, "lam": lam,
+                                                        "beta": beta}, "the functional"))
 
 
 def rs_constant(pb, model="reduced") -> float:

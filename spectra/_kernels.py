@@ -13,6 +13,8 @@ Arithmetic follows numpy (``error_model="numpy"``): a division by zero gives inf
 parallel loop (which surfaced as a ``SystemError``), and a residual that is not a number is a failure
 (``not res <= tol``), reported as such.
 """
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -45,8 +47,11 @@ def _residual(z, w, xi, q, r, S, om):
             S[i] += w[k] * xi[k, i] * om[k]
     res = 0.0
     for i in range(B):
-        R = r[i] * (-z + S[i]) - 1.0
-        res = max(res, abs(R))
+        R = abs(r[i] * (-z + S[i]) - 1.0)
+        if not R <= res:        # nan propagates (max() would drop it: a NaN residual is a failure, not 0)
+            res = R
+        if R != R:
+            return R
     return res
 
 
@@ -73,9 +78,20 @@ def _solve_small(J, b, out):
     if B == 1:
         out[0] = _div(b[0], J[0, 0])
     else:
-        det = J[0, 0] * J[1, 1] - J[0, 1] * J[1, 0]
-        out[0] = _div(J[1, 1] * b[0] - J[0, 1] * b[1], det)
-        out[1] = _div(J[0, 0] * b[1] - J[1, 0] * b[0], det)
+        # Cramer's rule on J/s, s the power of two nearest the largest |J_ij| (exact: the same bits as on J itself
+        # wherever that is finite): the 2x2 determinant squares J's scale, which overflows far from the spectrum
+        # (|z| ~ 1e155 and beyond: a large weight decay) or underflows
+        top = 0.0
+        for i in range(2):
+            for j in range(2):
+                top = max(top, abs(J[i, j]))
+        s = 1.0
+        if top > 0.0 and top < np.inf:
+            s = math.ldexp(1.0, math.frexp(top)[1])
+        a00, a01, a10, a11 = J[0, 0] / s, J[0, 1] / s, J[1, 0] / s, J[1, 1] / s
+        det = a00 * a11 - a01 * a10
+        out[0] = _div(a11 * b[0] - a01 * b[1], det) / s
+        out[1] = _div(a00 * b[1] - a10 * b[0], det) / s
 
 
 @njit(cache=True, error_model="numpy")
@@ -130,6 +146,8 @@ def resolvent_point(x, eta, w, xi, q, tol, maxit, r_out, dr_out):
     trial = np.empty(B, np.complex128)
     r = np.empty(B, np.complex128)
     eta0 = 2.0 * (1.0 + abs(x))
+    if not eta0 < np.inf:       # |x| near float64's top (a huge weight decay): the largest finite start
+        eta0 = 1.7e308
     if eta >= eta0:
         eta0 = eta
     z = complex(x, eta0)

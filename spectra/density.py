@@ -179,7 +179,13 @@ class SpectralCDF:
         Returns
         -------
         list of (float, float)
+
+        Raises
+        ------
+        ValueError
+            ``rel_tol`` not a number in ``(0, 1)``.
         """
+        rel_tol = check.real("rel_tol", rel_tol, low=0.0, high=1.0, low_open=True, high_open=True)
         pos = self.density > rel_tol * np.max(self.density[np.isfinite(self.density)])
         change = np.flatnonzero(np.diff(pos.astype(int)))
         starts = list(change[pos[change + 1]] + 1) + ([0] if pos[0] else [])
@@ -188,7 +194,23 @@ class SpectralCDF:
                 for a, b in zip(sorted(starts), sorted(ends))]
 
     def __call__(self, x):
-        x = np.asarray(x, dtype=float)
+        """The CDF at ``x`` (atom included).
+
+        Parameters
+        ----------
+        x : array_like
+            Finite real numbers.
+
+        Returns
+        -------
+        ndarray (shape of ``x``)
+
+        Raises
+        ------
+        ValueError
+            ``x`` not an array of finite real numbers.
+        """
+        x = check.finite_array("x", x)
         cont = np.interp(x, self.grid, self.cumulative, left=0.0, right=self.cumulative[-1])
         return np.where(x < 0, 0.0, self.atom + cont)
 

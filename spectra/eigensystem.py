@@ -206,10 +206,12 @@ class Eigensystem:
         theta = check.finite_array("theta", theta)
         if theta.shape[-1:] != (self.M,):
             check.fail("theta", f"<array with shape {theta.shape}>", f"an array of shape (..., {self.M})")
-        out = self.problem.feature_variance * theta
-        if self.model == "full":
-            D = self.problem.D
-            out[..., D * D:] *= self.c_v / self.problem.feature_variance
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self.problem.feature_variance * theta
+            if self.model == "full":
+                D = self.problem.D
+                out[..., D * D:] *= self.c_v / self.problem.feature_variance
+        check.finite_result(out, {"theta": theta}, "C θ")
         return out
 
     def v_norm2(self, a) -> np.ndarray:
@@ -222,11 +224,19 @@ class Eigensystem:
         Returns
         -------
         ndarray (...)
+
+        Raises
+        ------
+        ValueError
+            ``a`` so large that ``|v'|²`` overflows float64 (``a`` is named).
         """
         a = self._coefficients(a, batch=True)
         if self.G2 is None:
             return np.zeros(a.shape[:-1])
-        return np.einsum("...k,kl,...l->...", a, self.G2, a)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = np.einsum("...k,kl,...l->...", a, self.G2, a)
+        check.finite_result(out, {"a": a}, "|v'|² = aᵀ G2 a")
+        return out
 
     # ------------------------------------------------------------------ in-distribution error
     @cached_property
@@ -273,10 +283,13 @@ class Eigensystem:
         theta = check.finite_array("theta", theta)
         if theta.ndim not in (1, 2) or theta.shape[-1] != self.M:
             check.fail("theta", f"<array with shape {theta.shape}>", f"an array of shape (M,) or (n, M), M = {self.M}")
-        if self._V is not None:
-            return theta @ self._V
-        F_theta = _apply_features(self._feature_data, theta, self.model)  # (…, P): h_μ·θ
-        return F_theta @ self._U
+        with np.errstate(over="ignore", invalid="ignore"):
+            if self._V is not None:
+                out = theta @ self._V
+            else:
+                out = _apply_features(self._feature_data, theta, self.model) @ self._U   # (h_μ·θ) U
+        check.finite_result(out, {"theta": theta}, "Vᵀ θ")
+        return out
 
     def lift(self, a) -> np.ndarray:
         """``V a``: parameter vectors from coefficients in the modes held.
@@ -290,9 +303,13 @@ class Eigensystem:
         ndarray (M,) or (n, M)
         """
         a = self._coefficients(a)
-        if self._V is not None:
-            return a @ self._V.T
-        return _apply_features_T(self._feature_data, a @ self._U.T, self.model)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if self._V is not None:
+                out = a @ self._V.T
+            else:
+                out = _apply_features_T(self._feature_data, a @ self._U.T, self.model)
+        check.finite_result(out, {"a": a}, "V a")
+        return out
 
     @cached_property
     def _feature_data(self):
@@ -392,9 +409,21 @@ class EigenIDG:
     trace: float
 
     def error(self, a) -> np.ndarray:
-        """``½[k₀ − 2a·Vᵀℓ + aᵀQa]`` for coefficients ``a`` (..., k) of parameters in the modes held."""
-        a = np.asarray(a, float)
-        return 0.5 * (self.metric.const - 2.0 * a @ self.linear + np.einsum("...k,kl,...l->...", a, self.Q, a))
+        """``½[k₀ − 2a·Vᵀℓ + aᵀQa]`` for coefficients ``a`` (..., k) of parameters in the modes held.
+
+        Raises
+        ------
+        ValueError
+            ``a`` not a finite array of shape ``(..., k)``, or so large that the error overflows float64.
+        """
+        k = self.linear.shape[0]
+        a = check.finite_array("a", a)
+        if a.ndim < 1 or a.shape[-1] != k:
+            check.fail("a", f"<array with shape {a.shape}>", f"an array of shape (..., k), k = {k}")
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = 0.5 * (self.metric.const - 2.0 * a @ self.linear + np.einsum("...k,kl,...l->...", a, self.Q, a))
+        check.finite_result(out, {"a": a}, "the in-distribution error")
+        return out
 
     def thermal_trace(self, weights, null_weight, null_dim) -> np.ndarray:
         """``tr(C_W B)`` for ``B = V diag(weights) Vᵀ + null_weight (I − VVᵀ)``: ``weights`` (..., k)."""

@@ -118,15 +118,29 @@ class PromptLaw:
         Parameters
         ----------
         lam_gamma, lam_v : float
-            ``> 0``.
+            ``> 0``, with a ratio ``λ_Γ/λ_v`` that keeps the rescaled ``ξ_v`` and ``c_v`` finite and nonzero.
 
         Returns
         -------
         PromptLaw
+
+        Raises
+        ------
+        ValueError
+            A decay ``<= 0``, or a ratio ``λ_Γ/λ_v`` under which ``ξ_v`` or ``c_v`` over- or underflows
+            (``lam_gamma / lam_v`` is named).
         """
         if self.n_blocks < 2:
             check.fail("model", self.model, "'full' for a per-block weight decay")
-        s = check.positive("lam_gamma", lam_gamma) / check.positive("lam_v", lam_v)
+        lam_gamma, lam_v = check.positive("lam_gamma", lam_gamma), check.positive("lam_v", lam_v)
+        with np.errstate(over="ignore", under="ignore"):
+            s = float(np.float64(lam_gamma) / lam_v)
+            scaled = np.concatenate([self.xi[:, 1] * s, np.atleast_1d(self.v_weight * s)])
+            given = np.concatenate([self.xi[:, 1], np.atleast_1d(self.v_weight)])
+        if not (np.all(np.isfinite(scaled)) and np.all((scaled != 0) | (given == 0))):
+            check.fail("lam_gamma / lam_v", (lam_gamma, lam_v),
+                       "a pair whose ratio keeps the rescaled v block (its scales ξ_v and weight c_v times "
+                       "lam_gamma / lam_v) finite and nonzero in float64")
         xi = self.xi.copy()
         xi[:, 1] *= s
         return dataclasses.replace(self, xi=xi, v_weight=self.v_weight * s)

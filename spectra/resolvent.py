@@ -49,6 +49,10 @@ MAXIT = 100
 #: at ``P = M``, the edge where ``m`` diverges like ``z^{-1/2}``; the fixed point is resolved down to this distance
 #: (checked against the closed forms near the pole and the edge)
 Z_MIN = 1e-20
+#: ``λ'`` beyond which :func:`ridge_resolvent` starts Newton's method from the large-ridge limit ``q a = L + E[ξ]/ε``
+#: (exact to ``1/λ'`` relative, below float64's resolution there) instead of the complex-plane solution, whose
+#: homotopy starts at ``Im z = 2(1 + λ')`` and overflows near float64's top
+LARGE_RIDGE = 1e154
 
 
 def _cmatmul(a, b):
@@ -90,6 +94,12 @@ def cmatmul(a, b):
     -------
     ndarray
         ``a @ b``.
+
+    Raises
+    ------
+    ValueError
+        Arrays of the wrong kind or shape, or a product that overflows float64 (the larger of ``a`` and ``b`` is
+        named).
     """
     a = np.asarray(a)
     if a.dtype.kind not in "biufc" or a.ndim < 1 or not np.all(np.isfinite(a)):
@@ -97,7 +107,10 @@ def cmatmul(a, b):
     b = check.finite_array("b", b)
     if b.ndim not in (1, 2) or b.shape[0] != a.shape[-1]:
         check.fail("b", f"<array with shape {b.shape}>", f"a real array ({a.shape[-1]},) or ({a.shape[-1]}, m)")
-    return _cmatmul(a, b)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _cmatmul(a, b)
+    check.finite_result(out, {"a": np.abs(a), "b": b}, "a @ b")
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -434,8 +447,11 @@ class RidgeResolvent:
     @property
     def r(self) -> np.ndarray:
         """``r_i(−λ')``; infinite when ``ε = 0`` (``λ' = 0`` with fewer prompts than parameters)."""
-        with np.errstate(divide="ignore"):
-            return 1.0 / (self.q * self.eps * self.a)
+        with np.errstate(divide="ignore", over="ignore"):
+            r = 1.0 / (self.q * self.eps * self.a)
+            if self.eps > 1.0 and np.any(r == 0):       # q ε overflows at λ' near float64's top: divide in steps
+                r = np.where(r == 0, 1.0 / (self.q * self.a) / self.eps, r)
+        return r
 
 
 def _ridge_equations(a, q, eps, L, law):
@@ -566,7 +582,11 @@ def _ridge_two_blocks(q, eps, L, law, a, tol, maxit):
 def _two_block_start(P, lam, law, interp):
     """Initial guess for the two-block Newton iteration from the complex-plane solver."""
     q = law.ratios(P)
-    lam_s = lam if lam > 0 else (1e-6 if interp else 0.0)
+    if lam > LARGE_RIDGE:        # ω̃ ≈ 1/ε → 0 (P < M) or ω̃ <= 1 against L = λ' (P >= M): q a = L + E[ξ ω̃] ≈ L
+        eps, L = (lam, 1.0) if interp else (1.0, lam)
+        return (L + (law.weights / eps) @ law.xi) / q
+    # below Z_MIN the complex-plane solver does not resolve z = −λ' (P <= M): start from the min-norm limit's point
+    lam_s = lam if lam > 0 and (lam >= Z_MIN or not interp) else (1e-6 if interp else 0.0)
     res = block_resolvent(np.array([complex(-lam_s, 0.0)]), P, law)
     nu = 1.0 / (q * res.r[0].real)
     return nu / lam_s if interp else nu

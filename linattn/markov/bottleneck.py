@@ -89,13 +89,15 @@ from .. import check
 from ..errors import ConvergenceError
 from ..numerics.stats import mean_se
 from ..results import python_scalars, short_repr
-from .chains import Chains, blame_alpha, stationary, transition_matrices
+from .chains import Chains, _stationary, blame_alpha, guard_memory, transition_matrices
 
 COVARIANCES = ("multinomial", "markov")
 _RANK_TOL = 1e-10          # relative singular-value cutoff of the row-centred embedding
 _LN2 = math.log(2.0)
 _GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(60)
 _GH_W = _GH_W / _GH_W.sum()
+_LOG_MAX = math.log(np.finfo(float).max)   # 709.78: the largest log K of a K finite in float64
+_SAFE_SCALE = (1e-100, 1e100)              # embeddings whose largest entry is outside are rescaled (:func:`_rescaled`)
 
 
 # ----------------------------------------------------------------------------- embeddings
@@ -108,6 +110,16 @@ def _embedding(E, C=None):
     if C is not None and c != C:
         check.fail("E", f"<array with shape {E.shape}>", f"an array of shape ({C * C}, d) (C = {C})")
     return E, c
+
+
+def _rescaled(E):
+    """``E`` times the power of 2 that brings its largest entry into ``[1/2, 1)`` when that entry is outside
+    ``[1e-100, 1e100]`` (else ``E`` itself, unchanged): the information and the channel are invariant under
+    ``E → cE``, while the squares of entries beyond ``1e154`` (below ``1e-154``) overflow (underflow)."""
+    top = float(np.max(np.abs(E)))
+    if top == 0.0 or _SAFE_SCALE[0] <= top <= _SAFE_SCALE[1]:
+        return E
+    return np.ldexp(E, -math.frexp(top)[1])
 
 
 def one_hot_embedding(C):
@@ -223,10 +235,17 @@ def bigram_laws(pool):
     -------
     ndarray, shape (K, C²)
     """
+    try:
+        shape = np.shape(pool)
+    except (ValueError, TypeError):  # ragged: refused below, naming pool
+        shape = ()
+    if len(shape) == 3:              # its copies (checked, censored) and the laws, before the first copy
+        guard_memory([(40.0, [("pool", float(shape[0]) * shape[1] * shape[2])])],
+                     f"the bigram laws of {shape[0]} chains of {shape[1]} x {shape[2]}")
     T = transition_matrices("pool", pool, min_ndim=3)
     if T.ndim != 3:
         check.fail("pool", f"<array with shape {T.shape}>", "an array of shape (K, C, C)")
-    pi = stationary(T)
+    pi = _stationary(T, "pool")
     return (pi[:, :, None] * T).reshape(T.shape[0], -1)
 
 
@@ -325,12 +344,33 @@ def _class_gaussians(pool, E, n_bigrams, covariance):
     return c, S, Er, p, M
 
 
+def _information_memory(K, C, d, n_samples, covariance, k_name, c_name):
+    """Memory terms of :func:`information` (:func:`~linattn.markov.chains.guard_memory`), ``K`` named ``k_name``
+    and ``C`` named ``c_name``."""
+    r = min(d, C * C - 1)
+    s = [("n_samples", n_samples)]
+    terms = [(56.0, s + [(c_name, C * C)]),          # noise z, its roots and products in bigram space
+             (72.0, s + [("E", r)]),                 # means, embedded noise, y, and the whitened u (chunked)
+             (32.0, s + [(k_name, K)]),              # log-densities and their log-sum-exp
+             (32.0, s),
+             (80.0, [(k_name, K), (c_name, C * C)]),  # the pool's copies: checked, censored, bigram laws
+             (8.0, [(k_name, K), (c_name, C * C), ("E", r)]),   # the einsum of the class covariances
+             (24.0, [(k_name, K), ("E", d * d)]),
+             (48e6, [])]                             # the chunks of 2e6 numbers
+    if covariance == "markov":
+        terms += [(8.0, s + [(c_name, C**4)]),       # each sample's square root of its chain's covariance
+                  (48.0, [(k_name, K), (c_name, C**4)])]
+    return terms
+
+
 def information(pool, E, length, n_samples=2048, rng=None, covariance="multinomial"):
     r"""``I(k; m)`` (bits) between the chain ``k`` of a pool (uniform) and the pooled bigram embedding ``m``
     of a sequence of ``length`` states, in the Gaussian model of arXiv:2604.12151 (module docstring).
 
     ``I = log₂ K + E[log₂ P(k | m)]``, estimated with ``n_samples`` draws ``(k_s, m_s)`` (tasks balanced over
     the pool, or a random subset of distinct tasks when ``n_samples < K``); cost ``O(n_samples · K · r²)``.
+    ``I`` does not depend on the scale of ``E``: an ``E`` whose largest entry is outside ``[1e-100, 1e100]`` is
+    first multiplied by a power of 2 that brings it near 1.
 
     Parameters
     ----------
@@ -369,11 +409,12 @@ def information(pool, E, length, n_samples=2048, rng=None, covariance="multinomi
     shape = np.shape(pool)
     if len(shape) != 3 or shape[0] < 1 or shape[1:] != (C, C):
         check.fail("pool", f"<array with shape {shape}>", f"an array of shape (K, {C}, {C}) with K >= 1 (C from E)")
-    T = transition_matrices("pool", pool, min_ndim=3)
-    K = T.shape[0]
+    K = shape[0]
     d = E.shape[1]
-    check.memory(8.0 * (n_samples * (C * C + K + d) + 3 * K * d * d + 3 * K * C ** 4 * (covariance == "markov")),
-                 f"{n_samples} samples against {K} chains", "n_samples, pool")
+    guard_memory(_information_memory(K, C, d, n_samples, covariance, "pool", "E"),
+                 f"{n_samples} samples against {K} chains")
+    T = transition_matrices("pool", pool, min_ndim=3)
+    E = _rescaled(E)
     gen = check.rng(rng)
     c, S, Er, p, M = _class_gaussians(T, E, n, covariance)
     r = Er.shape[1]
@@ -472,6 +513,9 @@ def information_mean(C, alpha, K, E, length, n_pools=4, rng=None, n_samples=2048
     n_pools = check.positive_int("n_pools", n_pools, minimum=2)
     E, _ = _embedding(E, ch.C)
     n_samples = check.positive_int("n_samples", n_samples, minimum=2)
+    check.choice("covariance", covariance, COVARIANCES)
+    guard_memory(_information_memory(ch.K, ch.C, E.shape[1], n_samples, covariance, "K", "C")
+                 + [(8.0, [("K", ch.K), ("C", ch.C**2)])], f"pools of {ch.K} chains and {n_samples} samples")
     check.work(float(n_pools) * (n_samples * ch.K * E.shape[1] ** 2 + check.PYTHON_TRIP),
                f"{n_pools} pools x {n_samples} samples", "n_pools or n_samples")
     seed = check.seed_int("rng", check.rng(rng))
@@ -568,6 +612,8 @@ def k2(C, alpha, E, length, gap=1.0, n_pools=4, rng=None, n_samples=1024, K_max=
     n_samples = check.positive_int("n_samples", n_samples, minimum=2)
     seed = check.seed_int("rng", check.rng(rng))
     n_grid = int(math.log2(K_max) / step)
+    guard_memory(_information_memory(K_max, ch.C, E.shape[1], n_samples, covariance, "K_max", "C")
+                 + [(8.0, [("K_max", K_max), ("C", ch.C**2)])], f"pools of up to {K_max} chains")
     check.memory(8.0 * 4 * n_grid * (n_pools + 1), f"a grid of {n_grid} pool sizes x {n_pools} pools",
                  "step or n_pools")
     check.work(float(n_pools) * min(n_grid, K_max) * (n_samples * K_max * E.shape[1] ** 2 + check.PYTHON_TRIP),
@@ -657,14 +703,16 @@ def prior_moments(C, alpha, n_chains=20000, rng=0):
     ch = Chains(C=C, alpha=alpha, K=None)
     n_chains = check.nonneg_int("n_chains", n_chains)
     C, alpha = ch.C, ch.alpha
+    if n_chains != 0 and n_chains < 100:
+        check.fail("n_chains", n_chains, "0 (closed form) or an integer >= 100")
+    # the C² x C² moments (Cov p, E[diag p − p pᵀ] and their temporaries) and the sampled chains with their copies
+    guard_memory([(40.0, [("C", C**4)]), (48.0, [("n_chains", n_chains), ("C", C * C)])],
+                 f"the moments of the {C * C} bigrams" + (f" from {n_chains} chains" if n_chains else ""))
     if n_chains == 0:
         blk = (np.eye(C) / C - 1.0 / C ** 2) / ((C * alpha + 1.0) * C ** 2)
         A = np.kron(np.eye(C), blk)
         return PriorMoments(mean=np.full(C * C, 1.0 / C ** 2), between=A,
                             within=np.eye(C * C) / C ** 2 - A - 1.0 / C ** 4, C=C, alpha=alpha, n_chains=0)
-    if n_chains < 100:
-        check.fail("n_chains", n_chains, "0 (closed form) or an integer >= 100")
-    check.memory(8.0 * n_chains * C * C * 3, f"{n_chains} chains", "n_chains")
     with blame_alpha(alpha):
         p = bigram_laws(ch.draw_chains(n_chains, rng))
     mean = p.mean(axis=0)
@@ -723,7 +771,8 @@ def channel(E, length, moments, n_logdet=2000):
 
     the exact mean of ``−log g`` when the mixture density is replaced by the Gaussian of its first two moments
     (module docstring), ``E_p`` over the first ``n_logdet`` sampled chains; with the closed-form moments it is
-    ``½ Σ log(1 + λ_i)`` (the two agree when ``Σ(p)`` does not vary with the chain).
+    ``½ Σ log(1 + λ_i)`` (the two agree when ``Σ(p)`` does not vary with the chain). Nothing depends on the scale
+    of ``E`` (an ``E`` whose largest entry is outside ``[1e-100, 1e100]`` is first rescaled by a power of 2).
 
     Parameters
     ----------
@@ -745,6 +794,7 @@ def channel(E, length, moments, n_logdet=2000):
     length = check.positive_int("length", length, minimum=2)
     n_logdet = check.positive_int("n_logdet", n_logdet, minimum=2)
     n = length - 1
+    E = _rescaled(E)
     Er = E @ _basis(E)
     Sb = Er.T @ moments.between @ Er
     Sw = Er.T @ moments.within @ Er / n
@@ -799,8 +849,10 @@ def projection_channel(C, alpha, d, length):
     d = check.positive_int("d", d)
     length = check.positive_int("length", length, minimum=2)
     n = length - 1
+    r = min(d, C * (C - 1))
+    guard_memory([(40.0, [("d" if d <= C * (C - 1) else "C", r)])], f"{r} signal-to-noise ratios (one per direction)")
     lam0 = n / (C * (C * alpha + 1.0) - 1.0)
-    return _channel_from_snr(np.full(min(d, C * (C - 1)), lam0), n)
+    return _channel_from_snr(np.full(r, lam0), n)
 
 
 def information_theory(K, ch):
@@ -843,14 +895,23 @@ def k2_theory(ch, gap=1.0):
     Returns
     -------
     float
+
+    Raises
+    ------
+    ValueError
+        If ``K₂*`` exceeds float64 (``log₂ K₂* > 1024``: ``gap`` or ``ch.capacity_bits`` of about a thousand bits
+        or more), naming the larger of the two.
     """
     if not isinstance(ch, Channel):
         raise ValueError(f"ch must be a linattn.markov.bottleneck.Channel; got {type(ch).__name__}")
     gap = check.positive("gap", gap)
     I_inf, V = ch.capacity_bits * _LN2, ch.spread
 
+    def log_k_minus_1(logk):   # log(e^logk − 1), also where e^logk overflows
+        return math.log(math.expm1(logk)) if logk < 700.0 else logk + math.log(-math.expm1(-logk))
+
     def deficit(logk):   # bits, K = e^logk treated as real
-        x = math.log(math.expm1(logk)) - I_inf + math.sqrt(V) * _GH_X if logk > 0 else None
+        x = log_k_minus_1(logk) - I_inf + math.sqrt(V) * _GH_X if logk > 0 else None
         return 0.0 if x is None else float(np.sum(_GH_W * np.logaddexp(0.0, x))) / _LN2
 
     lo, hi = 0.0, max(1.0, I_inf + 8.0 * math.sqrt(V) + 2.0 * gap * _LN2 + 2.0)
@@ -863,4 +924,10 @@ def k2_theory(ch, gap=1.0):
         lo, hi = (mid, hi) if deficit(mid) <= gap else (lo, mid)
         if hi - lo < 1e-12 * max(1.0, hi):
             break
-    return math.exp(0.5 * (lo + hi))
+    logk = 0.5 * (lo + hi)
+    if logk > _LOG_MAX:
+        accepted = f"small enough that K2* is finite in float64 (log2 K2* <= 1024; got log2 K2* = {logk / _LN2:.4g})"
+        if gap * _LN2 >= I_inf:
+            check.fail("gap", gap, accepted)
+        check.fail("ch", f"<Channel with capacity_bits={ch.capacity_bits:.4g}>", "a channel " + accepted)
+    return math.exp(logk)

@@ -26,6 +26,7 @@ probability 0 is never drawn and no index overruns. Dirichlet rows are normalize
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 
 import numba
@@ -120,6 +121,37 @@ def paths_kernel(cum, first_cum, task, seed, stream0, out):
             out[s, n] = x
 
 
+# ----------------------------------------------------------------------------- size guards
+def _plan(terms):
+    """Total of ``terms`` (monomials ``(coefficient, [(argument, factor), ...])`` worth ``coefficient × Π factors``)
+    and the argument to blame: in the largest monomial, the argument with the largest factor (factors of one
+    argument multiplied together)."""
+    sizes, blame = [], []
+    for coef, factors in terms:
+        merged = {}
+        for name, value in factors:
+            merged[name] = merged.get(name, 1.0) * float(value)
+        sizes.append(float(coef) * math.prod(merged.values()))
+        blame.append(max(merged, key=merged.get) if merged else None)
+    order = sorted(range(len(sizes)), key=lambda i: -sizes[i])
+    name = next((blame[i] for i in order if blame[i] is not None), "arguments")
+    return sum(sizes), name
+
+
+def guard_memory(terms, what):
+    """:func:`linattn.check.memory` of the sum of ``terms`` (bytes; :func:`_plan`), naming the argument that
+    dominates it: the one a user must lower, not every argument that enters the size."""
+    total, name = _plan(terms)
+    check.memory(total, what, name)
+
+
+def guard_work(terms, what):
+    """:func:`linattn.check.work` of the sum of ``terms`` (operations; :func:`_plan`), naming the argument that
+    dominates it."""
+    total, name = _plan(terms)
+    check.work(total, what, name)
+
+
 # ----------------------------------------------------------------------------- public helpers
 def transition_matrices(name, T, min_ndim=2):
     T = check.finite_array(name, T)
@@ -177,14 +209,20 @@ def stationary(T):
     >>> markov.stationary(T)
     array([0.75, 0.25])
     """
-    T = transition_matrices("T", T)
+    return _stationary(T, "T")
+
+
+def _stationary(T, name):
+    """:func:`stationary` of the argument ``name`` (named in the refusals)."""
+    T = transition_matrices(name, T)
     A = np.array(T, dtype=np.float64, copy=True)
     C = A.shape[-1]
     for n in range(C - 1, 0, -1):
         s = A[..., n, :n].sum(-1)
         if np.any(s <= 0.0):
-            raise ReducibleChainError("T must be irreducible (every state reachable from every other); got a matrix "
-                             f"whose state {n} cannot reach states 0..{n - 1} once states > {n} are censored")
+            raise ReducibleChainError(f"{name} must be irreducible (every state reachable from every other); got a "
+                                      f"matrix whose state {n} cannot reach states 0..{n - 1} once states > {n} are "
+                                      "censored")
         A[..., :n, n] /= s[..., None]
         A[..., :n, :n] += A[..., :n, n, None] * A[..., n, None, :n]
     pi = np.zeros(A.shape[:-1])
@@ -211,6 +249,8 @@ def expected_row_entropy(C, alpha):
     Returns
     -------
     float
+        In ``[0, log C]``; ``log C`` where ``Cα`` exceeds float64 (the correction ``−(1 − 1/C)/(2α)`` is then
+        below ``1e-290``).
 
     Examples
     --------
@@ -220,6 +260,8 @@ def expected_row_entropy(C, alpha):
     """
     C = check.positive_int("C", C, minimum=2)
     alpha = check.positive("alpha", alpha)
+    if not math.isfinite(C * alpha):     # ψ(Cα + 1) − ψ(α + 1) = log C − (1 − 1/C)/(2α) + O(α⁻²), α > 1e292
+        return math.log(C)
     return float(special.digamma(C * alpha + 1.0) - special.digamma(alpha + 1.0))
 
 
@@ -236,10 +278,15 @@ def first_law(T, first_state):
     -------
     ndarray, shape (..., C)
     """
+    return _first_law(T, first_state, "T")
+
+
+def _first_law(T, first_state, name):
+    """:func:`first_law` of the argument ``name`` (named in the refusals)."""
     check.choice("first_state", first_state, FIRST_STATES)
-    T = transition_matrices("T", T)
+    T = transition_matrices(name, T)
     if first_state == "stationary":
-        return stationary(T)
+        return _stationary(T, name)
     if first_state == "uniform":
         return np.full(T.shape[:-1], 1.0 / T.shape[-1])
     return T.mean(axis=-2)
@@ -320,7 +367,7 @@ class Chains:
         ndarray, shape (n, C, C)
         """
         n = check.positive_int("n", n)
-        check.memory(8.0 * n * self.C * self.C, f"{n} chains of {self.C} x {self.C}", "n")
+        guard_memory([(8.0, [("n", n), ("C", self.C**2)])], f"{n} chains of {self.C} x {self.C}")
         seed = check.seed_int("rng", check.rng(rng))
         out = np.empty((n, self.C, self.C))
         draw_chains_kernel(self.alpha, seed, 0, out)
@@ -339,6 +386,7 @@ class Chains:
         """
         if self.K is None:
             raise ValueError("K must be an integer >= 1 to draw a pool; got None (a fresh chain per sequence)")
+        guard_memory([(8.0, [("K", self.K), ("C", self.C**2)])], f"a pool of {self.K} chains of {self.C} x {self.C}")
         return self.draw_chains(self.K, rng)
 
     def sample(self, n_seq, length, rng, pool=None):
@@ -367,8 +415,10 @@ class Chains:
         length = check.positive_int("length", length)
         C = self.C
         n_tasks = n_seq if self.K is None else self.K
-        check.memory(8.0 * n_seq * (length + 1) + 3 * 8.0 * n_tasks * C * C,
-                     f"{n_seq} sequences of {length} states and {n_tasks} chains", "n_seq, length")
+        # the paths, and the chains with their copies (checked, censored, cumulated): four (n_tasks, C, C) arrays
+        guard_memory([(8.0, [("n_seq", n_seq), ("length", length + 1)]),
+                      (32.0, [("n_seq" if self.K is None else "K", n_tasks), ("C", C * C)])],
+                     f"{n_seq} sequences of {length} states and {n_tasks} chains of {C} x {C}")
         gen = check.rng(rng)
         if self.K is None:
             if pool is not None:
@@ -385,7 +435,7 @@ class Chains:
                     check.fail("pool", f"<array with shape {chains.shape}>", f"an array of shape ({self.K}, {C}, {C})")
             task = gen.integers(self.K, size=n_seq).astype(np.int64)
         with blame_alpha(self.alpha) if pool is None else contextlib.nullcontext():
-            first = first_law(chains, self.first_state)
+            first = _first_law(chains, self.first_state, "pool")
         states = np.empty((n_seq, length), dtype=np.int64)
         paths_kernel(np.cumsum(chains, axis=-1), np.cumsum(first, axis=-1), task, check.seed_int("rng", gen), 0, states)
         return Sample(states=states, pool=chains, task=task)

@@ -42,6 +42,7 @@ without an ``exp`` per chain and position.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numba
@@ -53,12 +54,15 @@ from ..random_kernels import next_uniform, seed_state
 from ..results import python_scalars, short_repr
 from .chains import (
     Chains,
+    _first_law,
+    _stationary,
     blame_alpha,
     draw_chains_kernel,
     first_law,
+    guard_memory,
+    guard_work,
     log_gamma_variate,
     paths_kernel,
-    stationary,
     transition_matrices,
 )
 
@@ -358,9 +362,17 @@ def matched_pseudocount(C, alpha):
     Returns
     -------
     float
+
+    Raises
+    ------
+    ValueError
+        If ``C·α`` exceeds float64 (``alpha`` above ``1.8e308/C``).
     """
     C = check.positive_int("C", C, minimum=2)
     alpha = check.positive("alpha", alpha)
+    if not math.isfinite(C * alpha):
+        check.fail("alpha", alpha, f"a real number in (0, {np.finfo(float).max / C:.4g}] (C * alpha finite in float64; "
+                                   f"C = {C})")
     return C * alpha + 1.0 - 1.0 / C
 
 
@@ -386,12 +398,24 @@ def _pool_layout(pool, first_state, C):
         return z, z, np.zeros((1, C, 0)), np.zeros((1, C, 0)), np.zeros((C, 0))
     with np.errstate(divide="ignore"):
         Tp = np.ascontiguousarray(pool.transpose(1, 2, 0))
-        pi = np.ascontiguousarray(stationary(pool).T)[None]
-        phi = np.ascontiguousarray(first_law(pool, first_state).T)
+        pi = np.ascontiguousarray(_stationary(pool, "pool").T)[None]
+        phi = np.ascontiguousarray(_first_law(pool, first_state, "pool").T)
         return Tp, np.log(Tp), pi, np.log(pi), np.log(phi)
 
 
-def _states(states, C):
+def _states(states, C, plan=None):
+    """``states`` as a contiguous int64 array (n_seq, L) of states in ``0 … C−1``. ``plan(n_seq, L)``: the memory
+    terms of the caller's work (:func:`~linattn.markov.chains.guard_memory`), checked with the copies made here before
+    any of them (a broadcast view of a few bytes may stand for gigabytes)."""
+    try:
+        shape = np.shape(states)
+    except (ValueError, TypeError):     # ragged: refused below, naming states
+        shape = ()
+    if plan is not None and len(shape) == 2:
+        n = float(shape[0]) * shape[1]
+        terms, what = plan(shape[0], shape[1])
+        # the float64 copy, its rounding and the int64 result (check.finite_array, then here)
+        guard_memory([(40.0, [("states", n)])] + terms, what)
     x = check.finite_array("states", states, ndim=2)
     if x.shape[1] < 2 or x.shape[0] < 1:
         check.fail("states", f"<array with shape {x.shape}>", "an array of shape (n_seq >= 1, length >= 2)")
@@ -410,6 +434,13 @@ def _fail_kernel(code, name, chains, offset=0):
                      "(transition-matrix entries that underflowed to 0, alpha too small): the log-loss is infinite")
 
 
+def _concentration(a, C):
+    """A Dirichlet concentration (``α`` or 1-gen's ``β``) as the estimator kernels use it: ``a`` itself, or where
+    ``C·a`` overflows float64 (``a > 1.8e308/C``, the counts negligible: every predictive is ``1/C``) the
+    largest value that keeps ``C·a`` finite, with the same predictive ``1/C`` to roundoff."""
+    return a if math.isfinite(C * a) else float(np.finfo(float).max) / (4.0 * C)
+
+
 def _setup(name, pool, chains, pseudocount, n_mc):
     if chains is not None and not isinstance(chains, Chains):
         raise ValueError(f"chains must be a linattn.markov.Chains or None; got {type(chains).__name__}")
@@ -421,6 +452,13 @@ def _setup(name, pool, chains, pseudocount, n_mc):
     if needs_pool:
         if pool is None:
             raise ValueError(f"pool must be an array of shape (K, C, C) for name={name!r}; got None")
+        try:
+            shape = np.shape(pool)
+        except (ValueError, TypeError):  # ragged: refused below, naming pool
+            shape = ()
+        if len(shape) == 3:              # its copies and state-major layout, before the first copy
+            guard_memory([(48.0, [("pool", float(shape[0]) * shape[1] * shape[2])])],
+                         f"the pool of {shape[0]} chains of {shape[1]} x {shape[2]} and its layout")
         pool = transition_matrices("pool", pool, min_ndim=3)
         if pool.ndim != 3 or chains is not None and pool.shape[1] != chains.C:
             want = "(K, C, C)" if chains is None else f"(K, {chains.C}, {chains.C})"
@@ -434,7 +472,7 @@ def _setup(name, pool, chains, pseudocount, n_mc):
     first = chains.first_state if chains is not None else "stationary"
     beta = alpha if pseudocount is None else check.positive("pseudocount", pseudocount)
     n_mc = check.positive_int("n_mc", n_mc)
-    return pool, C, alpha, first, beta, n_mc
+    return pool, C, _concentration(alpha, C), first, _concentration(beta, C), n_mc
 
 
 def log_losses(states, name, pool=None, chains=None, pseudocount=None, n_mc=64, rng=None):
@@ -487,20 +525,28 @@ def predict(states, name, pool=None, chains=None, pseudocount=None, n_mc=64, rng
     return _evaluate(states, name, pool, chains, pseudocount, n_mc, rng, want=True)[1]
 
 
-def _cost(name, positions, C, K, first, n_mc):
-    """Operations of one estimator over ``positions`` positions: ``O(K + C)`` each, ``O(n_mc C³)`` for the Monte
-    Carlo bayes (fresh chains, stationary first state)."""
-    mc = name == "bayes" and K == 0 and first == "stationary"
-    return positions * (n_mc * (C**3 + C * C) if mc else K * C + C * C)
+def _cost(name, positions, C, K, first, n_mc, c_name, k_name):
+    """Operations of one estimator over ``positions`` positions (a list of ``(argument, factor)``): ``O(KC + C²)``
+    each, ``O(n_mc C³)`` for the Monte Carlo bayes (fresh chains, stationary first state); as monomials for
+    :func:`~linattn.markov.chains.guard_work`, ``C`` named ``c_name`` and ``K`` named ``k_name``."""
+    if name == "bayes" and K == 0 and first == "stationary":
+        return [(1.0, positions + [("n_mc", n_mc), (c_name, C**3 + C * C)])]
+    return [(1.0, positions + [(k_name, K), (c_name, C)]), (1.0, positions + [(c_name, C * C)])]
 
 
 def _evaluate(states, name, pool, chains, pseudocount, n_mc, rng, want):
     pool, C, alpha, first, beta, n_mc = _setup(name, pool, chains, pseudocount, n_mc)
-    x = _states(states, C)
+    c_name = "pool" if chains is None else "chains.C"
+
+    def plan(n_seq, L):
+        pos = [("states", n_seq * (L - 1.0))]
+        scratch = (40.0, [(c_name, C * C)])     # the kernel's four C x C work arrays and the placeholder chain
+        return ([(8.0, pos), scratch] + ([(8.0, pos + [(c_name, C)])] if want else []),
+                f"predictions of {n_seq} sequences")
+    x = _states(states, C, plan)
     n_seq, L = x.shape
-    check.memory(8.0 * n_seq * (L - 1) * (C if want else 1), f"predictions of {n_seq} sequences", "states")
-    check.work(_cost(name, n_seq * (L - 1.0), C, 0 if pool is None else pool.shape[0], first, n_mc),
-               f"{name} on {n_seq} sequences of {L} states", "n_mc or states")
+    guard_work(_cost(name, [("states", n_seq * (L - 1.0))], C, 0 if pool is None else pool.shape[0], first, n_mc,
+                     c_name, "pool"), f"{name} on {n_seq} sequences of {L} states")
     seed = check.seed_int("rng", check.rng(rng)) if name == "bayes" and first == "stationary" else 0
     Tp, logTp, pip, logpip, logfp = _pool_layout(pool, first, C)
     loss = np.empty((n_seq, L - 1))
@@ -529,24 +575,51 @@ def log_losses_naive(states, name, pool=None, chains=None, pseudocount=None):
     if name == "bayes" and pool is None and first != "uniform":
         raise ValueError(f"log_losses_naive covers bayes of fresh chains for first_state='uniform' only; got "
                          f"{first!r}")
-    x = _states(states, C)
+    c_name = "pool" if chains is None else "chains.C"
+
+    def plan(n_seq, L):
+        pos = [("states", n_seq * (L - 1.0))]
+        if name == "1-gen":         # one-hot states and their running counts
+            terms = [(16.0, pos + [(c_name, C)])]
+        elif pool is None:          # one-hot bigrams, running counts, counts before n; the rows N_{x_n → ·}
+            terms = [(24.0, pos + [(c_name, C * C)]), (8.0, pos + [(c_name, C)])]
+        else:                       # (n_seq, L − 1, K) log-likelihoods, weights and their products; the pool's logs
+            terms = [(48.0, pos + [("pool", pool.shape[0])]), (32.0, [("pool", pool.shape[0] * C * C)])]
+        return terms, f"the one-hot counts of {n_seq} sequences of {L} states"
+    x = _states(states, C, plan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = _naive(x, name, pool, C, alpha, first, beta)
+    bad = ~np.isfinite(out)
+    if bad.any():                   # the ValueError of log_losses: the pool gives probability 0 to a transition
+        _fail_kernel(int(np.argmax(bad.any(axis=1))) * 4, name, chains)
+    return out
+
+
+def _one_hot(index, size):
+    """``np.eye(size)[index]`` without the ``size × size`` identity."""
+    out = np.zeros(index.shape + (size,))
+    np.put_along_axis(out, index[..., None], 1.0, axis=-1)
+    return out
+
+
+def _naive(x, name, pool, C, alpha, first, beta):
+    """The vectorized log-losses of :func:`log_losses_naive` (``inf``/NaN where the pool gives a transition
+    probability 0)."""
     n_seq, L = x.shape
-    check.memory(8.0 * n_seq * L * (C * C + (0 if pool is None else 3 * pool.shape[0])), "one-hot counts", "states")
     a, b = x[:, :-1], x[:, 1:]
     if name == "1-gen":
-        counts = np.cumsum(np.eye(C)[a], axis=1)  # N_y over x_0 … x_n
+        counts = np.cumsum(_one_hot(a, C), axis=1)  # N_y over x_0 … x_n
         num = np.take_along_axis(counts, b[..., None], axis=-1)[..., 0] + beta
         return -np.log(num / (np.arange(1, L) + C * beta))
     if pool is None:  # 2-gen (and bayes of fresh chains with a uniform first state)
-        onehot = np.eye(C * C)[a * C + b]
+        onehot = _one_hot(a * C + b, C * C)
         before = (np.cumsum(onehot, axis=1) - onehot).reshape(n_seq, L - 1, C, C)  # transitions before n
         rows = np.take_along_axis(before, a[..., None, None], axis=2)[:, :, 0, :]  # N_{x_n → ·}
         num = np.take_along_axis(rows, b[..., None], axis=-1)[..., 0] + alpha
         return -np.log(num / (rows.sum(-1) + C * alpha))
-    with np.errstate(divide="ignore"):
-        logT = np.log(pool)
-        logpi = np.log(stationary(pool))
-        logphi = np.log(first_law(pool, first))
+    logT = np.log(pool)
+    logpi = np.log(_stationary(pool, "pool"))
+    logphi = np.log(_first_law(pool, first, "pool"))
     step = np.moveaxis(logT[:, a, b], 0, -1)  # (n_seq, L−1, K): log T_k(x_n, x_{n+1})
     if name == "1-mem":
         ll = np.cumsum(np.moveaxis(logpi[:, x[:, :-1]], 0, -1), axis=1)
@@ -656,16 +729,24 @@ def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudoc
     n_mc = check.positive_int("n_mc", n_mc)
     C, alpha, first = chains.C, chains.alpha, chains.first_state
     block = max(1, min(_BLOCK, (1 << 23) // length))
-    check.memory(8.0 * block * (length + 3 * C * C), f"blocks of {block} sequences", "length")
-    check.memory(16.0 * n_pools * (length - 1) * len(names), f"the loss sums of {n_pools} pools at {length - 1} "
-                 "positions", "length or n_pools")
+    K = chains.K or 0
+    # a block of paths with its chains (fresh: five (block, C, C) arrays with the copies of first_law); the pool
+    # with its state-major layout and logs
+    guard_memory([(8.0 * block, [("length", length)]), (40.0 * block, [("chains.C", C * C)]),
+                  (48.0, [("chains.K", K), ("chains.C", C * C)])],
+                 f"blocks of {block} sequences and the pool of {K} chains of {C} x {C}")
+    guard_memory([(16.0 * len(names), [("n_pools", n_pools), ("length", length - 1)])],
+                 f"the loss sums of {n_pools} pools at {length - 1} positions")
     if chains.K is not None and on == "pool":
         check.memory(24.0 * n_seq, f"the task index of each of {n_seq} sequences", "n_seq")
-    check.work(sum(_cost(nm, float(n_pools) * n_seq * (length - 1), C, chains.K or 0, first, n_mc) for nm in names)
-               + float(n_pools) * (n_seq * length * C + check.PYTHON_TRIP * len(names) * (1 + n_seq // _BLOCK)),
-               f"{len(names)} estimators on {n_pools} x {n_seq} sequences of "
-               f"{length} states", "n_seq, length, n_pools or n_mc")
+    positions = [("n_pools", n_pools), ("n_seq", n_seq), ("length", length - 1)]
+    trips = check.PYTHON_TRIP * len(names)
+    guard_work([t for nm in names for t in _cost(nm, positions, C, K, first, n_mc, "chains.C", "chains.K")]
+               + [(1.0, [("n_pools", n_pools), ("n_seq", n_seq), ("length", length), ("chains.C", C)]),
+                  (trips, [("n_pools", n_pools)]), (trips, [("n_pools", n_pools), ("n_seq", n_seq // _BLOCK)])],
+               f"{len(names)} estimators on {n_pools} x {n_seq} sequences of {length} states")
     gen = check.rng(rng)
+    alpha_run, beta_run = _concentration(alpha, C), _concentration(beta, C)
     sums = {nm: np.zeros((n_pools, length - 1)) for nm in names}
     sq = {nm: np.zeros((n_pools, length - 1)) for nm in names}
     for p in range(n_pools):
@@ -699,7 +780,7 @@ def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudoc
             buf = np.empty((1, length - 1))
             dummy = np.empty((1, 1, C))
             for nm in names:
-                code = _run(x, _KIND[nm], C, alpha, beta, _FIRST[first], n_mc, seed_mc, start, *layout, own,
+                code = _run(x, _KIND[nm], C, alpha_run, beta_run, _FIRST[first], n_mc, seed_mc, start, *layout, own,
                             own_task, buf, dummy, False, sums[nm][p], sq[nm][p], True)
                 if code != -1:
                     _fail_kernel(code, nm, chains, offset=start)

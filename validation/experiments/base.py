@@ -104,14 +104,22 @@ class Settings(Mapping):
         return f"Settings({', '.join(f'{k}={v!r}' for k, v in self._values.items())})"[:300]
 
 
-def _jsonable(value):
-    """``value`` with numpy scalars and arrays turned into JSON types (tuples become lists)."""
+#: deepest nesting of dicts and lists that settings and metadata may have (JSON's encoder and decoder recurse)
+MAX_DEPTH = 100
+
+
+def _jsonable(value, name="settings", depth=0):
+    """``value`` with numpy scalars and arrays turned into JSON types (tuples become lists); nesting deeper than
+    :data:`MAX_DEPTH` is refused naming ``name`` (the encoder would hit Python's recursion limit)."""
+    if depth > MAX_DEPTH:
+        check.fail(name, f"<{type(value).__name__} nested more than {MAX_DEPTH} levels deep>",
+                   f"a dict of JSON-able values nested at most {MAX_DEPTH} levels deep")
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): _jsonable(v, name, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [_jsonable(v, name, depth + 1) for v in value]
     if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
+        return _jsonable(value.tolist(), name, depth)
     if isinstance(value, np.generic):
         return value.item()
     return value
@@ -153,7 +161,9 @@ class Result:
                 f"meta keys {sorted(self.meta)[:6]})")
 
     def save(self, path: str) -> str:
-        """Write the result to ``path`` (``.npz``: the arrays, and the rest as JSON in ``__result__``).
+        """Write the result to ``path`` (``.npz``: the arrays, and the rest as JSON in ``__result__``); like
+        :func:`numpy.savez`, ``.npz`` is appended to a path that does not end with it, and the path returned is the
+        file written (what :meth:`load` reads).
 
         What :meth:`load` would refuse is refused here, before anything is written: a header outside the schema
         (:func:`_check_header`), settings or metadata that are not JSON, object arrays (they need pickles).
@@ -165,15 +175,24 @@ class Result:
         Returns
         -------
         str
-            The path written.
+            The path of the file written (``path``, with ``.npz`` appended when it does not end with it).
 
         Raises
         ------
         ValueError
-            Naming the field (``experiment``, ``mode``, ``settings``, ``meta``, ``data[key]``) that cannot be saved.
+            Naming the field (``experiment``, ``mode``, ``settings``, ``meta``, ``data[key]``) that cannot be saved
+            (settings and metadata nested more than :data:`MAX_DEPTH` levels deep included), or ``path`` (not
+            writable, or a folder).
         """
         if not isinstance(path, (str, os.PathLike)):
             check.fail("path", path, "a file path (str or os.PathLike)")
+        path = os.fspath(path)
+        if isinstance(path, bytes):
+            check.fail("path", path, "a file path (str or os.PathLike of str)")
+        if os.path.isdir(path) or os.path.isdir(path + ".npz"):
+            check.fail("path", path, "the path of a file to write (this is a folder)")
+        if not path.endswith(".npz"):
+            path += ".npz"                      # what numpy.savez writes; returned, so that load finds it
         fields = {"experiment": self.experiment, "mode": self.mode, "settings": self.settings, "meta": self.meta}
         if not isinstance(self.settings, Mapping):
             check.fail("settings", self.settings, "a dict of JSON-able settings")
@@ -181,8 +200,9 @@ class Result:
             check.fail("meta", self.meta, "a dict of JSON-able metadata")
         parts = {}
         for key in ("settings", "meta"):
+            value = _jsonable(dict(fields[key]), key)          # refuses nesting deeper than MAX_DEPTH, naming key
             try:
-                parts[key] = json.loads(json.dumps(_jsonable(dict(fields[key]))))
+                parts[key] = json.loads(json.dumps(value))
             except (TypeError, ValueError) as err:
                 check.fail(key, f"<dict with a value JSON cannot hold: {err}>", "a dict of JSON-able values")
         header = {"experiment": self.experiment, "mode": self.mode, **parts}
@@ -237,7 +257,7 @@ class Result:
             with np.load(path, allow_pickle=False) as npz:
                 header = json.loads(str(npz["__result__"]))
                 data = {k: npz[k] for k in npz.files if k != "__result__"}
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as err:
+        except (OSError, ValueError, KeyError, EOFError, RecursionError, zipfile.BadZipFile, zlib.error) as err:
             if str(err).startswith(where):          # ours (sizes), already naming the file
                 raise
             raise ValueError(f"{where} is not a result file written by Result.save: {type(err).__name__}: {err}"

@@ -100,7 +100,7 @@ def rank_dynamics(spectrum, N, a0=1e-3, rtol=0.01, span=3.0, lr=0.05, batch=128,
     Parameters
     ----------
     spectrum : array_like (D,)
-        Decreasing eigenvalues, ``D >= 2``.
+        Positive eigenvalues in non-increasing order (equal ones allowed), ``D >= 2``.
     N : int
     a0 : float
         Start amplitude (``p_α = q_α = √a0``; the random start has ``‖Γ(0)‖_F ≈ a0 √D``).
@@ -119,14 +119,30 @@ def rank_dynamics(spectrum, N, a0=1e-3, rtol=0.01, span=3.0, lr=0.05, batch=128,
     Returns
     -------
     RankDynamics
+
+    Raises
+    ------
+    ValueError
+        Naming the argument out of its range; a run whose SGD steps (``span × t_½ / lr``) or diagnostics
+        (``n_chains + 3`` trajectories of ``n_grid`` ``D × D`` matrices) exceed the work or memory limits
+        (:func:`linattn.check.work`, :func:`linattn.check.memory`) names ``span, lr, n_chains or batch`` and
+        ``spectrum, n_grid or n_chains``.
     """
-    pb = noise_free_problem(spectrum, N)
-    if pb.D < 2 or np.any(np.diff(pb.covariance.spectrum) > 0):
+    values = check.real_array("spectrum", spectrum, low=0.0, low_open=True)
+    if values.ndim != 1 or values.size < 2 or np.any(np.diff(values) > 0):
         check.fail("spectrum", spectrum, "at least two eigenvalues in decreasing order")
+    pb = noise_free_problem(values, N)
     a0 = check.positive("a0", a0)
     rtol = check.real("rtol", rtol, low=0.0, high=1.0, low_open=True, high_open=True)
     span = check.real("span", span, low=1.0, low_open=True)
     n_grid = check.positive_int("n_grid", n_grid, minimum=16, maximum=10**7)
+    n_chains = check.positive_int("n_chains", n_chains)
+    D = pb.D                        # the diagnostics: n_chains + 3 trajectories of n_grid D x D matrices, one SVD each
+    check.memory(8.0 * 4 * (n_chains + 3) * n_grid * D * D, f"{n_chains + 3} trajectories of {n_grid} {D} x {D} "
+                 "matrices and their SVDs", "spectrum, n_grid or n_chains")
+    check.work((n_chains + 3.0) * n_grid * D**3 + float(n_chains) * D * D * (n_grid + check.PYTHON_TRIP),
+               f"the SVDs of {n_chains + 3} trajectories of {n_grid} {D} x {D} matrices",
+               "spectrum, n_grid or n_chains")
     mc = dynamics.mode_constants(pb)
     t_half = dynamics.escape_times(pb, a0)
     par = Parametrization("value_kq_modes", pb.D)
@@ -137,6 +153,12 @@ def rank_dynamics(spectrum, N, a0=1e-3, rtol=0.01, span=3.0, lr=0.05, batch=128,
     if record > needed:
         check.fail("record", record, f"a record interval of at most the {needed} SGD steps the span needs")
     n_steps = n_steps_covering(span * t_half.max(), lr, record, culprit="span")
+    n_rec = n_steps // record + 1       # the SGD run, guarded here: factorized_descent's guards name n_steps
+    check.work(float(n_chains) * n_steps * (batch * (pb.N * D + D * D + par.n_params) + par.n_params),
+               f"{n_chains} chains x {n_steps} SGD steps (span x t_half / lr) on batches of {batch} prompts",
+               "span, lr, n_chains or batch")
+    check.memory(8.0 * n_chains * n_rec * (par.n_params + 1 + 3 * D * D + D),
+                 f"{n_chains} x {n_rec} SGD records of {D} x {D} matrices", "span, lr, record or n_chains")
     sgd = factorized_descent(pb, par, par.aligned(np.full(pb.D, a0)), n_steps, lr, batch=batch, record=record,
                              n_chains=n_chains, rng=rng)
     t = np.geomspace(max(t_half.min() / 20.0, record * lr), n_steps * lr, n_grid)   # inside the SGD records

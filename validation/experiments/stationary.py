@@ -91,20 +91,46 @@ class StationarySweep:
         Parameters
         ----------
         data : mapping of str to array_like
+            Every key of :meth:`as_dict` (with ``prefix``); ``D``, ``N``, ``beta``, ``lam``, ``model`` and the
+            ``P_star_*`` boundaries single values.
         prefix : str
 
         Returns
         -------
         StationarySweep
+
+        Raises
+        ------
+        ValueError
+            Naming ``data`` (not a mapping, a key missing, a scalar field that is not one value of its kind) or
+            ``prefix`` (not a string).
         """
+        from collections.abc import Mapping
+
+        if not isinstance(data, Mapping):
+            check.fail("data", data, "a mapping of str to arrays (StationarySweep.as_dict, or a Result's data)")
+        if not isinstance(prefix, str):
+            check.fail("prefix", prefix, "a string")
+        missing = [prefix + f.name for f in fields(cls) if prefix + f.name not in data]
+        if missing:
+            check.fail("data", f"<mapping without the key {missing[0]!r} ({len(missing)} keys missing)>",
+                       f"a mapping with every key of StationarySweep.as_dict(prefix={prefix!r})")
         values = {f.name: data[prefix + f.name] for f in fields(cls)}
+
+        def scalar(k):
+            v = np.asarray(values[k])
+            if v.size != 1 or v.dtype.kind not in ("iuf" if k != "model" else "U"):
+                check.fail("data", f"<{prefix + k!r}: {type(values[k]).__name__} {v.dtype} of shape {v.shape}>",
+                           f"a mapping whose {prefix + k!r} is one " + ("string" if k == "model" else "number"))
+            return v.reshape(()).item()
+
         for k in ("D", "N"):
-            values[k] = int(values[k])
-        for k in ("beta", "lam"):
-            values[k] = float(values[k])
-        values["model"] = str(values["model"])
+            values[k] = check.positive_int(f"data[{prefix + k!r}]", scalar(k))
+        values["beta"] = check.positive(f"data[{prefix + 'beta'!r}]", scalar("beta"), allow_inf=True)
+        values["lam"] = check.nonnegative(f"data[{prefix + 'lam'!r}]", scalar("lam"))
+        values["model"] = check.choice(f"data[{prefix + 'model'!r}]", scalar("model"), check.MODELS)
         for k in ("P_star_theory", "P_star_exact", "P_star_sim"):
-            values[k] = _none_if_nan(values[k])
+            values[k] = _none_if_nan(scalar(k))
         return cls(**values)
 
 

@@ -47,7 +47,8 @@ def attention_gradient_descent(Z, yq, lam, n_steps, lr, W0=None, record=None) ->
     n_steps : int
     lr : float
     W0 : ndarray (D+1, D+1), optional
-        Initial matrix (zeros by default).
+        Initial matrix (zeros by default); one whose training loss overflows float64 is refused (``ValueError`` naming
+        ``W0``).
     record : array_like of int, optional
         Steps at which to store ``W`` (default: every step).
 
@@ -81,9 +82,17 @@ def attention_gradient_descent(Z, yq, lam, n_steps, lr, W0=None, record=None) ->
             check.fail("lr", lr, f"a step size for which gradient descent stays finite (the prediction overflowed "
                        f"float64 at step {n}: the descent diverges)")
         r = yhat - yq
+        if n in rec or n == 0:
+            with np.errstate(over="ignore", invalid="ignore"):
+                loss = 0.5 * np.mean(r * r) + 0.5 * lam * np.sum(W * W)
+            if not np.isfinite(loss):
+                if n == 0:                              # the start itself: W0 (or labels yq) beyond float64's range
+                    check.finite_result(loss, {"W0": W, "yq": yq}, "the training loss at the start")
+                check.fail("lr", lr, f"a step size for which gradient descent stays finite (the loss overflowed "
+                           f"float64 at step {n}: the descent diverges)")
         if n in rec:
             Ws.append(W.copy())
-            losses.append(0.5 * np.mean(r * r) + 0.5 * lam * np.sum(W * W))
+            losses.append(loss)
         if n == n_steps:
             break
         data_grad = np.einsum("p,pjk->jk", r, dyhat) / P

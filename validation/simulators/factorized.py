@@ -81,7 +81,8 @@ def factorized_descent(pb, parametrization, theta0, n_steps, lr, data=None, batc
         Linear link, any input covariance.
     parametrization : linattn.factorized.Parametrization
     theta0 : array_like (n_params,) or (n_chains, n_params)
-        Start(s); one start is shared by ``n_chains`` chains.
+        Start(s); one start is shared by ``n_chains`` chains. A start whose test error overflows float64 is refused
+        (``ValueError`` naming ``theta0``).
     n_steps : int
         Steps (``>= 1``).
     lr : float
@@ -148,6 +149,11 @@ def factorized_descent(pb, parametrization, theta0, n_steps, lr, data=None, batc
         running = min(n_chains, os.cpu_count() or 1, _numba_threads())
         check.memory(8.0 * running * batch * (2 * pb.D + 1),
                      f"the prompt batches of {running} chain(s) running at once", "batch")
+    try:                        # a start beyond float64 is the start's fault, not lr's (ConvergenceError below)
+        population_objective(pb).values(par.gamma(theta0))
+    except ValueError:          # their overflow refusals name theta and Gamma, which the caller did not pass
+        check.fail("theta0", f"<values up to {float(np.max(np.abs(theta0))):.3g}>",
+                   "small enough that the test error at the start is finite in float64")
     theta0 = np.array(np.broadcast_to(theta0, (n_chains, par.n_params)), order="C")   # writable: one numba signature
     if online:
         if np.isfinite(beta):

@@ -58,7 +58,7 @@ def descent_from_random_inits(data, pb, lam, lr, steps, init_sd, n_init, rng=Non
     lr : float
         Step ``η`` with ``0 < η < 2/λ_max(A)``.
     steps : array_like of int
-        Steps ``n >= 0`` at which the errors are recorded.
+        Steps ``n >= 0`` at which the errors are recorded (at least one).
     init_sd : float
         ``σ_0 >= 0``.
     n_init : int
@@ -74,6 +74,8 @@ def descent_from_random_inits(data, pb, lam, lr, steps, init_sd, n_init, rng=Non
     lam = check.nonnegative("lam", lam)
     lr = check.positive("lr", lr)
     record = np.unique(check.counts("steps", steps))
+    if record.size == 0:
+        check.fail("steps", steps, "a non-empty list of integer steps >= 0 at which the errors are recorded")
     init_sd = check.nonnegative("init_sd", init_sd)
     n_init = check.positive_int("n_init", n_init, minimum=2)
     gen = check.rng(rng)

@@ -41,6 +41,7 @@ Numerics: the stationary moments are evaluated through ``a_k v_k = 1/(β(1 − �
 """
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -117,8 +118,9 @@ class Chain:
         """Number of parameters."""
         return self.es.M
 
-    def variances(self, dt):
-        """Stationary variances ``v_k = 1/(β a_k (1 − γ dt a_k/2))`` of the discrete chain.
+    def checked_dt(self, dt):
+        """``dt`` as a float if it lies in the stable range ``(0, 2/(γ λ_max))`` of the Euler–Maruyama step (every
+        method that takes ``dt`` checks it so; beyond it the chain has no stationary law).
 
         Parameters
         ----------
@@ -126,8 +128,38 @@ class Chain:
 
         Returns
         -------
+        float
+
+        Raises
+        ------
+        ValueError
+            Naming ``dt``, outside ``(0, 2/(gamma*lambda_max(A)))``.
+        """
+        bound = 2.0 / (self.gamma * self.lambda_max)
+        if isinstance(dt, (bool, np.bool_)) or not isinstance(dt, numbers.Real) or not 0 < dt < bound:   # NaN too
+            check.fail("dt", dt, f"a real number in the stable range (0, 2/(gamma*lambda_max(A))) = (0, {bound:.6g}) "
+                       "of the Euler-Maruyama step")
+        return float(dt)
+
+    def _eta(self, name, eta):
+        """A start ``η`` (M,) in eigen coordinates, checked."""
+        return check.finite_array(name, eta, shape=(self.M,))
+
+    def variances(self, dt):
+        """Stationary variances ``v_k = 1/(β a_k (1 − γ dt a_k/2))`` of the discrete chain.
+
+        Parameters
+        ----------
+        dt : float
+            In the stable range ``(0, 2/(γ λ_max))`` (:meth:`checked_dt`).
+
+        Returns
+        -------
         ndarray (M,)
         """
+        return self._variances(self.checked_dt(dt))
+
+    def _variances(self, dt):
         h = self.gamma * dt * self.a
         return 1.0 / (self.beta * self.a * (1.0 - 0.5 * h))
 
@@ -142,11 +174,15 @@ class Chain:
         Parameters
         ----------
         dt : float
+            In the stable range ``(0, 2/(γ λ_max))`` (:meth:`checked_dt`).
 
         Returns
         -------
         (float, float)
         """
+        return self._bias(self.checked_dt(dt))
+
+    def _bias(self, dt):
         av, excess = self._scaled_variances(dt)
         return 0.5 * float(np.sum(av - 1.0 / self.beta)), 0.5 * float(np.diag(self.es.W) @ excess)
 
@@ -156,12 +192,13 @@ class Chain:
         Parameters
         ----------
         dt : float
+            In the stable range ``(0, 2/(γ λ_max))`` (:meth:`checked_dt`).
 
         Returns
         -------
         (float, float)
         """
-        bt, bg = self.bias(dt)
+        bt, bg = self._bias(self.checked_dt(dt))
         return self.gibbs_train + bt, self.gibbs_test + bg
 
     def errors(self, eta):
@@ -174,10 +211,28 @@ class Chain:
         Returns
         -------
         train, test : ndarray (...)
+
+        Raises
+        ------
+        ValueError
+            Naming ``eta``: not a finite array with last axis ``M``, or so large that an error overflows float64.
         """
+        eta = check.finite_array("eta", eta)
+        if eta.ndim < 1 or eta.shape[-1] != self.M:
+            check.fail("eta", f"<array with shape {eta.shape}>", f"an array of shape (..., {self.M})")
+        return self._errors(eta)
+
+    def _errors(self, eta):
         dev = eta - self.eta_star
-        train = self.train_star + 0.5 * np.einsum("...k,k->...", dev**2, self.a)
-        return train, self.es.test_error(eta)
+        with np.errstate(over="ignore", invalid="ignore"):
+            train = self.train_star + 0.5 * np.einsum("...k,k->...", dev**2, self.a)
+        check.finite_result(train, {"eta": eta}, "the training error")
+        try:
+            test = self.es.test_error(eta)
+        except ValueError:          # its overflow refusal names the eigensystem's argument: the culprit is eta
+            check.fail("eta", f"<values up to {float(np.max(np.abs(eta))):.3g}>",
+                       "small enough that the test error is finite in float64")
+        return train, test
 
     def autocovariance(self, dt, lags):
         """Exact stationary autocovariances of ``E_t`` and ``E_g`` at the given lags (in steps).
@@ -185,13 +240,21 @@ class Chain:
         Parameters
         ----------
         dt : float
+            In the stable range ``(0, 2/(γ λ_max))`` (:meth:`checked_dt`).
         lags : array_like of int
+            Lags ``>= 0`` (at most ``2**53``).
 
         Returns
         -------
         train, test : ndarray (len(lags),)
         """
-        v = self.variances(dt)
+        dt = self.checked_dt(dt)
+        lags = check.counts("lags", lags)
+        check.memory(8.0 * 3 * lags.size * self.M, f"autocovariances at {lags.size} lags of {self.M} modes", "lags")
+        return self._autocovariance(dt, lags)
+
+    def _autocovariance(self, dt, lags):
+        v = self._variances(dt)
         av, _ = self._scaled_variances(dt)
         phi = 1.0 - self.gamma * dt * self.a
         lags = np.asarray(lags, dtype=float)
@@ -210,16 +273,24 @@ class Chain:
         Parameters
         ----------
         dt : float
+            In the stable range ``(0, 2/(γ λ_max))`` (:meth:`checked_dt`).
         n_samples, stride, n_chains : int
+            ``>= 1`` each, with ``(n_samples − 1) × stride <= 2**53``.
 
         Returns
         -------
         (float, float)
         """
+        dt = self.checked_dt(dt)
+        n_samples = check.positive_int("n_samples", n_samples)
+        stride = check.positive_int("stride", stride)
+        n_chains = check.positive_int("n_chains", n_chains)
         check.memory(8.0 * 4 * n_samples * self.M, f"autocovariances at {n_samples} lags of {self.M} modes",
                      "n_samples")
+        if (n_samples - 1) * stride > check.MAX_INT:
+            check.fail("stride", stride, f"such that (n_samples - 1) * stride <= 2**53 (n_samples = {n_samples})")
         d = np.arange(n_samples)
-        ct, cg = self.autocovariance(dt, d * stride)
+        ct, cg = self._autocovariance(dt, d * stride)
         wts = np.where(d == 0, n_samples, 2.0 * (n_samples - d))
         var_t = float(wts @ ct) / (n_samples**2 * n_chains)
         var_g = float(wts @ cg) / (n_samples**2 * n_chains)
@@ -231,15 +302,28 @@ class Chain:
         Parameters
         ----------
         dt : float
+            In the stable range ``(0, 2/(γ λ_max))`` (:meth:`checked_dt`).
         n_steps : int
+            ``>= 0`` (at most ``2**53``).
         eta0 : ndarray (M,)
             Start in eigen coordinates.
 
         Returns
         -------
         (float, float)
+
+        Raises
+        ------
+        ValueError
+            Naming ``dt``, ``n_steps`` or ``eta0`` (of shape ``(M,)``; one so large that a bias overflows float64).
         """
-        v = self.variances(dt)
+        eta0 = self._eta("eta0", eta0)
+        bt, bg = self._transient(self.checked_dt(dt), check.nonneg_int("n_steps", n_steps), eta0)
+        check.finite_result([bt, bg], {"eta0": eta0}, "each transient bias")
+        return bt, bg
+
+    def _transient(self, dt, n_steps, eta0):
+        v = self._variances(dt)
         av, _ = self._scaled_variances(dt)
         phi_n = (1.0 - self.gamma * dt * self.a) ** n_steps
         delta = phi_n * (eta0 - self.eta_star)                  # mean offset
@@ -257,19 +341,23 @@ class Chain:
         Parameters
         ----------
         dt : float
+            In the stable range ``(0, 2/(γ λ_max))`` (:meth:`checked_dt`).
         eta0 : ndarray (M,)
         target_train, target_test : float
-            Largest acceptable transient biases.
+            Largest acceptable transient biases (``>= 0``; ``inf`` allowed).
         start : int
-            First number of steps tried.
+            First number of steps tried (``>= 1``).
 
         Returns
         -------
         int
         """
-        n = max(int(start), 1)
+        dt, eta0 = self.checked_dt(dt), self._eta("eta0", eta0)
+        target_train = check.nonnegative("target_train", target_train, allow_inf=True)
+        target_test = check.nonnegative("target_test", target_test, allow_inf=True)
+        n = check.positive_int("start", start)
         for _ in range(60):
-            bt, bg = self.transient(dt, n, eta0)
+            bt, bg = self._transient(dt, n, eta0)
             if abs(bt) <= target_train and abs(bg) <= target_test:
                 return n
             n *= 2
@@ -431,21 +519,17 @@ def _protocol_step(ch, dt, n_samples, stride, n_chains):
     """``dt`` checked against the stability bound, or chosen (``None``)."""
     if dt is None:
         return choose_dt(ch, n_samples, stride, n_chains)
-    dt = check.positive("dt", dt)
-    bound = 2.0 / (ch.gamma * ch.lambda_max)
-    if dt >= bound:
-        check.fail("dt", dt, f"< 2/(gamma*lambda_max(A)) = {bound:.6g} for a stable Euler-Maruyama step")
-    return dt
+    return ch.checked_dt(dt)
 
 
 def _check_equilibration(ch, dt, n_equilibrate, eta0, se, on_unequilibrated):
     """Exact transient biases at the first sample, and the refusal/warning when they are too large."""
-    bt, bg = ch.transient(dt, n_equilibrate, eta0)
+    bt, bg = ch._transient(dt, n_equilibrate, eta0)
     target = BIAS_FRACTION * np.asarray(se)
     ok = abs(bt) <= target[0] and abs(bg) <= target[1]
     if not ok:
         need = ch.steps_to_equilibrate(dt, eta0, target[0], target[1], start=max(n_equilibrate, 1))
-        bt_need, bg_need = ch.transient(dt, need, eta0)
+        bt_need, bg_need = ch._transient(dt, need, eta0)
         advice = (f"about {need} steps would do" if abs(bt_need) <= target[0] and abs(bg_need) <= target[1]
                   else f"more than {need} steps would be needed (a larger dt)")
         with np.errstate(over="ignore", divide="ignore"):     # a subnormal step: the slowest mode never relaxes
@@ -600,7 +684,7 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
         check.fail("init", f"<values up to {float(np.max(np.abs(theta0))):.3g}>", "close enough to the Gibbs "
                    f"measure that the sampled errors are finite in float64 after n_equilibrate = {n_equilibrate} "
                    "steps (or a larger n_equilibrate)")
-    train, test = ch.errors(samples)
+    train, test = ch._errors(samples)
     bt, bg = ch.bias(dt)
     return LangevinResult(train=train, test=test, dt=float(dt), gamma=ch.gamma, beta=ch.beta, lam=ch.lam, model=model,
                           basis=basis, n_equilibrate=n_equilibrate, stride=stride, exact_train=ch.gibbs_train,

@@ -310,7 +310,8 @@ def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10
         Knots ``b_j`` of the piecewise-linear readout (``0``: linear attention with a learned scale and
         offset).
     max_steps : int
-        Gradient steps at most (per stage).
+        Gradient steps at most (per stage); ``max_steps`` times the work of a step on ``P`` prompts must stay within
+        the work limit (:func:`linattn.check.work`, ``ValueError`` naming ``max_steps``).
     tol : float
         Stop when a step lowers the loss by less than ``tol`` (relative).
     n_test : int
@@ -334,6 +335,10 @@ def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10
     max_steps = check.positive_int("max_steps", max_steps)
     tol = check.tolerance("tol", tol)
     D = pb.D
+    stages = 1 if knots == "labels" or n_knots == 0 else 2
+    # per step: one loss and gradient over the P prompts (D² + n_knots + 2 per prompt, twice), and the step's copies
+    check.work(float(stages) * max_steps * (4.0 * P * (D * D + n_knots + 2) + check.PYTHON_TRIP),
+               f"{stages} stage(s) of at most {max_steps} gradient steps on {P} prompts", "max_steps or P")
     pool, tasks = _training_tasks(pb, P, gen)
     data = pb.sample(P, gen) if pool is None else sampling.sample_tokens(pb, P, gen, tasks).prompts()
     H = data.features()
