@@ -44,7 +44,7 @@ install: $(STAMP)
 run: $(CORE_STAMP)
 	$(VENV)/bin/linattn info --D 10 --N 100
 	$(VENV)/bin/linattn figures fig1 --quick --out $(OUT)
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VENV)/bin/linattn validate --quick --out $(OUT) --no-progress & pid=$$!; \
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VENV)/bin/linattn validate --quick --out $(OUT) --no-progress --reuse & pid=$$!; \
 	$(VENV)/bin/linattn figures all --exclude fig1 $(foreach f,$(TORCH_FIGURES),--exclude $(f)) --quick --jobs 2 --out $(OUT) || { wait $$pid; exit 1; }; \
 	wait $$pid
 	$(PY) -c "from validation.gallery import write_gallery; write_gallery('$(OUT)')"

@@ -68,7 +68,7 @@ ROWS = [
     Row("mean_and_se", validation.mean_and_se, dict(x=X, tol=50.0), dict(x="array_shape", tol="positive")),
     Row("integrated_time", validation.integrated_time, dict(x=X, c=5.0), dict(x="array_shape", c="positive")),
     Row("autocorrelation", validation.autocorrelation, dict(x=X), dict(x="array_shape")),
-    Row("run_experiment", validation.run_experiment, dict(experiment="spectra_check", mode="smoke", progress=False,
+    Row("run_experiment", validation.run_experiment, dict(experiment="spectra", mode="smoke", progress=False,
                                                          workers=1),
         dict(experiment="choice", mode="choice", progress="bool", workers="posint")),
     Row("rank_dynamics", validation.rank_dynamics,

@@ -218,3 +218,24 @@ def test_report_sections_have_distinct_orders(monkeypatch):
     monkeypatch.setattr(report, "registry", lambda: {**registry(), "twin": twin})
     with pytest.raises(ValueError, match="report_order must be distinct.*twin"):
         report.report_sections()
+
+
+def test_the_report_reuses_what_the_figures_computed(tmp_path):
+    """`validate --reuse` takes the result a figure drew (same settings, same source) and computes nothing again;
+    a result of other settings, or of other source, is not reused."""
+    from validation.app import report
+    from validation.experiments import Result, get
+    from validation.gallery import result_path, save_result
+
+    figures.make(["fig4"], str(tmp_path), mode="smoke", progress=False)
+    exp = get("flow_curves")
+    kept = report.reused(str(tmp_path), exp, "smoke")
+    assert kept is not None and kept.experiment == "flow_curves"
+    assert report.reused(str(tmp_path), exp, "quick") is None                       # another mode: not there
+    path = result_path(str(tmp_path), "flow_curves", "smoke")
+    other = Result("flow_curves", "smoke", {**kept.settings, "n_init": 99}, data=kept.data, meta=kept.meta)
+    save_result(other, str(tmp_path))                                                # other settings: recomputed
+    assert report.reused(str(tmp_path), exp, "smoke") is None
+    stale = Result("flow_curves", "smoke", kept.settings, data=kept.data, meta={**kept.meta, "code_hash": "0" * 16})
+    stale.save(path)                                                                 # other source: recomputed
+    assert report.reused(str(tmp_path), exp, "smoke") is None

@@ -70,7 +70,7 @@ def _validate(args):
     from . import report
 
     mode = _mode(args)
-    path, ok = report.run(args.out, mode=mode, progress=not args.no_progress)
+    path, ok = report.run(args.out, mode=mode, progress=not args.no_progress, reuse=args.reuse)
     print(path)
     if mode == "smoke":       # tiny settings cannot pass: they exercise the code, nothing is judged
         print("smoke mode: every comparison ran; its rows exercise the code with tiny settings and are not judged "
@@ -291,6 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
     _modes(q)
     q.add_argument("--out", default="figures", help="output folder (default: figures)")
     q.add_argument("--no-progress", action="store_true", help="no progress bars")
+    q.add_argument("--reuse", action="store_true",
+                   help="take the results the figures drew into --out (same settings, same source) instead of "
+                        "computing them again (make run: figures first, then the report)")
     q.set_defaults(func=_validate)
 
     q = sub.add_parser("sweep", help="run an experiment over a parameter grid (local processes or Dask)",

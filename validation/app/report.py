@@ -16,9 +16,10 @@ from tqdm import tqdm
 
 from linattn import check
 
-from ..experiments import Check, registry
+from ..experiments import Check, Result, registry
 from ..experiments import run as run_experiment
-from ..gallery import MODES, writable_folder, write_gallery
+from ..gallery import MODES, code_hash, result_path, writable_folder, write_gallery
+from ..gallery import registry as figure_registry
 
 
 @dataclass
@@ -92,7 +93,36 @@ def report_sections():
     return out
 
 
-def run(out_dir, mode="quick", progress=True):
+def reused(out_dir, exp, mode):
+    """The result of ``exp`` in ``mode`` that the figures drew into ``out_dir``
+    (:func:`validation.gallery.result_path`), if it was computed with the experiment's preset settings by the
+    current source of its module; else ``None``.
+
+    Parameters
+    ----------
+    out_dir : str
+    exp : Experiment
+    mode : str
+
+    Returns
+    -------
+    Result or None
+    """
+    path = result_path(out_dir, exp.name, mode)
+    if not os.path.isfile(path):
+        return None
+    try:
+        result = Result.load(path)
+    except ValueError:
+        return None
+    same = (result.experiment == exp.name and result.mode == mode
+            and json.dumps(result.settings, sort_keys=True, default=str)
+            == json.dumps(json.loads(json.dumps(dict(exp.settings(mode)), default=str)), sort_keys=True, default=str)
+            and result.meta.get("code_hash") == code_hash(exp.name))
+    return result if same else None
+
+
+def run(out_dir, mode="quick", progress=True, reuse=False):
     """Run every comparison; write ``validation_report.md`` and ``.json``.
 
     Parameters
@@ -101,6 +131,10 @@ def run(out_dir, mode="quick", progress=True):
         Output folder (created if needed; must be writable).
     mode : {"smoke", "quick", "full"}
     progress : bool
+    reuse : bool
+        Take an experiment's result from the figures already drawn into ``out_dir`` (``out_dir/results``, written
+        by :func:`validation.gallery.make`) when it was computed with the same settings by the same source
+        (:func:`reused`); ``make run`` draws the figures first, so that no experiment is computed twice.
 
     Returns
     -------
@@ -110,16 +144,24 @@ def run(out_dir, mode="quick", progress=True):
     """
     check.choice("mode", mode, MODES)
     progress = check.boolean("progress", progress)
+    reuse = check.boolean("reuse", reuse)
     writable_folder(out_dir)
     rep = Report()
     t0 = time.time()
     experiments = report_sections()
     order = sorted(experiments)
+    if reuse:       # sections whose experiment no figure draws first: the figures drawn meanwhile are then reused
+        drawn = {fig.experiment for fig in figure_registry().values()}
+        order = sorted(order, key=lambda key: experiments[key].name in drawn)
     bar = tqdm(total=len(order), desc="validation", disable=not progress)
-    path = None
+    path, sections = None, {}
     for done, key in enumerate(order, start=1):
         exp = experiments[key]()
-        rep.extend(exp.checks(run_experiment(exp, mode, progress=False)))
+        result = reused(out_dir, exp, mode) if reuse else None
+        if result is None:
+            result = run_experiment(exp, mode, progress=False)
+        sections[key] = exp.checks(result)
+        rep = Report([row for k in sorted(sections) for row in sections[k]])     # in report order
         path = _write(rep, out_dir, mode, time.time() - t0, done, len(order))     # readable as sections finish
         bar.update()
     bar.close()

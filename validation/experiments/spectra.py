@@ -1,13 +1,12 @@
 """Hessian spectra (seed paper, Fig. 1): exact rescaled-Hessian eigenvalues against the
 Marchenko–Pastur and the finite-size random-scale laws.
 
-Two experiments:
-
-* ``spectra`` (figure ``fig1``): three independent datasets per ``α ∈ {0.5, 1, 2}`` at ``D = N = 100``
-  and ``D = N = 20``; one point per dataset (an exact spectrum at ``M = 10⁴`` and ``α ≥ 1`` is a dense
-  ``10⁴ × 10⁴`` eigenproblem, 1–2 minutes on two cores, so the quick mode uses one dataset there).
-* ``spectra_check`` (report section ``spectra``): the Kolmogorov distance of the finite-size law to the
-  pooled exact spectrum of several datasets at ``D = N = 20``.
+One experiment, ``spectra``: it draws figure ``fig1`` and gives the report section ``spectra``. Three
+independent datasets per ``α ∈ {0.5, 1, 2}`` at ``D = N = 100`` (an exact spectrum at ``M = 10⁴`` and ``α ≥ 1``
+is a dense ``10⁴ × 10⁴`` eigenproblem, 1–2 minutes on two cores, so the quick mode uses one dataset there) and
+``n_pooled`` datasets at ``D = N = 20`` (``check_size``: 10 quick, 30 full), one point per dataset. The report
+checks the Kolmogorov distance of the finite-size law to the pooled exact spectrum at ``check_size`` (the
+Marchenko–Pastur law beside it, which the same rule rejects).
 """
 from __future__ import annotations
 
@@ -25,16 +24,30 @@ def _problem_P(D, alpha):
     return linattn.Problem(D, D), int(round(alpha * D * D))
 
 
+#: the largest Kolmogorov distance of the finite-size law to the pooled exact spectrum that passes. Measured at
+#: D = N = 20 (α = 0.5, 1, 2): 30 datasets pooled give 0.006, 0.002, 0.003 (the law's own finite-size error and
+#: what sampling leaves); three disjoint groups of 10 datasets spread over 0.007–0.013, 0.005–0.007, 0.003–0.006;
+#: Marchenko–Pastur is at 0.109, 0.062, 0.064 and fails the same rule
+KS_TOLERANCE = 0.02
+
+
 class HessianSpectra(Experiment):
-    """Exact spectra of independent datasets and both laws, per (size ``D = N``, ``α``)."""
+    """Exact spectra of independent datasets and both laws, per (size ``D = N``, ``α``); the report's Kolmogorov
+    distances at ``check_size`` (module docstring)."""
 
     name = "spectra"
     title = "Rescaled-Hessian eigenvalues vs the Marchenko–Pastur and finite-size laws"
-    presets = {"smoke": dict(sizes=[20], n_datasets=1, one_dataset_at_M_1e4=True, seed=0),
-               "quick": dict(sizes=[100, 20], n_datasets=3, one_dataset_at_M_1e4=True, seed=0),
-               "full": dict(sizes=[100, 20], n_datasets=3, one_dataset_at_M_1e4=False, seed=0)}
+    presets = {"smoke": dict(sizes=[20], n_datasets=1, n_pooled=1, check_size=20, one_dataset_at_M_1e4=True,
+                             seed=0),
+               "quick": dict(sizes=[100, 20], n_datasets=3, n_pooled=10, check_size=20, one_dataset_at_M_1e4=True,
+                             seed=0),
+               "full": dict(sizes=[100, 20], n_datasets=3, n_pooled=30, check_size=20, one_dataset_at_M_1e4=False,
+                            seed=0)}
+    report_order = 10
 
     def _count(self, s, D, alpha):
+        if D == s.check_size:
+            return max(s.n_datasets, s.n_pooled)
         return 1 if (s.one_dataset_at_M_1e4 and D * D >= 10_000 and alpha >= 1) else s.n_datasets
 
     def points(self, s):
@@ -68,34 +81,10 @@ class HessianSpectra(Experiment):
         meta = {"rows": rows, "note": "histograms exclude exact zeros, normalised by all M eigenvalues"}
         return data, meta
 
-
-class SpectraCheck(Experiment):
-    """Report section ``spectra``: Kolmogorov distance of the finite-size law to pooled exact spectra."""
-
-    name = "spectra_check"
-    title = "Finite-size law vs exact spectra (Kolmogorov distance)"
-    presets = {"smoke": dict(n_datasets=1, D=20), "quick": dict(n_datasets=10, D=20),
-               "full": dict(n_datasets=30, D=20)}
-    report_order = 10
-
-    def points(self, s):
-        return [dict(alpha=a) for a in ALPHAS]
-
-    def compute(self, s, point):
-        alpha = point["alpha"]
-        pb = linattn.Problem(s.D, s.D)
-        ev = np.concatenate([spectra.hessian_eigenvalues(pb.sample(int(alpha * s.D * s.D), rng=(31, i)), pb)
-                             for i in range(s.n_datasets)])
-        return {"ks": spectra.kolmogorov_distance(ev, alpha, pb), "ks_mp": spectra.kolmogorov_distance(ev, alpha, pb,
-                                                                                                        law="mp")}
-
-    def assemble(self, s, outputs):
-        return {"alpha": np.array(ALPHAS), "ks": np.array([float(o["ks"]) for o in outputs]),
-                "ks_mp": np.array([float(o["ks_mp"]) for o in outputs])}, {}
-
     def checks(self, r):
         s = r.settings
         return [Check("spectra", "Kolmogorov distance, finite-size law vs exact",
-                      f"D=N={s['D']}, α={a:g}, {s['n_datasets']} datasets pooled", "law",
-                      f"KS = {ks:.4f} (MP: {mp:.4f})", "—", ks <= 0.02, "KS ≤ 0.02")
-                for a, ks, mp in zip(r.data["alpha"], r.data["ks"], r.data["ks_mp"])]
+                      f"D=N={row['D']}, α={row['alpha']:g}, {len(row['ks_finite'])} datasets pooled", "law",
+                      f"KS = {row['ks_finite_pooled']:.4f} (MP: {row['ks_mp_pooled']:.4f})", "—",
+                      bool(row["ks_finite_pooled"] <= KS_TOLERANCE), f"KS ≤ {KS_TOLERANCE}")
+                for row in r.meta["rows"] if row["D"] == s["check_size"]]

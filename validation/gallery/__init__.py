@@ -143,6 +143,7 @@ def _run_one(name, out_dir, mode, progress, store, workers=1, scheduler=None):
               f"installed (pip install -e '.[{fig.requires}]', or `make {fig.requires}`)", file=sys.stderr)
         return []
     result = compute(fig.experiment, mode, progress, store, workers, scheduler)
+    save_result(result, out_dir)
     with style():
         image = fig.func(result)
     if not isinstance(image, dict):              # one image with the whole result
@@ -155,6 +156,69 @@ def _run_one(name, out_dir, mode, progress, store, workers=1, scheduler=None):
 
 
 _RESULTS: dict = {}
+#: the folder of an output folder that holds the results its figures drew (``linattn validate --reuse`` reads them)
+RESULTS_FOLDER = "results"
+
+
+def result_path(out_dir, experiment, mode):
+    """Where :func:`make` keeps the result of ``experiment`` in ``mode`` drawn into ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : str
+    experiment : str
+    mode : str
+
+    Returns
+    -------
+    str
+        ``out_dir/results/<experiment>-<mode>.npz``.
+    """
+    return os.path.join(out_dir, RESULTS_FOLDER, f"{experiment}-{mode}.npz")
+
+
+def code_hash(experiment):
+    """A hash of the source of the module that defines ``experiment`` (a result computed by other code of that
+    module is not reused).
+
+    Parameters
+    ----------
+    experiment : str
+
+    Returns
+    -------
+    str
+        16 hexadecimal digits.
+    """
+    import hashlib
+    import inspect
+
+    from ..experiments import get
+
+    source = inspect.getsource(inspect.getmodule(type(get(experiment))))
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def save_result(result, out_dir):
+    """Keep ``result`` at :func:`result_path` with the :func:`code_hash` of its experiment in ``meta``.
+
+    Parameters
+    ----------
+    result : validation.experiments.Result
+    out_dir : str
+
+    Returns
+    -------
+    str
+        The path written.
+    """
+    from ..experiments import Result
+
+    path = result_path(out_dir, result.experiment, result.mode)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    kept = Result(result.experiment, result.mode, result.settings, data=result.data,
+                  meta={**result.meta, "code_hash": code_hash(result.experiment)})
+    return kept.save(path)
 
 
 def compute(experiment, mode="quick", progress=True, store=None, workers=1, scheduler=None):

@@ -17,9 +17,10 @@ from . import panel_letters, register
 @register("fig1", "Rescaled-Hessian eigenvalue histograms with the MP and finite-size laws",
           caption="Seed paper, Fig. 1. Histograms of the nonzero eigenvalues of the rescaled Hessian H/c (exact, Gram "
                   "path for P < M) of three datasets per α = P/M ∈ {0.5, 1, 2} (M = DN parameters; quick mode: one "
-                  "dataset for the two D = 100, α ≥ 1 panels (b, c), full: three), reduced model, D = N = 100 (a–c) "
-                  "and D = N = 20 (d–f); normalised by all M eigenvalues, so the zero atom (stated on each panel) is "
-                  "left out. Dark band: ± 1 s.e. of each bin (counting error). Red: the finite-size random-scale law "
+                  "dataset for the two D = 100, α ≥ 1 panels (b, c), full: three), reduced model, D = N = 100 (a–c), "
+                  "and of the validation report's pooled datasets at D = N = 20 (d–f; 10 per α quick, 30 full); "
+                  "normalised by all M eigenvalues, so the zero atom (stated on each panel) is left out. Dark band: "
+                  "± 1 s.e. of each bin (counting error). Red: the finite-size random-scale law "
                   "(theory, same D, N, P); dashed: Marchenko–Pastur. The Kolmogorov distances (KS) of both laws to "
                   "the pooled exact spectrum are written on each panel; the α = 1 densities diverge at 0 and their "
                   "axes are cut at 1.6.",

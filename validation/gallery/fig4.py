@@ -13,7 +13,6 @@ ratio of about 200); at ``P = 100`` the test loss falls monotonically to ``≈ 0
 """
 from __future__ import annotations
 
-from ..experiments.curves import LAM, SIGMA0, D, N
 from . import panel_letters, register
 
 
@@ -56,7 +55,9 @@ def draw(result):
     panel_letters(axes)
     handles, labels = axes[0].get_legend_handles_labels()   # one legend below both panels, off the data
     fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7.5, frameon=False)
-    fig.suptitle(rf"gradient flow, D = {D}, N = {N}, $\lambda$ = {LAM}, $\theta_0 \sim N(0, {SIGMA0}^2 I)$ "
+    st = result.settings
+    fig.suptitle(rf"gradient flow, D = {st['D']}, N = {st['N']}, $\lambda$ = {st['lam']:g}, "
+                 rf"$\theta_0 \sim N(0, {st['sigma0']:g}^2 I)$ "
                  "(bands: ±1 s.d. over initialisations)")
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     return fig
