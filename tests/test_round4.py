@@ -39,7 +39,7 @@ REFUSED = [
     ("objective-shape", lambda: factorized.population_objective(PB).gradient(np.ones((3, 3))), "Gamma"),
     ("objective-y2", lambda: factorized.Objective(np.nan, np.eye(4)), "y2"),
     ("objective-B", lambda: factorized.Objective(1.0, np.ones((2, 3))), "B"),
-    ("relative-gap", lambda: linattn.relative_gap(1e-300, 1e300), "train"),
+    ("relative-gap", lambda: linattn.relative_gap(1e-300, -1e300), "test"),
     ("checkpoints", lambda: diagnostics.Checkpoints(np.array([0, 1]), {"W": np.ones((3, 2, 2))}), "weights"),
     ("query-scales", lambda: kernel_theory.query_scales(4, features="x"), "features"),
     ("centred-link", lambda: kernel_theory.centred_link(links.as_link("tanh"), np.nan), "mean"),

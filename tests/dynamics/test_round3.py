@@ -101,3 +101,22 @@ def test_averaged_curves_refuses_fewer_than_one_prompt(P):
 def test_gap_sweep_refuses_empty_P_values():
     with pytest.raises(ValueError, match="P_values"):
         dynamics.gap_sweep(PB, [], 0.1, n_datasets=2)
+
+
+# ----------------------------------------------------------------------------- ΔEr beyond the float64 range
+def test_gap_beyond_float_range_is_inf_as_in_the_seed_figure_6():
+    """Seed Fig. 6 (reduced model, λ = 0, t = 10³): at P < M the flow drives E_t below 1e-300 (denormal) while
+    E_g stays O(1), so ΔEr exceeds 1.8e308. A refusal there stopped ``make run`` (fig6, quick grid); the gap is
+    +inf, as for E_t = 0, and P* reads it as above any level."""
+    sw = dynamics.gap_sweep(linattn.Problem(10, 10), [8], 0.0, n_datasets=15, model="reduced", time=1e3, rng=10010)
+    assert np.all(sw.train_all >= 0) and np.all(np.isfinite(sw.test_all)) and np.all(sw.test_all > 0.01)
+    tr, te, gap = sw.train_all[0], sw.test_all[0], sw.gap_all[0]
+    beyond = tr < te / np.finfo(float).max                 # ΔEr ≈ E_g/E_t above the largest float
+    assert np.any(beyond & (tr > 0))                       # the regime of the failure is reached
+    assert np.all(np.isposinf(gap[beyond])) and sw.gap_mean[0] == np.inf
+    np.testing.assert_allclose(gap[~beyond], (te[~beyond] - tr[~beyond]) / tr[~beyond], rtol=1e-15)
+    assert linattn.relative_gap(1e-300, 1e300) == np.inf
+    assert linattn.relative_gap(5e-324, 1.0) == np.inf      # the smallest denormal
+    assert linattn.transition_point([1.0, 2.0], [np.inf, 1.0]) == 2.0
+    with pytest.raises(ValueError, match="test"):           # −inf only from a negative E_g beyond the range
+        linattn.relative_gap(1e-300, -1e300)
