@@ -108,6 +108,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import check, links, validate
+from .numerics import quadrature
 from .results import short_repr
 
 #: the feature maps: degree-2 Hermite features, or the identity (the reduced model)
@@ -238,7 +239,7 @@ def _gaussian_extra(link, D):
     """``(E_r μ₂(r)², E_r E[g⁴ f(√r g)²])`` for ``r ~ χ²_D/D`` (noise-free), converged in both rules like
     :func:`linattn.links.radial_moments`."""
     def average(n_r):
-        r, w = links.r_rule(D, n_r)
+        r, w = quadrature.chi_square_rule(D, n_r)
         keep = w > 0.0
         r, w = r[keep], w[keep]
 

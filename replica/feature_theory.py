@@ -98,6 +98,7 @@ from scipy import special
 import linattn
 from linattn import check, links, sampling, validate
 from linattn.errors import ConvergenceError
+from linattn.numerics import quadrature
 from linattn.numerics.stats import mean_se
 from linattn.results import short_repr
 
@@ -115,15 +116,11 @@ HERMITE_TOL = 1e-9
 # --------------------------------------------------------------------------- Hermite coefficients
 @functools.lru_cache(maxsize=64)
 def _hermite_table(link, order):
-    z, logw = links.half_rule(links.ORDERS[-1])
+    z, logw = quadrature.gauss_panels(links.ORDERS[-1])
     keep = np.abs(z) < 30.0                # the Gaussian weight beyond is below e^{-450}
     z, w = z[keep], np.exp(logw[keep])
     fz = link(z)
-    out = np.empty(order + 1)
-    h_prev, h = np.zeros_like(z), np.ones_like(z)        # He_k(z)/√(k!) by the stable three-term recurrence
-    for k in range(order + 1):
-        out[k] = float(np.sum(w * fz * h))
-        h_prev, h = h, (z * h - np.sqrt(k) * h_prev) / np.sqrt(k + 1.0)
+    out = np.array([float(np.sum(w * fz * h)) for h in quadrature.normalised_hermite(z, order)])
     ef2 = float(np.sum(w * fz * fz))
     out.setflags(write=False)
     return out, ef2
@@ -191,7 +188,7 @@ def _radial(link, D):
     """``(E_r φ₀(r), E_r[√r φ₁(r)])`` over ``r ~ χ²_D/D`` (``E y`` without noise, and ``k_u``)."""
     if link.is_linear:
         return 0.0, float(link.slope)
-    r, w = links.r_rule(D, links.R_ORDERS[-1])
+    r, w = quadrature.chi_square_rule(D, links.R_ORDERS[-1])
     keep = w > 0.0
     r, w = r[keep], w[keep]
     m = links.moment_table(link, np.sqrt(r), links.gauss_orders(link)[-1], ((0, 1), (1, 1)))[0]
@@ -358,6 +355,13 @@ T_WIDTH = 8.0
 N_Z = 24
 
 
+def _normal_rule(n):
+    """Nodes and weights of the ``n``-node Gauss–Hermite rule of ``N(0, 1)``
+    (:func:`linattn.numerics.quadrature.gauss_hermite`)."""
+    z, logw = quadrature.gauss_hermite(n)
+    return z, np.exp(logw)
+
+
 def _conditional_mean(link, mean, sd, n_z):
     """``E f(mean + sd z)``, ``z ~ N(0, 1)``: closed forms for the linear, ``relu`` and ``sign`` links (their kinks
     defeat Gauss–Hermite quadrature), Gauss–Hermite with ``n_z`` nodes otherwise (smooth links)."""
@@ -370,8 +374,7 @@ def _conditional_mean(link, mean, sd, n_z):
             out = mean * special.ndtr(x) + safe * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)
             return np.where(sd > 0, out, np.maximum(mean, 0.0))
         return np.where(sd > 0, special.erf(x / np.sqrt(2.0)), np.sign(mean))
-    zn, zw = np.polynomial.hermite_e.hermegauss(n_z)
-    zw = zw / zw.sum()
+    zn, zw = _normal_rule(n_z)
     return np.asarray(link.fn(mean[..., None] + sd[..., None] * zn), float) @ zw   # link validated by the caller
 
 
@@ -380,8 +383,7 @@ def _mixture_fields(link, comp, t, n_z):
     and the atom (components with ``v = 0``: ``t = 0`` exactly) with its conditional mean ``E f(√r z)``."""
     r, kap, v = comp
     atom = v <= 0.0
-    zn, zw = np.polynomial.hermite_e.hermegauss(max(n_z, 4))
-    zw = zw / zw.sum()
+    zn, zw = _normal_rule(max(n_z, 4))
     m_atom = link(np.sqrt(r[atom])[:, None] * zn) @ zw if atom.any() else np.zeros(0)
     r, kap, v = r[~atom], kap[~atom], v[~atom]
     dens = np.exp(-0.5 * t[None, :] ** 2 / v[:, None]) / np.sqrt(2 * np.pi * v[:, None])
@@ -428,7 +430,7 @@ def mixture_error(link, train, test, V, same=False, n_t=N_T, n_z=N_Z):
     test = None if same else _mixture_components("test", test)
     V = check.nonnegative("V", V)
     n_t = check.positive_int("n_t", n_t, minimum=3, maximum=1 << 20)
-    n_z = check.positive_int("n_z", n_z, maximum=links.MAX_HERMITE_NODES)
+    n_z = check.positive_int("n_z", n_z, maximum=quadrature.MAX_HERMITE_NODES)
     mixture_memory(link, max(train[0].size, 0 if test is None else test[0].size), n_t, n_z,
                    "the components (train, test), n_t or n_z")
     return _mixture_errors(link, train, [(test, V)], n_t, n_z)[0]

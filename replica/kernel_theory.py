@@ -110,6 +110,7 @@ from linattn.kernel_learner import (
     n_features,
     trace_direction,
 )
+from linattn.numerics import quadrature
 from linattn.numerics.fixed_point import anderson
 from linattn.numerics.stats import mean_se
 from linattn.results import short_repr
@@ -234,7 +235,7 @@ def _chi_square_nodes(D, per_panel=6):
     """Nodes and weights of ``χ²_D/D``: the library's composite Gauss–Legendre rule in ``√r`` for the ``χ_D/√D`` density
     (:func:`linattn.links.radial_moments`; exponentially convergent for functions of ``√r``, where Gauss–Laguerre in
     ``r`` converges only algebraically), nodes of relative weight ``< 1e-12`` dropped."""
-    r, w = links.r_rule(D, per_panel)
+    r, w = quadrature.chi_square_rule(D, per_panel)
     keep = w > 1e-12 * w.max()
     return r[keep], w[keep] / w[keep].sum()
 
@@ -634,7 +635,7 @@ def _checked_centre(link, centre):
     """``centre`` if the centred link ``f − centre`` keeps its values within :data:`linattn.links.LINK_SCALE` (the
     bounds every link's values must meet: its moments use the fourth power), else a ``ValueError`` naming centre."""
     centre = check.real("centre", centre)
-    z = links.half_rule(links.ORDERS[0])[0]
+    z = quadrature.gauss_panels(links.ORDERS[0])[0]
     z = z[np.abs(z) < 8]
     with np.errstate(all="ignore"):
         F = np.asarray(link(z), dtype=float)

@@ -87,6 +87,7 @@ from scipy import special
 
 from .. import check
 from ..errors import ConvergenceError
+from ..numerics import quadrature
 from ..numerics.stats import mean_se
 from ..results import python_scalars, short_repr
 from .chains import Chains, _stationary, blame_alpha, guard_memory, transition_matrices
@@ -94,8 +95,8 @@ from .chains import Chains, _stationary, blame_alpha, guard_memory, transition_m
 COVARIANCES = ("multinomial", "markov")
 _RANK_TOL = 1e-10          # relative singular-value cutoff of the row-centred embedding
 _LN2 = math.log(2.0)
-_GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(60)
-_GH_W = _GH_W / _GH_W.sum()
+_GH_X, _GH_W = quadrature.gauss_hermite(60)
+_GH_W = np.exp(_GH_W)
 _LOG_MAX = math.log(np.finfo(float).max)   # 709.78: the largest log K of a K finite in float64
 _SAFE_SCALE = (1e-100, 1e100)              # embeddings whose largest entry is outside are rescaled (:func:`_rescaled`)
 
