@@ -653,7 +653,8 @@ def kernel_test_error(pb, Gamma, features="hermite2", tasks=None, N_test=None) -
     D = pb.D
     F = n_features(D, features)
     G = check.finite_array("Gamma", Gamma, shape=(F, F))
-    N = pb.N if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
+    N = pb.N if N_test is None else N_test
     quadratic = features == "hermite2"
     with np.errstate(over="ignore", invalid="ignore"):
         if tasks is None:

@@ -304,10 +304,8 @@ def gamma_overlaps(pb, Gamma, N_test=None) -> Overlaps:
 
 
 def _at_length(pb, N_test):
-    if N_test is None:
-        return pb
-    N_test = check.positive_int("N_test", N_test)
-    return pb if N_test == pb.N else dataclasses.replace(pb, N=N_test)
+    N_test = check.n_test(N_test)
+    return pb if N_test is None or N_test == pb.N else dataclasses.replace(pb, N=N_test)
 
 
 def readout_error(pb, overlaps, readout="optimal") -> float:
@@ -889,7 +887,7 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="optimal", law="fini
     check.choice("readout", readout, READOUTS)
     check.choice("law", law, LAWS)
     check.choice("decay", decay, DECAYS)
-    N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)
     if n_contexts is None:
         n_contexts = 2048 if pb.tasks is None else 1024

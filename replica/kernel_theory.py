@@ -823,7 +823,7 @@ def kernel_learner_theory(pb, P, lam, N_test=None, law="finite", pool=None, n_po
         A fixed point or the covariance equation was not solved.
     """
     pb, P, lam = learner_arguments(pb, P, lam)
-    N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)
     check.choice("law", law, LAWS)
     rng = check.seed_int("rng", rng)

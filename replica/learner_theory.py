@@ -83,7 +83,7 @@ def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool
     """
     pb, P, lam = learner_arguments(pb, P, lam)
     check.choice("learner", learner, LEARNERS)
-    N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
     if n_pools is None:
         n_pools = 8 if learner == "kernel" else 4
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)

@@ -192,7 +192,7 @@ def solve(pb, P, lam_gamma, lam_v, model, Z, U, moments, beta=np.inf, N_test=Non
     P = check.real("P", P, low=1.0)
     lam_gamma, lam_v = check.block_lambdas((lam_gamma, lam_v), "full")
     beta = check.positive("beta", beta, allow_inf=True)
-    N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
     D = pb.D
     Dz = D + (1 if model == "full" else 0)
     Z = check.finite_array("Z", Z, ndim=2)

@@ -330,7 +330,8 @@ def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10
     """
     P, lam, gen, n_test = _common(pb, P, lam, rng, n_test)
     check.choice("knots", knots, KNOT_RULES)
-    pbt = pb if N_test is None else dataclasses.replace(pb, N=check.positive_int("N_test", N_test), tasks=None)
+    N_test = check.n_test(N_test)
+    pbt = pb if N_test is None else dataclasses.replace(pb, N=N_test, tasks=None)
     n_knots = check.nonneg_int("n_knots", n_knots, maximum=64)
     max_steps = check.positive_int("max_steps", max_steps)
     tol = check.tolerance("tol", tol)
@@ -402,11 +403,12 @@ def feature_test_error(pb, run, N_test=None, n_test=100_000, rng=None, in_distri
     if run.problem is not None and pb != run.problem:       # the labels (link, noise) and prompts the readout fits
         check.fail("pb", pb, f"the problem the run was trained on ({run.problem}; use N_test for another test "
                              "context length)")
-    n_test = _n_test(pb, n_test, None if N_test is None else check.positive_int("N_test", N_test))
+    N_test = check.n_test(N_test)
+    n_test = _n_test(pb, n_test, N_test)
     in_distribution = check.boolean("in_distribution", in_distribution)
     gen = check.rng(rng)
     pool = run.params.get("pool")
     if in_distribution and pool is None:
         check.fail("in_distribution", True, "False for a run trained without a task pool")
-    pbt = pb if N_test is None else dataclasses.replace(pb, N=check.positive_int("N_test", N_test), tasks=None)
+    pbt = pb if N_test is None else dataclasses.replace(pb, N=N_test, tasks=None)
     return _feature_error(pbt, run.params, n_test, gen, pool if in_distribution else None)
