@@ -331,7 +331,7 @@ def _class_gaussians(pool, E, n_bigrams, covariance):
     if np.any(p <= 0.0):
         raise ValueError("pool must have chains with every bigram probability > 0 (otherwise the Gaussian model "
                          f"is singular); got {int(np.sum(np.any(p <= 0.0, axis=1)))} chain(s) with a zero entry")
-    Er = E @ _basis(E)
+    Er = reduced_embedding(E, C)
     c = p @ Er
     M = None
     if covariance == "multinomial":
@@ -413,7 +413,6 @@ def information(pool, E, length, n_samples=2048, rng=None, covariance="multinomi
     guard_memory(_information_memory(K, C, d, n_samples, covariance, "pool", "E"),
                  f"{n_samples} samples against {K} chains")
     T = transition_matrices("pool", pool, min_ndim=3)
-    E = _rescaled(E)
     gen = check.rng(rng)
     c, S, Er, p, M = _class_gaussians(T, E, n, covariance)
     r = Er.shape[1]
