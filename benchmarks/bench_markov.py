@@ -37,19 +37,19 @@ def wall(fn):
 
 
 def main():
-    ch = markov.Chains(C=C, alpha=ALPHA, K=K, first_state="stationary")
-    markov.losses(ch, 20, 10, rng=0)                                   # compile
+    ch = markov.Chains(C=C, concentration=ALPHA, K=K, first_state="stationary")
+    markov.losses(ch, 10, 20, rng=0)                                   # compile
     s = ch.sample(N_NAIVE, L, rng=1)
     names = ("1-mem", "2-mem", "1-gen", "2-gen", "bayes")
     for nm in names:
         markov.log_losses(s.states[:2, :20], nm, pool=s.pool, chains=ch)
-    print(f"{N_SEQ} sequences x {L} positions, C = {C}, alpha = {ALPHA}, K = {K}; naive numpy on {N_NAIVE} "
+    print(f"{N_SEQ} sequences x {L} positions, C = {C}, concentration = {ALPHA}, K = {K}; naive numpy on {N_NAIVE} "
           "sequences, extrapolated")
-    t_sample, _ = wall(lambda: markov.losses(ch, L, N_SEQ, rng=2, names=["true"]))
+    t_sample, _ = wall(lambda: markov.losses(ch, N_SEQ, L, rng=2, names=["true"]))
     print(f"sampling + oracle ('true'): {t_sample:.2f} s ({t_sample / (N_SEQ * (L - 1)) * 1e9:.1f} ns/token)")
     rows = []
     for nm in names:
-        t_fast, r = wall(lambda: markov.losses(ch, L, N_SEQ, rng=2, names=[nm]))
+        t_fast, r = wall(lambda: markov.losses(ch, N_SEQ, L, rng=2, names=[nm]))
         t_naive, a = wall(lambda: markov.log_losses_naive(s.states, nm, pool=s.pool, chains=ch))
         t_sub, b = wall(lambda: markov.log_losses(s.states, nm, pool=s.pool, chains=ch))
         assert np.abs(a - b).max() < 1e-10
@@ -66,7 +66,7 @@ def main():
     print("\nPool estimators: cost per token vs K (log_losses on 2000 pre-sampled sequences x 1000; best of 3; "
           "CPU time in brackets)")
     for k in (4, 16, 64):
-        chk = markov.Chains(C=C, alpha=ALPHA, K=k)
+        chk = markov.Chains(C=C, concentration=ALPHA, K=k)
         sk = chk.sample(2000, L, rng=3)
         for nm in ("1-gen", "2-gen", "1-mem", "2-mem", "bayes"):
             t = best_time(lambda: markov.log_losses(sk.states, nm, pool=sk.pool, chains=chk), repeat=3)
@@ -76,9 +76,9 @@ def main():
             per = 1e9 / (2000 * (L - 1))
             print(f"K = {k:3d} {nm:6s}: {t * per:6.1f} ns/token ({cpu * per:.1f})")
 
-    fresh = markov.Chains(C=C, alpha=ALPHA, first_state="stationary")
-    markov.losses(fresh, 5, 2, rng=0, names=["bayes"], n_mc=2)
-    t, _ = wall(lambda: markov.losses(fresh, 100, 50, rng=4, names=["bayes"], n_mc=16))
+    fresh = markov.Chains(C=C, concentration=ALPHA, first_state="stationary")
+    markov.losses(fresh, 2, 5, rng=0, names=["bayes"], n_mc=2)
+    t, _ = wall(lambda: markov.losses(fresh, 50, 100, rng=4, names=["bayes"], n_mc=16))
     print(f"\nFresh chains, stationary first state, Monte Carlo bayes (n_mc = 16, C = {C}): "
           f"{t / (50 * 99) * 1e6:.1f} us/token")
 

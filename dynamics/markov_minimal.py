@@ -132,7 +132,7 @@ def _canonical_sequences(C, L):
 _ALPHA_LARGE = 1e5
 
 
-def _log_law(seq, C, alpha, first_state):
+def _log_law(seq, C, concentration, first_state):
     """Log-probability of each sequence (rows of ``seq``) under a fresh Dirichlet(α) chain (module docstring).
 
     For ``α > 1e5`` the rising factorials ``Γ(a + n)/Γ(a) = Π_{j<n} (a + j)`` (``a = α`` and ``Cα``, ``n`` a count)
@@ -144,19 +144,19 @@ def _log_law(seq, C, alpha, first_state):
         np.add.at(counts, (rows, seq[:, t].astype(np.int64), seq[:, t + 1].astype(np.int64)), 1.0)
     n_row = counts.sum(axis=2)
     first = counts[rows, :, seq[:, 0].astype(np.int64)]
-    if alpha > _ALPHA_LARGE:
+    if concentration > _ALPHA_LARGE:
         j = np.arange(L)
-        rise = np.concatenate([[0.0], np.cumsum(np.log(alpha + j))])                 # log Γ(α + n)/Γ(α)
-        rise_c = np.concatenate([[0.0], np.cumsum(math.log(C) + np.log(alpha + j / C))])  # the same for Cα
+        rise = np.concatenate([[0.0], np.cumsum(np.log(concentration + j))])                 # log Γ(α + n)/Γ(α)
+        rise_c = np.concatenate([[0.0], np.cumsum(math.log(C) + np.log(concentration + j / C))])  # the same for Cα
         logp = (rise[counts.astype(np.int64)].sum(axis=(1, 2)) - rise_c[n_row.astype(np.int64)].sum(axis=1)
                 - math.log(C))
         if first_state == "onestep":      # (α + n_{h s0})/(Cα + n_h) = (1 + n_{h s0}/α)/(C + n_h/α)
-            logp = logp + np.log(((1.0 + first / alpha) / (C + n_row / alpha)).sum(axis=1))
+            logp = logp + np.log(((1.0 + first / concentration) / (C + n_row / concentration)).sum(axis=1))
         return logp
-    logp = (C * gammaln(C * alpha) - gammaln(C * alpha + n_row).sum(axis=1)
-            + (gammaln(alpha + counts) - gammaln(alpha)).sum(axis=(1, 2)) - math.log(C))
+    logp = (C * gammaln(C * concentration) - gammaln(C * concentration + n_row).sum(axis=1)
+            + (gammaln(concentration + counts) - gammaln(concentration)).sum(axis=(1, 2)) - math.log(C))
     if first_state == "onestep":
-        predictive = (alpha + first) / (C * alpha + n_row)
+        predictive = (concentration + first) / (C * concentration + n_row)
         logp = logp + np.log(predictive.sum(axis=1))
     return logp
 
@@ -192,7 +192,7 @@ class _Patterns:
 
 
 @lru_cache(maxsize=16)
-def _exact_patterns(C, N, alpha, first_state):
+def _exact_patterns(C, N, concentration, first_state):
     L = N + 1
     m_parts, a_parts, w_parts = [], [], []
     seq_all, top_all = _canonical_sequences(C, L)
@@ -201,7 +201,7 @@ def _exact_patterns(C, N, alpha, first_state):
         seq = seq_all[start:start + 4 * _CHUNK]
         top = top_all[start:start + 4 * _CHUNK]
         mult = np.exp(gammaln(C + 1) - gammaln(C - top + 1))        # C!/(C − k)!
-        prob = mult * np.exp(_log_law(seq, C, alpha, first_state))
+        prob = mult * np.exp(_log_law(seq, C, concentration, first_state))
         total += float(prob.sum())
         m, A = _features(seq, N)
         m, A, w, _ = _aggregate(m, A, prob)
@@ -214,9 +214,9 @@ def _exact_patterns(C, N, alpha, first_state):
                      total=total)
 
 
-def _mc_patterns(C, N, alpha, first_state, n_mc, rng):
+def _mc_patterns(C, N, concentration, first_state, n_mc, rng):
     from linattn import markov
-    sample = markov.Chains(C=C, alpha=alpha, K=None, first_state=first_state).sample(n_mc, N + 1, rng)
+    sample = markov.Chains(C=C, concentration=concentration, K=None, first_state=first_state).sample(n_mc, N + 1, rng)
     m, A = _features(np.asarray(sample.states), N)
     m, A, w, inverse = _aggregate(m, A, np.ones(len(m)))
     return _Patterns(m=m, A=A, weight=w, seen=A.any(axis=1), inverse=inverse, n_sequences=int(n_mc), total=float(n_mc))
@@ -224,7 +224,7 @@ def _mc_patterns(C, N, alpha, first_state, n_mc, rng):
 
 # ----------------------------------------------------------------------------- the model and its derivatives
 @numba.njit(cache=True)
-def _kernel(beta, delta, m, A, released, order, ell, grad, hess):  # pragma: no cover - compiled
+def _kernel(score_scale, delta, m, A, released, order, ell, grad, hess):  # pragma: no cover - compiled
     """Fill ``ell[p] = −log p(target)``, ``grad[p] = ∂ell``, ``hess[p] = (∂_ββ, ∂_βδ, ∂_δδ) ell`` for every
     pattern ``p`` whose target is seen (the others are left at 0). Formulas: module docstring."""
     P, K = m.shape
@@ -267,7 +267,7 @@ def _kernel(beta, delta, m, A, released, order, ell, grad, hess):  # pragma: no 
                 a[k] = (f * mk + S) / d
                 a1[k] = e * u / (d * d)
                 a2[k] = a1[k] * (1.0 - 2.0 * e / d)
-            sc[k] = beta * a[k]
+            sc[k] = score_scale * a[k]
             S += mk
             if sc[k] > top:
                 top = sc[k]
@@ -301,7 +301,7 @@ def _kernel(beta, delta, m, A, released, order, ell, grad, hess):  # pragma: no 
                 ea1A += wA * a1[k]
                 ea2A += wA * a2[k]
         grad[p, 0] = -(eaA - ea)
-        grad[p, 1] = -beta * (ea1A - ea1)
+        grad[p, 1] = -score_scale * (ea1A - ea1)
         if order == 1:
             continue
         vaa = 0.0
@@ -325,12 +325,12 @@ def _kernel(beta, delta, m, A, released, order, ell, grad, hess):  # pragma: no 
                 va1A += wA * x * y
                 v11A += wA * y * y
         hess[p, 0, 0] = -(vaaA - vaa)
-        hess[p, 0, 1] = -((ea1A - ea1) + beta * (va1A - va1))
+        hess[p, 0, 1] = -((ea1A - ea1) + score_scale * (va1A - va1))
         hess[p, 1, 0] = hess[p, 0, 1]
-        hess[p, 1, 1] = -(beta * (ea2A - ea2) + beta * beta * (v11A - v11))
+        hess[p, 1, 1] = -(score_scale * (ea2A - ea2) + score_scale * score_scale * (v11A - v11))
 
 
-def _per_pattern(beta, delta, m, A, variant, order=2):
+def _per_pattern(score_scale, delta, m, A, variant, order=2):
     """``−log p(target)`` and its gradient and Hessian in ``(β, δ)`` for every pattern with a seen target.
 
     Returns ``(ell (P,), grad (P, 2), hess (P, 2, 2))``; rows whose target is unseen hold 0.
@@ -339,14 +339,14 @@ def _per_pattern(beta, delta, m, A, variant, order=2):
     ell = np.zeros(P)
     grad = np.zeros((P, 2))
     hess = np.zeros((P, 2, 2))
-    _kernel(float(beta), float(delta), np.ascontiguousarray(m), np.ascontiguousarray(A), variant == "released",
+    _kernel(float(score_scale), float(delta), np.ascontiguousarray(m), np.ascontiguousarray(A), variant == "released",
             int(order), ell, grad, hess)
     return ell, grad, hess
 
 
-def _evaluate(beta, delta, pat, variant, eps, order=2):
+def _evaluate(score_scale, delta, pat, variant, eps, order=2):
     """Population averages over the patterns (exact) or sample means with standard errors (mc)."""
-    ell, grad, hess = _per_pattern(beta, delta, pat.m, pat.A, variant, order)
+    ell, grad, hess = _per_pattern(score_scale, delta, pat.m, pat.A, variant, order)
     seen = pat.seen
     if not seen.any():
         raise ValueError(f"n_mc too small: none of the {pat.n_sequences} sampled sequences has its target among "
@@ -382,10 +382,10 @@ def _evaluate(beta, delta, pat, variant, eps, order=2):
 
 
 # ----------------------------------------------------------------------------- public API
-def _check_common(C, N, alpha, first_state, variant, method, eps, n_mc):
+def _check_common(C, N, concentration, first_state, variant, method, eps, n_mc):
     C = check.positive_int("C", C, minimum=2, maximum=127)
     N = check.positive_int("N", N, minimum=2)
-    alpha = check.positive("alpha", alpha)
+    concentration = check.positive("concentration", concentration)
     first_state = check.choice("first_state", first_state, FIRST_STATES)
     variant = check.choice("variant", variant, VARIANTS)
     method = check.choice("method", method, METHODS)
@@ -403,14 +403,14 @@ def _check_common(C, N, alpha, first_state, variant, method, eps, n_mc):
         guard_memory([(48.0, [("n_mc", n_mc), ("N", N + 1)]), (32.0, [("n_mc", n_mc), ("C", C * C)])],
                      f"the Monte Carlo sample of {n_mc} sequences of {N + 1} states (each with a fresh {C} x {C} "
                      "chain)")
-    return C, N, alpha, first_state, variant, method, eps, n_mc
+    return C, N, concentration, first_state, variant, method, eps, n_mc
 
 
-def _patterns(C, N, alpha, first_state, method, n_mc, rng):
+def _patterns(C, N, concentration, first_state, method, n_mc, rng):
     rng = check.rng(rng)          # validated even where the exact enumeration does not use it
     if method == "exact":
-        return _exact_patterns(C, N, alpha, first_state)
-    return _mc_patterns(C, N, alpha, first_state, n_mc, rng)
+        return _exact_patterns(C, N, concentration, first_state)
+    return _mc_patterns(C, N, concentration, first_state, n_mc, rng)
 
 
 @dataclass(frozen=True)
@@ -419,11 +419,11 @@ class MarkovMinimalLoss:
 
     Attributes
     ----------
-    beta, delta : float
+    score_scale, delta : float
         The parameters.
     C, N : int
         States and context length (the sequence is ``s_0 … s_N``).
-    alpha : float
+    concentration : float
         Dirichlet concentration of every row.
     first_state, variant, method : str
         The law of ``s_0``, the model's factor ``f(δ)``, and ``"exact"`` or ``"mc"``.
@@ -451,11 +451,11 @@ class MarkovMinimalLoss:
 
     __repr__ = short_repr
 
-    beta: float
+    score_scale: float
     delta: float
     C: int
     N: int
-    alpha: float
+    concentration: float
     first_state: str
     variant: str
     method: str
@@ -477,7 +477,8 @@ class MarkovMinimalLoss:
         python_scalars(self)
 
 
-def markov_minimal_loss(beta, delta, C, N, alpha, first_state="onestep", variant="released", method="auto",
+def markov_minimal_loss(score_scale, delta, C, N, concentration, first_state="onestep", variant="released",
+                        method="auto",
                         n_mc=200_000, rng=None, eps=1e-10):
     r"""Loss, gradient and Hessian of the minimal model at ``(β, δ)``, exact or Monte Carlo.
 
@@ -487,13 +488,13 @@ def markov_minimal_loss(beta, delta, C, N, alpha, first_state="onestep", variant
 
     Parameters
     ----------
-    beta, delta : float
+    score_scale, delta : float
         The layer-2 inverse temperature ``β`` and the layer-1 previous-token logit ``δ``.
     C : int
         Number of states, 2 … 127.
     N : int
         Context length (>= 2): context ``s_0 … s_{N−1}``, target ``s_N``.
-    alpha : float
+    concentration : float
         Dirichlet concentration ``α > 0`` of each row of the fresh chain.
     first_state : {"onestep", "uniform", "stationary"}
         Law of ``s_0`` (``"stationary"``: Monte Carlo only).
@@ -518,20 +519,21 @@ def markov_minimal_loss(beta, delta, C, N, alpha, first_state="onestep", variant
     One key (``N = 2``): the target is seen iff ``s_2 = s_1``, and then ``p = 1``; at ``β = 0`` nothing
     depends on ``δ``.
 
-    >>> r = markov_minimal_loss(0.0, 0.0, C=2, N=2, alpha=1.0)
+    >>> r = markov_minimal_loss(0.0, 0.0, C=2, N=2, concentration=1.0)
     >>> round(12 * r.p_unseen, 9), abs(r.loss_seen) < 1e-15, float(r.grad[1])
     (5.0, True, 0.0)
     """
-    beta = check.real("beta", beta)
+    score_scale = check.real("score_scale", score_scale)
     delta = check.real("delta", delta)
-    C, N, alpha, first_state, variant, method, eps, n_mc = _check_common(
-        C, N, alpha, first_state, variant, method, eps, n_mc)
-    pat = _patterns(C, N, alpha, first_state, method, n_mc, rng)
+    C, N, concentration, first_state, variant, method, eps, n_mc = _check_common(
+        C, N, concentration, first_state, variant, method, eps, n_mc)
+    pat = _patterns(C, N, concentration, first_state, method, n_mc, rng)
     with np.errstate(over="ignore", invalid="ignore"):
-        out = _evaluate(beta, delta, pat, variant, eps)
+        out = _evaluate(score_scale, delta, pat, variant, eps)
     values = np.concatenate([[out["loss"], out["loss_seen"]], np.ravel(out["grad"]), np.ravel(out["hessian"])])
-    check.finite_result(values, {"beta": beta, "delta": delta}, "the loss with its gradient and Hessian")
-    return MarkovMinimalLoss(beta=beta, delta=delta, C=C, N=N, alpha=alpha, first_state=first_state,
+    check.finite_result(values, {"score_scale": score_scale, "delta": delta}, "the loss with its gradient and Hessian")
+    return MarkovMinimalLoss(score_scale=score_scale, delta=delta, C=C, N=N, concentration=concentration,
+                             first_state=first_state,
                              variant=variant, method=method, eps=eps, n_sequences=pat.n_sequences,
                              n_patterns=len(pat.weight), **out)
 
@@ -544,7 +546,7 @@ class MarkovMinimalFlow:
     Attributes
     ----------
     times : ndarray (T,)
-    beta, delta : ndarray (T,)
+    score_scale, delta : ndarray (T,)
         The trajectory.
     loss, loss_seen : ndarray (T,)
         ``L`` and ``L_seen`` along it (module docstring).
@@ -559,13 +561,13 @@ class MarkovMinimalFlow:
         ``L(β = 0, δ)`` (uniform attention: the in-context unigram estimator; independent of ``δ``).
     delta_saddle, radius : float
         The reference ``δ_s`` and the radius of :attr:`escape_time`.
-    C, N, alpha, first_state, variant, method, gamma, rtol : as given
+    C, N, concentration, first_state, variant, method, gamma, rtol : as given
     """
 
     __repr__ = short_repr
 
     times: np.ndarray
-    beta: np.ndarray
+    score_scale: np.ndarray
     delta: np.ndarray
     loss: np.ndarray
     loss_seen: np.ndarray
@@ -576,7 +578,7 @@ class MarkovMinimalFlow:
     radius: float
     C: int
     N: int
-    alpha: float
+    concentration: float
     first_state: str
     variant: str
     method: str
@@ -587,7 +589,7 @@ class MarkovMinimalFlow:
         python_scalars(self)
 
 
-def markov_minimal_flow(beta0, delta0, C, N, alpha, times, first_state="onestep", variant="released",
+def markov_minimal_flow(score_scale0, delta0, C, N, concentration, times, first_state="onestep", variant="released",
                         method="auto", gamma=1.0, n_mc=200_000, rng=None, eps=1e-10, rtol=1e-9,
                         delta_saddle=None, radius=0.5):
     r"""Integrate the gradient flow ``d(β, δ)/dt = −γ ∇L(β, δ)`` of the minimal model.
@@ -600,9 +602,9 @@ def markov_minimal_flow(beta0, delta0, C, N, alpha, times, first_state="onestep"
 
     Parameters
     ----------
-    beta0, delta0 : float
+    score_scale0, delta0 : float
         Initial condition.
-    C, N, alpha, first_state, variant, method, n_mc, rng, eps
+    C, N, concentration, first_state, variant, method, n_mc, rng, eps
         As in :func:`markov_minimal_loss`.
     times : array_like
         Increasing times ``>= 0`` at which to report the state.
@@ -624,10 +626,10 @@ def markov_minimal_flow(beta0, delta0, C, N, alpha, times, first_state="onestep"
     linattn.ConvergenceError
         If the integrator fails.
     """
-    beta0 = check.real("beta0", beta0)
+    score_scale0 = check.real("score_scale0", score_scale0)
     delta0 = check.real("delta0", delta0)
-    C, N, alpha, first_state, variant, method, eps, n_mc = _check_common(
-        C, N, alpha, first_state, variant, method, eps, n_mc)
+    C, N, concentration, first_state, variant, method, eps, n_mc = _check_common(
+        C, N, concentration, first_state, variant, method, eps, n_mc)
     t = check.finite_array("times", times, ndim=1)
     if t.size == 0 or np.any(t < 0) or np.any(np.diff(t) <= 0):
         check.fail("times", times, "a non-empty increasing 1-d array of times >= 0")
@@ -635,7 +637,7 @@ def markov_minimal_flow(beta0, delta0, C, N, alpha, times, first_state="onestep"
     rtol = check.tolerance("rtol", rtol)
     d_s = delta0 if delta_saddle is None else check.real("delta_saddle", delta_saddle)
     radius = check.positive("radius", radius)
-    pat = _patterns(C, N, alpha, first_state, method, n_mc, rng)
+    pat = _patterns(C, N, concentration, first_state, method, n_mc, rng)
 
     def rhs(_, th):
         return -gamma * _evaluate(th[0], th[1], pat, variant, eps, order=1)["grad"]
@@ -646,10 +648,10 @@ def markov_minimal_flow(beta0, delta0, C, N, alpha, times, first_state="onestep"
     def hit(_, th):
         return abs(th[1] - d_s) - radius
     hit.terminal = False
-    sol = integrate("markov_minimal_flow", rhs, (0.0, float(t[-1])), [beta0, delta0], method="LSODA", jac=jac,
+    sol = integrate("markov_minimal_flow", rhs, (0.0, float(t[-1])), [score_scale0, delta0], method="LSODA", jac=jac,
                     t_eval=t, rtol=rtol, atol=rtol * 1e-3, events=hit)
-    beta, delta = sol.y
-    vals = [_evaluate(b, d, pat, variant, eps, order=0) for b, d in zip(beta, delta)]
+    score_scale, delta = sol.y
+    vals = [_evaluate(b, d, pat, variant, eps, order=0) for b, d in zip(score_scale, delta)]
     loss = np.array([v["loss"] for v in vals])
     loss_seen = np.array([v["loss_seen"] for v in vals])
     up = [te for te in sol.t_events[0] if abs(delta0 - d_s) < radius]
@@ -664,9 +666,11 @@ def markov_minimal_flow(beta0, delta0, C, N, alpha, times, first_state="onestep"
             transition = float(t[0])
         else:   # linear interpolation between the bracketing report times
             transition = float(t[k - 1] + (half - loss[k - 1]) * (t[k] - t[k - 1]) / (loss[k] - loss[k - 1]))
-    return MarkovMinimalFlow(times=t, beta=beta, delta=delta, loss=loss, loss_seen=loss_seen, escape_time=escape,
+    return MarkovMinimalFlow(times=t, score_scale=score_scale, delta=delta, loss=loss, loss_seen=loss_seen,
+                             escape_time=escape,
                              transition_time=transition, loss_1point=l1, delta_saddle=d_s, radius=radius, C=C, N=N,
-                             alpha=alpha, first_state=first_state, variant=variant, method=method, gamma=gamma,
+                             concentration=concentration, first_state=first_state, variant=variant, method=method,
+                             gamma=gamma,
                              rtol=rtol)
 
 
@@ -681,7 +685,7 @@ class MarkovMinimalTheory:
         ``L(0, δ)`` (any ``δ``): uniform attention, the in-context unigram estimator.
     delta_saddle : float
         ``δ_s``: the root of ``∂_β L(0, δ) = 0``; ``(0, δ_s)`` is the only fixed point on the line ``β = 0``.
-    c_beta, c_betadelta : float
+    c_score_scale, c_score_scale_delta : float
         ``−∂_β L`` and ``−∂²_{βδ} L`` at the origin (the first-order expansion around the unigram solution).
     hessian : ndarray (2, 2)
         ``H`` at the saddle (``H_δδ = 0`` exactly: at ``β = 0`` the loss does not depend on ``δ``).
@@ -692,7 +696,7 @@ class MarkovMinimalTheory:
     unstable : ndarray (2,)
         Unit eigenvector ``v₊`` in ``(β, δ)``, with ``v₊[1] > 0``.
     gamma : float
-    C, N, alpha, first_state, variant, method : as given
+    C, N, concentration, first_state, variant, method : as given
     delta_saddle_se, rate_se : float
         Monte Carlo standard errors (0 when exact): ``s.e.(∂_β L)/|H_βδ|`` at ``δ_s``, and the first-order
         propagation of the s.e. of ``H_ββ, H_βδ`` into ``λ₊`` at the estimated ``δ_s`` (the spread of ``δ_s``
@@ -703,8 +707,8 @@ class MarkovMinimalTheory:
 
     loss_1point: float
     delta_saddle: float
-    c_beta: float
-    c_betadelta: float
+    c_score_scale: float
+    c_score_scale_delta: float
     hessian: np.ndarray
     rate: float
     rate_stable: float
@@ -712,7 +716,7 @@ class MarkovMinimalTheory:
     gamma: float
     C: int
     N: int
-    alpha: float
+    concentration: float
     first_state: str
     variant: str
     method: str
@@ -722,7 +726,7 @@ class MarkovMinimalTheory:
     def __post_init__(self):
         python_scalars(self)
 
-    def escape_time(self, beta0, delta0, radius=0.5):
+    def escape_time(self, score_scale0, delta0, radius=0.5):
         r"""Time for the linearised flow ``ẏ = −γ H y``, ``y = (β, δ − δ_s)``, to reach ``|y_δ| = r``.
 
         Exact for the linear dynamics (closed form ``y(t) = Σ_± v_± (w_±·y_0) e^{λ_± t}``, the time by root
@@ -731,7 +735,7 @@ class MarkovMinimalTheory:
 
         Parameters
         ----------
-        beta0, delta0 : float
+        score_scale0, delta0 : float
         radius : float
 
         Returns
@@ -739,11 +743,11 @@ class MarkovMinimalTheory:
         float
             ``inf`` if the unstable amplitude ``w₊·y₀`` is 0.
         """
-        beta0 = check.real("beta0", beta0)
+        score_scale0 = check.real("score_scale0", score_scale0)
         delta0 = check.real("delta0", delta0)
         radius = check.positive("radius", radius)
         lam, vec = np.linalg.eigh(-self.gamma * self.hessian)    # symmetric: orthonormal eigenvectors
-        y0 = np.array([beta0, delta0 - self.delta_saddle])
+        y0 = np.array([score_scale0, delta0 - self.delta_saddle])
         amp = vec.T @ y0
 
         def y_delta(t):
@@ -760,7 +764,7 @@ class MarkovMinimalTheory:
         return float(brentq(lambda t: abs(y_delta(t)) - radius, 0.0, hi, xtol=1e-12 * hi, rtol=1e-14))
 
 
-def markov_minimal_theory(C, N, alpha, first_state="onestep", variant="released", method="auto", gamma=1.0,
+def markov_minimal_theory(C, N, concentration, first_state="onestep", variant="released", method="auto", gamma=1.0,
                           n_mc=200_000, rng=None, eps=1e-10, bracket=(-6.0, 6.0)):
     r"""The 1-point saddle of the minimal model and the rate of escape from it (``docs/markov_minimal.md``).
 
@@ -774,7 +778,7 @@ def markov_minimal_theory(C, N, alpha, first_state="onestep", variant="released"
 
     Parameters
     ----------
-    C, N, alpha, first_state, variant, method, gamma, n_mc, rng, eps
+    C, N, concentration, first_state, variant, method, gamma, n_mc, rng, eps
         As in :func:`markov_minimal_flow`.
     bracket : (float, float)
         Interval of ``δ`` scanned (41 points) for the sign change of ``∂_β L(0, δ)``: two increasing real numbers
@@ -790,13 +794,13 @@ def markov_minimal_theory(C, N, alpha, first_state="onestep", variant="released"
         If ``∂_β L(0, δ)`` does not change sign on ``bracket``, or the root in the interval of the sign change is
         not found to ``1e-13`` (a ``bracket`` too wide).
     """
-    C, N, alpha, first_state, variant, method, eps, n_mc = _check_common(
-        C, N, alpha, first_state, variant, method, eps, n_mc)
+    C, N, concentration, first_state, variant, method, eps, n_mc = _check_common(
+        C, N, concentration, first_state, variant, method, eps, n_mc)
     gamma = check.positive("gamma", gamma)
     br = check.finite_array("bracket", bracket, shape=(2,))
     if not (br[0] < br[1] and math.isfinite(float(br[1]) - float(br[0]))):
         check.fail("bracket", bracket, "two increasing real numbers whose difference is finite in float64")
-    pat = _patterns(C, N, alpha, first_state, method, n_mc, rng)
+    pat = _patterns(C, N, concentration, first_state, method, n_mc, rng)
 
     def slope(d):
         return _evaluate(0.0, d, pat, variant, eps, order=1)["grad"][0]
@@ -836,7 +840,7 @@ def markov_minimal_theory(C, N, alpha, first_state="onestep", variant="released"
     dl_dh = gamma * (-1 + h / root) / 2
     dl_dc = gamma * 2 * c / root
     rate_se = math.hypot(dl_dh * at_s["hessian_se"][0, 0], dl_dc * at_s["hessian_se"][0, 1])
-    return MarkovMinimalTheory(loss_1point=at_s["loss"], delta_saddle=d_s, c_beta=-at_0["grad"][0],
-                               c_betadelta=-at_0["hessian"][0, 1], hessian=H, rate=lam_p, rate_stable=lam_m,
-                               unstable=v, gamma=gamma, C=C, N=N, alpha=alpha, first_state=first_state,
+    return MarkovMinimalTheory(loss_1point=at_s["loss"], delta_saddle=d_s, c_score_scale=-at_0["grad"][0],
+                               c_score_scale_delta=-at_0["hessian"][0, 1], hessian=H, rate=lam_p, rate_stable=lam_m,
+                               unstable=v, gamma=gamma, C=C, N=N, concentration=concentration, first_state=first_state,
                                variant=variant, method=method, delta_saddle_se=d_se, rate_se=rate_se)

@@ -55,7 +55,7 @@ terms odd in ``g`` (``e₁``, ``e₃``) couple the linear and quadratic blocks w
 ``M₄ = e₀ I + (e₂ − e₀) ααᵀ + (√2/2)(e₃ − 3e₁)(αβ_wᵀ + β_wαᵀ) + √2 e₁ (E_LᵀT_w + T_wᵀE_L) + 2(e₂ − e₀) T_wᵀT_w
 + ½(e₄ − 6e₂ + 3e₀) β_wβ_wᵀ`` (``E_L θ = u``; :func:`_m4_coefficients` is its one place), and ``m = μ₁α + μ₂β_w/√2``.
 
-*Averaging over the task.* A pool (``tasks=W``): the uniform average of the expression above over the rows of
+*Averaging over the task.* A pool (``pool=W``): the uniform average of the expression above over the rows of
 ``W``. Fresh tasks: ``ŵ`` is uniform on the sphere and independent of ``r`` (``r ~ χ²_D/D`` for Gaussian tasks,
 ``r = 1`` for ``task_law="sphere"``); with ``E ŵ_aŵ_b = δ_ab/D``, odd moments 0 and
 ``E ŵ_aŵ_bŵ_cŵ_d = (δ_abδ_cd + δ_acδ_bd + δ_adδ_bc)/(D(D + 2))``, and ``n_L = ‖Γ_{L·}‖²``, ``n_Q = ‖Γ_{Q·}‖²``
@@ -226,8 +226,8 @@ def _task_coefficients(pb, r):
                                   "the label moments at the tasks' norms", pb.link)[0][inverse]
     except ValueError as err:       # the link passed at the Gaussian task norms: blame the tasks' norms
         top = float(np.sqrt(uniq[-1]))
-        raise ValueError(f"tasks must have norms at which the label moments of link {pb.link.name} exist and the "
-                         f"quadrature converges; got rows with √r = |w|/√D up to {top:.4g}") from err
+        raise ValueError(f"pool must have rows with norms at which the label moments of link {pb.link.name} exist and "
+                         f"the quadrature converges; got rows with √r = |w|/√D up to {top:.4g}") from err
     out = m.T.copy()
     for k in range(5):
         out[2 + k] += s2 * _GAUSS[k]
@@ -522,9 +522,9 @@ class KernelMoments:
     features: str
 
 
-def kernel_moments(pb, features="hermite2", tasks=None, N=None) -> KernelMoments:
+def kernel_moments(pb, features="hermite2", pool=None, N=None) -> KernelMoments:
     r"""``S̄``, ``B`` and ``V`` of the kernel learner (module docstring), exact: for a fresh task of the problem's
-    law (``tasks=None``; from :func:`fresh_blocks`) or averaged uniformly over the rows of ``tasks``.
+    law (``pool=None``; from :func:`fresh_blocks`) or averaged uniformly over the rows of ``pool``.
 
     .. math:: S̄ = E_w\big[(1 − \tfrac1N) m mᵀ + \tfrac1N M_4\big],\qquad B = E_w[m mᵀ],\qquad V = E_w e_0,
 
@@ -535,7 +535,7 @@ def kernel_moments(pb, features="hermite2", tasks=None, N=None) -> KernelMoments
     pb : linattn.Problem
         Isotropic inputs, any link and noise.
     features : {"hermite2", "linear"}
-    tasks : None or array_like (K, D)
+    pool : None or array_like (K, D)
     N : None or int
         Context length of ``s_φ`` (default ``pb.N``).
 
@@ -547,7 +547,7 @@ def kernel_moments(pb, features="hermite2", tasks=None, N=None) -> KernelMoments
     ------
     ValueError
         A bad argument; or ``F × F`` moments (``F = D + D(D+1)/2``) that do not fit in memory (naming ``pb.D``, or
-        ``tasks`` for the per-task moments).
+        ``pool`` for the per-task moments).
     """
     pb = _isotropic(pb)
     check.choice("features", features, FEATURES)
@@ -555,7 +555,7 @@ def kernel_moments(pb, features="hermite2", tasks=None, N=None) -> KernelMoments
     D = pb.D
     F = n_features(D, features)
     quadratic = features == "hermite2"
-    if tasks is None:
+    if pool is None:
         # S, B and the two outer products of the trace direction: F x F each, set by the dimension of pb
         check.memory(8.0 * 4 * F * F, f"the fresh-task moments (F = {F} features of D = {D})", "pb.D")
         fb = fresh_blocks(pb, features, N)
@@ -569,11 +569,11 @@ def kernel_moments(pb, features="hermite2", tasks=None, N=None) -> KernelMoments
             S += (fb.S[1] - fb.S[2]) * np.outer(t, t)
             B += (fb.B[1] - fb.B[2]) * np.outer(t, t)
         return KernelMoments(S=S, B=B, V=fb.V, m=None, N=N, features=features)
-    W = check.finite_array("tasks", tasks, shape=(None, D))
+    W = check.finite_array("pool", pool, shape=(None, D))
     if W.shape[0] < 1:
-        check.fail("tasks", f"<array with shape {W.shape}>", f"an array of shape (K, {D}) with K >= 1")
+        check.fail("pool", f"<array with shape {W.shape}>", f"an array of shape (K, {D}) with K >= 1")
     K = W.shape[0]
-    check.memory(8.0 * (K * F * (D + 3) + 3 * F * F), f"the moments of {K} tasks (F = {F})", "tasks or D")
+    check.memory(8.0 * (K * F * (D + 3) + 3 * F * F), f"the moments of {K} tasks (F = {F})", "pool or D")
     r, what = _task_directions(W)
     mu1, mu2, e0, e1, e2, e3, e4 = _task_coefficients(pb, r)
     cI, caa, cab, cuT, cTT, cbb = (np.broadcast_to(c, (K,)) / K for c in _m4_coefficients(e0, e1, e2, e3, e4))
@@ -601,11 +601,11 @@ def kernel_moments(pb, features="hermite2", tasks=None, N=None) -> KernelMoments
     S = (1.0 - 1.0 / N) * B + M4 / N
     S = 0.5 * (S + S.T)
     out = KernelMoments(S=S, B=B, V=float(np.mean(e0)), m=m, N=N, features=features)
-    check.finite_result(S, {"tasks": W}, "the kernel learner's moments")
+    check.finite_result(S, {"pool": W}, "the kernel learner's moments")
     return out
 
 
-def kernel_test_error(pb, Gamma, features="hermite2", tasks=None, N_test=None) -> float:
+def kernel_test_error(pb, Gamma, features="hermite2", pool=None, N_test=None) -> float:
     r"""Exact test error ``E_g = ½ E(y_q − ŷ)²`` of the kernel learner ``ŷ = s_φᵀ Γ φ(x_q)`` (module docstring).
 
     .. math:: E_g = ½\,E_w\big[V − 2\,mᵀΓm + (1 − 1/N)\,|Γᵀm|² + \operatorname{tr}(Γᵀ M_4 Γ)/N\big]
@@ -623,7 +623,7 @@ def kernel_test_error(pb, Gamma, features="hermite2", tasks=None, N_test=None) -
         the order of the feature map (module docstring).
     features : {"hermite2", "linear"}
         The feature map ``φ``.
-    tasks : None or array_like, shape (K, D)
+    pool : None or array_like, shape (K, D)
         ``None``: a fresh task of the problem's task law (``w ~ N(0, I_D)``, or uniform on ``|w|² = D`` when
         ``pb.task_law == "sphere"``) — the ICL error. Otherwise the uniform average over the rows ``w_k`` (fresh tokens
         and noise): the in-distribution error when the rows are the training pool.
@@ -638,7 +638,7 @@ def kernel_test_error(pb, Gamma, features="hermite2", tasks=None, N_test=None) -
     ------
     ValueError
         ``pb`` not a Problem or anisotropic; ``features`` unknown; ``Gamma`` not a finite ``F × F`` array;
-        ``tasks`` not a finite ``K × D`` array (``K >= 1``) or with norms at which the label moments do not exist;
+        ``pool`` not a finite ``K × D`` array (``K >= 1``) or with norms at which the label moments do not exist;
         ``N_test`` not a positive integer; a result that overflows float64.
 
     Examples
@@ -657,14 +657,14 @@ def kernel_test_error(pb, Gamma, features="hermite2", tasks=None, N_test=None) -
     N = pb.N if N_test is None else N_test
     quadratic = features == "hermite2"
     with np.errstate(over="ignore", invalid="ignore"):
-        if tasks is None:
+        if pool is None:
             out = _fresh_error(pb, G, D, quadratic, N)
             culprits = {"Gamma": G}
         else:
-            W = check.finite_array("tasks", tasks, shape=(None, D))
+            W = check.finite_array("pool", pool, shape=(None, D))
             if W.shape[0] < 1:
-                check.fail("tasks", f"<array with shape {W.shape}>", f"an array of shape (K, {D}) with K >= 1")
+                check.fail("pool", f"<array with shape {W.shape}>", f"an array of shape (K, {D}) with K >= 1")
             out = float(np.mean(_per_task_errors(pb, G, W, quadratic, N)))
-            culprits = {"Gamma": G, "tasks": W}
+            culprits = {"Gamma": G, "pool": W}
     check.finite_result(out, culprits, "the kernel learner's test error")
     return float(out)

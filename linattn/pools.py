@@ -65,14 +65,14 @@ class TaskMoments:
     v2: float
 
 
-def task_moments(pb, tasks) -> TaskMoments:
-    """Moments of the rows of ``tasks`` (module docstring).
+def task_moments(pb, pool) -> TaskMoments:
+    """Moments of the rows of ``pool`` (module docstring).
 
     Parameters
     ----------
     pb : linattn.Problem
         Isotropic inputs and a linear link (the derivation needs Gaussian labels).
-    tasks : array_like (K, D)
+    pool : array_like (K, D)
 
     Returns
     -------
@@ -80,9 +80,9 @@ def task_moments(pb, tasks) -> TaskMoments:
     """
     validate.problem(pb)
     _require_linear(pb)
-    W = check.finite_array("tasks", tasks, ndim=2)
+    W = check.finite_array("pool", pool, ndim=2)
     if W.shape[1] != pb.D or W.shape[0] < 1:
-        check.fail("tasks", f"<array with shape {W.shape}>", f"an array of shape (K, {pb.D}) with K >= 1")
+        check.fail("pool", f"<array with shape {W.shape}>", f"an array of shape (K, {pb.D}) with K >= 1")
     a = W * (float(pb.link.slope) / np.sqrt(pb.D))
     sq = np.einsum("kd,kd->k", a, a)
     Vw = sq + pb.noise**2
@@ -90,7 +90,7 @@ def task_moments(pb, tasks) -> TaskMoments:
     with np.errstate(over="ignore", invalid="ignore"):
         out = dict(mean_sq=float(sq.mean()), R=a.T @ a / K, m=(Vw @ a) / K, v2=float(np.mean(Vw**2)))
     for value in out.values():
-        check.finite_result(value, {"tasks": W}, "the moments of the tasks (fourth powers)")
+        check.finite_result(value, {"pool": W}, "the moments of the pool's tasks (fourth powers)")
     return TaskMoments(K=K, **out)
 
 
@@ -129,8 +129,9 @@ def moment_matrices(pb, model, moments: TaskMoments):
     return Ss, moments.R, float(moments.mean_sq + s2)
 
 
-def context_statistics(pb, tasks, chi2, zeta):
-    r"""The context statistics ``(s, y2)`` of prompts with the given tasks, as an exact function of normals.
+def context_statistics(pb, w, chi2, zeta):
+    r"""The context statistics ``(s, y2)`` of prompts with the given tasks ``w`` (one row per prompt), as an
+    exact function of normals.
 
     For a linear link ``f(u) = a u`` and isotropic inputs, given the task ``w`` (``ŵ = w/|w|``, ``ρ = a²|w|²/D``) the
     ``N`` context pairs enter only through ``K = Σ_i g_i² ~ χ²_N`` and one standard normal vector ``ζ ∈ R^D``
@@ -148,8 +149,8 @@ def context_statistics(pb, tasks, chi2, zeta):
     ----------
     pb : linattn.Problem
         Linear link, isotropic inputs.
-    tasks : ndarray (n, D)
-        Nonzero rows.
+    w : ndarray (n, D)
+        The task of each prompt (nonzero rows).
     chi2 : ndarray (n,)
         ``K ~ χ²_N``.
     zeta : ndarray (n, D)
@@ -163,19 +164,19 @@ def context_statistics(pb, tasks, chi2, zeta):
     validate.problem(pb)
     _require_linear(pb)
     D, N, sig = pb.D, pb.N, pb.noise
-    tasks = check.finite_array("tasks", tasks, ndim=2)
-    n = tasks.shape[0]
-    if tasks.shape[1] != D or n < 1:
-        check.fail("tasks", f"<array with shape {tasks.shape}>", f"an array of shape (n, {D}) with n >= 1")
+    w = check.finite_array("w", w, ndim=2)
+    n = w.shape[0]
+    if w.shape[1] != D or n < 1:
+        check.fail("w", f"<array with shape {w.shape}>", f"an array of shape (n, {D}) with n >= 1")
     chi2 = check.finite_array("chi2", chi2, shape=(n,))
     zeta = check.finite_array("zeta", zeta, shape=(n, D))
     if np.any(chi2 < 0):
         check.fail("chi2", "<array with negative entries>", "χ²_N values >= 0")
-    top = np.max(np.abs(tasks), axis=1)                       # scaled norms: no underflow of |w|² for tiny rows
+    top = np.max(np.abs(w), axis=1)                           # scaled norms: no underflow of |w|² for tiny rows
     if np.any(top == 0):
-        check.fail("tasks", f"<array whose row {int(np.argmax(top == 0))} is zero>",
+        check.fail("w", f"<array whose row {int(np.argmax(top == 0))} is zero>",
                    f"an array of shape (n, {D}) without a zero row (every task's direction enters)")
-    unit = tasks / top[:, None]
+    unit = w / top[:, None]
     scaled = np.sqrt(np.einsum("pd,pd->p", unit, unit))       # in [1, √D]
     what = unit / scaled[:, None]
     wn = top * scaled
@@ -186,7 +187,7 @@ def context_statistics(pb, tasks, chi2, zeta):
         perp = np.sqrt(Y2)
         along = np.sqrt(rho) * chi2 + sig * np.sqrt(chi2) * z1
         s = ((along - perp * z1) / N)[:, None] * what + (perp / N)[:, None] * zeta
-    check.finite_result(np.concatenate([s.ravel(), Y2]), {"tasks": tasks, "chi2": chi2, "zeta": zeta},
+    check.finite_result(np.concatenate([s.ravel(), Y2]), {"w": w, "chi2": chi2, "zeta": zeta},
                         "the context statistics")
     return s, Y2 / N
 
@@ -197,9 +198,9 @@ def _require_linear(pb):
                          f"link {pb.link.name!r}, covariance {pb.covariance!r}")
 
 
-def idg_error(pb, tasks, Gamma, v=None, N_test=None) -> float:
-    """Exact error of ``(Γ, v)`` averaged over the tasks in the rows of ``tasks`` (fresh tokens and noise): the
-    in-distribution error when ``tasks`` is the training pool (the formula of :func:`_idg_from_moments`, from
+def idg_error(pb, pool, Gamma, v=None, N_test=None) -> float:
+    """Exact error of ``(Γ, v)`` averaged over the tasks in the rows of ``pool`` (fresh tokens and noise): the
+    in-distribution error when ``pool`` is the training pool (the formula of :func:`_idg_from_moments`, from
     the exact moments :func:`task_moments`). A nonlinear link (reduced model, isotropic inputs) is the kernel
     learner's exact error with the features ``φ(x) = x`` (:func:`linattn.kernel_learner.kernel_test_error`).
 
@@ -207,7 +208,7 @@ def idg_error(pb, tasks, Gamma, v=None, N_test=None) -> float:
     ----------
     pb : linattn.Problem
         Linear link and isotropic inputs, or a nonlinear link with ``v=None`` and isotropic inputs.
-    tasks : array_like (K, D)
+    pool : array_like (K, D)
     Gamma : array_like (D, D)
     v : array_like (D,), optional
         ``None``: the reduced model.
@@ -223,14 +224,14 @@ def idg_error(pb, tasks, Gamma, v=None, N_test=None) -> float:
     if N_test is not None and N_test != pb.N:
         pb = dataclasses.replace(pb, N=N_test)
     if not pb.link.is_linear and v is None and pb.covariance is None:
-        return kernel_test_error(pb, Gamma, "linear", tasks=tasks)
-    with np.errstate(over="ignore", invalid="ignore"):     # validates pb and tasks first
-        moments = task_moments(pb, tasks)
+        return kernel_test_error(pb, Gamma, "linear", pool=pool)
+    with np.errstate(over="ignore", invalid="ignore"):     # validates pb and pool first
+        moments = task_moments(pb, pool)
     G = check.finite_array("Gamma", Gamma, shape=(pb.D, pb.D))
     vv = None if v is None else check.finite_array("v", v, shape=(pb.D,))
     with np.errstate(over="ignore", invalid="ignore"):
         out = _idg_from_moments(pb, moments, G, vv)
-    check.finite_result(out, {"tasks": np.asarray(tasks, float), "Gamma": G, "v": vv}, "the in-distribution error")
+    check.finite_result(out, {"pool": np.asarray(pool, float), "Gamma": G, "v": vv}, "the in-distribution error")
     return float(out)
 
 
@@ -357,13 +358,13 @@ class IDGMetric:
         return out
 
 
-def idg_metric(pb, tasks, model="reduced") -> IDGMetric:
-    """The in-distribution error of the rows of ``tasks`` as a quadratic form on ``θ``.
+def idg_metric(pb, pool, model="reduced") -> IDGMetric:
+    """The in-distribution error of the rows of ``pool`` as a quadratic form on ``θ``.
 
     Parameters
     ----------
     pb : linattn.Problem
-    tasks : array_like (K, D)
+    pool : array_like (K, D)
     model : {"reduced", "full"}
 
     Returns
@@ -371,7 +372,7 @@ def idg_metric(pb, tasks, model="reduced") -> IDGMetric:
     IDGMetric
     """
     check.model(model)
-    mo = task_moments(pb, tasks)
+    mo = task_moments(pb, pool)
     D, N, s2 = pb.D, pb.N, pb.noise**2
     lin = mo.R.ravel()
     trace = D * D * (mo.mean_sq + s2) / N + (1.0 + 1.0 / N) * D * float(np.trace(mo.R))

@@ -85,8 +85,8 @@ class Problem:
         Task diversity. ``None`` (default): every prompt has its own fresh task ``w ~ N(0, I_D)``
         (the seed's setting). ``K >= 1``: each dataset draws a pool of ``K`` tasks and gives every
         prompt one of them (Lu, Letey, Zavatone-Veth, Maiti & Pehlevan, PNAS 2025; conventions §6.1).
-        The exact test error :meth:`test_error` stays the fresh-task (ICL) error; ``tasks=W``
-        gives the in-distribution (IDG) error (:mod:`linattn.pools`).
+        The exact test error :meth:`test_error` stays the fresh-task (ICL) error; a pool ``W``
+        gives the in-distribution (IDG) error (:func:`linattn.pools.idg_error`).
     task_law : {"gaussian", "sphere"}
         Law of the pool's tasks: ``w ~ N(0, I_D)`` (default) or uniform on the sphere ``|w|² = D``
         (the peer's simulations). Needs ``tasks``.
@@ -440,7 +440,7 @@ class Problem:
         return ICLSolution(Gamma=G, v=np.zeros(self.D), test_error=0.5 * self.icl_residual)
 
     # ------------------------------------------------------------------ sampling
-    def sample(self, P, rng=None, batch_size=None):
+    def sample(self, P, rng=None):
         """Draw ``P`` training prompts exactly, in ``O(P D)`` time (see :func:`linattn.sampling.sample`).
 
         Parameters
@@ -450,9 +450,6 @@ class Problem:
         rng : None, int or numpy.random.Generator
             Source of randomness; an int seed makes the draw reproducible. With a task pool the
             pool is drawn first, from the same generator.
-        batch_size : int, optional
-            Ignored (kept for compatibility): the prompts of a seed never depend on batching
-            (:func:`linattn.sampling.sample`).
 
         Returns
         -------
@@ -461,6 +458,4 @@ class Problem:
             ``tasks=K``; both ``None`` for fresh tasks.
         """
         P = check.positive_int("P", P)
-        if batch_size is not None:
-            check.positive_int("batch_size", batch_size)
         return _law.draw(self, P, check.rng(rng))[0]

@@ -16,7 +16,7 @@ from .prompts import Prompts
 from .results import short_repr
 
 
-def sample(pb, P, rng=None, batch_size: int | None = None) -> Prompts:
+def sample(pb, P, rng=None) -> Prompts:
     """Draw ``P`` prompts exactly in ``O(P D)`` time (module docstring for the derivation).
 
     Parameters
@@ -25,16 +25,15 @@ def sample(pb, P, rng=None, batch_size: int | None = None) -> Prompts:
     P : int
         Number of prompts, ``P >= 1``.
     rng : None, int or numpy.random.Generator
-    batch_size : int, optional
-        Accepted for compatibility and ignored: prompts are drawn in blocks of about 2^17 numbers (temporaries stay
-        that small), always the same blocks, so the prompts of a seed never depend on how they are batched.
+        The prompts are drawn in fixed blocks of about 2^17 numbers (temporaries stay that small), so the prompts
+        of a seed depend only on the seed.
 
     Returns
     -------
     Prompts
         With ``y2`` filled (serves both models), and ``pool``, ``task`` for a task pool.
     """
-    return _checked(pb, P, rng, batch_size, keep_tasks=False)[0]
+    return _checked(pb, P, rng, keep_tasks=False)[0]
 
 
 def draw_pool(pb, P, rng=None):
@@ -62,7 +61,7 @@ def draw_pool(pb, P, rng=None):
     return _law.pool_and_tasks(pb, P, gen)
 
 
-def sample_with_tasks(pb, P, rng=None, batch_size: int | None = None):
+def sample_with_tasks(pb, P, rng=None):
     """As :func:`sample`, also returning the tasks ``w`` (shape (P, D)) of the prompts.
 
     Parameters
@@ -70,21 +69,18 @@ def sample_with_tasks(pb, P, rng=None, batch_size: int | None = None):
     pb : Problem
     P : int
     rng : None, int or numpy.random.Generator
-    batch_size : int, optional
 
     Returns
     -------
     prompts : Prompts
     tasks : ndarray (P, D)
     """
-    return _checked(pb, P, rng, batch_size, keep_tasks=True)
+    return _checked(pb, P, rng, keep_tasks=True)
 
 
-def _checked(pb, P, rng, batch_size, keep_tasks):
+def _checked(pb, P, rng, keep_tasks):
     pb = validate.problem(pb)
     P = check.positive_int("P", P)
-    if batch_size is not None:
-        check.positive_int("batch_size", batch_size)
     return _law.draw(pb, P, check.rng(rng), keep_tasks)
 
 
@@ -119,7 +115,7 @@ class Tokens:
         return embed(self.X, self.y, self.xq)
 
 
-def sample_tokens(pb, P, rng=None, tasks=None) -> Tokens:
+def sample_tokens(pb, P, rng=None, w=None) -> Tokens:
     """Draw ``P`` prompts token by token (the definition of the data; ``O(P N D)`` memory).
 
     Parameters
@@ -127,7 +123,7 @@ def sample_tokens(pb, P, rng=None, tasks=None) -> Tokens:
     pb : Problem
     P : int
     rng : None, int or numpy.random.Generator
-    tasks : array_like (P, D), optional
+    w : array_like (P, D), optional
         The task of each prompt (default: fresh ``w ~ N(0, I_D)``; :func:`sample_naive` passes a
         pool's tasks here).
 
@@ -141,7 +137,7 @@ def sample_tokens(pb, P, rng=None, tasks=None) -> Tokens:
     D, N, sig = pb.D, pb.N, pb.noise
     check.memory(8.0 * (2 * N * D + N + 3 * D), f"the tokens of one prompt (N = {N}, D = {D})", "pb.N and pb.D")
     check.memory(8.0 * P * (2 * N * D + N + 3 * D), f"the tokens of {P} prompts (N = {N}, D = {D})", "P")
-    w = gen.standard_normal((P, D)) if tasks is None else check.finite_array("tasks", tasks, shape=(P, D))
+    w = gen.standard_normal((P, D)) if w is None else check.finite_array("w", w, shape=(P, D))
     X = gen.standard_normal((P, N, D))
     cov = pb.covariance
     if cov is not None:   # x = U diag(√s) z

@@ -138,7 +138,7 @@ def channel(E, length, moments, n_logdet=2000):
     sign, logdet = np.linalg.slogdet(S)
     if np.any(sign <= 0):
         raise ValueError("moments.samples contain chains with a singular class covariance (a bigram of probability "
-                         "~0); draw the prior moments with a larger alpha")
+                         "~0); draw the prior moments with a larger concentration")
     total = np.linalg.slogdet(Sb + Sw)[1]
     logdet_mean, logdet_se = mean_se(logdet)
     cap = 0.5 * (total - logdet_mean) / _LN2
@@ -146,7 +146,7 @@ def channel(E, length, moments, n_logdet=2000):
     return _channel_from_snr(lam, n, float(cap), float(se))
 
 
-def projection_channel(C, alpha, d, length):
+def projection_channel(C, concentration, d, length):
     r"""Closed-form channel of a random projection ``E = R`` (``π ≈ 1/C``, module docstring):
     ``λ_0 = n/(C(Cα + 1) − 1)`` on ``r = min(d, C(C − 1))`` directions.
 
@@ -154,7 +154,7 @@ def projection_channel(C, alpha, d, length):
     ----------
     C : int
         ``>= 2``.
-    alpha : float
+    concentration : float
         ``> 0``.
     d : int
         Embedding dimension, ``>= 1``.
@@ -168,18 +168,18 @@ def projection_channel(C, alpha, d, length):
     Examples
     --------
     >>> from replica import bottleneck_theory
-    >>> ch = bottleneck_theory.projection_channel(C=10, alpha=1.0, d=8, length=110)   # λ0 = 109/109 = 1
+    >>> ch = bottleneck_theory.projection_channel(C=10, concentration=1.0, d=8, length=110)   # λ0 = 109/109 = 1
     >>> ch.capacity_bits                                                        # (8/2) log2(2)
     4.0
     """
     C = check.positive_int("C", C, minimum=2)
-    alpha = check.positive("alpha", alpha)
+    concentration = check.positive("concentration", concentration)
     d = check.positive_int("d", d)
     length = check.positive_int("length", length, minimum=2)
     n = length - 1
     r = min(d, C * (C - 1))
     guard_memory([(40.0, [("d" if d <= C * (C - 1) else "C", r)])], f"{r} signal-to-noise ratios (one per direction)")
-    lam0 = n / (C * (C * alpha + 1.0) - 1.0)
+    lam0 = n / (C * (C * concentration + 1.0) - 1.0)
     return _channel_from_snr(np.full(r, lam0), n)
 
 

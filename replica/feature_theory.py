@@ -507,7 +507,7 @@ def _mixture_errors(link, train, tests, n_t=N_T, n_z=N_Z):
     return out
 
 
-def mixture_readout_power(pb, alpha, delta2, n_contexts=4096, rng=0, n_t=N_T, n_z=N_Z, N_test=None) -> float:
+def mixture_readout_power(pb, identity_weight, delta2, n_contexts=4096, rng=0, n_t=N_T, n_z=N_Z, N_test=None) -> float:
     r"""``E[E[f(u)|t]²]`` for ``Γ = α I + Δ`` (``Δ`` isotropic with ``E Δ_ij² = δ²``), keeping the exact scale mixture.
 
     Given a sampled test task and context ``(w, s)`` (raw tokens, :func:`linattn.sampling.sample_tokens`), ``(u, t)``
@@ -518,7 +518,7 @@ def mixture_readout_power(pb, alpha, delta2, n_contexts=4096, rng=0, n_t=N_T, n_
     Parameters
     ----------
     pb : linattn.Problem
-    alpha : float
+    identity_weight : float
         ``tr Γ/D``.
     delta2 : float
         ``δ² >= 0``, the per-entry variance of the part of ``Γ`` orthogonal to ``I``.
@@ -546,7 +546,7 @@ def mixture_readout_power(pb, alpha, delta2, n_contexts=4096, rng=0, n_t=N_T, n_
     ``[1e-100, 1e100]``, where ``α²`` or ``D δ²`` would over- or underflow.
     """
     _isotropic(pb, "mixture_readout_power")
-    alpha = check.real("alpha", alpha)
+    identity_weight = check.real("identity_weight", identity_weight)
     delta2 = check.nonnegative("delta2", delta2)
     n_contexts = check.positive_int("n_contexts", n_contexts, minimum=2)
     check.memory(8.0 * n_contexts * (2 * pb.N * pb.D + pb.N + 4 * pb.D), f"the tokens of {n_contexts} contexts",
@@ -554,17 +554,17 @@ def mixture_readout_power(pb, alpha, delta2, n_contexts=4096, rng=0, n_t=N_T, n_
     n_t = check.positive_int("n_t", n_t, minimum=11, maximum=1 << 20)
     n_z = check.positive_int("n_z", n_z, minimum=4, maximum=200)
     mixture_memory(pb.link, n_contexts, n_t, n_z, "n_contexts or n_t")
-    if alpha == 0 and delta2 == 0:
-        check.fail("alpha", alpha, "nonzero, or delta2 > 0 (t is identically 0 otherwise)")
-    scale = max(abs(alpha), float(np.sqrt(pb.D) * np.sqrt(delta2)))
+    if identity_weight == 0 and delta2 == 0:
+        check.fail("identity_weight", identity_weight, "nonzero, or delta2 > 0 (t is identically 0 otherwise)")
+    scale = max(abs(identity_weight), float(np.sqrt(pb.D) * np.sqrt(delta2)))
     if not 1e-100 <= scale <= 1e100:        # scale-free (Notes): rescale where α² or D δ² would leave float64
-        alpha, delta2 = alpha / scale, (float(np.sqrt(delta2)) / scale) ** 2
+        identity_weight, delta2 = identity_weight / scale, (float(np.sqrt(delta2)) / scale) ** 2
     pbt = _at_length(pb, N_test)
     D = pb.D
     tok = sampling.sample_tokens(pbt, n_contexts, check.rng(rng))
     s = np.einsum("pnd,pn->pd", tok.X, tok.y) / pbt.N
-    comp = (np.sum(tok.w**2, axis=1) / D, alpha * np.einsum("pd,pd->p", s, tok.w) / np.sqrt(D),
-            (alpha**2 + D * delta2) * np.sum(s * s, axis=1))
+    comp = (np.sum(tok.w**2, axis=1) / D, identity_weight * np.einsum("pd,pd->p", s, tok.w) / np.sqrt(D),
+            (identity_weight**2 + D * delta2) * np.sum(s * s, axis=1))
     V = pbt.label_variance + label_mean(pbt) ** 2
     err, _ = mixture_error(pb.link, comp, comp, V, same=True, n_t=n_t, n_z=n_z)
     return float(V - 2.0 * err)
@@ -599,7 +599,7 @@ def _distribution(pb, tasks, N):
     from linattn.kernel_learner import kernel_moments
 
     pbt = dataclasses.replace(pb, N=N, tasks=None)
-    km = kernel_moments(pbt, "linear", tasks=tasks)
+    km = kernel_moments(pbt, "linear", pool=tasks)
     D = pb.D
     if tasks is None:
         Bu, Ey, Eu2 = query_overlap_strength(pbt) * np.eye(D) / D, label_mean(pbt), 1.0

@@ -123,7 +123,7 @@ def kernel_data(pb, P, rng=None, features="hermite2") -> KernelData:
     batch = max(1, _BATCH_NUMBERS // (N * F + N * D))
     for lo in range(0, P, batch):
         hi = min(P, lo + batch)
-        tok = sampling.sample_tokens(pb, hi - lo, gen, tasks=W[lo:hi])
+        tok = sampling.sample_tokens(pb, hi - lo, gen, w=W[lo:hi])
         s[lo:hi] = np.einsum("pn,pnf->pf", tok.y, hermite_features(tok.X, features)) / N
         phi[lo:hi] = hermite_features(tok.xq, features)
         yq[lo:hi] = tok.yq
@@ -290,8 +290,8 @@ def kernel_ridge(data, pb, lam, rtol=1e-8, maxiter=5_000, N_test=None) -> Kernel
     metrics = [kernel_moments(pb, data.features, N=N_test)]
     idg = None
     if data.pool is not None:
-        idg = kernel_test_error(pb, G, data.features, tasks=data.pool, N_test=N_test)
-        metrics.append(kernel_moments(pb, data.features, tasks=data.pool, N=N_test))
+        idg = kernel_test_error(pb, G, data.features, pool=data.pool, N_test=N_test)
+        metrics.append(kernel_moments(pb, data.features, pool=data.pool, N=N_test))
     test_bound = max(float(np.linalg.norm(km.S @ G - km.B)) * bound + 0.5 * float(np.linalg.eigvalsh(km.S)[-1])
                      * bound**2 for km in metrics)
     norm = float(np.linalg.norm(G))

@@ -279,7 +279,7 @@ def _contexts(pb, W, rng, features):
     batch = max(1, (1 << 22) // (N * (F + D)))
     for lo in range(0, W.shape[0], batch):
         hi = min(W.shape[0], lo + batch)
-        tok = sampling.sample_tokens(pb, hi - lo, rng, tasks=W[lo:hi])
+        tok = sampling.sample_tokens(pb, hi - lo, rng, w=W[lo:hi])
         yield lo, hi, np.einsum("pn,pnf->pf", tok.y, hermite_features(tok.X, features)) / N
 
 
@@ -784,8 +784,8 @@ def kernel_learner_theory(pb, P, lam, N_test=None, law="finite", pool=None, n_po
     n_finite = 1 if pool is not None else n_pools
     ctx_se = np.zeros(3)
     for j, W in enumerate(pools):
-        km = kernel_moments(pb, features, tasks=W)
-        kt = kernel_moments(pb, features, tasks=W, N=N_test) if N_test not in (None, pb.N) else km
+        km = kernel_moments(pb, features, pool=W)
+        kt = kernel_moments(pb, features, pool=W, N=N_test) if N_test not in (None, pb.N) else km
         metrics = [metric_fresh, (kt.S, kt.B, kt.V)]
         g = gaussian_errors(km.S, km.B, km.V, P, lam, metrics)
         gauss.append([g["train"], *g["errors"]])

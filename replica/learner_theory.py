@@ -67,8 +67,9 @@ def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool
         include their sampling error. Refused (naming ``n_contexts``) where the theory's arrays would exceed the
         memory limit (:func:`linattn.check.memory`; ~6 kB per context for the kernel learner at ``D = 4``, ~2.5 MB
         per component for the feature learner with a smooth link).
-    rng : int
-        Seed of the sampled contexts and of the pools.
+    rng : int or numpy.random.Generator
+        Seed of the sampled contexts and of the pools (an int seed; a Generator is reduced to one draw of it,
+        :func:`linattn.check.seed_int`).
 
     Returns
     -------
@@ -87,6 +88,7 @@ def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool
     if n_pools is None:
         n_pools = 8 if learner == "kernel" else 4
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)
+    rng = check.seed_int("rng", rng)
     with blas_threads(2.0 * float(pb.D) ** 3):           # many small products (linattn.threads)
         if learner == "feature":
             return _feature(pb, P, lam, N_test, law, pool, n_pools, n_contexts, rng)

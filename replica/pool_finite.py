@@ -157,22 +157,23 @@ def _quadratic_forms(Z, A):
     return np.einsum("pi,pi->p", Z @ A, Z)
 
 
-def solve(pb, P, lam_gamma, lam_v, model, Z, U, moments, beta=np.inf, N_test=None):
+def solve(pb, P, beta, lam, model, Z, U, moments, N_test=None):
     r"""Solve the type equations of the module docstring for one pool and return the errors.
 
     Parameters
     ----------
     pb : linattn.Problem
     P : float
-    lam_gamma, lam_v : float
-        Block weight decays (both 0, or both > 0).
+    beta : float
+        Inverse temperature ``β > 0`` (``numpy.inf``: zero temperature).
+    lam : float or (float, float)
+        Weight decay ``λ``, or per block ``(λ_Γ, λ_v)`` for ``model="full"`` (both 0, or both > 0).
     model : {"reduced", "full"}
     Z, U : ndarray
         The types (:func:`prompt_types`).
     moments : linattn.pools.TaskMoments
         The pool's task moments (:func:`linattn.pools.task_moments`; ``Σ̃``, ``B``, ``E y²`` from
         :func:`linattn.pools.moment_matrices`).
-    beta : float
     N_test : int, optional
         Context length of the test prompts (default: the training length ``pb.N``): the ICL metric ``c, c_v`` and
         the in-distribution metric ``Σ̃`` at ``N_test`` (the mean and covariance of ``Θ̂`` are those of training).
@@ -190,8 +191,8 @@ def solve(pb, P, lam_gamma, lam_v, model, Z, U, moments, beta=np.inf, N_test=Non
     pb = validate.problem(pb)
     model = check.model(model)
     P = check.real("P", P, low=1.0)
-    lam_gamma, lam_v = check.block_lambdas((lam_gamma, lam_v), "full")
     beta = check.positive("beta", beta, allow_inf=True)
+    lam_gamma, lam_v = check.block_lambdas(lam, model)
     N_test = check.n_test(N_test)
     D = pb.D
     Dz = D + (1 if model == "full" else 0)

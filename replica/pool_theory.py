@@ -360,8 +360,7 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
             pl = pools[j]
             types = (pool_finite.prompt_types(pb, pl, model, n_types, [rng, pb.D, j, 1]) if pool is not None
                      else _theory_types(pb, model, rng, j, n_types))
-            fin = pool_finite.solve(pb, P, lam_gamma, lam_v, model, *types, task_moments(pb, pl), beta,
-                                    N_test=N_test)
+            fin = pool_finite.solve(pb, P, beta, lam, model, *types, task_moments(pb, pl), N_test=N_test)
             for k in diffs:
                 diffs[k].append(fin[k] - getattr(runs[j], k))
             out["residual"] = max(out["residual"], fin["residual"])

@@ -156,7 +156,7 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
         check.fail("pb", pb, "a problem with fresh tasks (tasks=None); for a task pool use replica.stationary")
     lam_given, log_jacobian = lam, 0.0
     if isinstance(lam, tuple):          # per-block decay: exact rescaling of the v block (PromptLaw.with_block_decay)
-        lw = lw.with_block_decay(*lam)
+        lw = lw.with_block_decay(lam)
         log_jacobian = 0.5 * pb.D * np.log(lam[0] / lam[1])        # dθ = (λ_Γ/λ_v)^{D/2} dθ'
         lam = lam[0]
     c = pb.feature_variance

@@ -109,7 +109,7 @@ class PromptLaw:
         return np.array([1.0, self.v_weight * self.problem.feature_variance_v
                          / self.problem.feature_variance])[: self.n_blocks]
 
-    def with_block_decay(self, lam_gamma, lam_v) -> "PromptLaw":
+    def with_block_decay(self, lam) -> "PromptLaw":
         """The law of the problem whose ``v`` block is rescaled so that a per-block weight decay ``(λ_Γ, λ_v)``
         becomes the common ``λ_Γ``: ``v' = v √(λ_v/λ_Γ)`` turns ``λ_v|v|²`` into ``λ_Γ|v'|²``, multiplies the
         ``v`` features' scale ``ξ_v`` and the test-error weight ``c_v`` by ``λ_Γ/λ_v`` (exact: the Gibbs measure,
@@ -117,8 +117,9 @@ class PromptLaw:
 
         Parameters
         ----------
-        lam_gamma, lam_v : float
-            ``> 0``, with a ratio ``λ_Γ/λ_v`` that keeps the rescaled ``ξ_v`` and ``c_v`` finite and nonzero.
+        lam : (float, float)
+            The per-block decay ``(λ_Γ, λ_v)`` (conventions §7), both ``> 0``, with a ratio ``λ_Γ/λ_v`` that keeps
+            the rescaled ``ξ_v`` and ``c_v`` finite and nonzero.
 
         Returns
         -------
@@ -128,19 +129,21 @@ class PromptLaw:
         ------
         ValueError
             A decay ``<= 0``, or a ratio ``λ_Γ/λ_v`` under which ``ξ_v`` or ``c_v`` over- or underflows
-            (``lam_gamma / lam_v`` is named).
+            (``lam`` is named).
         """
         if self.n_blocks < 2:
             check.fail("model", self.model, "'full' for a per-block weight decay")
-        lam_gamma, lam_v = check.positive("lam_gamma", lam_gamma), check.positive("lam_v", lam_v)
+        if np.shape(lam) != (2,):
+            check.fail("lam", lam, "a pair (lam_Gamma, lam_v) of numbers > 0")
+        lam_gamma, lam_v = check.positive("lam[0]", lam[0]), check.positive("lam[1]", lam[1])
         with np.errstate(over="ignore", under="ignore"):
             s = float(np.float64(lam_gamma) / lam_v)
             scaled = np.concatenate([self.xi[:, 1] * s, np.atleast_1d(self.v_weight * s)])
             given = np.concatenate([self.xi[:, 1], np.atleast_1d(self.v_weight)])
         if not (np.all(np.isfinite(scaled)) and np.all((scaled != 0) | (given == 0))):
-            check.fail("lam_gamma / lam_v", (lam_gamma, lam_v),
-                       "a pair whose ratio keeps the rescaled v block (its scales ξ_v and weight c_v times "
-                       "lam_gamma / lam_v) finite and nonzero in float64")
+            check.fail("lam", (lam_gamma, lam_v),
+                       "a pair (lam_Gamma, lam_v) whose ratio keeps the rescaled v block (its scales ξ_v and "
+                       "weight c_v times lam_Gamma / lam_v) finite and nonzero in float64")
         xi = self.xi.copy()
         xi[:, 1] *= s
         return dataclasses.replace(self, xi=xi, v_weight=self.v_weight * s)

@@ -46,12 +46,6 @@ def test_links_must_be_real_and_may_be_float32():
     assert h.mu1 == pytest.approx(3.0, rel=1e-5) and h.mu_star2 == pytest.approx(6.0, rel=1e-5)
 
 
-def test_the_prompts_of_a_seed_do_not_depend_on_batching():
-    pb = linattn.Problem(6, 12, 0.1)
-    a, b = pb.sample(300, rng=1, batch_size=7), pb.sample(300, rng=1)
-    assert np.array_equal(a.s, b.s) and np.array_equal(a.yq, b.yq)
-
-
 def test_pool_theory_at_zero_decay_is_the_min_norm_limit():
     pk = linattn.Problem(6, 12, 0.1, tasks=3)
     zero, small = replica.stationary(pk, 20, np.inf, 0.0), replica.stationary(pk, 20, np.inf, 1e-9)
@@ -236,7 +230,7 @@ def test_a_result_that_overflows_names_the_argument_that_made_it():
              (lambda: linattn.train_energy(data, 1e200 * np.eye(3), 0.1), "Gamma"),
              (lambda: linattn.train_energy(data, 10 * np.eye(3), 1e308), "lam"),
              (lambda: attention.forward(1e200 * sampling.sample_tokens(pb, 2, rng=0).embed(), np.eye(4)), "Z"),
-             (lambda: pools.idg_error(pb, np.full((2, 3), 1e200), 0.1 * np.eye(3)), "tasks"),
+             (lambda: pools.idg_error(pb, np.full((2, 3), 1e200), 0.1 * np.eye(3)), "pool"),
              (lambda: spectra.eigensystem(data, pb).test_error(np.full(6, 1e200)), "a")]
     for call, name in cases:
         with pytest.raises(ValueError, match=f"^{name} must be small enough"):
@@ -403,7 +397,7 @@ def test_validation_statistics_and_simulators_name_their_arguments():
         with pytest.raises(ValueError, match=f"^{name} must be"):
             validation.attention_gradient_descent(t.embed(), t.yq, 0.1, **kw)
     with pytest.raises(ValueError, match="^init_sd must be small enough"):
-        validation.descent_from_random_inits(pb.sample(6, rng=0), pb, 0.1, 0.01, [0, 3], 1e300, 2, rng=0)
+        validation.descent_from_random_inits(pb.sample(6, rng=0), pb, 0.1, [0, 3], 0.01, 1e300, 2, rng=0)
     with pytest.raises(ValueError, match="^span must be small enough"):
         validation.rank_dynamics([1.0, 0.5], 5, span=1e300, lr=0.1, batch=4, n_chains=1, record=5, n_grid=16)
     with pytest.raises(ValueError, match="^train_mean must be an array of shape"):

@@ -128,12 +128,13 @@ extreme = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_f
 
 
 @given(st.floats(-1e300, 1e300), extreme)
-def test_markov_minimal_loss_is_finite_or_names_its_argument(beta, delta):
+def test_markov_minimal_loss_is_finite_or_names_its_argument(score_scale, delta):
     """Silent wrong values: the minimal model's loss, gradient and Hessian at any (β, δ) are finite or refused naming
     beta or delta (δ = 1e300 gave NaN loss and gradient)."""
     import dynamics
 
-    contract(dynamics.markov_minimal_loss, ("beta", "delta"), beta=beta, delta=delta, C=3, N=4, alpha=1.0)
+    contract(dynamics.markov_minimal_loss, ("score_scale", "delta"), score_scale=score_scale, delta=delta, C=3, N=4,
+             concentration=1.0)
 
 
 times_like = st.one_of(
@@ -196,7 +197,7 @@ def test_task_rows_of_any_scale_are_accepted_or_named(log10_scale):
 
     pb = linattn.Problem(3, 5, 0.1)
     tasks = 10.0 ** log10_scale * np.array([[1.0, 2.0, -1.0], [0.5, 0.0, 1.0]])
-    contract(pools.context_statistics, ("tasks",), pb=pb, tasks=tasks, chi2=np.full(2, 5.0),
+    contract(pools.context_statistics, ("w",), pb=pb, w=tasks, chi2=np.full(2, 5.0),
              zeta=np.ones((2, 3)))
 
 

@@ -18,7 +18,7 @@ from validation.experiments import Result
 PB = linattn.Problem(4, 8, 0.1)
 DATA = PB.sample(20, rng=0)
 TANH = linattn.Problem(4, 8, 0.0, link="tanh")
-SMALL = markov.Chains(C=3, alpha=1.0).sample(6, 10, 0)
+SMALL = markov.Chains(C=3, concentration=1.0).sample(6, 10, 0)
 
 # (id, call, the argument the ValueError must name)
 REFUSED = [
@@ -32,7 +32,7 @@ REFUSED = [
      "spectrum"),
     ("as-covariance-D", lambda: as_covariance(np.eye(4), 0), "D"),
     ("eigensystem-v-scale", lambda: spectra.eigensystem(DATA, PB, "full", v_scale=1e300), "v_scale"),
-    ("task-moments", lambda: linattn.pools.task_moments(PB, np.ones((3, 4)) * 1e200), "tasks"),
+    ("task-moments", lambda: linattn.pools.task_moments(PB, np.ones((3, 4)) * 1e200), "pool"),
     ("gamma-overlaps", lambda: feature_theory.gamma_overlaps(TANH, np.eye(4) * 1e200), "Gamma"),
     ("gauss-hermite", lambda: quadrature.gauss_hermite(400), "n"),
     ("chi-square-rule", lambda: quadrature.chi_square_rule(0, 10), "D"),
@@ -57,12 +57,12 @@ REFUSED = [
     ("sample-naive", lambda: linattn.sampling.sample_naive(PB, 10**9, rng=0), "P"),
     ("slq-probes", lambda: spectra.slq_spectrum(DATA, PB, steps=5, n_probes=10**9, rng=0), "n_probes"),
     ("markov-minimal-N", lambda: dynamics.markov_minimal_loss(0.5, 0.5, 3, 10**9, 1.0), "N"),
-    ("bayes-n-mc", lambda: markov.log_losses(SMALL.states, "bayes", chains=markov.Chains(C=3, alpha=1.0),
+    ("bayes-n-mc", lambda: markov.log_losses(SMALL.states, "bayes", chains=markov.Chains(C=3, concentration=1.0),
                                              n_mc=10**13), "n_mc"),
     ("averaged-curves", lambda: dynamics.averaged_curves(PB, 20, 0.1, np.ones(10**8)), "times"),
     ("attention-gd", lambda: validation.attention_gradient_descent(
         np.ones((3, 5, 4)), np.ones(3), 0.1, 10**13, 0.01, record=[0]), "n_steps"),
-    ("descent-steps", lambda: validation.descent_from_random_inits(DATA, PB, 0.1, 0.01, [10**13], 0.1, 2, rng=0),
+    ("descent-steps", lambda: validation.descent_from_random_inits(DATA, PB, 0.1, [10**13], 0.01, 0.1, 2, rng=0),
      "steps"),
     ("langevin-steps", lambda: validation.langevin(DATA, PB, 100.0, 0.1, n_equilibrate=10**13, n_samples=5,
                                                    stride=10), "n_equilibrate"),
@@ -70,9 +70,9 @@ REFUSED = [
     ("draw-pool", lambda: linattn.sampling.draw_pool(linattn.Problem(4, 8, 0.1, tasks=3), 10**9, rng=0), "P"),
     ("dataset-average", lambda: replica.dataset_average(PB, 10, 10.0, 0.1, n_datasets=10**9), "n_datasets"),
     ("phase-boundary", lambda: replica.phase_boundary(PB, 100.0, 0.01, n_scan=10**9), "n_scan"),
-    ("losses-n-seq", lambda: markov.losses(markov.Chains(C=3, alpha=1.0, K=4), 10, 10**9, 0), "n_seq"),
-    ("losses-length", lambda: markov.losses(markov.Chains(C=3, alpha=1.0, K=4), 10**9, 10, 0), "length"),
-    ("losses-pools", lambda: markov.losses(markov.Chains(C=3, alpha=1.0, K=4), 10, 10, 0, n_pools=10**10),
+    ("losses-n-seq", lambda: markov.losses(markov.Chains(C=3, concentration=1.0, K=4), 10**9, 10, 0), "n_seq"),
+    ("losses-length", lambda: markov.losses(markov.Chains(C=3, concentration=1.0, K=4), 10, 10**9, 0), "length"),
+    ("losses-pools", lambda: markov.losses(markov.Chains(C=3, concentration=1.0, K=4), 10, 10, 0, n_pools=10**10),
      "n_pools"),
     ("cdf-grid", lambda: spectra.cdf(np.array([0.5]), 1.0, PB, n_grid=10**9), "n_grid"),
     ("gradient-flow", lambda: dynamics.gradient_flow(DATA, PB, 0.1, np.zeros(10**9), return_params=True), "times"),
@@ -85,12 +85,14 @@ REFUSED = [
     ("gauss-panels", lambda: quadrature.gauss_panels(10**9), "n"),
     ("gauss-rule", lambda: links.gauss_rule(links.as_link("tanh"), 10**9), "n"),
     # the name in the message
-    ("chains-alpha", lambda: markov.Chains(C=3, alpha=1e-3).sample(4, 10, 0), "alpha"),
-    ("losses-alpha", lambda: markov.losses(markov.Chains(C=3, alpha=1e-300), 10, 10, 0), "alpha"),
+    ("chains-concentration", lambda: markov.Chains(C=3, concentration=1e-3).sample(4, 10, 0), "concentration"),
+    ("losses-concentration", lambda: markov.losses(markov.Chains(C=3, concentration=1e-300), 10, 10, 0),
+     "concentration"),
     ("mixture-power-contexts", lambda: feature_theory.mixture_readout_power(TANH, 1.0, 0.5, n_contexts=10**13),
      "n_contexts"),
     ("feature-learner-n-test", lambda: validation.feature_learner(linattn.Problem(3, 6, 0.0, link="tanh", tasks=4),
-                                                                  20, 0.1, rng=0, n_test=10**10), "n_test"),
+                                                                  20, 0.1, rng=0, n_test_prompts=10**10),
+     "n_test_prompts"),
 ]
 
 
@@ -117,7 +119,7 @@ REFUSED += [
     ("prompts-1e300", lambda: linattn.Prompts(s=DATA.s * 1e300, xq=DATA.xq, yq=DATA.yq, y2=DATA.y2), "s"),
     ("feature-theory-max-iter", lambda: replica.feature_learner_theory(TANH, 10, 0.1, max_iter=2**31), "max_iter"),
     ("gauss-orders", lambda: links.gauss_orders("tanh"), "link"),
-    ("losses-pools-loop", lambda: markov.losses(markov.Chains(C=3, alpha=1.0, K=4), 2, 1, 0, n_pools=10**8,
+    ("losses-pools-loop", lambda: markov.losses(markov.Chains(C=3, concentration=1.0, K=4), 1, 2, 0, n_pools=10**8,
                                                 names=["1-gen"]), "n_pools"),
     ("information-mean", lambda: markov.bottleneck.information_mean(3, 1.0, 4, E9, 10, n_pools=10**9), "n_pools"),
     ("rank-dynamics-record", lambda: validation.rank_dynamics(np.array([1.0, 0.5]), 8, record=10**9), "record"),
@@ -134,7 +136,7 @@ REFUSED += [
     ("stationary-sweep-exact", lambda: validation.stationary_sweep(PB, P_exact=[10], n_exact=10**9), "n_exact"),
     ("factorized-batch", lambda: validation.factorized_descent(PB, factorized.Parametrization("merged", 4),
                                                                np.ones(16) * 0.1, 10**6, 0.01, batch=10**12), "batch"),
-    ("prior-moments-alpha", lambda: markov.bottleneck.prior_moments(3, 1e-300, n_chains=100), "alpha"),
+    ("prior-moments-concentration", lambda: markov.bottleneck.prior_moments(3, 1e-300, n_chains=100), "concentration"),
     ("covariance-dimension", lambda: linattn.Problem(4, 8, 0.1, covariance=Covariance(np.ones(3))), "covariance"),
 ]
 

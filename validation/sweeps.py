@@ -8,7 +8,7 @@ variables are the quantities ``fn`` returns (a dict of floats or arrays; an arra
 adds dimensions ``{name}_0, {name}_1, …``).
 
 Determinism. The generator of a task is seeded by a ``numpy.random.SeedSequence`` built from the
-sweep seed and a SHA-256 digest of ``(experiment name, point values, replicate)``: the numbers do
+sweep seed and a SHA-256 digest of ``(grid function name, point values, replicate)``: the numbers do
 not depend on scheduling, on the number of workers, or on how a grid is split into several
 sweeps. Serial, local-process and Dask runs therefore give bit-identical stores.
 
@@ -73,13 +73,14 @@ def _require(module):
 
 
 # ----------------------------------------------------------------------------- registered grid functions
-#: functions registered by name with :func:`experiment` (the modules of :mod:`validation.experiments` register
-#: theirs: ``gibbs``, ``langevin``, ``long_time_limit``); the runner itself knows none of them
-EXPERIMENTS: dict = {}
+#: functions registered by name with :func:`grid_function` (the modules of :mod:`validation.experiments` register
+#: theirs: ``gibbs``, ``langevin``, ``long_time_limit``); the runner itself knows none of them. A grid function is
+#: one point of a parameter grid, not an :class:`validation.experiments.Experiment` (conventions §7)
+GRID_FUNCTIONS: dict = {}
 
 
-def experiment(name):
-    """Decorator registering ``fn(**params, rng)`` as the named experiment of ``linattn sweep``.
+def grid_function(name):
+    """Decorator registering ``fn(**params, rng)`` as the named grid function of ``linattn sweep``.
 
     Parameters
     ----------
@@ -90,8 +91,8 @@ def experiment(name):
     callable
     """
     def deco(fn):
-        EXPERIMENTS[name] = fn
-        fn.experiment_name = name
+        GRID_FUNCTIONS[name] = fn
+        fn.grid_function_name = name
         return fn
     return deco
 
@@ -148,7 +149,7 @@ def _grid(fn, grid):
         if not isinstance(name, str) or name in ("rng", "replicate") or (name not in params and not accepts_any):
             known = [p for p in params if p != "rng"]
             raise ValueError(f"grid has an unknown parameter name {name!r}: accepted are the parameters of the "
-                             f"experiment, {known}")
+                             f"grid function, {known}")
         vals = list(values) if isinstance(values, (list, tuple, np.ndarray, range)) else None
         if not vals:
             check.fail(f"grid[{name!r}]", values, "a non-empty list of values")
@@ -210,7 +211,7 @@ def _numeric_outputs(out):
     """The outputs of a grid point as float arrays; anything else (None, text, complex values) is an error
     of that point, not a NaN stored as done."""
     if not isinstance(out, dict) or not out or not all(isinstance(k, str) for k in out):
-        raise TypeError(f"the experiment must return a non-empty dict of named floats or arrays; got {out!r:.100}")
+        raise TypeError(f"the grid function must return a non-empty dict of named floats or arrays; got {out!r:.100}")
     arrays = {}
     for k, v in out.items():
         a = np.asarray(v)
@@ -680,7 +681,7 @@ def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, 
     ----------
     fn : callable or str
         ``fn(**point, rng=numpy.random.Generator)`` returning a dict of floats or arrays, or the name
-        of a registered experiment (:data:`EXPERIMENTS`: ``"gibbs"``, ``"langevin"``,
+        of a registered grid function (:data:`GRID_FUNCTIONS`: ``"gibbs"``, ``"langevin"``,
         ``"long_time_limit"``). Functions defined in a notebook or in `python -c` work too: local
         worker processes receive ``fn`` by value (cloudpickle), Dask does the same.
     grid : dict
@@ -688,7 +689,7 @@ def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, 
     replicates : int
         Independent evaluations per grid point (different seeds).
     rng : int
-        Sweep seed; task seeds derive from it and from (experiment, point, replicate).
+        Sweep seed; task seeds derive from it and from (fn's name, point, replicate).
     client : dask.distributed.Client, optional
         Run on this cluster; ``None`` runs locally.
     store : str, optional
@@ -719,13 +720,13 @@ def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, 
     """
     xr = _require("xarray")
     if isinstance(fn, str):
-        if fn not in EXPERIMENTS:
-            check.fail("fn", fn, f"a callable or one of the registered experiments {sorted(EXPERIMENTS)}")
-        name, fn = fn, EXPERIMENTS[fn]
+        if fn not in GRID_FUNCTIONS:
+            check.fail("fn", fn, f"a callable or one of the registered grid functions {sorted(GRID_FUNCTIONS)}")
+        name, fn = fn, GRID_FUNCTIONS[fn]
     elif callable(fn):
-        name = getattr(fn, "experiment_name", f"{fn.__module__}.{getattr(fn, '__qualname__', repr(fn))}")
+        name = getattr(fn, "grid_function_name", f"{fn.__module__}.{getattr(fn, '__qualname__', repr(fn))}")
     else:
-        raise ValueError(f"fn must be a callable or the name of a registered experiment; got {fn!r}")
+        raise ValueError(f"fn must be a callable or the name of a registered grid function; got {fn!r}")
     grid = _grid(fn, grid)
     replicates = check.positive_int("replicates", replicates)
     rng = check.seed_int("rng", rng)

@@ -69,7 +69,7 @@ from .. import check
 from ..errors import ConvergenceError
 from ..numerics.stats import mean_se
 from ..results import python_scalars, short_repr
-from .chains import Chains, _stationary, blame_alpha, guard_memory, transition_matrices
+from .chains import Chains, _stationary, blame_concentration, guard_memory, transition_matrices
 
 COVARIANCES = ("multinomial", "markov")
 _RANK_TOL = 1e-10          # relative singular-value cutoff of the row-centred embedding
@@ -395,7 +395,7 @@ def information(pool, E, length, n_samples=2048, rng=None, covariance="multinomi
     --------
     >>> from linattn import markov
     >>> from linattn.markov import bottleneck
-    >>> pool = markov.Chains(C=3, alpha=1.0, K=2).draw_pool(0)
+    >>> pool = markov.Chains(C=3, concentration=1.0, K=2).draw_pool(0)
     >>> r = bottleneck.information(pool, bottleneck.one_hot_embedding(3), length=400, rng=1)
     >>> r.max_bits, r.bits <= r.max_bits
     (1.0, True)
@@ -481,7 +481,7 @@ class InformationMean:
         python_scalars(self)
 
 
-def information_mean(C, alpha, K, E, length, n_pools=4, rng=None, n_samples=2048, covariance="multinomial"):
+def information_mean(C, concentration, K, E, length, n_pools=4, rng=None, n_samples=2048, covariance="multinomial"):
     """:func:`information` averaged over ``n_pools`` independent pools of ``K`` ``Dirichlet(α)`` chains.
 
     Pool ``i`` is drawn with the seed tuple ``(seed, i)``, ``seed`` from ``rng``.
@@ -490,7 +490,7 @@ def information_mean(C, alpha, K, E, length, n_pools=4, rng=None, n_samples=2048
     ----------
     C : int
         Number of states, ``>= 2``.
-    alpha : float
+    concentration : float
         Dirichlet concentration, ``> 0``.
     K : int
         Pool size, ``>= 1``.
@@ -507,7 +507,7 @@ def information_mean(C, alpha, K, E, length, n_pools=4, rng=None, n_samples=2048
     -------
     InformationMean
     """
-    ch = Chains(C=C, alpha=alpha, K=K)
+    ch = Chains(C=C, concentration=concentration, K=K)
     n_pools = check.positive_int("n_pools", n_pools, minimum=2)
     E, _ = _embedding(E, ch.C)
     n_samples = check.positive_int("n_samples", n_samples, minimum=2)
@@ -559,7 +559,7 @@ class K2:
         python_scalars(self)
 
 
-def k2(C, alpha, E, length, gap=1.0, n_pools=4, rng=None, n_samples=1024, K_max=4096, step=0.5,
+def k2(C, concentration, E, length, gap=1.0, n_pools=4, rng=None, n_samples=1024, K_max=4096, step=0.5,
        covariance="multinomial"):
     r"""``K₂*``: the pool size at which the information falls ``gap`` bits short of ``log₂ K`` (module docstring).
 
@@ -572,7 +572,7 @@ def k2(C, alpha, E, length, gap=1.0, n_pools=4, rng=None, n_samples=1024, K_max=
     ----------
     C : int
         Number of states, ``>= 2``.
-    alpha : float
+    concentration : float
         Dirichlet concentration, ``> 0``.
     E : array_like, shape (C², d)
     length : int
@@ -604,7 +604,7 @@ def k2(C, alpha, E, length, gap=1.0, n_pools=4, rng=None, n_samples=1024, K_max=
     K_max = check.positive_int("K_max", K_max, minimum=2)
     step = check.real("step", step, low=0.0, high=2.0, low_open=True)
     check.choice("covariance", covariance, COVARIANCES)
-    ch = Chains(C=C, alpha=alpha, K=K_max)
+    ch = Chains(C=C, concentration=concentration, K=K_max)
     E, _ = _embedding(E, ch.C)
     length = check.positive_int("length", length, minimum=2)
     n_samples = check.positive_int("n_samples", n_samples, minimum=2)
@@ -652,7 +652,7 @@ class PriorMoments:
     within : ndarray (C², C²)
         ``E[diag p − p pᵀ]`` (``n ×`` the mean multinomial covariance of ``f``).
     C : int
-    alpha : float
+    concentration : float
     n_chains : int
         Chains averaged (0: the ``π ≈ 1/C`` closed form).
     samples : ndarray (n_chains, C²) or None
@@ -665,7 +665,7 @@ class PriorMoments:
     between: np.ndarray
     within: np.ndarray
     C: int
-    alpha: float
+    concentration: float
     n_chains: int
     samples: np.ndarray | None = None
 
@@ -673,7 +673,7 @@ class PriorMoments:
         python_scalars(self)
 
 
-def prior_moments(C, alpha, n_chains=20000, rng=0):
+def prior_moments(C, concentration, n_chains=20000, rng=0):
     r"""Moments of the stationary bigram law ``p[a·C + b] = π(a) T(a, b)`` of a chain with ``Dirichlet(α·1_C)``
     rows: sample averages over ``n_chains`` chains (relative error ``~ √(2/n_chains)``), or for ``n_chains=0``
     the closed form with ``π ≈ 1/C``:
@@ -688,7 +688,7 @@ def prior_moments(C, alpha, n_chains=20000, rng=0):
     ----------
     C : int
         Number of states, ``>= 2``.
-    alpha : float
+    concentration : float
         Dirichlet concentration, ``> 0``.
     n_chains : int
         ``0`` (closed form) or ``>= 100``.
@@ -698,22 +698,23 @@ def prior_moments(C, alpha, n_chains=20000, rng=0):
     -------
     PriorMoments
     """
-    ch = Chains(C=C, alpha=alpha, K=None)
+    ch = Chains(C=C, concentration=concentration, K=None)
     n_chains = check.nonneg_int("n_chains", n_chains)
-    C, alpha = ch.C, ch.alpha
+    C, concentration = ch.C, ch.concentration
     if n_chains != 0 and n_chains < 100:
         check.fail("n_chains", n_chains, "0 (closed form) or an integer >= 100")
     # the C² x C² moments (Cov p, E[diag p − p pᵀ] and their temporaries) and the sampled chains with their copies
     guard_memory([(40.0, [("C", C**4)]), (48.0, [("n_chains", n_chains), ("C", C * C)])],
                  f"the moments of the {C * C} bigrams" + (f" from {n_chains} chains" if n_chains else ""))
     if n_chains == 0:
-        blk = (np.eye(C) / C - 1.0 / C ** 2) / ((C * alpha + 1.0) * C ** 2)
+        blk = (np.eye(C) / C - 1.0 / C ** 2) / ((C * concentration + 1.0) * C ** 2)
         A = np.kron(np.eye(C), blk)
         return PriorMoments(mean=np.full(C * C, 1.0 / C ** 2), between=A,
-                            within=np.eye(C * C) / C ** 2 - A - 1.0 / C ** 4, C=C, alpha=alpha, n_chains=0)
-    with blame_alpha(alpha):
+                            within=np.eye(C * C) / C ** 2 - A - 1.0 / C ** 4, C=C, concentration=concentration,
+                            n_chains=0)
+    with blame_concentration(concentration):
         p = bigram_laws(ch.draw_chains(n_chains, rng))
     mean = p.mean(axis=0)
     second = p.T @ p / n_chains
     return PriorMoments(mean=mean, between=second - np.outer(mean, mean), within=np.diag(mean) - second,
-                        C=C, alpha=alpha, n_chains=n_chains, samples=p)
+                        C=C, concentration=concentration, n_chains=n_chains, samples=p)

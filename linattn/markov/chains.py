@@ -66,7 +66,7 @@ def log_gamma_variate(shape, state):
 
 
 @numba.njit(cache=True)
-def draw_chains_kernel(alpha, seed, stream0, out):
+def draw_chains_kernel(concentration, seed, stream0, out):
     """Fill ``out`` (n, C, C) with chains of i.i.d. Dirichlet(α·1) rows; chain ``t`` uses stream ``stream0 + t``."""
     n, C = out.shape[0], out.shape[1]
     state = np.empty(4, np.uint64)
@@ -76,7 +76,7 @@ def draw_chains_kernel(alpha, seed, stream0, out):
         for i in range(C):
             top = -np.inf
             for j in range(C):
-                logg[j] = log_gamma_variate(alpha, state)
+                logg[j] = log_gamma_variate(concentration, state)
                 if logg[j] > top:
                     top = logg[j]
             total = 0.0
@@ -171,15 +171,16 @@ class ReducibleChainError(ValueError):
 
 
 @contextlib.contextmanager
-def blame_alpha(alpha):
-    """Chains drawn from ``Dirichlet(α)`` rows that turn out reducible: name ``alpha`` (their entries underflowed
-    to exact zeros, which a positive Dirichlet draw never has)."""
+def blame_concentration(concentration):
+    """Chains drawn from ``Dirichlet(α)`` rows that turn out reducible: name ``concentration`` (their entries
+    underflowed to exact zeros, which a positive Dirichlet draw never has)."""
     try:
         yield
     except ReducibleChainError:
-        check.fail("alpha", alpha, "large enough that the Dirichlet(alpha) rows drawn keep every transition "
-                                   "probability above 0 in float64 (a smaller alpha underflows to zeros: a reducible "
-                                   "chain, no stationary law; about alpha >= 0.05)")
+        check.fail("concentration", concentration,
+                   "large enough that the Dirichlet(concentration) rows drawn keep every transition probability "
+                   "above 0 in float64 (a smaller concentration underflows to zeros: a reducible chain, no "
+                   "stationary law; about concentration >= 0.05)")
 
 
 def stationary(T):
@@ -232,7 +233,7 @@ def _stationary(T, name):
     return pi / pi.sum(-1, keepdims=True)
 
 
-def expected_row_entropy(C, alpha):
+def expected_row_entropy(C, concentration):
     r"""Mean entropy (nats) of a row ``p ~ Dirichlet(α·1_C)``: ``E[H(p)] = ψ(Cα + 1) − ψ(α + 1)``.
 
     From ``E[p_j log p_j] = (α/Cα) [ψ(α + 1) − ψ(Cα + 1)]`` (the size-biased Beta law), summed over ``j``.
@@ -243,7 +244,7 @@ def expected_row_entropy(C, alpha):
     ----------
     C : int
         Number of states, ``>= 2``.
-    alpha : float
+    concentration : float
         Dirichlet concentration, ``> 0`` and finite.
 
     Returns
@@ -259,10 +260,10 @@ def expected_row_entropy(C, alpha):
     0.5
     """
     C = check.positive_int("C", C, minimum=2)
-    alpha = check.positive("alpha", alpha)
-    if not math.isfinite(C * alpha):     # ψ(Cα + 1) − ψ(α + 1) = log C − (1 − 1/C)/(2α) + O(α⁻²), α > 1e292
+    concentration = check.positive("concentration", concentration)
+    if not math.isfinite(C * concentration):     # ψ(Cα + 1) − ψ(α + 1) = log C − (1 − 1/C)/(2α) + O(α⁻²), α > 1e292
         return math.log(C)
-    return float(special.digamma(C * alpha + 1.0) - special.digamma(alpha + 1.0))
+    return float(special.digamma(C * concentration + 1.0) - special.digamma(concentration + 1.0))
 
 
 def first_law(T, first_state):
@@ -321,7 +322,7 @@ class Chains:
     ----------
     C : int
         Number of states, ``>= 2``.
-    alpha : float
+    concentration : float
         Dirichlet concentration of the rows, ``> 0`` and finite.
     K : int or None
         Pool size (``>= 1``); ``None``: a fresh chain for every sequence (``K = ∞``).
@@ -331,7 +332,7 @@ class Chains:
     Examples
     --------
     >>> from linattn import markov
-    >>> ch = markov.Chains(C=3, alpha=1.0, K=4)
+    >>> ch = markov.Chains(C=3, concentration=1.0, K=4)
     >>> s = ch.sample(5, 8, rng=0)
     >>> s.states.shape, s.pool.shape, s.task.shape
     ((5, 8), (4, 3, 3), (5,))
@@ -340,13 +341,13 @@ class Chains:
     __repr__ = short_repr
 
     C: int
-    alpha: float
+    concentration: float
     K: int | None = None
     first_state: str = "stationary"
 
     def __post_init__(self):
         object.__setattr__(self, "C", check.positive_int("C", self.C, minimum=2))
-        object.__setattr__(self, "alpha", check.positive("alpha", self.alpha))
+        object.__setattr__(self, "concentration", check.positive("concentration", self.concentration))
         if self.K is not None:
             object.__setattr__(self, "K", check.positive_int("K", self.K, minimum=1))
         check.choice("first_state", self.first_state, FIRST_STATES)
@@ -370,7 +371,7 @@ class Chains:
         guard_memory([(8.0, [("n", n), ("C", self.C**2)])], f"{n} chains of {self.C} x {self.C}")
         seed = check.seed_int("rng", check.rng(rng))
         out = np.empty((n, self.C, self.C))
-        draw_chains_kernel(self.alpha, seed, 0, out)
+        draw_chains_kernel(self.concentration, seed, 0, out)
         return out
 
     def draw_pool(self, rng):
@@ -424,7 +425,7 @@ class Chains:
             if pool is not None:
                 raise ValueError("pool must be None when K is None (a fresh chain per sequence); got an array")
             chains = np.empty((n_seq, C, C))
-            draw_chains_kernel(self.alpha, check.seed_int("rng", gen), 0, chains)
+            draw_chains_kernel(self.concentration, check.seed_int("rng", gen), 0, chains)
             task = np.arange(n_seq, dtype=np.int64)
         else:
             if pool is None:
@@ -434,7 +435,7 @@ class Chains:
                 if chains.shape != (self.K, C, C):
                     check.fail("pool", f"<array with shape {chains.shape}>", f"an array of shape ({self.K}, {C}, {C})")
             task = gen.integers(self.K, size=n_seq).astype(np.int64)
-        with blame_alpha(self.alpha) if pool is None else contextlib.nullcontext():
+        with blame_concentration(self.concentration) if pool is None else contextlib.nullcontext():
             first = _first_law(chains, self.first_state, "pool")
         states = np.empty((n_seq, length), dtype=np.int64)
         paths_kernel(np.cumsum(chains, axis=-1), np.cumsum(first, axis=-1), task, check.seed_int("rng", gen), 0, states)

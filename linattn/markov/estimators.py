@@ -56,7 +56,7 @@ from .chains import (
     Chains,
     _first_law,
     _stationary,
-    blame_alpha,
+    blame_concentration,
     draw_chains_kernel,
     first_law,
     guard_memory,
@@ -128,11 +128,11 @@ def _mix(w, f, i, j):
 
 
 @numba.njit(cache=True)
-def _g_onestep(cnt2, rowc, x0, alpha, C):
+def _g_onestep(cnt2, rowc, x0, concentration, C):
     """``g(N) = Σ_i (α + N_{i→x0})/(N_i + Cα)`` (module docstring)."""
     g = 0.0
     for i in range(C):
-        g += (alpha + cnt2[i, x0]) / (rowc[i] + C * alpha)
+        g += (concentration + cnt2[i, x0]) / (rowc[i] + C * concentration)
     return g
 
 
@@ -168,7 +168,7 @@ def _stationary_small(T, A, pi):
 
 
 @numba.njit(cache=True)
-def _stationary_mc(cnt2, a, x0, alpha, n_mc, state, G, T, A, pi, gy):
+def _stationary_mc(cnt2, a, x0, concentration, n_mc, state, G, T, A, pi, gy):
     """``gy[y] = (1/n_mc) Σ_m π_{T^{(m,y)}}(x_0)``: Monte Carlo of ``g(N + e_{a y}) = E_{D(N + e_{ay})}[π_T(x_0)]``
     for every ``y`` with common random numbers: a draw ``G_{ij} ~ Gamma(α + N_{ij})`` and ``E ~ Exp(1)`` gives
     ``T^{(m,y)}`` with rows ``G_{i·}/Σ_j G_{ij}``, except row ``a`` built from ``G_{a·} + E e_y`` (a Gamma
@@ -179,7 +179,7 @@ def _stationary_mc(cnt2, a, x0, alpha, n_mc, state, G, T, A, pi, gy):
     for m in range(n_mc):
         for i in range(C):
             for j in range(C):
-                G[i, j] = np.exp(log_gamma_variate(alpha + cnt2[i, j], state))
+                G[i, j] = np.exp(log_gamma_variate(concentration + cnt2[i, j], state))
         e = -np.log(1.0 - next_uniform(state))
         for i in range(C):
             if i == a:
@@ -244,7 +244,7 @@ def _mem_seq(x, kind, Tp, logTp, pip, logpip, logfp, w, ll, loss, probs, want):
 
 
 @numba.njit(cache=True)
-def _seq(x, kind, C, alpha, beta, first, n_mc, Tp, logTp, pip, logpip, logfp, Ttrue,
+def _seq(x, kind, C, concentration, pseudo, first, n_mc, Tp, logTp, pip, logpip, logfp, Ttrue,
          cnt, cnt2, rowc, w, ll, state, G, T, A, pi, gy, loss, probs, want):
     """Log-losses ``loss[n] = −log p̂(x_{n+1} | x_{0:n})`` of one sequence for one estimator (and the full
     predictive rows into ``probs`` if ``want``). Pool arrays are laid out state-major, chain-minor:
@@ -272,34 +272,34 @@ def _seq(x, kind, C, alpha, beta, first, n_mc, Tp, logTp, pip, logpip, logfp, Tt
             continue
         if kind == 2:  # 1-gen
             cnt[a] += 1.0
-            den = n + 1.0 + C * beta
-            loss[n] = -np.log((cnt[b] + beta) / den)
+            den = n + 1.0 + C * pseudo
+            loss[n] = -np.log((cnt[b] + pseudo) / den)
             if want:
                 for y in range(C):
-                    probs[n, y] = (cnt[y] + beta) / den
+                    probs[n, y] = (cnt[y] + pseudo) / den
             continue
         if kind == 3 or fresh_bayes:  # 2-gen, and Bayes of fresh chains
-            den = rowc[a] + C * alpha
+            den = rowc[a] + C * concentration
             if kind == 3 or first == 1:
-                loss[n] = -np.log((cnt2[a, b] + alpha) / den)
+                loss[n] = -np.log((cnt2[a, b] + concentration) / den)
                 if want:
                     for y in range(C):
-                        probs[n, y] = (cnt2[a, y] + alpha) / den
+                        probs[n, y] = (cnt2[a, y] + concentration) / den
             else:
                 if first == 2:  # onestep: exact g(N + e_ay)
-                    g = _g_onestep(cnt2, rowc, x0, alpha, C)
-                    old = (alpha + cnt2[a, x0]) / den
+                    g = _g_onestep(cnt2, rowc, x0, concentration, C)
+                    old = (concentration + cnt2[a, x0]) / den
                     for y in range(C):
-                        gy[y] = g - old + (alpha + cnt2[a, x0] + (1.0 if y == x0 else 0.0)) / (den + 1.0)
-                elif not _stationary_mc(cnt2, a, x0, alpha, n_mc, state, G, T, A, pi, gy):
+                        gy[y] = g - old + (concentration + cnt2[a, x0] + (1.0 if y == x0 else 0.0)) / (den + 1.0)
+                elif not _stationary_mc(cnt2, a, x0, concentration, n_mc, state, G, T, A, pi, gy):
                     return -2
                 norm = 0.0
                 for y in range(C):
-                    norm += (cnt2[a, y] + alpha) * gy[y]
-                loss[n] = -np.log((cnt2[a, b] + alpha) * gy[b] / norm)
+                    norm += (cnt2[a, y] + concentration) * gy[y]
+                loss[n] = -np.log((cnt2[a, b] + concentration) * gy[b] / norm)
                 if want:
                     for y in range(C):
-                        probs[n, y] = (cnt2[a, y] + alpha) * gy[y] / norm
+                        probs[n, y] = (cnt2[a, y] + concentration) * gy[y] / norm
             cnt2[a, b] += 1.0
             rowc[a] += 1.0
             continue
@@ -307,7 +307,7 @@ def _seq(x, kind, C, alpha, beta, first, n_mc, Tp, logTp, pip, logpip, logfp, Tt
 
 
 @numba.njit(cache=True)
-def _run(states, kind, C, alpha, beta, first, n_mc, seed, stream0, Tp, logTp, pip, logpip, logfp, Ttrue, task,
+def _run(states, kind, C, concentration, pseudo, first, n_mc, seed, stream0, Tp, logTp, pip, logpip, logfp, Ttrue, task,
          loss, probs, want, total, total_sq, accumulate):
     """Every sequence of ``states``: write its losses into ``loss[s]`` (and ``probs[s]`` if ``want``), or,
     if ``accumulate``, add ``ℓ_n − log C`` and its square into ``total`` and ``total_sq``. The Monte Carlo of sequence
@@ -330,7 +330,8 @@ def _run(states, kind, C, alpha, beta, first, n_mc, seed, stream0, Tp, logTp, pi
         if kind == 4 and first == 0:
             seed_state(seed, stream0 + s, state)
         row = 0 if accumulate else s
-        bad = _seq(states[s], kind, C, alpha, beta, first, n_mc, Tp, logTp, pip, logpip, logfp, Ttrue[task[s]],
+        bad = _seq(states[s], kind, C, concentration, pseudo, first, n_mc, Tp, logTp, pip, logpip, logfp,
+                   Ttrue[task[s]],
                    cnt, cnt2, rowc, w, ll, state, G, T, A, pi, gy, loss[row], probs[s if want else 0], want)
         if bad != -1:
             return s * 4 + (1 if bad == -2 else 0)
@@ -343,7 +344,7 @@ def _run(states, kind, C, alpha, beta, first, n_mc, seed, stream0, Tp, logTp, pi
 
 
 # ----------------------------------------------------------------------------- public functions
-def matched_pseudocount(C, alpha):
+def matched_pseudocount(C, concentration):
     r"""Pseudocount ``β* = Cα + 1 − 1/C`` of 1-gen: the symmetric Dirichlet whose variance matches the
     stationary law of a random chain to leading order (docs/markov.md).
 
@@ -356,7 +357,7 @@ def matched_pseudocount(C, alpha):
     ----------
     C : int
         Number of states, ``>= 2``.
-    alpha : float
+    concentration : float
         Dirichlet concentration of the rows, ``> 0``.
 
     Returns
@@ -366,14 +367,15 @@ def matched_pseudocount(C, alpha):
     Raises
     ------
     ValueError
-        If ``C·α`` exceeds float64 (``alpha`` above ``1.8e308/C``).
+        If ``C·α`` exceeds float64 (``concentration`` above ``1.8e308/C``).
     """
     C = check.positive_int("C", C, minimum=2)
-    alpha = check.positive("alpha", alpha)
-    if not math.isfinite(C * alpha):
-        check.fail("alpha", alpha, f"a real number in (0, {np.finfo(float).max / C:.4g}] (C * alpha finite in float64; "
+    concentration = check.positive("concentration", concentration)
+    if not math.isfinite(C * concentration):
+        check.fail("concentration", concentration,
+                   f"a real number in (0, {np.finfo(float).max / C:.4g}] (C * concentration finite in float64; "
                                    f"C = {C})")
-    return C * alpha + 1.0 - 1.0 / C
+    return C * concentration + 1.0 - 1.0 / C
 
 
 def _names(names, K, first_state):
@@ -428,10 +430,11 @@ def _fail_kernel(code, name, chains, offset=0):
     s, kind = divmod(code, 4)
     if kind == 1:
         raise ValueError(f"bayes: a Monte Carlo draw from the Dirichlet posterior was a reducible chain (entries "
-                         f"underflowed to 0) for sequence {s + offset}; alpha = {chains.alpha} is too small for "
-                         "first_state='stationary' with K=None")
+                         f"underflowed to 0) for sequence {s + offset}; concentration = {chains.concentration} is "
+                         "too small for first_state='stationary' with K=None")
     raise ValueError(f"{name}: the pool gives probability 0 to a transition observed in sequence {s + offset} "
-                     "(transition-matrix entries that underflowed to 0, alpha too small): the log-loss is infinite")
+                     "(transition-matrix entries that underflowed to 0, concentration too small): the log-loss is "
+                     "infinite")
 
 
 def _concentration(a, C):
@@ -446,7 +449,7 @@ def _setup(name, pool, chains, pseudocount, n_mc):
         raise ValueError(f"chains must be a linattn.markov.Chains or None; got {type(chains).__name__}")
     check.choice("name", name, NAMES[:5])
     if name in ("1-gen", "2-gen", "bayes") and chains is None:
-        raise ValueError(f"chains must be a linattn.markov.Chains for name={name!r} (it sets alpha and the "
+        raise ValueError(f"chains must be a linattn.markov.Chains for name={name!r} (it sets concentration and the "
                          "first-state law); got None")
     needs_pool = name in ("1-mem", "2-mem") or name == "bayes" and chains.K is not None
     if needs_pool:
@@ -468,11 +471,11 @@ def _setup(name, pool, chains, pseudocount, n_mc):
     else:
         pool = None
     C = chains.C if chains is not None else pool.shape[1]
-    alpha = chains.alpha if chains is not None else 1.0
+    concentration = chains.concentration if chains is not None else 1.0
     first = chains.first_state if chains is not None else "stationary"
-    beta = alpha if pseudocount is None else check.positive("pseudocount", pseudocount)
+    pseudo = concentration if pseudocount is None else check.positive("pseudocount", pseudocount)
     n_mc = check.positive_int("n_mc", n_mc)
-    return pool, C, _concentration(alpha, C), first, _concentration(beta, C), n_mc
+    return pool, C, _concentration(concentration, C), first, _concentration(pseudo, C), n_mc
 
 
 def log_losses(states, name, pool=None, chains=None, pseudocount=None, n_mc=64, rng=None):
@@ -516,7 +519,7 @@ def predict(states, name, pool=None, chains=None, pseudocount=None, n_mc=64, rng
     --------
     >>> import numpy as np
     >>> from linattn import markov
-    >>> ch = markov.Chains(C=3, alpha=1.0)
+    >>> ch = markov.Chains(C=3, concentration=1.0)
     >>> s = ch.sample(2, 5, rng=0)
     >>> p = markov.predict(s.states, "2-gen", chains=ch)
     >>> p.shape, bool(np.allclose(p.sum(-1), 1.0))
@@ -535,7 +538,7 @@ def _cost(name, positions, C, K, first, n_mc, c_name, k_name):
 
 
 def _evaluate(states, name, pool, chains, pseudocount, n_mc, rng, want):
-    pool, C, alpha, first, beta, n_mc = _setup(name, pool, chains, pseudocount, n_mc)
+    pool, C, concentration, first, pseudo, n_mc = _setup(name, pool, chains, pseudocount, n_mc)
     c_name = "pool" if chains is None else "chains.C"
 
     def plan(n_seq, L):
@@ -552,7 +555,7 @@ def _evaluate(states, name, pool, chains, pseudocount, n_mc, rng, want):
     loss = np.empty((n_seq, L - 1))
     probs = np.empty((n_seq, L - 1, C) if want else (1, L - 1, C))
     dummy = np.ones((1, C, C))
-    code = _run(x, _KIND[name], C, alpha, beta, _FIRST[first], n_mc, seed, 0, Tp, logTp, pip, logpip, logfp,
+    code = _run(x, _KIND[name], C, concentration, pseudo, _FIRST[first], n_mc, seed, 0, Tp, logTp, pip, logpip, logfp,
                 dummy, np.zeros(n_seq, np.int64), loss, probs, want, np.zeros(1), np.zeros(1), False)
     if code != -1:
         _fail_kernel(code, name, chains)
@@ -571,7 +574,7 @@ def log_losses_naive(states, name, pool=None, chains=None, pseudocount=None):
     -------
     ndarray, shape (n_seq, length − 1)
     """
-    pool, C, alpha, first, beta, _ = _setup(name, pool, chains, pseudocount, 1)
+    pool, C, concentration, first, pseudo, _ = _setup(name, pool, chains, pseudocount, 1)
     if name == "bayes" and pool is None and first != "uniform":
         raise ValueError(f"log_losses_naive covers bayes of fresh chains for first_state='uniform' only; got "
                          f"{first!r}")
@@ -588,7 +591,7 @@ def log_losses_naive(states, name, pool=None, chains=None, pseudocount=None):
         return terms, f"the one-hot counts of {n_seq} sequences of {L} states"
     x = _states(states, C, plan)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = _naive(x, name, pool, C, alpha, first, beta)
+        out = _naive(x, name, pool, C, concentration, first, pseudo)
     bad = ~np.isfinite(out)
     if bad.any():                   # the ValueError of log_losses: the pool gives probability 0 to a transition
         _fail_kernel(int(np.argmax(bad.any(axis=1))) * 4, name, chains)
@@ -602,21 +605,21 @@ def _one_hot(index, size):
     return out
 
 
-def _naive(x, name, pool, C, alpha, first, beta):
+def _naive(x, name, pool, C, concentration, first, pseudo):
     """The vectorized log-losses of :func:`log_losses_naive` (``inf``/NaN where the pool gives a transition
     probability 0)."""
     n_seq, L = x.shape
     a, b = x[:, :-1], x[:, 1:]
     if name == "1-gen":
         counts = np.cumsum(_one_hot(a, C), axis=1)  # N_y over x_0 … x_n
-        num = np.take_along_axis(counts, b[..., None], axis=-1)[..., 0] + beta
-        return -np.log(num / (np.arange(1, L) + C * beta))
+        num = np.take_along_axis(counts, b[..., None], axis=-1)[..., 0] + pseudo
+        return -np.log(num / (np.arange(1, L) + C * pseudo))
     if pool is None:  # 2-gen (and bayes of fresh chains with a uniform first state)
         onehot = _one_hot(a * C + b, C * C)
         before = (np.cumsum(onehot, axis=1) - onehot).reshape(n_seq, L - 1, C, C)  # transitions before n
         rows = np.take_along_axis(before, a[..., None, None], axis=2)[:, :, 0, :]  # N_{x_n → ·}
-        num = np.take_along_axis(rows, b[..., None], axis=-1)[..., 0] + alpha
-        return -np.log(num / (rows.sum(-1) + C * alpha))
+        num = np.take_along_axis(rows, b[..., None], axis=-1)[..., 0] + concentration
+        return -np.log(num / (rows.sum(-1) + C * concentration))
     logT = np.log(pool)
     logpi = np.log(_stationary(pool, "pool"))
     logphi = np.log(_first_law(pool, first, "pool"))
@@ -646,8 +649,8 @@ class LossCurves:
         sequences), per estimator name.
     names : tuple of str
     chains : Chains
-    length, n_seq, n_pools : int
-        Sequence length, sequences per pool, pools.
+    n_seq, length, n_pools : int
+        Sequences per pool, states per sequence, pools.
     on : str
         ``"pool"`` or ``"fresh"`` (the chains the sequences come from).
     pseudocount : float
@@ -661,8 +664,8 @@ class LossCurves:
     se: dict = field(repr=False)
     names: tuple
     chains: Chains
-    length: int
     n_seq: int
+    length: int
     n_pools: int
     on: str
     pseudocount: float
@@ -672,7 +675,7 @@ class LossCurves:
         python_scalars(self)
 
 
-def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudocount=None, n_mc=64):
+def losses(chains, n_seq, length, rng, n_pools=1, on="pool", names=None, pseudocount=None, n_mc=64):
     r"""Mean log-loss vs position of the ideal estimators on sequences of the Markov-chain task (module
     docstring; arXiv:2604.12151, their Fig. of estimator losses).
 
@@ -686,10 +689,10 @@ def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudoc
     Parameters
     ----------
     chains : Chains
-    length : int
-        ``L >= 2``.
     n_seq : int
         Sequences per pool (``>= 2`` if ``n_pools == 1``).
+    length : int
+        States per sequence, ``L >= 2``.
     rng : None, int, tuple of ints or numpy.random.Generator
     n_pools : int
         Pools (finite ``K``); the s.e. is over pools if ``>= 2``.
@@ -714,7 +717,7 @@ def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudoc
     Examples
     --------
     >>> from linattn import markov
-    >>> r = markov.losses(markov.Chains(C=3, alpha=1.0, K=4), length=20, n_seq=200, rng=0)
+    >>> r = markov.losses(markov.Chains(C=3, concentration=1.0, K=4), n_seq=200, length=20, rng=0)
     >>> r.mean["bayes"].shape
     (19,)
     """
@@ -725,9 +728,9 @@ def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudoc
     n_seq = check.positive_int("n_seq", n_seq, minimum=2 if n_pools == 1 else 1)
     check.choice("on", on, ("pool", "fresh"))
     names = _names(names, chains.K, chains.first_state)
-    beta = chains.alpha if pseudocount is None else check.positive("pseudocount", pseudocount)
+    pseudo = chains.concentration if pseudocount is None else check.positive("pseudocount", pseudocount)
     n_mc = check.positive_int("n_mc", n_mc)
-    C, alpha, first = chains.C, chains.alpha, chains.first_state
+    C, concentration, first = chains.C, chains.concentration, chains.first_state
     block = max(1, min(_BLOCK, (1 << 23) // length))
     K = chains.K or 0
     # a block of paths with its chains (fresh: five (block, C, C) arrays with the copies of first_law); the pool
@@ -746,14 +749,14 @@ def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudoc
                   (trips, [("n_pools", n_pools)]), (trips, [("n_pools", n_pools), ("n_seq", n_seq // _BLOCK)])],
                f"{len(names)} estimators on {n_pools} x {n_seq} sequences of {length} states")
     gen = check.rng(rng)
-    alpha_run, beta_run = _concentration(alpha, C), _concentration(beta, C)
+    alpha_run, beta_run = _concentration(concentration, C), _concentration(pseudo, C)
     sums = {nm: np.zeros((n_pools, length - 1)) for nm in names}
     sq = {nm: np.zeros((n_pools, length - 1)) for nm in names}
     for p in range(n_pools):
         fresh = chains.K is None or on == "fresh"
         if chains.K is not None:
             pool = chains.draw_pool(gen)
-            with blame_alpha(alpha):
+            with blame_concentration(concentration):
                 layout = _pool_layout(pool, first, C)
         else:
             pool, layout = None, _pool_layout(None, first, C)
@@ -769,9 +772,9 @@ def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudoc
             x = np.empty((stop - start, length), dtype=np.int64)
             if fresh:
                 own = np.empty((stop - start, C, C))
-                draw_chains_kernel(alpha, seed_chain, start, own)
+                draw_chains_kernel(concentration, seed_chain, start, own)
                 own_task = np.arange(stop - start, dtype=np.int64)
-                with blame_alpha(alpha):
+                with blame_concentration(concentration):
                     first_own = first_law(own, first)
                 paths_kernel(np.cumsum(own, axis=-1), np.cumsum(first_own, axis=-1), own_task, seed_path, start, x)
             else:
@@ -794,4 +797,4 @@ def losses(chains, length, n_seq, rng, n_pools=1, on="pool", names=None, pseudoc
             m_mean, se[nm] = mean_se(m, 0)
             mean[nm] = np.log(C) + m_mean
     return LossCurves(mean=mean, se=se, names=names, chains=chains, length=length, n_seq=n_seq, n_pools=n_pools,
-                      on=on, pseudocount=beta, n_mc=n_mc)
+                      on=on, pseudocount=pseudo, n_mc=n_mc)

@@ -88,7 +88,7 @@ def test_bad_inputs_of_the_read_outs(call, words):
 def test_kl_identity_of_the_bayes_predictor_and_a_rejected_stand_in():
     """For any predictor q, E[ℓ_q − ℓ_bayes] = E[KL(bayes ‖ q)] exactly (the targets follow the Bayes predictive);
     with 1-gen in place of Bayes the same check fails. Monte Carlo over 3000 sequences: |mean| <= 4 s.e."""
-    chains = markov.Chains(C=3, alpha=1.0, K=2)
+    chains = markov.Chains(C=3, concentration=1.0, K=2)
     pool = chains.draw_pool(0)
     x = chains.sample(3000, 12, rng=1, pool=pool).states
     probs = {n: markov.predict(x, n, pool=pool, chains=chains) for n in ("bayes", "2-gen", "1-gen")}

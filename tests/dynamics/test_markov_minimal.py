@@ -10,15 +10,15 @@ from dynamics import markov_minimal as mm
 from dynamics.markov_minimal import markov_minimal_flow, markov_minimal_loss, markov_minimal_theory, n_canonical
 
 
-def _brute(C, N, alpha, first_state, beta, delta, variant, law="dirichlet"):
+def _brute(C, N, concentration, first_state, score_scale, delta, variant, law="dirichlet"):
     """All C^(N+1) sequences, no symmetry reduction: (Σ P, E[ℓ; seen], E[∇ℓ; seen])."""
     seqs = np.array(list(itertools.product(range(C), repeat=N + 1)), dtype=np.int8)
     if law == "dirichlet":
-        w = np.exp(mm._log_law(seqs, C, alpha, first_state))
+        w = np.exp(mm._log_law(seqs, C, concentration, first_state))
     else:                                  # i.i.d. uniform states: the baseline law
         w = np.full(len(seqs), float(C) ** -(N + 1))
     m, A = mm._features(seqs, N)
-    ell, g, _ = mm._per_pattern(beta, delta, m, A, variant)
+    ell, g, _ = mm._per_pattern(score_scale, delta, m, A, variant)
     return w.sum(), w @ ell, w @ g
 
 
@@ -26,13 +26,13 @@ def _brute(C, N, alpha, first_state, beta, delta, variant, law="dirichlet"):
 def test_enumeration_is_a_probability_law_and_matches_brute_force(first_state):
     """The canonical enumeration (restricted growth strings × C!/(C−k)!) sums to 1, as does the brute force
     over all C^(N+1) sequences (1e-12: float64 sums of ~10³ terms), and gives the same loss and gradient."""
-    C, N, alpha = 3, 5, 0.7
-    pat = mm._exact_patterns(C, N, alpha, first_state)
+    C, N, concentration = 3, 5, 0.7
+    pat = mm._exact_patterns(C, N, concentration, first_state)
     assert pat.n_sequences == n_canonical(C, N + 1) == 1 + 31 + 90    # Σ_{k≤3} S(6, k)
     assert abs(pat.total - 1) < 1e-12 and abs(pat.weight.sum() - 1) < 1e-12
-    total, loss_part, grad_part = _brute(C, N, alpha, first_state, 0.9, 0.4, "released")
+    total, loss_part, grad_part = _brute(C, N, concentration, first_state, 0.9, 0.4, "released")
     assert abs(total - 1) < 1e-12
-    r = markov_minimal_loss(0.9, 0.4, C, N, alpha, first_state=first_state)
+    r = markov_minimal_loss(0.9, 0.4, C, N, concentration, first_state=first_state)
     assert abs(r.loss_seen * (1 - r.p_unseen) - loss_part) < 1e-12
     assert np.abs(r.grad - grad_part).max() < 1e-12
 
@@ -42,16 +42,16 @@ def test_first_state_law_closed_forms():
     onestep makes s_0 → s_1 the second draw of row s_0 only if h = s_0 (Pólya: P(s_0 = s_1) =
     (1/C)[(1 + α)/(Cα + 1)·(1/C) + (1 − 1/C)·(1/C)] · C ... checked numerically against uniform's
     P(s_0 = s_1) = 1/C exactly)."""
-    C, alpha = 3, 0.5
+    C, concentration = 3, 0.5
     seqs = np.array(list(itertools.product(range(C), repeat=2)), dtype=np.int8)
     for fs in ("uniform", "onestep"):
-        p = np.exp(mm._log_law(seqs, C, alpha, fs)).reshape(C, C)
+        p = np.exp(mm._log_law(seqs, C, concentration, fs)).reshape(C, C)
         assert np.allclose(p.sum(axis=1), 1 / C, atol=1e-15)
-    p_u = np.exp(mm._log_law(seqs, C, alpha, "uniform")).reshape(C, C)
+    p_u = np.exp(mm._log_law(seqs, C, concentration, "uniform")).reshape(C, C)
     assert abs(np.trace(p_u) - 1 / C) < 1e-15
     # onestep: P(s0 = s1) = Σ_h P(h) [h = s0: (α+1)/(Cα+1) · ... ] — exact value by direct Pólya sums
-    p_o = np.exp(mm._log_law(seqs, C, alpha, "onestep")).reshape(C, C)
-    direct = (1 / C) * (1 / C) * ((alpha + 1) / (C * alpha + 1)) + (1 / C) * (1 - 1 / C) * (1 / C)
+    p_o = np.exp(mm._log_law(seqs, C, concentration, "onestep")).reshape(C, C)
+    direct = (1 / C) * (1 / C) * ((concentration + 1) / (C * concentration + 1)) + (1 / C) * (1 - 1 / C) * (1 / C)
     assert abs(np.trace(p_o) - C * direct) < 1e-15
 
 
@@ -59,15 +59,15 @@ def test_first_state_law_closed_forms():
 def test_gradient_and_hessian_against_finite_differences(variant):
     """Analytic ∇L, H vs central differences with step h = 1e-4: truncation h²|L'''|/6 ≲ 1e-9 and rounding
     1e-16/h ≈ 1e-12, so 1e-7 is a safe bound."""
-    C, N, alpha, h = 3, 5, 0.5, 1e-4
+    C, N, concentration, h = 3, 5, 0.5, 1e-4
     b, d = 0.8, -0.3
-    r = markov_minimal_loss(b, d, C, N, alpha, variant=variant)
+    r = markov_minimal_loss(b, d, C, N, concentration, variant=variant)
 
     def L(x, y):
-        return markov_minimal_loss(x, y, C, N, alpha, variant=variant).loss
+        return markov_minimal_loss(x, y, C, N, concentration, variant=variant).loss
 
     def G(x, y):
-        return markov_minimal_loss(x, y, C, N, alpha, variant=variant).grad
+        return markov_minimal_loss(x, y, C, N, concentration, variant=variant).grad
     fd_grad = [(L(b + h, d) - L(b - h, d)) / (2 * h), (L(b, d + h) - L(b, d - h)) / (2 * h)]
     fd_hess = np.array([(G(b + h, d) - G(b - h, d)) / (2 * h), (G(b, d + h) - G(b, d - h)) / (2 * h)])
     assert np.abs(r.grad - fd_grad).max() < 1e-7
@@ -94,14 +94,14 @@ def test_exact_agrees_with_monte_carlo_and_iid_baseline_is_rejected():
     """Exact vs Monte Carlo (linattn.markov.Chains, 40 000 fresh chains) within 4 s.e. for L_seen, p_unseen and
     ∇L; the i.i.d.-states law (a wrong data law) is rejected by the same 4 s.e. criterion."""
     pytest.importorskip("linattn.markov")
-    C, N, alpha, b, d = 3, 5, 0.5, 0.9, 0.4
-    ex = markov_minimal_loss(b, d, C, N, alpha, method="exact")
-    mc = markov_minimal_loss(b, d, C, N, alpha, method="mc", n_mc=40_000, rng=7)
+    C, N, concentration, b, d = 3, 5, 0.5, 0.9, 0.4
+    ex = markov_minimal_loss(b, d, C, N, concentration, method="exact")
+    mc = markov_minimal_loss(b, d, C, N, concentration, method="mc", n_mc=40_000, rng=7)
     assert mc.method == "mc" and mc.loss_seen_se > 0
     assert abs(ex.loss_seen - mc.loss_seen) < 4 * mc.loss_seen_se
     assert abs(ex.p_unseen - mc.p_unseen) < 4 * mc.p_unseen_se
     assert np.all(np.abs(ex.grad - mc.grad) < 4 * mc.grad_se)
-    total, _, _ = _brute(C, N, alpha, "onestep", b, d, "released", law="iid")
+    total, _, _ = _brute(C, N, concentration, "onestep", b, d, "released", law="iid")
     seqs = np.array(list(itertools.product(range(C), repeat=N + 1)), dtype=np.int8)
     _, A = mm._features(seqs, N)
     p_unseen_iid = float((~A.any(axis=1)).sum()) / len(seqs)
@@ -114,13 +114,13 @@ def test_theory_escape_time_matches_the_flow_and_naive_rate_is_rejected():
     α = 0.5, from (0, δ_s + 10⁻³) to |δ − δ_s| = r = 0.1. The cubic terms change the time by a relative O(r)
     amount spent near |δ − δ_s| ≈ r, i.e. ≲ r/λ₊ out of ~ log(r/10⁻³)/λ₊: tolerance 2 %. The naive rate
     |H_βδ| (ignoring H_ββ, the β relaxation) fails the same tolerance."""
-    C, N, alpha, r, eps = 3, 5, 0.5, 0.1, 1e-3
-    th = markov_minimal_theory(C, N, alpha, variant="released")
+    C, N, concentration, r, eps = 3, 5, 0.5, 0.1, 1e-3
+    th = markov_minimal_theory(C, N, concentration, variant="released")
     assert th.delta_saddle > 0.01          # the authors' start (0.01, 0.01) lies below the saddle
-    assert abs(markov_minimal_loss(0.0, th.delta_saddle, C, N, alpha).grad[0]) < 1e-12
+    assert abs(markov_minimal_loss(0.0, th.delta_saddle, C, N, concentration).grad[0]) < 1e-12
     assert th.rate > 0 > th.rate_stable
     t = np.linspace(0.0, 4 * math.log(r / eps) / th.rate, 50)
-    fl = markov_minimal_flow(0.0, th.delta_saddle + eps, C, N, alpha, t, delta_saddle=th.delta_saddle, radius=r)
+    fl = markov_minimal_flow(0.0, th.delta_saddle + eps, C, N, concentration, t, delta_saddle=th.delta_saddle, radius=r)
     t_theory = th.escape_time(0.0, th.delta_saddle + eps, r)
     assert abs(fl.escape_time - t_theory) < 0.02 * fl.escape_time
     vdelta = th.unstable[1]
@@ -132,21 +132,22 @@ def test_theory_escape_time_matches_the_flow_and_naive_rate_is_rejected():
 def test_released_start_falls_below_the_saddle():
     """From the released run's start (0.01, 0.01) the released variant leaves the saddle downwards (δ < 0, β < 0,
     loss barely below the 1-point loss) while the attention variant (saddle at δ_s < 0) rises to δ > 1."""
-    C, N, alpha = 3, 5, 0.5
+    C, N, concentration = 3, 5, 0.5
     t = np.geomspace(1.0, 3e4, 30)
-    rel = markov_minimal_flow(0.01, 0.01, C, N, alpha, t, variant="released")
-    att = markov_minimal_flow(0.01, 0.01, C, N, alpha, t, variant="attention")
-    assert rel.delta[-1] < 0 and rel.beta[-1] < 0
-    assert att.delta[-1] > 1 and att.beta[-1] > 0
+    rel = markov_minimal_flow(0.01, 0.01, C, N, concentration, t, variant="released")
+    att = markov_minimal_flow(0.01, 0.01, C, N, concentration, t, variant="attention")
+    assert rel.delta[-1] < 0 and rel.score_scale[-1] < 0
+    assert att.delta[-1] > 1 and att.score_scale[-1] > 0
     assert att.loss[-1] < rel.loss[-1] < rel.loss_1point
 
 
 def test_bad_input():
-    for kwargs, name in [({"C": 1}, "C"), ({"N": 1}, "N"), ({"alpha": 0.0}, "alpha"),
+    for kwargs, name in [({"C": 1}, "C"), ({"N": 1}, "N"), ({"concentration": 0.0}, "concentration"),
                          ({"variant": "softmax"}, "variant"), ({"first_state": "x"}, "first_state"),
-                         ({"method": "exactly"}, "method"), ({"eps": 0.0}, "eps"), ({"beta": math.nan}, "beta"),
+                         ({"method": "exactly"}, "method"), ({"eps": 0.0}, "eps"), ({"score_scale": math.nan},
+                                                                                    "score_scale"),
                          ({"first_state": "stationary", "method": "exact"}, "method"), ({"n_mc": 1}, "n_mc")]:
-        args = {"beta": 0.1, "delta": 0.1, "C": 3, "N": 4, "alpha": 0.5, **kwargs}
+        args = {"score_scale": 0.1, "delta": 0.1, "C": 3, "N": 4, "concentration": 0.5, **kwargs}
         with pytest.raises(ValueError, match=name):
             markov_minimal_loss(**args)
     with pytest.raises(ValueError, match="times"):

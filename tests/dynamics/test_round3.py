@@ -41,10 +41,10 @@ def test_markov_minimal_loss_large_delta_gradient_is_accurate():
     assert g40 / g30 == pytest.approx(np.exp(-10.0), rel=1e-6)
 
 
-@pytest.mark.parametrize("beta, delta, name", [(0.5, -1e300, "delta"), (1e300, 0.1, "beta")])
-def test_markov_minimal_loss_overflow_names_the_argument(beta, delta, name):
+@pytest.mark.parametrize("score_scale, delta, name", [(0.5, -1e300, "delta"), (1e300, 0.1, "score_scale")])
+def test_markov_minimal_loss_overflow_names_the_argument(score_scale, delta, name):
     with pytest.raises(ValueError, match=name):
-        dynamics.markov_minimal_loss(beta, delta, 3, 4, 1.0, variant="released")
+        dynamics.markov_minimal_loss(score_scale, delta, 3, 4, 1.0, variant="released")
 
 
 def test_markov_minimal_theory_bracket_overflow_is_refused():
@@ -71,7 +71,7 @@ def test_mean_flow_single_time_and_list():
 
 def test_markov_minimal_flow_single_time():
     r = dynamics.markov_minimal_flow(0.01, 0.02, 3, 4, 1.0, [0.0])
-    np.testing.assert_array_equal(r.beta, [0.01])
+    np.testing.assert_array_equal(r.score_scale, [0.01])
     np.testing.assert_array_equal(r.delta, [0.02])
 
 

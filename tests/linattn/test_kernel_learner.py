@@ -71,7 +71,7 @@ def _monte_carlo(pb, G, P, rng, features="hermite2", tasks=None, N_test=None, sp
         elif sphere:
             W = rng.standard_normal((n, pb.D))
             W *= np.sqrt(pb.D) / np.linalg.norm(W, axis=1, keepdims=True)
-        tok = sampling.sample_tokens(pbt, n, rng, tasks=W)
+        tok = sampling.sample_tokens(pbt, n, rng, w=W)
         phi = hermite_features(tok.X, features)
         s = np.einsum("pn,pnf->pf", tok.y, phi) / pbt.N
         yhat = np.einsum("pf,fg,pg->p", s, G, hermite_features(tok.xq, features))
@@ -116,7 +116,7 @@ def test_one_task_against_tensor_quadrature(link, D):
     F = n_features(D)
     G = rng.standard_normal((F, F))
     for w in rng.standard_normal((3, D)) * 1.2:
-        exact = kernel_test_error(pb, G, tasks=w[None], N_test=7)
+        exact = kernel_test_error(pb, G, pool=w[None], N_test=7)
         assert exact == pytest.approx(_quadrature_error(pb, G, w, 7), rel=1e-12)
 
 
@@ -133,10 +133,10 @@ def test_fresh_tasks_are_the_sphere_and_norm_average_of_the_pool_formula(link, f
     ico = _icosahedron()
     sphere = linattn.Problem(D, 6, 0.2, link, tasks=12, task_law="sphere")
     assert kernel_test_error(sphere, G, features, N_test=9) == pytest.approx(
-        kernel_test_error(sphere, G, features, tasks=np.sqrt(D) * ico, N_test=9), rel=1e-13)
+        kernel_test_error(sphere, G, features, pool=np.sqrt(D) * ico, N_test=9), rel=1e-13)
     pb = linattn.Problem(D, 6, 0.2, link)
     law = stats.chi2(D, scale=1.0 / D)
-    val, err = integrate.quad(lambda r: law.pdf(r) * kernel_test_error(pb, G, features, tasks=np.sqrt(D * r) * ico,
+    val, err = integrate.quad(lambda r: law.pdf(r) * kernel_test_error(pb, G, features, pool=np.sqrt(D * r) * ico,
                                                                        N_test=9),
                               0.0, law.isf(1e-17), epsabs=1e-12, epsrel=1e-12, limit=200)
     assert err < 1e-10 * abs(val)
@@ -152,7 +152,7 @@ def test_special_values():
     assert type(out) is float and out == pytest.approx(0.5 * pb.label_variance, rel=1e-13)
     pb = linattn.Problem(4, 8, 0.3, lambda z: np.cos(z))     # f(0) = 1
     G = np.random.default_rng(0).standard_normal((F, F))
-    assert kernel_test_error(pb, G, tasks=np.zeros((1, 4)), N_test=5) == pytest.approx(
+    assert kernel_test_error(pb, G, pool=np.zeros((1, 4)), N_test=5) == pytest.approx(
         0.5 * 1.09 * (1.0 + np.sum(G * G) / 5), rel=1e-13)
 
 
@@ -170,10 +170,10 @@ def test_against_raw_tokens(link):
     F = n_features(D)
     G = _random_gamma(rng, F, D)
     _assert_within(_monte_carlo(pb, G, 100_000, rng), kernel_test_error(pb, G), f"{link} random Γ fresh")
-    trained = kernel_learner(pb, 400, 0.01, rng=rng, n_test=2).params["Gamma"]
+    trained = kernel_learner(pb, 400, 0.01, rng=rng).params["Gamma"]
     W = 1.2 * rng.standard_normal((3, D))
     _assert_within(_monte_carlo(pb, trained, 100_000, rng, tasks=W, N_test=5),
-                   kernel_test_error(pb, trained, tasks=W, N_test=5), f"{link} trained Γ pool N_test=5")
+                   kernel_test_error(pb, trained, pool=W, N_test=5), f"{link} trained Γ pool N_test=5")
     _assert_within(_monte_carlo(pb, trained, 100_000, rng, N_test=16),
                    kernel_test_error(pb, trained, N_test=16), f"{link} trained Γ fresh N_test=16")
 
@@ -199,11 +199,11 @@ def test_against_raw_tokens_sphere_law_coupling_and_linear_features():
     G4 = 0.3 * np.outer(v, v)
     G4[:4] *= -1.0
     _assert_within(_monte_carlo(pb4, G4, 100_000, rng, tasks=w[None], N_test=3),
-                   kernel_test_error(pb4, G4, tasks=w[None], N_test=3), "relu coupling, one task")
+                   kernel_test_error(pb4, G4, pool=w[None], N_test=3), "relu coupling, one task")
     GL = 0.3 * np.eye(D) + 0.1 * rng.standard_normal((D, D))
     W = 1.5 * rng.standard_normal((2, D))
     _assert_within(_monte_carlo(pb, GL, 100_000, rng, features="linear", tasks=W, N_test=9),
-                   kernel_test_error(pb, GL, "linear", tasks=W, N_test=9), "relu linear features pool")
+                   kernel_test_error(pb, GL, "linear", pool=W, N_test=9), "relu linear features pool")
 
 
 @pytest.mark.slow
@@ -213,11 +213,11 @@ def test_against_raw_tokens_D10():
     D = 10
     rng = np.random.default_rng(11)
     pb = linattn.Problem(D, 20, 0.2, "tanh")
-    G = kernel_learner(pb, 2000, 0.01, rng=rng, n_test=2).params["Gamma"]
+    G = kernel_learner(pb, 2000, 0.01, rng=rng).params["Gamma"]
     _assert_within(_monte_carlo(pb, G, 40_000, rng, N_test=30, batch=4000), kernel_test_error(pb, G, N_test=30),
                    "D=10 trained fresh")
     W = rng.standard_normal((5, D))
-    _assert_within(_monte_carlo(pb, G, 40_000, rng, tasks=W, batch=4000), kernel_test_error(pb, G, tasks=W),
+    _assert_within(_monte_carlo(pb, G, 40_000, rng, pool=W, batch=4000), kernel_test_error(pb, G, pool=W),
                    "D=10 trained pool")
 
 
@@ -225,8 +225,8 @@ def test_against_raw_tokens_D10():
 _PB = linattn.Problem(3, 5, 0.1, "tanh")
 ROWS = [
     Row("kernel_test_error", kernel_test_error,
-        dict(pb=_PB, Gamma=np.eye(9) * 0.1, features="hermite2", tasks=np.ones((2, 3)), N_test=4),
-        dict(pb="problem", Gamma="array_shape", features="choice", tasks="array_shape", N_test="posint")),
+        dict(pb=_PB, Gamma=np.eye(9) * 0.1, features="hermite2", pool=np.ones((2, 3)), N_test=4),
+        dict(pb="problem", Gamma="array_shape", features="choice", pool="array_shape", N_test="posint")),
     Row("n_features", n_features, dict(D=3, features="linear"), dict(D="posint", features="choice")),
 ]
 
@@ -243,12 +243,12 @@ def test_bad_shapes_and_problems():
         kernel_test_error(_PB, np.eye(3))                          # the linear map's shape for hermite2
     with pytest.raises(ValueError, match="Gamma"):
         kernel_test_error(_PB, G, features="linear")
-    with pytest.raises(ValueError, match="tasks"):
-        kernel_test_error(_PB, G, tasks=np.ones((2, 4)))
-    with pytest.raises(ValueError, match="tasks"):
-        kernel_test_error(_PB, G, tasks=np.ones((0, 3)))
-    with pytest.raises(ValueError, match="tasks"):                # tanh moments do not converge at |w|²/D = 10⁴
-        kernel_test_error(_PB, G, tasks=np.full((1, 3), 100.0))
+    with pytest.raises(ValueError, match="pool"):
+        kernel_test_error(_PB, G, pool=np.ones((2, 4)))
+    with pytest.raises(ValueError, match="pool"):
+        kernel_test_error(_PB, G, pool=np.ones((0, 3)))
+    with pytest.raises(ValueError, match="pool"):                 # tanh moments do not converge at |w|²/D = 10⁴
+        kernel_test_error(_PB, G, pool=np.full((1, 3), 100.0))
     with pytest.raises(ValueError, match="pb"):
         kernel_test_error(linattn.Problem(3, 5, covariance=[1.0, 2.0, 3.0]), G)
     with pytest.raises(ValueError, match="Gamma"):
@@ -267,7 +267,7 @@ def test_n_test_is_the_same_problem_at_that_context_length():
     other = dataclasses.replace(pb, N=20)
     assert pb.test_error(G, N_test=20) == other.test_error(G)
     assert linattn.pools.idg_error(pb, pool, G, N_test=20) == linattn.pools.idg_error(other, pool, G)
-    assert linattn.pools.idg_error(pb, pool, G) == kernel_test_error(pb, G, "linear", tasks=pool)
+    assert linattn.pools.idg_error(pb, pool, G) == kernel_test_error(pb, G, "linear", pool=pool)
     F = n_features(4, "hermite2")
     Gk = rng.standard_normal((F, F)) * 0.05
     assert kernel_test_error(pb, Gk, "hermite2", N_test=20) == kernel_test_error(other, Gk, "hermite2")

@@ -201,6 +201,6 @@ def test_odd_links_converge_at_large_task_norms(link):
     D = 3
     G = np.random.default_rng(1).standard_normal((n_features(D), n_features(D)))
     tasks = np.array([[2.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 8.0]]) * np.sqrt(D)
-    got = kernel_test_error(linattn.Problem(D, 6, 0.2, link), G, tasks=tasks, N_test=9)
-    ref = kernel_test_error(linattn.Problem(D, 6, 0.2, "cubic"), G, tasks=tasks, N_test=9)
+    got = kernel_test_error(linattn.Problem(D, 6, 0.2, link), G, pool=tasks, N_test=9)
+    ref = kernel_test_error(linattn.Problem(D, 6, 0.2, "cubic"), G, pool=tasks, N_test=9)
     assert np.isfinite(got) and got == pytest.approx(ref, rel=1e-10)

@@ -24,7 +24,7 @@ def test_pooled_embedding_is_the_mean_bigram_embedding():
 def test_sampled_pooled_embeddings_follow_the_gaussian_model_and_reject_the_multinomial_covariance():
     """Stationary paths: E[m | k] = c_k exactly; Var(v·m | k) is the Markov covariance (within 4 s.e.), while the
     authors' multinomial covariance (independent bigrams) is rejected by the same assertion for chain 0."""
-    ch = markov.Chains(C=3, alpha=1.0, K=2)
+    ch = markov.Chains(C=3, concentration=1.0, K=2)
     pool = ch.draw_pool(7)
     s = ch.sample(4000, 200, rng=8, pool=pool)
     m = bn.pooled_embedding(s.states, bn.one_hot_embedding(3))
@@ -47,7 +47,7 @@ def test_sampled_pooled_embeddings_follow_the_gaussian_model_and_reject_the_mult
 
 
 def test_information_is_exactly_invariant_under_invertible_maps_of_the_embedding():
-    pool = markov.Chains(C=C, alpha=1.0, K=32).draw_pool(1)
+    pool = markov.Chains(C=C, concentration=1.0, K=32).draw_pool(1)
     R = bn.random_projection(C, 8, 3)
     M = np.random.default_rng(0).normal(size=(8, 8)) + 3 * np.eye(8)
     a = bn.information(pool, R, 101, 1024, rng=5)
@@ -62,7 +62,7 @@ def test_information_is_exactly_invariant_under_invertible_maps_of_the_embedding
 
 
 def test_information_never_exceeds_log_K_and_the_one_hot_embedding_saturates():
-    pool = markov.Chains(C=C, alpha=1.0, K=64).draw_pool(2)
+    pool = markov.Chains(C=C, concentration=1.0, K=64).draw_pool(2)
     for E in (bn.random_projection(C, 4, 0), bn.one_hot_embedding(C)):
         r = bn.information(pool, E, 101, 1024, rng=3)
         assert r.bits <= r.max_bits + 1e-12 and r.max_bits == 6.0
@@ -75,7 +75,7 @@ def test_information_never_exceeds_log_K_and_the_one_hot_embedding_saturates():
 def test_unigram_embedding_is_rejected_by_the_k2_criterion_at_the_same_dimension():
     """d = 32, n = 100 bigrams, K = 256: the bigram projection keeps log2 K − I <= 1 bit (measured 0.04), the
     unigram embedding (rank C − 1 = 9) loses 3.6 bits — the same assertion fails for the baseline."""
-    pool = markov.Chains(C=C, alpha=1.0, K=256).draw_pool(2)
+    pool = markov.Chains(C=C, concentration=1.0, K=256).draw_pool(2)
     big = bn.information(pool, bn.random_projection(C, 32, 3), 101, 512, rng=1)
     uni = bn.information(pool, bn.unigram_embedding(C, 32, 3), 101, 512, rng=1)
     assert uni.rank == C - 1
@@ -149,7 +149,7 @@ def test_k2_estimate_is_reproducible_and_brackets_the_crossing():
 
 
 def test_bad_inputs():
-    pool = markov.Chains(C=3, alpha=1.0, K=2).draw_pool(0)
+    pool = markov.Chains(C=3, concentration=1.0, K=2).draw_pool(0)
     E = bn.one_hot_embedding(3)
     with pytest.raises(ValueError, match="E must be"):
         bn.pooled_embedding(np.zeros((2, 3), int), np.ones((8, 2)))              # 8 is not C²
@@ -209,20 +209,21 @@ ROWS = [
         dict(pool="array_shape", E="array_shape", length="posint", n_samples="posint", rng="rng",
              covariance="choice")),
     Row("bottleneck.information_mean", bn.information_mean,
-        dict(C=_C3, alpha=1.0, K=3, E=_E, length=11, n_pools=2, rng=0, n_samples=64),
-        dict(C="posint", alpha="positive", K="posint", E="array_shape", length="posint", n_pools="posint",
+        dict(C=_C3, concentration=1.0, K=3, E=_E, length=11, n_pools=2, rng=0, n_samples=64),
+        dict(C="posint", concentration="positive", K="posint", E="array_shape", length="posint", n_pools="posint",
              rng="rng", n_samples="posint", covariance="choice")),
-    Row("bottleneck.k2", bn.k2, dict(C=_C3, alpha=1.0, E=_E, length=11, n_pools=2, rng=0, n_samples=64, K_max=64),
-        dict(C="posint", alpha="positive", E="array_shape", length="posint", gap="positive", n_pools="posint",
+    Row("bottleneck.k2", bn.k2, dict(C=_C3, concentration=1.0, E=_E, length=11, n_pools=2, rng=0, n_samples=64,
+                                     K_max=64),
+        dict(C="posint", concentration="positive", E="array_shape", length="posint", gap="positive", n_pools="posint",
              rng="rng", n_samples="posint", K_max="posint", step="positive")),
     Row("bottleneck.reduced_embedding", bn.reduced_embedding, dict(E=_E, C=_C3),
         dict(E="array_shape", C="posint")),
-    Row("bottleneck.prior_moments", bn.prior_moments, dict(C=_C3, alpha=1.0, n_chains=200, rng=0),
-        dict(C="posint", alpha="positive", rng="rng")),
+    Row("bottleneck.prior_moments", bn.prior_moments, dict(C=_C3, concentration=1.0, n_chains=200, rng=0),
+        dict(C="posint", concentration="positive", rng="rng")),
     Row("bottleneck_theory.channel", bt.channel, dict(E=_E, length=11, moments=_MOM, n_logdet=50),
         dict(E="array_shape", length="posint", n_logdet="posint")),
-    Row("bottleneck_theory.projection_channel", bt.projection_channel, dict(C=_C3, alpha=1.0, d=4, length=11),
-        dict(C="posint", alpha="positive", d="posint", length="posint")),
+    Row("bottleneck_theory.projection_channel", bt.projection_channel, dict(C=_C3, concentration=1.0, d=4, length=11),
+        dict(C="posint", concentration="positive", d="posint", length="posint")),
     Row("bottleneck_theory.information_theory", bt.information_theory, dict(K=4, ch=_CH), dict(K="posint")),
     Row("bottleneck_theory.k2_theory", bt.k2_theory, dict(ch=_CH), dict(gap="positive")),
 ]

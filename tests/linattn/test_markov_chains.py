@@ -9,7 +9,7 @@ from linattn import markov
 # ----------------------------------------------------------------------------- exact identities
 def test_stationary_is_invariant_and_matches_two_state_closed_form():
     rng = np.random.default_rng(0)
-    T = markov.Chains(C=7, alpha=0.2).draw_chains(50, rng)
+    T = markov.Chains(C=7, concentration=0.2).draw_chains(50, rng)
     pi = markov.stationary(T)
     assert pi.shape == (50, 7)
     np.testing.assert_allclose(np.einsum("ki,kij->kj", pi, T), pi, atol=1e-13)   # π T = π (roundoff)
@@ -24,12 +24,12 @@ def test_stationary_is_invariant_and_matches_two_state_closed_form():
 
 def test_expected_row_entropy_against_quadrature():
     """E H(p) = C E[−p₁ log p₁], p₁ ~ Beta(α, (C−1)α): quadrature to 1e-10; ψ(Cα) − ψ(α) (a common slip) fails."""
-    for C, alpha in [(2, 1.0), (10, 1.0), (5, 0.3), (3, 4.0)]:
-        b = (C - 1) * alpha
-        f = lambda p: -p * np.log(p) * p ** (alpha - 1) * (1 - p) ** (b - 1) / special.beta(alpha, b)  # noqa: E731
+    for C, concentration in [(2, 1.0), (10, 1.0), (5, 0.3), (3, 4.0)]:
+        b = (C - 1) * concentration
+        f = lambda p: -p * np.log(p) * p ** (concentration - 1) * (1 - p) ** (b - 1) / special.beta(concentration, b)  # noqa: E731
         quad = C * integrate.quad(f, 0, 1, epsabs=1e-13, epsrel=1e-13, limit=200)[0]
-        assert abs(markov.expected_row_entropy(C, alpha) - quad) < 1e-10
-        wrong = special.digamma(C * alpha) - special.digamma(alpha)
+        assert abs(markov.expected_row_entropy(C, concentration) - quad) < 1e-10
+        wrong = special.digamma(C * concentration) - special.digamma(concentration)
         assert abs(wrong - quad) > 1e-3
     assert markov.expected_row_entropy(2, 1.0) == pytest.approx(0.5, abs=1e-15)
 
@@ -53,7 +53,7 @@ def test_transition_frequencies_and_first_state_law():
     """Given the visits, the draws from a row are i.i.d. (strong Markov property): each frequency is within
     4 s.e. of T_ij; x_0 follows π, uniform or (1/C) Σ_i T_ij within 4 s.e. (multinomial s.e.)."""
     for first in markov.FIRST_STATES:
-        ch = markov.Chains(C=4, alpha=0.5, K=2, first_state=first)
+        ch = markov.Chains(C=4, concentration=0.5, K=2, first_state=first)
         s = ch.sample(20_000, 40, rng=1)
         law = markov.first_law(s.pool, first)
         for k in range(2):
@@ -69,7 +69,7 @@ def test_transition_frequencies_and_first_state_law():
 def test_first_state_baseline_is_rejected():
     """x_0 drawn with first_state='onestep' is rejected as stationary by the same 4-s.e. test."""
     T = np.array([[[0.9, 0.1], [0.5, 0.5]]])   # π = (5/6, 1/6), onestep law (0.7, 0.3)
-    s = markov.Chains(C=2, alpha=1.0, K=1, first_state="onestep").sample(20_000, 2, rng=2, pool=T)
+    s = markov.Chains(C=2, concentration=1.0, K=1, first_state="onestep").sample(20_000, 2, rng=2, pool=T)
     f = np.bincount(s.states[:, 0], minlength=2)[None]
     assert np.abs(_z_frequencies(f, markov.first_law(T, "onestep"))).max() < 4
     assert np.abs(_z_frequencies(f, markov.stationary(T))).max() > 4
@@ -78,34 +78,34 @@ def test_first_state_baseline_is_rejected():
 def test_dirichlet_rows_moments():
     """T_ij ~ Beta(α, (C−1)α): mean 1/C and variance (1/C)(1 − 1/C)/(Cα + 1) within 4 s.e. (both the α < 1
     log-space route and the α >= 1 route)."""
-    for alpha in (0.3, 2.0):
+    for concentration in (0.3, 2.0):
         C = 5
-        T = markov.Chains(C=C, alpha=alpha).draw_chains(4000, rng=3)
+        T = markov.Chains(C=C, concentration=concentration).draw_chains(4000, rng=3)
         np.testing.assert_allclose(T.sum(-1), 1.0, atol=1e-14)
         x = T.reshape(-1)
         mean, se = x.mean(), x.std(ddof=1) / np.sqrt(x.size)
         assert abs(mean - 1 / C) < 4 * se + 1e-15
-        v = (1 / C) * (1 - 1 / C) / (C * alpha + 1)
+        v = (1 / C) * (1 - 1 / C) / (C * concentration + 1)
         y = (x - 1 / C) ** 2
         assert abs(y.mean() - v) < 4 * y.std(ddof=1) / np.sqrt(y.size)
-    tiny = markov.Chains(C=6, alpha=1e-3).draw_chains(200, rng=4)         # rows are one-hot-like, never NaN
+    tiny = markov.Chains(C=6, concentration=1e-3).draw_chains(200, rng=4)         # rows are one-hot-like, never NaN
     assert np.all(np.isfinite(tiny)) and np.allclose(tiny.sum(-1), 1.0, atol=1e-14) and tiny.max(-1).min() > 0.5
 
 
 def test_zero_probability_states_are_never_drawn():
     T = np.array([[[0.0, 1.0, 0.0], [0.5, 0.0, 0.5], [0.0, 1.0, 0.0]]])
-    s = markov.Chains(C=3, alpha=1.0, K=1).sample(500, 50, rng=5, pool=T)
+    s = markov.Chains(C=3, concentration=1.0, K=1).sample(500, 50, rng=5, pool=T)
     assert np.all(T[0][s.states[:, :-1], s.states[:, 1:]] > 0)
 
 
 def test_reproducible_and_independent_of_batching():
-    ch = markov.Chains(C=5, alpha=0.7)
+    ch = markov.Chains(C=5, concentration=0.7)
     big = ch.sample(300, 30, rng=9)
     small = ch.sample(20, 30, rng=9)            # sequence i depends only on the seed and i
     np.testing.assert_array_equal(small.states, big.states[:20])
     np.testing.assert_array_equal(small.pool, big.pool[:20])
     np.testing.assert_array_equal(big.task, np.arange(300))
-    pooled = markov.Chains(C=5, alpha=0.7, K=3)
+    pooled = markov.Chains(C=5, concentration=0.7, K=3)
     a, b = pooled.sample(50, 10, rng=(4, 1)), pooled.sample(50, 10, rng=(4, 1))
     np.testing.assert_array_equal(a.states, b.states)
     np.testing.assert_array_equal(a.pool, pooled.draw_pool((4, 1)))
@@ -114,24 +114,24 @@ def test_reproducible_and_independent_of_batching():
 
 def test_bad_inputs():
     with pytest.raises(ValueError, match="C"):
-        markov.Chains(C=1, alpha=1.0)
-    with pytest.raises(ValueError, match="alpha"):
-        markov.Chains(C=3, alpha=np.inf)
+        markov.Chains(C=1, concentration=1.0)
+    with pytest.raises(ValueError, match="concentration"):
+        markov.Chains(C=3, concentration=np.inf)
     with pytest.raises(ValueError, match="K"):
-        markov.Chains(C=3, alpha=1.0, K=0)
+        markov.Chains(C=3, concentration=1.0, K=0)
     with pytest.raises(ValueError, match="first_state"):
-        markov.Chains(C=3, alpha=1.0, first_state="first")
+        markov.Chains(C=3, concentration=1.0, first_state="first")
     with pytest.raises(ValueError, match="K"):
-        markov.Chains(C=3, alpha=1.0).draw_pool(0)
+        markov.Chains(C=3, concentration=1.0).draw_pool(0)
     with pytest.raises(ValueError, match="pool"):
-        markov.Chains(C=3, alpha=1.0).sample(2, 3, 0, pool=np.ones((1, 3, 3)) / 3)
+        markov.Chains(C=3, concentration=1.0).sample(2, 3, 0, pool=np.ones((1, 3, 3)) / 3)
     with pytest.raises(ValueError, match="pool"):
-        markov.Chains(C=3, alpha=1.0, K=2).sample(2, 3, 0, pool=np.ones((1, 3, 3)) / 3)
+        markov.Chains(C=3, concentration=1.0, K=2).sample(2, 3, 0, pool=np.ones((1, 3, 3)) / 3)
     with pytest.raises(ValueError, match="pool"):
-        markov.Chains(C=2, alpha=1.0, K=1).sample(2, 3, 0, pool=[[[0.5, 0.6], [0.5, 0.5]]])
+        markov.Chains(C=2, concentration=1.0, K=1).sample(2, 3, 0, pool=[[[0.5, 0.6], [0.5, 0.5]]])
     with pytest.raises(ValueError, match="irreducible"):
         markov.stationary([[1.0, 0.0], [0.0, 1.0]])                          # two closed classes
     with pytest.raises(ValueError, match="T"):
         markov.stationary([[0.5, 0.5]])
     with pytest.raises(ValueError, match="n_seq"):
-        markov.Chains(C=3, alpha=1.0).sample(10**9, 10**4, 0)                # memory guard
+        markov.Chains(C=3, concentration=1.0).sample(10**9, 10**4, 0)                # memory guard

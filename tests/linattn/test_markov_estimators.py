@@ -16,7 +16,7 @@ def _realized(p, states):
 # ----------------------------------------------------------------------------- exact identities
 @pytest.mark.parametrize("first", markov.FIRST_STATES)
 def test_predict_rows_sum_to_one_and_losses_are_their_logs(first):
-    ch = markov.Chains(C=4, alpha=0.6, K=5, first_state=first)
+    ch = markov.Chains(C=4, concentration=0.6, K=5, first_state=first)
     s = ch.sample(30, 25, rng=1)
     for name in POOL_NAMES:
         p = markov.predict(s.states, name, pool=s.pool, chains=ch)
@@ -24,7 +24,7 @@ def test_predict_rows_sum_to_one_and_losses_are_their_logs(first):
         np.testing.assert_allclose(p.sum(-1), 1.0, atol=1e-12)
         l = markov.log_losses(s.states, name, pool=s.pool, chains=ch)
         np.testing.assert_allclose(l, -np.log(_realized(p, s.states)), atol=1e-12, rtol=0)
-    fresh = markov.Chains(C=4, alpha=0.6, first_state=first)
+    fresh = markov.Chains(C=4, concentration=0.6, first_state=first)
     f = fresh.sample(10, 12, rng=2)
     p = markov.predict(f.states, "bayes", chains=fresh, n_mc=8, rng=3)
     np.testing.assert_allclose(p.sum(-1), 1.0, atol=1e-12)
@@ -35,9 +35,9 @@ def test_predict_rows_sum_to_one_and_losses_are_their_logs(first):
 @pytest.mark.parametrize("first", markov.FIRST_STATES)
 def test_numba_kernels_match_the_naive_numpy_route(first):
     """Linear normalized weights (numba) vs log-sum-exp over cumulative log-likelihoods (numpy): 1e-10."""
-    ch = markov.Chains(C=5, alpha=0.3, K=7, first_state=first)
+    ch = markov.Chains(C=5, concentration=0.3, K=7, first_state=first)
     s = ch.sample(40, 400, rng=4)
-    fresh = markov.Chains(C=5, alpha=0.3, first_state=first).sample(40, 400, rng=5)   # out of distribution
+    fresh = markov.Chains(C=5, concentration=0.3, first_state=first).sample(40, 400, rng=5)   # out of distribution
     for x in (s.states, fresh.states):
         for name in POOL_NAMES:
             a = markov.log_losses(x, name, pool=s.pool, chains=ch)
@@ -54,10 +54,10 @@ def test_posterior_recovers_after_underflow():
     pool = np.array([[[0.999, 0.001], [0.5, 0.5]], [[0.001, 0.999], [0.5, 0.5]]])
     x = np.concatenate([np.zeros(160, int), np.tile([0, 1], 300)])[None]
     for name in ("2-mem", "bayes", "1-mem"):
-        a = markov.log_losses(x, name, pool=pool, chains=markov.Chains(C=2, alpha=1.0, K=2))
-        b = markov.log_losses_naive(x, name, pool=pool, chains=markov.Chains(C=2, alpha=1.0, K=2))
+        a = markov.log_losses(x, name, pool=pool, chains=markov.Chains(C=2, concentration=1.0, K=2))
+        b = markov.log_losses_naive(x, name, pool=pool, chains=markov.Chains(C=2, concentration=1.0, K=2))
         np.testing.assert_allclose(a, b, atol=1e-10, rtol=0)
-    late = markov.log_losses(x, "bayes", pool=pool, chains=markov.Chains(C=2, alpha=1.0, K=2))[0, -100:]
+    late = markov.log_losses(x, "bayes", pool=pool, chains=markov.Chains(C=2, concentration=1.0, K=2))[0, -100:]
     assert np.all(late < 0.7)        # chain 2 has taken over: 0 → 1 is predicted with probability ≈ 0.999
 
 
@@ -66,8 +66,8 @@ def test_losses_is_the_mean_of_log_losses_on_the_same_sample(monkeypatch):
     block size of the kernels."""
     from linattn.markov import estimators
 
-    ch = markov.Chains(C=3, alpha=0.8, K=4, first_state="onestep")
-    r = markov.losses(ch, 15, 50, rng=7)
+    ch = markov.Chains(C=3, concentration=0.8, K=4, first_state="onestep")
+    r = markov.losses(ch, 50, 15, rng=7)
     s = ch.sample(50, 15, rng=7)
     for name in POOL_NAMES:
         ls = markov.log_losses(s.states, name, pool=s.pool, chains=ch)
@@ -75,20 +75,20 @@ def test_losses_is_the_mean_of_log_losses_on_the_same_sample(monkeypatch):
         np.testing.assert_allclose(r.se[name], ls.std(0, ddof=1) / np.sqrt(50), atol=1e-12)
     truth = -np.log(s.pool[s.task[:, None], s.states[:, :-1], s.states[:, 1:]])
     np.testing.assert_allclose(r.mean["true"], truth.mean(0), atol=1e-12)
-    fresh = markov.losses(ch, 15, 50, rng=8, on="fresh")
+    fresh = markov.losses(ch, 50, 15, rng=8, on="fresh")
     gen = np.random.default_rng(8)
     pool = ch.draw_pool(gen)
-    f = markov.Chains(C=3, alpha=0.8, first_state="onestep").sample(50, 15, gen)
+    f = markov.Chains(C=3, concentration=0.8, first_state="onestep").sample(50, 15, gen)
     np.testing.assert_allclose(fresh.mean["2-mem"], markov.log_losses(f.states, "2-mem", pool=pool).mean(0),
                                atol=1e-12)
     monkeypatch.setattr(estimators, "_BLOCK", 7)
-    again = markov.losses(ch, 15, 50, rng=8, on="fresh")
+    again = markov.losses(ch, 50, 15, rng=8, on="fresh")
     for name in fresh.names:
         np.testing.assert_allclose(again.mean[name], fresh.mean[name], atol=1e-12)
     assert isinstance(r.pseudocount, float) and r.names == markov.NAMES
 
 
-def _log_evidence_onestep(x, C, alpha):
+def _log_evidence_onestep(x, C, concentration):
     """log p(x_0 … x_n) for a fresh chain with first_state='onestep', by Dirichlet moments:
     p = (1/C) Σ_i Π_r B(α + N_r + δ_{ri} e_{x_0}) / B(α·1)."""
     N = np.zeros((C, C))
@@ -99,21 +99,22 @@ def _log_evidence_onestep(x, C, alpha):
 
     terms = []
     for i in range(C):
-        M = N + alpha
+        M = N + concentration
         M[i, x[0]] += 1
-        terms.append(np.sum(log_b(M) - log_b(np.full(C, alpha))))
+        terms.append(np.sum(log_b(M) - log_b(np.full(C, concentration))))
     return special.logsumexp(terms) - np.log(C)
 
 
 def test_fresh_chain_bayes_onestep_is_exact():
     """K = ∞, first_state='onestep': the closed form equals the ratio of Dirichlet-moment evidences to 1e-10;
     2-gen (ignoring x_0) is rejected by the same comparison."""
-    C, alpha = 3, 0.5
-    ch = markov.Chains(C=C, alpha=alpha, first_state="onestep")
+    C, concentration = 3, 0.5
+    ch = markov.Chains(C=C, concentration=concentration, first_state="onestep")
     s = ch.sample(20, 8, rng=9)
     bayes = markov.log_losses(s.states, "bayes", chains=ch)
     gen2 = markov.log_losses(s.states, "2-gen", chains=ch)
-    exact = np.array([[_log_evidence_onestep(x[:n + 1], C, alpha) - _log_evidence_onestep(x[:n + 2], C, alpha)
+    exact = np.array([[_log_evidence_onestep(x[:n + 1], C, concentration) - _log_evidence_onestep(x[:n + 2], C,
+                                                                                                  concentration)
                        for n in range(7)] for x in s.states])
     np.testing.assert_allclose(bayes, exact, atol=1e-10, rtol=0)
     assert np.abs(gen2 - exact).max() > 1e-3
@@ -142,7 +143,7 @@ def test_fresh_chain_bayes_stationary_against_quadrature():
     """K = ∞, first_state='stationary', C = 2, α = 1: the Monte Carlo Bayes predictive (24 seeds × 200 posterior
     draws) is within 4 s.e. (over seeds) + 1e-6 (quadrature, 400² nodes vs 200²: < 1e-6) of the quadrature;
     2-gen is rejected by the same criterion."""
-    ch = markov.Chains(C=2, alpha=1.0, first_state="stationary")
+    ch = markov.Chains(C=2, concentration=1.0, first_state="stationary")
     s = ch.sample(6, 6, rng=10)
     exact = np.array([_quadrature_stationary(x) for x in s.states])
     assert np.abs(exact - np.array([_quadrature_stationary(x, 200) for x in s.states])).max() < 1e-6
@@ -158,7 +159,7 @@ def test_bayes_beats_every_estimator_on_its_own_law_and_2mem_is_not_bayes():
     """Paired per-sequence total loss: Σ_n (ℓ_other − ℓ_bayes) has mean >= −4 s.e. for every estimator. The
     authors' 2-mem (first state's law dropped) is worse by > 4 s.e. here (C = 3, α = 0.2, K = 16, L = 4): as a
     'bayes' it would be rejected."""
-    ch = markov.Chains(C=3, alpha=0.2, K=16, first_state="stationary")
+    ch = markov.Chains(C=3, concentration=0.2, K=16, first_state="stationary")
     s = ch.sample(20_000, 4, rng=11)
     bayes = markov.log_losses(s.states, "bayes", pool=s.pool, chains=ch).sum(1)
     for name in ("1-mem", "2-mem", "1-gen", "2-gen"):
@@ -168,12 +169,13 @@ def test_bayes_beats_every_estimator_on_its_own_law_and_2mem_is_not_bayes():
             assert d.mean() > 4 * d.std(ddof=1) / np.sqrt(d.size)
 
 
-def _excess_iid(m, C, alpha):
+def _excess_iid(m, C, concentration):
     """Exact E[ℓ_2gen − ℓ_true] after m i.i.d. draws from a Dirichlet(α) row: N_y ~ BetaBinomial(m, α+1, (C−1)α)
     for the size-biased next symbol y."""
     k = np.arange(m + 1)
-    pk = stats.betabinom.pmf(k, m, alpha + 1, (C - 1) * alpha)
-    return -(pk * np.log(k + alpha)).sum() + np.log(m + C * alpha) - markov.expected_row_entropy(C, alpha)
+    pk = stats.betabinom.pmf(k, m, concentration + 1, (C - 1) * concentration)
+    return -(pk * np.log(k + concentration)).sum() + np.log(m + C * concentration) - markov.expected_row_entropy(C,
+                                                                                                                 concentration)
 
 
 @pytest.mark.slow
@@ -181,8 +183,8 @@ def test_2gen_excess_loss_is_c_minus_1_over_2n():
     """Tokens whose state was left m ∈ [300, 600) times before: mean excess of 2-gen over the true chain vs the
     mean of (C − 1)/(2m), within 4 s.e. + the next-order term (the relative gap of the exact i.i.d. formula to
     (C−1)/(2m), doubled). C/(2m) is rejected by the same criterion."""
-    C, alpha = 3, 1.0
-    ch = markov.Chains(C=C, alpha=alpha, first_state="uniform")
+    C, concentration = 3, 1.0
+    ch = markov.Chains(C=C, concentration=concentration, first_state="uniform")
     s = ch.sample(3000, 1200, rng=12)
     x = s.states
     excess = (markov.log_losses(x, "2-gen", chains=ch)
@@ -193,7 +195,7 @@ def test_2gen_excess_loss_is_c_minus_1_over_2n():
     ex, mm = excess[sel], m[sel]
     se = ex.std(ddof=1) / np.sqrt(ex.size)
     lead = np.mean((C - 1) / (2 * mm))
-    next_order = 2 * abs(np.mean([_excess_iid(k, C, alpha) for k in (300, 450, 599)]) / np.mean(
+    next_order = 2 * abs(np.mean([_excess_iid(k, C, concentration) for k in (300, 450, 599)]) / np.mean(
         [(C - 1) / (2 * k) for k in (300, 450, 599)]) - 1) * lead
     assert abs(ex.mean() - lead) <= 4 * se + next_order
     assert abs(ex.mean() - np.mean(C / (2 * mm))) > 4 * se + next_order
@@ -201,7 +203,7 @@ def test_2gen_excess_loss_is_c_minus_1_over_2n():
 
 def test_matched_pseudocount_beats_the_authors_alpha_on_fresh_chains():
     """1-gen with β* = Cα + 1 − 1/C has a lower total loss than with β = α (paired, > 4 s.e.), C = 10, α = 0.5."""
-    ch = markov.Chains(C=10, alpha=0.5)
+    ch = markov.Chains(C=10, concentration=0.5)
     s = ch.sample(4000, 30, rng=13)
     a = markov.log_losses(s.states, "1-gen", chains=ch).sum(1)
     b = markov.log_losses(s.states, "1-gen", chains=ch, pseudocount=markov.matched_pseudocount(10, 0.5)).sum(1)
@@ -212,28 +214,30 @@ def test_matched_pseudocount_beats_the_authors_alpha_on_fresh_chains():
 def test_default_estimators_are_the_exact_ones():
     """The Monte Carlo bayes (K = ∞, stationary first state; O(n_mc C³) per position) runs only when named; every
     other default is exact and cheap. Named, it is the same numbers as predict() from the same seed route."""
-    fresh = markov.Chains(C=3, alpha=1.0, first_state="stationary")
-    assert markov.losses(fresh, 6, 4, rng=0).names == ("1-gen", "2-gen", "true")
-    assert "bayes" in markov.losses(fresh, 6, 4, rng=0, names=["bayes"], n_mc=4).names
+    fresh = markov.Chains(C=3, concentration=1.0, first_state="stationary")
+    assert markov.losses(fresh, 4, 6, rng=0).names == ("1-gen", "2-gen", "true")
+    assert "bayes" in markov.losses(fresh, 4, 6, rng=0, names=["bayes"], n_mc=4).names
     for first in ("uniform", "onestep"):
-        assert markov.losses(markov.Chains(C=3, alpha=1.0, first_state=first), 6, 4, rng=0).names == (
+        assert markov.losses(markov.Chains(C=3, concentration=1.0, first_state=first), 4, 6, rng=0).names == (
             "1-gen", "2-gen", "bayes", "true")
-    assert markov.losses(markov.Chains(C=3, alpha=1.0, K=3), 6, 4, rng=0).names == markov.NAMES
+    assert markov.losses(markov.Chains(C=3, concentration=1.0, K=3), 4, 6, rng=0).names == markov.NAMES
 
 
 # ----------------------------------------------------------------------------- bad input
-_CH = markov.Chains(C=3, alpha=1.0, K=2)
+_CH = markov.Chains(C=3, concentration=1.0, K=2)
 _S = _CH.sample(3, 5, rng=0)
 ROWS = [
-    Row("Chains", markov.Chains, dict(C=3, alpha=0.5, K=2, first_state="uniform"),
-        dict(C="posint", alpha="positive", K="posint", first_state="choice")),
+    Row("Chains", markov.Chains, dict(C=3, concentration=0.5, K=2, first_state="uniform"),
+        dict(C="posint", concentration="positive", K="posint", first_state="choice")),
     Row("Chains.sample", _CH.sample, dict(n_seq=2, length=3, rng=0), dict(n_seq="posint", length="posint", rng="rng")),
     Row("Chains.draw_pool", _CH.draw_pool, dict(rng=0), dict(rng="rng")),
     Row("Chains.draw_chains", _CH.draw_chains, dict(n=2, rng=0), dict(n="posint", rng="rng")),
     Row("stationary", markov.stationary, dict(T=_S.pool), dict(T="array")),
     Row("first_law", markov.first_law, dict(T=_S.pool, first_state="onestep"), dict(T="array", first_state="choice")),
-    Row("expected_row_entropy", markov.expected_row_entropy, dict(C=3, alpha=0.5), dict(C="posint", alpha="positive")),
-    Row("matched_pseudocount", markov.matched_pseudocount, dict(C=3, alpha=0.5), dict(C="posint", alpha="positive")),
+    Row("expected_row_entropy", markov.expected_row_entropy, dict(C=3, concentration=0.5), dict(C="posint",
+                                                                                                concentration="positive")),
+    Row("matched_pseudocount", markov.matched_pseudocount, dict(C=3, concentration=0.5), dict(C="posint",
+                                                                                              concentration="positive")),
     Row("log_losses", markov.log_losses, dict(states=_S.states, name="bayes", pool=_S.pool, chains=_CH),
         dict(states="array_shape", name="choice", pool="array_shape")),
     Row("log_losses_naive", markov.log_losses_naive, dict(states=_S.states, name="2-mem", pool=_S.pool),
@@ -257,10 +261,10 @@ def test_special_bad_inputs():
     with pytest.raises(ValueError, match="chains"):
         markov.log_losses(_S.states, "2-gen")                                   # α unknown
     with pytest.raises(ValueError, match="n_seq"):
-        markov.losses(_CH, 4, 1, rng=0)                                          # s.e. over one sequence
+        markov.losses(_CH, 1, 4, rng=0)                                          # s.e. over one sequence
     with pytest.raises(ValueError, match="n_pools"):
-        markov.losses(markov.Chains(C=3, alpha=1.0), 4, 3, rng=0, n_pools=2)    # K = ∞ has no pools
+        markov.losses(markov.Chains(C=3, concentration=1.0), 3, 4, rng=0, n_pools=2)    # K = ∞ has no pools
     with pytest.raises(ValueError, match="names"):
-        markov.losses(markov.Chains(C=3, alpha=1.0), 4, 3, rng=0, names=["1-mem"])
+        markov.losses(markov.Chains(C=3, concentration=1.0), 3, 4, rng=0, names=["1-mem"])
     with pytest.raises(ValueError, match="probability 0"):                      # infinite loss is not hidden
         markov.log_losses([[0, 1]], "2-mem", pool=[[[1.0, 0.0], [0.5, 0.5]]])

@@ -55,7 +55,7 @@ def test_in_distribution_error_against_monte_carlo(model):
     v = 0.2 * rng.standard_normal(5) if model == "full" else None
     errs = []
     for _ in range(20):
-        tok = sampling.sample_tokens(pb, 10_000, rng, tasks=W[rng.integers(0, 3, 10_000)]).prompts()
+        tok = sampling.sample_tokens(pb, 10_000, rng, w=W[rng.integers(0, 3, 10_000)]).prompts()
         r = tok.yq - tok.predict(G, v)
         errs.append(0.5 * r * r)
     assert_mean(np.concatenate(errs), linattn.pools.idg_error(pb, W, G, v), label="E_IDG")

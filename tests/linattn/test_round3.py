@@ -60,9 +60,9 @@ def test_parametrization_memory_guard():
 # ----------------------------------------------------------------------------- the argument named
 def test_losses_n_seq_memory_names_n_seq():
     """The n_seq term of the memory plan blamed length."""
-    chains = markov.Chains(C=3, alpha=1.0, K=4)
+    chains = markov.Chains(C=3, concentration=1.0, K=4)
     with pytest.raises(ValueError, match=r"^n_seq too large"):
-        markov.losses(chains, length=20, n_seq=10**13, rng=0)
+        markov.losses(chains, n_seq=10**13, length=20, rng=0)
 
 
 def test_context_statistics_tiny_rows_accepted():
@@ -76,12 +76,12 @@ def test_context_statistics_tiny_rows_accepted():
 
 
 def test_context_statistics_zero_row_message():
-    with pytest.raises(ValueError, match=r"tasks must be an array of shape \(n, 3\) without a zero row.*row 1"):
+    with pytest.raises(ValueError, match=r"w must be an array of shape \(n, 3\) without a zero row.*row 1"):
         pools.context_statistics(PB, np.array([[1.0, 0, 0], [0, 0, 0]]), np.full(2, 4.0), np.ones((2, 3)))
 
 
-def test_context_statistics_overflow_names_tasks():
-    with pytest.raises(ValueError, match="tasks"):
+def test_context_statistics_overflow_names_w():
+    with pytest.raises(ValueError, match=r"\bw\b"):
         pools.context_statistics(PB, np.full((2, 3), 1e200), np.full(2, 4.0), np.ones((2, 3)))
 
 

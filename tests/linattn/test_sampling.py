@@ -25,7 +25,7 @@ def _naive_with_tasks(pb, P, rng):
 def test_exact_sampler_matches_naive_in_distribution(D, N, noise, link, rng):
     """The O(D) sampler (linear links) and the O(N + D) sampler (other links) against tokens."""
     pb = Problem(D, N, noise, link=link)
-    fast, w_fast = sampling.sample_with_tasks(pb, 40_000, rng, batch_size=7_000)
+    fast, w_fast = sampling.sample_with_tasks(pb, 40_000, rng)
     slow, w_slow = _naive_with_tasks(pb, 20_000, rng)
     for name, a, b in [
         ("|s|²", np.sum(fast.s**2, 1), np.sum(slow.s**2, 1)),
@@ -46,17 +46,17 @@ def test_exact_sampler_matches_naive_in_distribution(D, N, noise, link, rng):
         assert_mean(np.sum(data.s * data.xq, 1) * data.yq, pb.teacher_strength, label="E[y_q s·x_q] = b")
 
 
-def test_reproducible_and_batched(rng):
-    """Same seed, same prompts; batching changes the numbers but not the law: batches of 64 give
-    independent prompts (no repeated rows, as a restarted generator would give) with the law of the
-    unbatched sampler (two-sample KS tests on |s|², y2 and s·x_q at level 1e-3)."""
+def test_reproducible_and_blocks_independent(rng):
+    """Same seed, same prompts; the internal blocks give independent prompts (no repeated rows, as a
+    restarted generator would give) with the same law from seed to seed (two-sample KS tests on |s|², y2 and
+    s·x_q at level 1e-3)."""
     pb = Problem(5, 7, 0.2)
     a = pb.sample(1000, rng=3)
-    b = pb.sample(1000, rng=3, batch_size=1000)
+    b = pb.sample(1000, rng=3)
     assert np.array_equal(a.s, b.s) and np.array_equal(a.yq, b.yq)
     assert not np.array_equal(a.s, pb.sample(1000, rng=4).s)
     big = pb.sample(20_000, rng=5)
-    small = pb.sample(20_000, rng=6, batch_size=64)
+    small = pb.sample(20_000, rng=6)
     assert np.unique(small.s[:, 0]).size == small.P and np.unique(small.xq[:, 0]).size == small.P
     for name, x, y in (("|s|²", np.sum(big.s**2, 1), np.sum(small.s**2, 1)), ("y2", big.y2, small.y2),
                        ("s·x_q", np.sum(big.s * big.xq, 1), np.sum(small.s * small.xq, 1))):

@@ -112,7 +112,7 @@ def test_trained_feature_learner_against_theory():
 
     pb = linattn.Problem(6, 12, 0.0, link="tanh")
     th = ft.feature_learner_theory(pb, 2000, 0.01)
-    runs = [feature_learner(pb, 2000, 0.01, rng=(6, 2000, s), n_test=50_000) for s in range(4)]
+    runs = [feature_learner(pb, 2000, 0.01, rng=(6, 2000, s), n_test_prompts=50_000) for s in range(4)]
     r = np.array([ft.gamma_overlaps(pb, x.params["Gamma"]).r for x in runs])
     test = np.array([x.test for x in runs])
     se_r = r.std(ddof=1) / 2
@@ -170,11 +170,11 @@ def test_pool_theory_against_the_trained_gamma():
     ref = {"idg": [], "icl": []}
     bias, se_th = 0.0, {"idg": [], "icl": []}
     for seed in range(3):
-        run = feature_learner(pb, 2000, 0.01, rng=(6, 3, 2000, seed), n_test=1000)
+        run = feature_learner(pb, 2000, 0.01, rng=(6, 3, 2000, seed), n_test_prompts=1000)
         pool, G = run.params["pool"], run.params["Gamma"]
         th = ft.feature_learner_theory(pb, 2000, 0.01, pool=pool, rng=seed)
-        bi = binned_readout_error(pb, G, n=200_000, bins=100, rng=seed, tasks=pool)
-        bc = binned_readout_error(pb, G, n=200_000, bins=100, rng=seed + 10, fit_tasks=pool)
+        bi = binned_readout_error(pb, G, n=200_000, bins=100, rng=seed, pool=pool)
+        bc = binned_readout_error(pb, G, n=200_000, bins=100, rng=seed + 10, fit_pool=pool)
         for key, t, b in (("idg", th.test_idg, bi), ("icl", th.test, bc)):
             diff[key].append(t - b.test)
             ref[key].append(b.test)

@@ -36,7 +36,7 @@ def test_against_dense_normal_equations(D, P, lam, link, K):
     assert err <= sol.error_bound <= 1e-8 * np.linalg.norm(G) * 1.0000001
     assert abs(sol.test - kernel_test_error(pb, G)) <= sol.test_bound
     if K is not None:
-        assert abs(sol.test_idg - kernel_test_error(pb, G, tasks=data.pool)) <= sol.test_bound
+        assert abs(sol.test_idg - kernel_test_error(pb, G, pool=data.pool)) <= sol.test_bound
     else:
         assert sol.test_idg is None
     assert sol.train == pytest.approx(train, rel=1e-6)
@@ -59,7 +59,7 @@ def test_data_from_raw_tokens_and_n_test():
     data = kernel_data(pb, 7, rng=3)
     gen = np.random.default_rng(3)
     pool, task = linattn.sampling.draw_pool(pb, 7, gen)
-    tok = linattn.sampling.sample_tokens(pb, 7, gen, tasks=pool[task])
+    tok = linattn.sampling.sample_tokens(pb, 7, gen, w=pool[task])
     np.testing.assert_allclose(data.s, np.einsum("pn,pnf->pf", tok.y, hermite_features(tok.X)) / 5, rtol=1e-14)
     np.testing.assert_array_equal(data.phi, hermite_features(tok.xq))
     np.testing.assert_array_equal(data.pool, pool)

@@ -42,9 +42,9 @@ def test_moments_are_the_quadratic_form_of_the_test_error(link):
     W = rng.standard_normal((5, 4)) * 1.2
     for tasks in (None, W):
         for N in (None, 11):
-            km = kernel_moments(pb, tasks=tasks, N=N)
+            km = kernel_moments(pb, pool=tasks, N=N)
             quad = 0.5 * (km.V - 2.0 * np.sum(km.B * G) + np.sum(G * (km.S @ G)))
-            assert quad == pytest.approx(kernel_test_error(pb, G, tasks=tasks, N_test=N), rel=1e-12)
+            assert quad == pytest.approx(kernel_test_error(pb, G, pool=tasks, N_test=N), rel=1e-12)
             assert np.allclose(km.S, km.S.T, rtol=0, atol=1e-15 * np.abs(km.S).max())
 
 
@@ -60,7 +60,7 @@ def test_fresh_moments_have_three_eigenspaces_and_the_mean_decomposes():
     w = np.random.default_rng(0).standard_normal((1, D))
     U = block_directions(w / np.linalg.norm(w))[0]
     np.testing.assert_allclose(U @ U.T, np.eye(3), atol=1e-14)
-    m = kernel_moments(pb, tasks=w).m[0]
+    m = kernel_moments(pb, pool=w).m[0]
     mu1, mu2 = m @ U[0], np.sqrt(2.0) * (m @ U[1]) * np.sqrt(D)
     np.testing.assert_allclose(m, mu1 * U[0] + mu2 / np.sqrt(2) * (np.sqrt(1 - 1 / D) * U[2] + U[1] / np.sqrt(D)),
                                atol=1e-14)
@@ -88,7 +88,7 @@ def test_label_moments_given_the_query_norm_average_to_the_exact_ones(link, D):
     mco, Ey2 = lt.label_moments(pb, np.sum(W * W, axis=1) / D, R)
     U = block_directions(W / np.linalg.norm(W, axis=1, keepdims=True))
     m = np.einsum("j,kjl,klf->kf", wR, mco, U)
-    km = [kernel_moments(pb, tasks=w[None]) for w in W]
+    km = [kernel_moments(pb, pool=w[None]) for w in W]
     np.testing.assert_allclose(m, np.stack([k.m[0] for k in km]), rtol=0, atol=2e-7 * np.abs(m).max())
     np.testing.assert_allclose(Ey2 @ wR, [k.V for k in km], rtol=2e-7)
 
@@ -282,3 +282,17 @@ def test_feature_learner_dispatch():
     assert th.train is None and th.readout == "optimal" and th.test_idg < th.test
     fresh = learner_theory(linattn.Problem(4, 8, 0.0, link="tanh"), 300, 0.01, learner="feature", n_contexts=256)
     assert fresh.test_idg is None and type(fresh.test) is float
+
+
+@pytest.mark.parametrize("learner", ["kernel", "feature"])
+def test_a_generator_rng_is_one_draw_of_a_seed(learner):
+    """conventions §7: ``rng`` is an int seed or a numpy Generator; a Generator is reduced to one draw of a seed, so
+    the theory from a Generator equals the theory from the seed that Generator gives, and differs from another seed."""
+    pb = linattn.Problem(4, 8, 0.0, link="tanh", tasks=3)
+    seed = int(np.random.default_rng(11).integers(2**63))
+    kw = dict(learner=learner, n_contexts=256, n_pools=1)
+    from_gen = learner_theory(pb, 300, 0.01, rng=np.random.default_rng(11), **kw)
+    from_int = learner_theory(pb, 300, 0.01, rng=seed, **kw)
+    other = learner_theory(pb, 300, 0.01, rng=seed + 1, **kw)
+    assert (from_gen.test, from_gen.test_idg) == (from_int.test, from_int.test_idg)
+    assert (from_gen.test, from_gen.test_idg) != (other.test, other.test_idg)

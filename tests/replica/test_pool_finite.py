@@ -52,8 +52,8 @@ def test_fresh_task_limit_is_the_replica_theory(model, P, lam, beta):
     mo = pool_theory.fresh_moments(fresh)
     ref = replica.stationary(fresh, P, beta, lam, model)
     runs = np.array([[o["train"], o["test"]] for o in
-                     (pool_finite.solve(pb, P, lam, lam, model, *pool_finite.prompt_types(pb, pool, model, 8192, seed),
-                                        mo, beta) for seed in range(4))])
+                     (pool_finite.solve(pb, P, beta, lam, model, *pool_finite.prompt_types(pb, pool, model, 8192, seed),
+                                        mo) for seed in range(4))])
     for k, name in enumerate(("train", "test")):
         want = getattr(ref, name)
         m, se = runs[:, k].mean(), runs[:, k].std(ddof=1) / 2.0

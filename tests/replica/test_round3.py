@@ -190,10 +190,10 @@ def test_pool_finite_validates_its_arguments():
     from linattn.pools import task_moments
 
     mom = task_moments(PB_POOL, pool)
-    for kwargs, name in ((dict(P=0.5), "P"), (dict(lam_gamma=-1.0), "lam"), (dict(beta=0.0), "beta"),
+    for kwargs, name in ((dict(P=0.5), "P"), (dict(lam=-1.0), "lam"), (dict(beta=0.0), "beta"),
                          (dict(Z=Z[:, :3]), "Z"), (dict(U=U[:10]), "U"), (dict(N_test=0), "N_test"),
                          (dict(model="xl"), "model")):
-        args = dict(pb=PB_POOL, P=10.0, lam_gamma=0.1, lam_v=0.1, model="reduced", Z=Z, U=U, moments=mom)
+        args = dict(pb=PB_POOL, P=10.0, beta=np.inf, lam=0.1, model="reduced", Z=Z, U=U, moments=mom)
         args.update(kwargs)
         with pytest.raises(ValueError, match=name):
             pool_finite.solve(**args)

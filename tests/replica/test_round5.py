@@ -29,8 +29,8 @@ REFUSED = [
     ("26-v-norm2", lambda: (lambda es: es.v_norm2(np.ones(es.k) * 1e300))(_es()), "a", None),
     ("26-lift", lambda: (lambda es: es.lift(np.full(es.k, 1e308)))(_es()), "a", None),
     ("26-apply-metric", lambda: _es().apply_metric(np.full(_es().M, 1e308)), "theta", None),
-    ("27-block-decay", lambda: spectra.prompt_law(PB, "full").with_block_decay(1e300, 1e-300), "lam_gamma", None),
-    ("27-block-decay-tiny", lambda: spectra.prompt_law(PB, "full").with_block_decay(1e-300, 1e300), "lam_gamma",
+    ("27-block-decay", lambda: spectra.prompt_law(PB, "full").with_block_decay((1e300, 1e-300)), "lam", None),
+    ("27-block-decay-tiny", lambda: spectra.prompt_law(PB, "full").with_block_decay((1e-300, 1e300)), "lam",
      None),
     ("29-cdf-nan", lambda: spectra.spectral_cdf(1.0, PB)(np.nan), "x", None),
     ("29-cdf-str", lambda: spectra.spectral_cdf(1.0, PB)("a"), "x", None),
@@ -88,10 +88,10 @@ def test_gap_sweep_guards_count_python_trips_and_results(P_values, n_datasets, w
 
 
 def test_mixture_power_is_scale_free():
-    """5: alpha = 1e300 overflowed (alpha**2); the power depends on the direction of Γ only."""
+    """5: identity_weight = 1e300 overflowed (identity_weight**2); the power depends on the direction of Γ only."""
     ref = feature_theory.mixture_readout_power(TANH, 1.0, 0.0, n_contexts=64)
-    for alpha, delta2 in ((1e300, 0.5), (1e-300, 0.0), (-1e300, 0.0)):
-        value = feature_theory.mixture_readout_power(TANH, alpha, delta2, n_contexts=64)
+    for identity_weight, delta2 in ((1e300, 0.5), (1e-300, 0.0), (-1e300, 0.0)):
+        value = feature_theory.mixture_readout_power(TANH, identity_weight, delta2, n_contexts=64)
         assert np.isfinite(value) and value == pytest.approx(ref, rel=1e-12)
     ref = feature_theory.mixture_readout_power(TANH, 1.0, 0.5, n_contexts=64)
     assert feature_theory.mixture_readout_power(TANH, 1e-120, 0.5e-240, n_contexts=64) == pytest.approx(ref, rel=1e-12)

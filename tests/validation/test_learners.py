@@ -61,7 +61,7 @@ def test_feature_learner_reaches_the_convex_optimum_with_a_linear_readout():
     and (λ → 0) descent must reach its least-squares training loss (to 1e-4 relative), although the
     parametrisation is not convex."""
     pb = linattn.Problem(3, 8, 0.3, link="sign")
-    run = feature_learner(pb, 400, 1e-8, rng=2, n_knots=0, n_test=100, tol=1e-14, max_steps=200_000)
+    run = feature_learner(pb, 400, 1e-8, rng=2, n_knots=0, n_test_prompts=100, tol=1e-14, max_steps=200_000)
     data = pb.sample(400, np.random.default_rng(2))
     X = np.hstack([np.ones((400, 1)), data.features()])
     coef, *_ = np.linalg.lstsq(X, data.yq, rcond=None)
@@ -72,15 +72,16 @@ def test_feature_learner_reaches_the_convex_optimum_with_a_linear_readout():
 
 def test_learners_are_reproducible():
     pb = linattn.Problem(3, 4, 0.0, link="relu")
-    a, b = feature_learner(pb, 50, 0.01, rng=7, n_test=500), feature_learner(pb, 50, 0.01, rng=7, n_test=500)
+    a, b = feature_learner(pb, 50, 0.01, rng=7, n_test_prompts=500), feature_learner(pb, 50, 0.01, rng=7,
+                                                                                     n_test_prompts=500)
     assert a.test == b.test and np.array_equal(a.params["readout"], b.params["readout"])
-    c, d = kernel_learner(pb, 50, 0.01, rng=7, n_test=500), kernel_learner(pb, 50, 0.01, rng=7, n_test=500)
+    c, d = kernel_learner(pb, 50, 0.01, rng=7), kernel_learner(pb, 50, 0.01, rng=7)
     assert c.test == d.test
 
 
 def test_learners_with_a_pool_and_another_context_length():
     """Both learners accept a task pool (pb.tasks = K) and N_test: the kernel learner's errors are exact
-    (kernel_test_error; equal to pb.test_error(..., features="hermite2", tasks=pool, N_test=)), the feature learner's
+    (kernel_test_error; equal to kernel_test_error(..., features="hermite2", pool=pool, N_test=)), the feature learner's
     are Monte Carlo with a standard error; memorising a pool of 3 tasks makes the in-distribution error the smaller."""
     import linattn
     from linattn.kernel_learner import kernel_test_error
@@ -90,9 +91,9 @@ def test_learners_with_a_pool_and_another_context_length():
     k = kernel_learner(pb, 300, 0.01, rng=0, N_test=16)
     G, pool = k.params["Gamma"], k.params["pool"]
     assert k.test == kernel_test_error(pb, G, "hermite2", N_test=16)
-    assert k.test_idg == kernel_test_error(pb, G, "hermite2", tasks=pool, N_test=16)
+    assert k.test_idg == kernel_test_error(pb, G, "hermite2", pool=pool, N_test=16)
     assert k.test_idg < k.test and k.test_se == 0.0
-    f = feature_learner(pb, 300, 0.01, rng=0, N_test=16, n_test=4000, max_steps=2000)
+    f = feature_learner(pb, 300, 0.01, rng=0, N_test=16, n_test_prompts=4000, max_steps=2000)
     assert f.test_idg is not None and f.test_idg_se > 0 and f.test_idg < f.test
 
 
@@ -100,8 +101,8 @@ def test_quantile_knots_bring_the_readout_close_to_optimal():
     """The knot fix: knots at the quantiles of the trained t (two stages) give a lower test error than knots on ±2 s.d.
     of the labels (measured 0.0707 vs 0.0732 at tanh, P = 2000, 3 sets; here one set, the difference ≫ the MC s.e.)."""
     pb = linattn.Problem(6, 12, 0.0, link="tanh")
-    new = feature_learner(pb, 2000, 0.01, rng=(6, 2000, 0), n_test=100_000)
-    old = feature_learner(pb, 2000, 0.01, rng=(6, 2000, 0), n_test=100_000, knots="labels")
+    new = feature_learner(pb, 2000, 0.01, rng=(6, 2000, 0), n_test_prompts=100_000)
+    old = feature_learner(pb, 2000, 0.01, rng=(6, 2000, 0), n_test_prompts=100_000, knots="labels")
     assert new.converged and old.converged
     assert new.test < old.test - 4 * np.hypot(new.test_se, old.test_se)
     t = learners.quantile_knots(np.arange(100.0), 5)
@@ -116,9 +117,9 @@ def test_feature_test_error_at_another_length_matches_retraining():
     from validation.simulators.learners import feature_test_error
 
     pb = linattn.Problem(4, 8, 0.0, link="relu")
-    run = feature_learner(pb, 300, 0.01, rng=5, n_test=100)
-    other = feature_learner(pb, 300, 0.01, rng=5, n_test=40_000, N_test=32)
-    e, se = feature_test_error(pb, run, N_test=32, n_test=40_000, rng=9)
+    run = feature_learner(pb, 300, 0.01, rng=5, n_test_prompts=100)
+    other = feature_learner(pb, 300, 0.01, rng=5, n_test_prompts=40_000, N_test=32)
+    e, se = feature_test_error(pb, run, N_test=32, n_test_prompts=40_000, rng=9)
     assert np.array_equal(run.params["Gamma"], other.params["Gamma"])
     assert abs(e - other.test) < 4 * np.hypot(se, other.test_se)
     with pytest.raises(ValueError, match="in_distribution"):

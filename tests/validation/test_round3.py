@@ -143,11 +143,11 @@ def test_feature_test_error_refuses_another_problem():
     from validation.simulators.learners import feature_learner, feature_test_error
 
     pb = linattn.Problem(4, 8, 0.0, link="relu")
-    run = feature_learner(pb, 200, 0.01, rng=5, n_test=100, max_steps=200)
+    run = feature_learner(pb, 200, 0.01, rng=5, n_test_prompts=100, max_steps=200)
     assert run.problem == pb
     for other in (linattn.Problem(4, 8, 0.0, link="tanh"), linattn.Problem(4, 8, 0.5, link="relu"),
                   linattn.Problem(4, 16, 0.0, link="relu"), linattn.Problem(4, 8, 0.0, link="relu", tasks=3)):
         with pytest.raises(ValueError, match="pb"):
-            feature_test_error(other, run, n_test=100)
-    e, se = feature_test_error(pb, run, N_test=16, n_test=100, rng=1)
+            feature_test_error(other, run, n_test_prompts=100)
+    e, se = feature_test_error(pb, run, N_test=16, n_test_prompts=100, rng=1)
     assert np.isfinite(e) and se > 0

@@ -68,12 +68,12 @@ REFUSED = [
     ("factorized-theta0", lambda: validation.factorized_descent(PB, factorized.Parametrization("merged", 4),
                                                                 np.ones(16) * 1e200, 10, 0.01, data=DATA), "theta0"),
     # 34: the feature learner's step loop under the work guard
-    ("feature-learner-max-steps", lambda: validation.feature_learner(TANH, 2000, 1e-6, rng=0, n_test=1000,
+    ("feature-learner-max-steps", lambda: validation.feature_learner(TANH, 2000, 1e-6, rng=0, n_test_prompts=1000,
                                                                      max_steps=10**9, tol=1e-300), "max_steps"),
     # 59: the default reference of diagnose is M's last matrix
     ("diagnose-zero", lambda: diagnostics.diagnose(np.zeros((3, 4, 4))), "M"),
     # 63: no step to record
-    ("descent-steps-empty", lambda: validation.descent_from_random_inits(DATA, PB, 0.1, 0.01, [], 0.1, 2, rng=0),
+    ("descent-steps-empty", lambda: validation.descent_from_random_inits(DATA, PB, 0.1, [], 0.01, 0.1, 2, rng=0),
      "steps"),
 ]
 

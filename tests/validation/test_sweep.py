@@ -119,7 +119,7 @@ def test_store_guards(tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, words", [
-    (dict(fn="nope"), "registered experiments"),
+    (dict(fn="nope"), "registered grid functions"),
     (dict(fn=3), "fn must be"),
     (dict(grid={"Q": [1]}), "unknown parameter name 'Q'"),
     (dict(grid={"D": []}), "non-empty list"),
@@ -291,7 +291,7 @@ def f(a, rng):
         pass
     time.sleep(30.0 if a == 1 else 0.15)        # a = 1 keeps a worker busy when the driver dies
     return {{"y": a + rng.standard_normal(), "z": rng.standard_normal(3)}}
-f.experiment_name = "kill9"
+f.grid_function_name = "kill9"
 sw.sweep(f, {{"a": list(range(12))}}, replicates=2, rng=5, workers=2, store={store!r})
 """
 
@@ -322,7 +322,7 @@ def test_kill_9_of_the_driver_at_a_random_moment_resumes_to_the_same_store(tmp_p
     def f(a, rng):
         return {"y": a + rng.standard_normal(), "z": rng.standard_normal(3)}
 
-    f.experiment_name = "kill9"           # the same sweep as the driver's (its source is another function's)
+    f.grid_function_name = "kill9"           # the same sweep as the driver's (its source is another function's)
     resumed = sw.sweep(f, {"a": list(range(12))}, replicates=2, rng=5, workers=1, store=store, allow_mixed=True)
     fresh = sw.sweep(f, {"a": list(range(12))}, replicates=2, rng=5, workers=1)
     assert (resumed["status"].values == sw.DONE).all()
@@ -350,7 +350,7 @@ def test_a_point_that_hangs_is_stopped_at_its_timeout(tmp_path, workers, stored)
 
     starts = tmp_path / "starts"
     fn = functools.partial(_slow_point, starts=str(starts))
-    fn.experiment_name = "slow_point"
+    fn.grid_function_name = "slow_point"
     ds = sw.sweep(fn, {"a": [0, 1, 2]}, workers=workers, timeout=2.0,
                   store=str(tmp_path / "t") if stored else None)
     assert ds["status"].values[:, 0].tolist() == [sw.DONE, sw.FAILED, sw.DONE]

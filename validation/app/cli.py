@@ -5,7 +5,7 @@ Subcommands
 ``info``      population quantities of a problem (c, c_v, the ICL solution and its test error)
 ``figures``   regenerate the seed figures (PNG + PDF + data) into a folder
 ``validate``  run every theory-vs-simulation comparison and write a Markdown report
-``sweep``     run a registered experiment (or ``module:function``) over a parameter grid in a TOML
+``sweep``     run a registered grid function (or ``module:function``) over a parameter grid in a TOML
               file, serially, on local processes or on a Dask cluster, into a Zarr store
 """
 from __future__ import annotations
@@ -86,18 +86,18 @@ def _sweep(args):
 
     from .. import sweeps as sw
 
-    fn = args.experiment
+    fn = args.grid_function
     if ":" in fn:
         module, _, name = fn.partition(":")
         if os.getcwd() not in sys.path:       # `linattn sweep mymodule:f` finds mymodule.py in the current folder,
             sys.path.insert(0, os.getcwd())   # as `python -m` would
-        _probe_import(module, args.experiment)
+        _probe_import(module, args.grid_function)
         try:
             fn = getattr(importlib.import_module(module), name)
         except (Exception, SystemExit) as err:   # ImportError, AttributeError, whatever a broken module raises,
             #                                        and a module that calls sys.exit when imported
-            raise ValueError(f"experiment must be a registered name or an importable module:function; "
-                             f"{args.experiment!r}: {type(err).__name__}: {err}") from None
+            raise ValueError(f"grid_function must be a registered name or an importable module:function; "
+                             f"{args.grid_function!r}: {type(err).__name__}: {err}") from None
     check.seed_int("--seed", args.seed)
     check.positive_int("--replicates", args.replicates)
     if args.workers is not None:
@@ -129,7 +129,7 @@ def _sweep(args):
     return 1 if failed else 0
 
 
-def _probe_import(module, experiment):
+def _probe_import(module, grid_function):
     """Import ``module`` first in a forked child (POSIX): a module that ends its process when imported (``os._exit``)
     would otherwise end this command silently with its exit status. The child's output is discarded; the import
     that counts is the parent's (its exceptions are reported as usual)."""
@@ -157,8 +157,8 @@ def _probe_import(module, experiment):
         answer = fh.read()
     _, status = os.waitpid(pid, 0)
     if answer != b"ok":
-        raise ValueError(f"experiment must be a registered name or an importable module:function; "
-                         f"{experiment!r}: importing {module!r} ends the process (exit status "
+        raise ValueError(f"grid_function must be a registered name or an importable module:function; "
+                         f"{grid_function!r}: importing {module!r} ends the process (exit status "
                          f"{os.waitstatus_to_exitcode(status)})")
 
 
@@ -228,10 +228,10 @@ def _modes(q):
 def _registered_help():
     import inspect
 
-    from ..sweeps import EXPERIMENTS
+    from ..sweeps import GRID_FUNCTIONS
 
     lines = ["registered grid functions and their parameters (grid keys; the rest keep their defaults):"]
-    for name, fn in sorted(EXPERIMENTS.items()):
+    for name, fn in sorted(GRID_FUNCTIONS.items()):
         params = [str(p) for p in inspect.signature(fn).parameters.values() if p.name != "rng"]
         doc = (inspect.getdoc(fn) or "").split("\n")[0]
         lines += [f"  {name}({', '.join(params)})", f"      {doc}"]
@@ -296,12 +296,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "computing them again (make run: figures first, then the report)")
     q.set_defaults(func=_validate)
 
-    q = sub.add_parser("sweep", help="run an experiment over a parameter grid (local processes or Dask)",
+    q = sub.add_parser("sweep", help="run a grid function over a parameter grid (local processes or Dask)",
                        description="Run a registered grid function (or your module:function taking **point and rng) "
                                    "over the Cartesian product of a TOML grid. Without --store the mean ± s.e. over "
                                    "replicates of every output is printed per grid point.",
                        epilog=_registered_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    q.add_argument("experiment", help="registered grid function (listed below) or module:function")
+    q.add_argument("grid_function", help="registered grid function (listed below) or module:function")
     q.add_argument("--grid", required=True, help="TOML file: one `name = [values]` line per parameter")
     q.add_argument("--replicates", type=int, default=1, help="evaluations per grid point (default 1)")
     q.add_argument("--seed", type=int, default=0, help="sweep seed (default 0)")

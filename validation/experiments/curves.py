@@ -86,7 +86,7 @@ class FlowCurves(Experiment):
         lr = 0.5 / (es.lambda_max + s.lam)
         t_marks = np.geomspace(max(lr, 1e-2), s.t_max, s.n_marks)
         steps = np.unique(np.round(t_marks / lr).astype(int))
-        run = descent_from_random_inits(data, pb, s.lam, lr, steps, s.sigma0, s.n_init, rng=(seed, P, 1), model="full")
+        run = descent_from_random_inits(data, pb, s.lam, steps, lr, s.sigma0, s.n_init, rng=(seed, P, 1), model="full")
         asym = replica.stationary(pb, P, np.inf, s.lam, "full")
         return {"times": times, "train": cur.train, "train_sd": cur.train_sd, "test": cur.test, "test_sd": cur.test_sd,
                 "gd_t": steps * lr, "gd": np.stack([run.train_mean, run.train_sd, run.test_mean, run.test_sd], axis=1),

@@ -2,7 +2,7 @@
 experiments of the figures ``staged``, ``saddles`` and ``factorized_gap``, which also give the report section
 ``factorized`` (the library functions are in :mod:`validation.experiments.staged`).
 
-* ``staged``: one point for the figure — :func:`~validation.experiments.staged.staged_experiment` draws its SGD
+* ``staged``: one point for the figure — :func:`~validation.experiments.staged.staged_run` draws its SGD
   chains and its random start from one seed — and one for the report's escape times (a spectrum of its own,
   ``check_spectrum``, ``rng=11``: the tolerance's discretisation term ``ηb·t½`` was set for it, not for the figure's
   longer spectrum).
@@ -31,7 +31,7 @@ from .staged import (
     gibbs_comparison,
     noise_free_problem,
     saddle_run,
-    staged_experiment,
+    staged_run,
 )
 
 #: input eigenvalues of Zhang, Singh, Latham & Saxe (2025)
@@ -68,17 +68,17 @@ class Staged(Experiment):
                             check_spectrum=[1.0, 0.7, 0.5, 0.35, 0.25, 0.18, 0.125, 0.09], check_N=31,
                             check_chains=16, check_batch=256)}
     report_order = 70
-    STEP, RECORD = 0.05, 50            # the SGD step and record interval (defaults of staged_experiment)
+    STEP, RECORD = 0.05, 50            # the SGD step and record interval (defaults of staged_run)
 
     def points(self, s):
         return [dict(kind="figure"), dict(kind="check")]
 
     def compute(self, s, point):
         if point["kind"] == "check":
-            ex = staged_experiment(s.check_spectrum, s.check_N, n_chains=s.check_chains, batch=s.check_batch, rng=11)
+            ex = staged_run(s.check_spectrum, s.check_N, n_chains=s.check_chains, batch=s.check_batch, rng=11)
             return {"spectrum": ex.problem.covariance.spectrum, "b": dynamics.mode_constants(ex.problem).b,
                     "t_half": ex.t_half, "t_half_sgd": ex.t_half_sgd}
-        ex = staged_experiment(s.spectrum, s.N, n_chains=s.n_chains, batch=s.batch, rng=s.seed)
+        ex = staged_run(s.spectrum, s.N, n_chains=s.n_chains, batch=s.batch, rng=s.seed)
         return dict(times=ex.times, spectrum=ex.problem.covariance.spectrum, closed_modes=ex.closed_modes,
                     closed_test=ex.closed_test, ode_random_modes=ex.ode_random_modes,
                     ode_random_test=ex.ode_random_test, sgd_modes=ex.sgd.modes, sgd_test=ex.sgd.test,

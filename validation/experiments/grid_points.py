@@ -14,7 +14,7 @@ import numpy as np
 import linattn
 from linattn import check
 
-from ..sweeps import experiment
+from ..sweeps import grid_function
 
 
 def decay(lam, lam_v=None):
@@ -39,7 +39,7 @@ def decay(lam, lam_v=None):
     return (lam, lam_v)
 
 
-@experiment("gibbs")
+@grid_function("gibbs")
 def gibbs_point(D, N, P, beta, lam, noise=0.0, model="reduced", lam_v=None, rng=None):
     """Exact Gibbs averages ``⟨E_t⟩``, ``⟨E_g⟩`` of one dataset (:func:`replica.gibbs`).
 
@@ -66,7 +66,7 @@ def gibbs_point(D, N, P, beta, lam, noise=0.0, model="reduced", lam_v=None, rng=
     return {"train": float(g.train), "test": float(g.test)}
 
 
-@experiment("langevin")
+@grid_function("langevin")
 def langevin_point(D, N, P, beta, lam, noise=0.0, model="reduced", n_chains=1, lam_v=None, rng=None):
     """One Langevin simulation with the seed's protocol on a fresh dataset (the markers of
     Figs. 2–3): sample means of ``E_t``, ``E_g`` and the exact Gibbs values of that dataset.
@@ -97,7 +97,7 @@ def langevin_point(D, N, P, beta, lam, noise=0.0, model="reduced", n_chains=1, l
             "dt": r.dt}
 
 
-@experiment("long_time_limit")
+@grid_function("long_time_limit")
 def long_time_point(D, N, P, lam, noise=0.0, model="reduced", lam_v=None, rng=None):
     """``ΔEr`` and the contrast ratio of the long-time limit of gradient flow on one dataset.
 

@@ -106,7 +106,7 @@ def _mean_se(values, mc_se=None):
     return float(v.mean()), float(np.sqrt(var))
 
 
-def simulate_cell(pb, P, n_sets, seed, n_test, N_tests=(), max_steps=20_000, lam=LAM):
+def simulate_cell(pb, P, n_sets, seed, n_test_prompts, N_tests=(), max_steps=20_000, lam=LAM):
     """Train ``n_sets`` training sets of both learners at one cell (weight decay ``lam``, default 0.01; set ``r``
     seeded by ``(seed, r)``, the same training prompts' seed for both learners).
 
@@ -118,7 +118,7 @@ def simulate_cell(pb, P, n_sets, seed, n_test, N_tests=(), max_steps=20_000, lam
     runs_k, runs_f = [], []
     for r in range(n_sets):
         runs_k.append(kernel_learner(pb, P, lam, rng=(*seed, r)))
-        runs_f.append(feature_learner(pb, P, lam, rng=(*seed, r), n_test=n_test, max_steps=max_steps))
+        runs_f.append(feature_learner(pb, P, lam, rng=(*seed, r), n_test_prompts=n_test_prompts, max_steps=max_steps))
     out = {"unconverged": float(sum(not f.converged for f in runs_f))}
     out["kernel"], out["kernel_se"] = _mean_se([k.test for k in runs_k])
     out["feature"], out["feature_se"] = _mean_se([f.test for f in runs_f], [f.test_se for f in runs_f])
@@ -132,7 +132,8 @@ def simulate_cell(pb, P, n_sets, seed, n_test, N_tests=(), max_steps=20_000, lam
         n = int(n)
         out[f"kernel_N{n}"], out[f"kernel_N{n}_se"] = _mean_se([kernel_test_error(pb, k.params["Gamma"], N_test=n)
                                                                 for k in runs_k])
-        ev = [feature_test_error(pb, f, N_test=n, n_test=n_test, rng=(*seed, r, n)) for r, f in enumerate(runs_f)]
+        ev = [feature_test_error(pb, f, N_test=n, n_test_prompts=n_test_prompts, rng=(*seed, r, n)) for r,
+              f in enumerate(runs_f)]
         out[f"feature_N{n}"], out[f"feature_N{n}_se"] = _mean_se([e[0] for e in ev], [e[1] for e in ev])
     return out
 
@@ -159,18 +160,18 @@ class Learners(Experiment):
     name = "learners"
     title = "Kernel vs feature learner: which wins over (P, N), theory with simulated cells"
     presets = {mode: dict(D=D, lam=LAM, **rest) for mode, rest in (
-        ("smoke", dict(P=[60, 300], N=[4, 16], sim=[[1, 1]], n_sets=2, n_test=2000,
+        ("smoke", dict(P=[60, 300], N=[4, 16], sim=[[1, 1]], n_sets=2, n_test_prompts=2000,
                        check_N=12, check_P_kernel=300, check_n_kernel=3, check_P_feature=300, check_P_memo=60,
-                       check_n_feature=2, check_n_test=2000, check_n_binned=20_000)),
+                       check_n_feature=2, check_n_test_prompts=2000, check_n_binned=20_000)),
         ("quick", dict(P=[100, 200, 400, 800, 1600, 3200, 6400], N=[4, 8, 16, 32, 64],
-                       sim=[[0, 4], [2, 2], [2, 6], [4, 4]], n_sets=3, n_test=20_000,
+                       sim=[[0, 4], [2, 2], [2, 6], [4, 4]], n_sets=3, n_test_prompts=20_000,
                        check_N=12, check_P_kernel=1500, check_n_kernel=10, check_P_feature=2000, check_P_memo=100,
-                       check_n_feature=4, check_n_test=50_000, check_n_binned=200_000)),
+                       check_n_feature=4, check_n_test_prompts=50_000, check_n_binned=200_000)),
         ("full", dict(P=[50, 100, 200, 400, 800, 1600, 3200, 6400, 12800], N=[2, 4, 8, 16, 32, 64, 128],
                       sim=[[0, 4], [1, 2], [1, 6], [2, 3], [3, 1], [3, 5], [4, 2], [5, 4], [6, 0], [6, 6]],
-                      n_sets=5, n_test=100_000,
+                      n_sets=5, n_test_prompts=100_000,
                       check_N=12, check_P_kernel=1500, check_n_kernel=60, check_P_feature=2000, check_P_memo=100,
-                      check_n_feature=12, check_n_test=200_000, check_n_binned=1_000_000)))}
+                      check_n_feature=12, check_n_test_prompts=200_000, check_n_binned=1_000_000)))}
     report_order = 62
     #: the kinds of the report's points
     CHECKS = ("check_kernel", "check_feature", "check_memo")
@@ -191,7 +192,7 @@ class Learners(Experiment):
             return {"kernel": np.array([x["test"] for x in k]), "kernel_se": np.array([x["test_se"] for x in k]),
                     "feature": np.array([x["test"] for x in f])}
         P = int(s.P[point["j"]])
-        return simulate_cell(pb, P, s.n_sets, (N, P), s.n_test, lam=s.lam)
+        return simulate_cell(pb, P, s.n_sets, (N, P), s.n_test_prompts, lam=s.lam)
 
     @staticmethod
     def _check_point(s, kind, name):
@@ -208,7 +209,8 @@ class Learners(Experiment):
                     "theory": np.array([th.test, th.train]), "theory_se": np.array([th.test_se, th.train_se]),
                     "mp": np.array([mp.test, mp.train])}
         P = s.check_P_feature if kind == "check_feature" else s.check_P_memo
-        runs = [feature_learner(pb, P, s.lam, rng=(62, P, r), n_test=s.check_n_test) for r in range(s.check_n_feature)]
+        runs = [feature_learner(pb, P, s.lam, rng=(62, P, r),
+                                n_test_prompts=s.check_n_test_prompts) for r in range(s.check_n_feature)]
         out = {"test": np.array([r.test for r in runs]), "test_mc_se": np.array([r.test_se for r in runs]),
                "converged": np.array([r.converged for r in runs], float),
                "theory": np.array(feature_theory(pb, P, lam=s.lam)["test"]),
@@ -315,12 +317,12 @@ class LearnersPools(Experiment):
     name = "learners_pools"
     title = "Kernel vs feature learner with task pools: (P, K), ICL and IDG errors"
     presets = {mode: dict(D=D, lam=LAM, **rest) for mode, rest in (
-        ("smoke", dict(P=[60, 300], K=[2, 12], N=8, sim=[[1, 1]], n_sets=2, n_test=2000, n_pools=1)),
+        ("smoke", dict(P=[60, 300], K=[2, 12], N=8, sim=[[1, 1]], n_sets=2, n_test_prompts=2000, n_pools=1)),
         ("quick", dict(P=[250, 500, 1000, 2000, 4000], K=[2, 4, 6, 12, 24], N=16, sim=[[0, 2], [4, 2]], n_sets=3,
-                       n_test=20_000, n_pools=1)),
+                       n_test_prompts=20_000, n_pools=1)),
         ("full", dict(P=[100, 250, 630, 1600, 4000, 10000], K=[1, 2, 4, 6, 12, 24, 96], N=16,
                       sim=[[0, 1], [1, 3], [2, 2], [3, 4], [4, 1], [5, 3], [6, 2], [6, 5]], n_sets=5,
-                      n_test=100_000, n_pools=4)))}
+                      n_test_prompts=100_000, n_pools=4)))}
 
     def points(self, s):
         return ([dict(kind="theory", link=name, i=i) for name in LINKS for i in range(len(s.K))]
@@ -336,7 +338,7 @@ class LearnersPools(Experiment):
             out.update({f"feature_{a}": np.array([x[a] for x in f]) for a in ("test", "test_idg")})
             return out
         P = int(s.P[point["j"]])
-        return simulate_cell(pb, P, s.n_sets, (K, P, s.N), s.n_test, lam=s.lam)
+        return simulate_cell(pb, P, s.n_sets, (K, P, s.N), s.n_test_prompts, lam=s.lam)
 
     def assemble(self, s, outputs):
         P, K = np.array(s.P), np.array(s.K)

@@ -55,13 +55,13 @@ class LearnersScaling(Experiment):
     title = "Kernel vs feature learner: context-length scaling (train = test length, and train ≠ test length)"
     presets = {mode: dict(D=D, lam=LAM, **rest) for mode, rest in (
         ("smoke", dict(P=300, N=[4, 8, 16, 32], N_fit=[4, 32], sim_N=[8], N_train=8, N_test=[4, 8, 16, 32],
-                       sim_N_test=[4, 16], n_sets=2, n_test=2000)),
+                       sim_N_test=[4, 16], n_sets=2, n_test_prompts=2000)),
         ("quick", dict(P=1000, N=[4, 8, 16, 32, 64, 128], N_fit=[8, 128], sim_N=[4, 32], N_train=16,
-                       N_test=[2, 4, 16, 64, 256], sim_N_test=[4, 64], n_sets=3, n_test=20_000)),
+                       N_test=[2, 4, 16, 64, 256], sim_N_test=[4, 64], n_sets=3, n_test_prompts=20_000)),
         ("full", dict(P=1000, N=[2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256], N_fit=[8, 256],
                       sim_N=[2, 4, 8, 16, 32, 64, 128], N_train=16,
                       N_test=[2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512],
-                      sim_N_test=[2, 4, 8, 32, 64, 128, 256], n_sets=5, n_test=100_000)))}
+                      sim_N_test=[2, 4, 8, 32, 64, 128, 256], n_sets=5, n_test_prompts=100_000)))}
 
     def points(self, s):
         return ([dict(kind="theory_N", link=name) for name in LINKS]
@@ -80,7 +80,7 @@ class LearnersScaling(Experiment):
             f = [feature_theory(pb, s.P, N_test=n, lam=s.lam) for n in s.N_test]
         else:
             N = point["N"]
-            return simulate_cell(problem(name, N, D=s.D), s.P, s.n_sets, (N, s.P, 7), s.n_test,
+            return simulate_cell(problem(name, N, D=s.D), s.P, s.n_sets, (N, s.P, 7), s.n_test_prompts,
                                  N_tests=s.sim_N_test if N == s.N_train else (), lam=s.lam)
         return {"kernel": np.array([x["test"] for x in k]), "kernel_se": np.array([x["test_se"] for x in k]),
                 "feature": np.array([x["test"] for x in f])}

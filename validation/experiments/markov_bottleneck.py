@@ -155,7 +155,7 @@ class MarkovBottleneck(Experiment):
         for d in s.curve_ds:
             for k, v in by[("curve", s.curve_L, d)].items():
                 data[(f"curve_uni_{k[4:]}" if k.startswith("uni_") else f"curve_d{d}_{k}")] = np.asarray(v)
-        meta = {"C": C, "alpha": ALPHA, "gap_bits": 1.0, "baseline_d": int(max(s.curve_ds))}
+        meta = {"C": C, "concentration": ALPHA, "gap_bits": 1.0, "baseline_d": int(max(s.curve_ds))}
         return data, meta
 
     def checks(self, r):

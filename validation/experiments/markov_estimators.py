@@ -33,7 +33,7 @@ def _fmt(x, se=None):
     return f"{x:.4g}" if se is None else f"{x:.4g} ± {se:.2g}"
 
 
-def excess_iid(m, C, alpha):
+def excess_iid(m, C, concentration):
     r"""Exact mean excess log-loss of the Dirichlet posterior predictive over the true row after ``m`` i.i.d.
     draws from a ``Dirichlet(α·1_C)`` row: the next symbol ``y`` is size-biased, so its count is
     ``N_y ~ BetaBinomial(m, α + 1, (C − 1)α)`` and
@@ -44,15 +44,16 @@ def excess_iid(m, C, alpha):
     m : int
         Earlier transitions from the current state, ``>= 0``.
     C : int
-    alpha : float
+    concentration : float
 
     Returns
     -------
     float
     """
     k = np.arange(m + 1)
-    pk = stats.betabinom.pmf(k, m, alpha + 1, (C - 1) * alpha)
-    return float(-(pk * np.log(k + alpha)).sum() + np.log(m + C * alpha) - markov.expected_row_entropy(C, alpha))
+    pk = stats.betabinom.pmf(k, m, concentration + 1, (C - 1) * concentration)
+    return float(-(pk * np.log(k + concentration)).sum() + np.log(m + C * concentration)
+                 - markov.expected_row_entropy(C, concentration))
 
 
 C_FS, ALPHA_FS, L_FS = 3, 0.25, 24   # the first state's information: a case where it is large
@@ -63,7 +64,7 @@ def _first_state_gain(s):
     Carlo bayes (``n_mc_fs`` posterior draws per position), the exact telescoped value ``log(C g)``, ``g =
     E_{D(N_{L−1})}[π_T(x_0)]`` (``n_final_mc`` posterior draws: numpy Gamma variates and the vectorized stationary
     law), and the chain average ``log C − E H(π_T)`` (its limit as L → ∞)."""
-    ch = markov.Chains(C=C_FS, alpha=ALPHA_FS, first_state="stationary")
+    ch = markov.Chains(C=C_FS, concentration=ALPHA_FS, first_state="stationary")
     smp = ch.sample(s.n_seq_fs, L_FS, rng=(24, 8))
     x = smp.states
     gain = (markov.log_losses(x, "2-gen", chains=ch)
@@ -105,15 +106,15 @@ class MarkovEstimators(Experiment):
     def compute(self, s, point):
         part = point["part"]
         if part == "fresh":
-            ch = markov.Chains(C=C, alpha=ALPHA, first_state="stationary")
-            r = markov.losses(ch, s.length, s.n_seq, rng=(24, 1), names=["1-gen", "2-gen", "true"])
+            ch = markov.Chains(C=C, concentration=ALPHA, first_state="stationary")
+            r = markov.losses(ch, s.n_seq, s.length, rng=(24, 1), names=["1-gen", "2-gen", "true"])
             star = markov.matched_pseudocount(C, ALPHA)
             out = {f"fresh_{k}": r.mean[k] for k in r.names} | {f"fresh_{k}_se": r.se[k] for k in r.names}
             betas = np.geomspace(ALPHA / 4, 16 * star, s.n_beta)
             out["beta"] = betas
-            out["beta_total"] = np.array([markov.losses(ch, s.length, s.n_seq, rng=(24, 1), names=["1-gen"],
+            out["beta_total"] = np.array([markov.losses(ch, s.n_seq, s.length, rng=(24, 1), names=["1-gen"],
                                                         pseudocount=b).mean["1-gen"].sum() for b in betas])
-            rs = markov.losses(ch, s.length, s.n_seq, rng=(24, 1), names=["1-gen"], pseudocount=star)
+            rs = markov.losses(ch, s.n_seq, s.length, rng=(24, 1), names=["1-gen"], pseudocount=star)
             out["fresh_1-gen*"], out["fresh_1-gen*_se"] = rs.mean["1-gen"], rs.se["1-gen"]
             # the oracle per sequence, averaged over positions (s.e. over sequences, not positions)
             smp = ch.sample(s.n_seq, s.length, rng=(24, 2))
@@ -129,7 +130,7 @@ class MarkovEstimators(Experiment):
             out["gain_per_seq"] = (l2 - lb).sum(1)
             return out
         if part == "uniform":
-            ch = markov.Chains(C=C, alpha=ALPHA, first_state="uniform")
+            ch = markov.Chains(C=C, concentration=ALPHA, first_state="uniform")
             smp = ch.sample(s.n_seq, s.length, rng=(24, 5))
             x = smp.states
             ex = (markov.log_losses(x, "2-gen", chains=ch)
@@ -149,14 +150,14 @@ class MarkovEstimators(Experiment):
         if part == "first_state":
             return _first_state_gain(s)
         if part == "chains":
-            T = markov.Chains(C=C, alpha=ALPHA).draw_chains(s.n_chains, rng=(24, 6))
+            T = markov.Chains(C=C, concentration=ALPHA).draw_chains(s.n_chains, rng=(24, 6))
             pi = markov.stationary(T)
             with np.errstate(divide="ignore", invalid="ignore"):
                 H_rows = -np.sum(np.where(T > 0, T * np.log(T), 0.0), axis=-1)
                 H_pi = -np.sum(np.where(pi > 0, pi * np.log(pi), 0.0), axis=-1)
             return {"chain_weighted_entropy": np.sum(pi * H_rows, axis=-1), "chain_pi_entropy": H_pi}
-        ch = markov.Chains(C=C, alpha=ALPHA, K=point["K"], first_state="stationary")
-        r = markov.losses(ch, s.length, s.n_seq_pool, rng=(24, 7, point["K"]), n_pools=s.n_pools, on=point["on"])
+        ch = markov.Chains(C=C, concentration=ALPHA, K=point["K"], first_state="stationary")
+        r = markov.losses(ch, s.n_seq_pool, s.length, rng=(24, 7, point["K"]), n_pools=s.n_pools, on=point["on"])
         tag = f"K{point['K']}_{point['on']}"
         return {f"{tag}_{k}": r.mean[k] for k in r.names} | {f"{tag}_{k}_se": r.se[k] for k in r.names}
 
@@ -171,7 +172,7 @@ class MarkovEstimators(Experiment):
         data["weighted_entropy"] = np.array(mean_se(w, single=np.nan))          # one chain: nan
         h_mean, h_se = mean_se(h, single=np.nan)
         data["first_state_limit"] = np.array([np.log(C) - h_mean, h_se])
-        return data, {"C": C, "alpha": ALPHA}
+        return data, {"C": C, "concentration": ALPHA}
 
     def checks(self, r):
         d, s = r.data, r.settings

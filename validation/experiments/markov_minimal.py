@@ -45,14 +45,15 @@ class MarkovMinimal(Experiment):
 
     def points(self, s):
         cases = [[C_EXACT, int(n), ALPHA] for n in s.N_scan] + [list(c) for c in s.cases]
-        return ([{"kind": "landscape"}] + [{"kind": "scan", "C": int(c[0]), "N": int(c[1]), "alpha": float(c[2])}
+        return ([{"kind": "landscape"}] + [{"kind": "scan", "C": int(c[0]), "N": int(c[1]),
+                                            "concentration": float(c[2])}
                                            for c in cases] + [{"kind": "mc"}])
 
     def compute(self, s, point):
         if point["kind"] == "landscape":
             return self._landscape(s)
         if point["kind"] == "scan":
-            return self._scan(point["C"], point["N"], point["alpha"])
+            return self._scan(point["C"], point["N"], point["concentration"])
         return self._mc(s)
 
     @staticmethod
@@ -61,7 +62,7 @@ class MarkovMinimal(Experiment):
         betas = np.linspace(-3.0, 4.0, int(s.grid))
         deltas = np.linspace(-3.0, 6.0, int(s.grid))
         times = np.concatenate([[0.0], np.geomspace(0.1, 3e4, 150)])
-        out = {"land_beta": betas, "land_delta": deltas, "flow_times": times}
+        out = {"land_score_scale": betas, "land_delta": deltas, "flow_times": times}
         for v in VARIANTS:
             out[f"land_{v}"] = np.array([[markov_minimal_loss(b, d, C_EXACT, N, ALPHA, variant=v).loss
                                           for b in betas] for d in deltas])
@@ -70,27 +71,27 @@ class MarkovMinimal(Experiment):
             starts = [(0.01, 0.01), (0.0, th.delta_saddle + 0.01), (0.0, th.delta_saddle - 0.01)]
             for k, (b0, d0) in enumerate(starts):
                 fl = markov_minimal_flow(b0, d0, C_EXACT, N, ALPHA, times, variant=v)
-                out[f"flow_{v}_{k}_beta"], out[f"flow_{v}_{k}_delta"] = fl.beta, fl.delta
+                out[f"flow_{v}_{k}_score_scale"], out[f"flow_{v}_{k}_delta"] = fl.score_scale, fl.delta
                 out[f"flow_{v}_{k}_loss"] = fl.loss
         return out
 
     @staticmethod
-    def _escape(C, N, v, alpha=ALPHA, method="exact", n_mc=2, rng=None):
-        th = markov_minimal_theory(C, N, alpha, variant=v, method=method, n_mc=n_mc, rng=rng)
+    def _escape(C, N, v, concentration=ALPHA, method="exact", n_mc=2, rng=None):
+        th = markov_minimal_theory(C, N, concentration, variant=v, method=method, n_mc=n_mc, rng=rng)
         d0 = th.delta_saddle + EPS0
         t_th = th.escape_time(0.0, d0, RADIUS)
         times = np.linspace(0.0, 4.0 * t_th, 200)
-        fl = markov_minimal_flow(0.0, d0, C, N, alpha, times, variant=v, method=method, n_mc=n_mc, rng=rng,
+        fl = markov_minimal_flow(0.0, d0, C, N, concentration, times, variant=v, method=method, n_mc=n_mc, rng=rng,
                                  delta_saddle=th.delta_saddle, radius=RADIUS)
         naive = math.log(RADIUS / (EPS0 * th.unstable[1] ** 2)) / (th.gamma * abs(th.hessian[0, 1]))
         return {"delta_saddle": th.delta_saddle, "rate": th.rate, "rate_se": th.rate_se, "t_theory": t_th,
                 "t_flow": fl.escape_time, "t_naive": naive, "t_transition": fl.transition_time,
                 "loss_1point": th.loss_1point, "loss_final": fl.loss[-1], "delta_saddle_se": th.delta_saddle_se}
 
-    def _scan(self, C, N, alpha):
+    def _scan(self, C, N, concentration):
         out = {}
         for v in VARIANTS:
-            for key, val in self._escape(C, N, v, alpha).items():
+            for key, val in self._escape(C, N, v, concentration).items():
                 out[f"{v}_{key}"] = np.array(val)
         return out
 
@@ -115,11 +116,11 @@ class MarkovMinimal(Experiment):
         data["N_scan"] = np.array(s.N_scan)
         data["case_C"] = np.array([p["C"] for p in pts if p["kind"] == "scan"])
         data["case_N"] = np.array([p["N"] for p in pts if p["kind"] == "scan"])
-        data["case_alpha"] = np.array([p["alpha"] for p in pts if p["kind"] == "scan"])
+        data["case_alpha"] = np.array([p["concentration"] for p in pts if p["kind"] == "scan"])
         scans = [o for p, o in zip(pts, outputs) if p["kind"] == "scan"]
         for key in scans[0]:
             data[key] = np.array([o[key] for o in scans])
-        return data, {"C": C_EXACT, "alpha": ALPHA, "eps0": EPS0, "radius": RADIUS}
+        return data, {"C": C_EXACT, "concentration": ALPHA, "eps0": EPS0, "radius": RADIUS}
 
     def checks(self, result):
         d = result.data

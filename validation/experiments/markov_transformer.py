@@ -25,7 +25,7 @@ from .base import Check, Experiment
 
 PHASES = ("1-mem", "2-mem", "1-gen", "2-gen")
 ESTIMATORS = PHASES + ("bayes",)
-COMMON = dict(C=3, alpha=1.0, d_model=32, lr=3e-3, batch=32, n_eval=256, positions="rotary")
+COMMON = dict(C=3, concentration=1.0, d_model=32, lr=3e-3, batch=32, n_eval=256, positions="rotary")
 
 
 def _k_label(K):
@@ -61,7 +61,7 @@ class MarkovTransformer(Experiment):
         from ..simulators.markov_transformer import train_markov_transformer
 
         torch.set_num_threads(1)
-        chains = markov.Chains(s.C, s.alpha, point["K"])
+        chains = markov.Chains(s.C, s.concentration, point["K"])
         r = train_markov_transformer(chains, point["length"], s.steps, point["seed"], d_model=s.d_model, lr=s.lr,
                                      batch=s.batch, record=s.record, n_eval=s.n_eval, positions=s.positions)
         L1 = point["length"] - 1
@@ -127,7 +127,7 @@ class MarkovTransformer(Experiment):
         Ls = list(s["lengths"])
         L = max(Ls)
         seed = s["seeds"][0]
-        par = (f"C = {s['C']}, α = {s['alpha']}, d = {s['d_model']}, {s['steps']} steps, lr {s['lr']}, "
+        par = (f"C = {s['C']}, α = {s['concentration']}, d = {s['d_model']}, {s['steps']} steps, lr {s['lr']}, "
                f"batch {s['batch']}")
         # 1. K = ∞: the late-position loss on fresh chains is closer to 2-gen than to 1-gen (uses 2-point statistics)
         if None in s["K"]:

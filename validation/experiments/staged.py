@@ -1,7 +1,7 @@
 """Experiments on factorized attention shared by the figures, the report and the tests.
 
-:func:`staged_experiment` (closed form vs exact ODE vs online SGD for ``Γ = PQ`` on an anisotropic
-spectrum), :func:`saddle_experiment` (separate key/query heads vs one merged head: exact ODE and SGD),
+:func:`staged_run` (closed form vs exact ODE vs online SGD for ``Γ = PQ`` on an anisotropic
+spectrum), :func:`saddle_comparison` (separate key/query heads vs one merged head: exact ODE and SGD),
 :func:`finite_p_gap` (ΔEr and contrast
 ratio of the merged and the product parametrization trained on the same datasets).
 """
@@ -41,7 +41,7 @@ def n_steps_covering(t_max, lr, record, culprit="t_max"):
 
 
 @dataclass(frozen=True)
-class StagedExperiment:
+class StagedRun:
     """Closed form, exact ODEs and SGD of ``Γ = PQ`` (``"value_kq_modes"``) from a small start.
 
     Attributes
@@ -72,8 +72,8 @@ class StagedExperiment:
     t_half_random: np.ndarray
 
 
-def staged_experiment(spectrum, N, a0=1e-3, lr=0.05, batch=128, n_chains=4, record=50, rng=0) -> StagedExperiment:
-    """Run :class:`StagedExperiment` for input eigenvalues ``spectrum`` (noise-free, identity basis).
+def staged_run(spectrum, N, a0=1e-3, lr=0.05, batch=128, n_chains=4, record=50, rng=0) -> StagedRun:
+    """Run :class:`StagedRun` for input eigenvalues ``spectrum`` (noise-free, identity basis).
 
     Parameters
     ----------
@@ -88,7 +88,7 @@ def staged_experiment(spectrum, N, a0=1e-3, lr=0.05, batch=128, n_chains=4, reco
 
     Returns
     -------
-    StagedExperiment
+    StagedRun
     """
     pb = noise_free_problem(spectrum, N)
     a0 = check.positive("a0", a0)
@@ -105,15 +105,15 @@ def staged_experiment(spectrum, N, a0=1e-3, lr=0.05, batch=128, n_chains=4, reco
     th *= np.sqrt(a0 * np.sqrt(pb.D)) / np.linalg.norm(th[: pb.D**2])     # ‖P‖ = ‖Q‖ ≈ (a0 √D)^{1/2}
     ode = dynamics.mean_flow(pb, par, th, times)
     half = 0.5 * mc.a_inf
-    return StagedExperiment(problem=pb, a0=a0, times=times, closed_modes=closed,
-                            closed_test=dynamics.mode_loss(pb, closed),
-                            ode_random_modes=ode.modes, ode_random_test=ode.test, sgd=sgd, t_half=t_half,
-                            t_half_sgd=crossing_times(times, np.swapaxes(sgd.modes, 1, 2), half[None, :]),
-                            t_half_random=crossing_times(times, ode.modes.T, half))
+    return StagedRun(problem=pb, a0=a0, times=times, closed_modes=closed,
+                     closed_test=dynamics.mode_loss(pb, closed),
+                     ode_random_modes=ode.modes, ode_random_test=ode.test, sgd=sgd, t_half=t_half,
+                     t_half_sgd=crossing_times(times, np.swapaxes(sgd.modes, 1, 2), half[None, :]),
+                     t_half_random=crossing_times(times, ode.modes.T, half))
 
 
 @dataclass(frozen=True)
-class SaddleExperiment:
+class SaddleComparison:
     """Separate key/query heads vs one merged head on the same spectrum: exact ODEs and online SGD.
 
     Attributes
@@ -136,9 +136,9 @@ class SaddleExperiment:
     sgd_merged: FactorizedRun
 
 
-def saddle_experiment(spectrum, N, scale=0.3, t_max=6000.0, lr=0.2, batch=128, n_chains=4, record=100,
-                      rng=0) -> SaddleExperiment:
-    """Run :class:`SaddleExperiment`: ``D`` rank-one separate heads (``ATTN_S``) and one merged head (``ATTN_M``)
+def saddle_comparison(spectrum, N, scale=0.3, t_max=6000.0, lr=0.2, batch=128, n_chains=4, record=100,
+                      rng=0) -> SaddleComparison:
+    """Run :class:`SaddleComparison`: ``D`` rank-one separate heads (``ATTN_S``) and one merged head (``ATTN_M``)
     from the same small random start of size ``scale`` (Zhang, Singh, Latham & Saxe 2025).
 
     Parameters
@@ -154,22 +154,22 @@ def saddle_experiment(spectrum, N, scale=0.3, t_max=6000.0, lr=0.2, batch=128, n
 
     Returns
     -------
-    SaddleExperiment
+    SaddleComparison
     """
     pb = noise_free_problem(spectrum, N)
     out = {tag: saddle_run(pb, tag, scale, t_max, lr, batch, n_chains, record, rng) for tag in SADDLE_MODELS}
     times = out["separate"][0].steps * lr
-    return SaddleExperiment(problem=pb, saddles=dynamics.saddle_losses(spectrum, N), times=times,
+    return SaddleComparison(problem=pb, saddles=dynamics.saddle_losses(spectrum, N), times=times,
                             ode_separate=out["separate"][1], ode_merged=out["merged"][1],
                             sgd_separate=out["separate"][0], sgd_merged=out["merged"][0])
 
 
-#: the two models of :func:`saddle_experiment`
+#: the two models of :func:`saddle_comparison`
 SADDLE_MODELS = ("separate", "merged")
 
 
 def saddle_run(pb, tag, scale=0.3, t_max=6000.0, lr=0.2, batch=128, n_chains=4, record=100, rng=0) -> tuple:
-    """One model of :func:`saddle_experiment`: online SGD and the exact ODE from the start ``init(scale, seed)``.
+    """One model of :func:`saddle_comparison`: online SGD and the exact ODE from the start ``init(scale, seed)``.
 
     Parameters
     ----------

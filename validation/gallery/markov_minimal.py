@@ -22,7 +22,7 @@ def plot(d, settings):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 4, figsize=(20, 4.6), layout="constrained")
-    B, D = np.meshgrid(d["land_beta"], d["land_delta"])
+    B, D = np.meshgrid(d["land_score_scale"], d["land_delta"])
     for ax, v in zip(axes[:2], ("released", "attention")):
         L = d[f"land_{v}"]
         levels = np.quantile(L, np.linspace(0.0, 1.0, 25))
@@ -30,7 +30,7 @@ def plot(d, settings):
         fig.colorbar(cs, ax=ax, label="loss L")
         styles = [("w-", "from (0.01, 0.01)"), ("w--", "from (0, δ_s + 0.01)"), ("w:", "from (0, δ_s − 0.01)")]
         for k, (st, lab) in enumerate(styles):
-            b, dl = d[f"flow_{v}_{k}_beta"], d[f"flow_{v}_{k}_delta"]
+            b, dl = d[f"flow_{v}_{k}_score_scale"], d[f"flow_{v}_{k}_delta"]
             keep = (b > B.min()) & (b < B.max()) & (dl > D.min()) & (dl < D.max())
             ax.plot(np.where(keep, b, np.nan), np.where(keep, dl, np.nan), st, lw=1.5, label=lab)
             ax.plot(b[-1] if keep[-1] else np.nan, dl[-1] if keep[-1] else np.nan, "wo", ms=4)

@@ -86,7 +86,7 @@ def plot(d, meta):
     ax.set_xlabel("pool size K")
     ax.set_ylabel("sequence length L")
     ax.set_title(f"(f) phase (seed {seed}): smallest KL(estimator ‖ model)", fontsize=9)
-    fig.suptitle(f"C = {meta['C']}, α = {meta['alpha']}, d = {meta['d_model']}, {meta['steps']} AdamW steps "
+    fig.suptitle(f"C = {meta['C']}, α = {meta['concentration']}, d = {meta['d_model']}, {meta['steps']} AdamW steps "
                  f"(lr {meta['lr']}, batch {meta['batch']}), {meta['positions']} positions")
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     return fig

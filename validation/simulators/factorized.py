@@ -71,8 +71,8 @@ class FactorizedRun:
         return self.parametrization.gamma(self.theta[:, -1])
 
 
-def factorized_descent(pb, parametrization, theta0, n_steps, lr, data=None, batch=256, lam=0.0,
-                       beta=np.inf, record=100, n_chains=None, rng=0) -> FactorizedRun:
+def factorized_descent(pb, parametrization, theta0, n_steps, lr, data=None, batch=256, beta=np.inf,
+                       lam=0.0, record=100, n_chains=None, rng=0) -> FactorizedRun:
     """Run gradient descent, online SGD or Langevin dynamics on a factorized model (module docstring).
 
     Parameters
@@ -91,10 +91,10 @@ def factorized_descent(pb, parametrization, theta0, n_steps, lr, data=None, batc
         Training set (gradient descent / Langevin). ``None``: online SGD with fresh batches.
     batch : int
         Fresh prompts per step (online only).
-    lam : float
-        Weight decay ``λ >= 0`` on ``θ``.
     beta : float
         Inverse temperature; ``inf`` (default) is noiseless descent. Finite ``β`` needs ``data``.
+    lam : float
+        Weight decay ``λ >= 0`` on ``θ``.
     record : int
         Record every ``record`` steps (and step 0).
     n_chains : int, optional

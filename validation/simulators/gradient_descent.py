@@ -46,7 +46,7 @@ class DescentRun:
         return self.test.std(axis=1, ddof=1)
 
 
-def descent_from_random_inits(data, pb, lam, lr, steps, init_sd, n_init, rng=None, model="reduced") -> DescentRun:
+def descent_from_random_inits(data, pb, lam, steps, lr, init_sd, n_init, rng=None, model="reduced") -> DescentRun:
     """Gradient descent from ``n_init`` Gaussian initialisations (module docstring).
 
     Parameters
@@ -55,10 +55,10 @@ def descent_from_random_inits(data, pb, lam, lr, steps, init_sd, n_init, rng=Non
     pb : linattn.Problem
     lam : float
         Weight decay ``λ >= 0``.
-    lr : float
-        Step ``η`` with ``0 < η < 2/λ_max(A)``.
     steps : array_like of int
         Steps ``n >= 0`` at which the errors are recorded (at least one).
+    lr : float
+        Step ``η`` with ``0 < η < 2/λ_max(A)``.
     init_sd : float
         ``σ_0 >= 0``.
     n_init : int

@@ -115,24 +115,24 @@ def _kernel_prompts(pb, P, rng, features, batch=512, tasks=None):
                            yq=np.concatenate([p[2] for p in parts]))
 
 
-def _common(pb, P, lam, rng, n_test):
-    """Checks of the arguments both learners take; returns ``(P, lam, generator, n_test)``."""
+def _common(pb, P, lam, rng, n_test_prompts):
+    """Checks of the feature learner's arguments; returns ``(P, lam, generator, n_test_prompts)``."""
     validate.problem(pb)
     P, lam, gen = check.positive_int("P", P), check.positive("lam", lam), check.rng(rng)
-    return P, lam, gen, _n_test(pb, n_test)
+    return P, lam, gen, _n_test(pb, n_test_prompts)
 
 
-def _n_test(pb, n_test, N=None):
-    """``n_test >= 2``, with the memory of its prompts checked (named ``n_test``): their statistics, and with a pool
-    (the in-distribution error, :func:`_feature_error`) their tokens, drawn at once."""
-    n_test = check.positive_int("n_test", n_test, minimum=2)
+def _n_test(pb, n_test_prompts, N=None):
+    """``n_test_prompts >= 2``, with the memory of its prompts checked (named ``n_test_prompts``): their statistics,
+    and with a pool (the in-distribution error, :func:`_feature_error`) their tokens, drawn at once."""
+    n_test_prompts = check.positive_int("n_test_prompts", n_test_prompts, minimum=2)
     N = pb.N if N is None else N
     tokens = 2 * N * pb.D + N if pb.tasks is not None else 0
-    check.memory(8.0 * n_test * (tokens + 4 * pb.D + 2), f"{n_test} test prompts", "n_test")
-    return n_test
+    check.memory(8.0 * n_test_prompts * (tokens + 4 * pb.D + 2), f"{n_test_prompts} test prompts", "n_test_prompts")
+    return n_test_prompts
 
 
-def kernel_learner(pb, P, lam, rng=None, features="hermite2", n_test=20_000, N_test=None) -> LearnerRun:
+def kernel_learner(pb, P, lam, rng=None, features="hermite2", N_test=None) -> LearnerRun:
     """Train the kernel learner (module docstring) to its ridge solution; its test errors are exact
     (:func:`linattn.kernel_learner.kernel_test_error`: fresh tasks, and the pool's tasks when ``pb.tasks`` is set).
 
@@ -145,8 +145,6 @@ def kernel_learner(pb, P, lam, rng=None, features="hermite2", n_test=20_000, N_t
         Weight decay ``λ > 0``.
     rng : None, int or numpy.random.Generator
     features : {"hermite2", "linear"}
-    n_test : int
-        Unused (kept for compatibility: the test error is exact, no test prompts are drawn).
     N_test : int, optional
         Context length of the test prompts (default ``pb.N``).
 
@@ -157,7 +155,8 @@ def kernel_learner(pb, P, lam, rng=None, features="hermite2", n_test=20_000, N_t
     """
     from linattn.kernel_learner import kernel_test_error
 
-    P, lam, gen, n_test = _common(pb, P, lam, rng, n_test)
+    validate.problem(pb)
+    P, lam, gen = check.positive_int("P", P), check.positive("lam", lam), check.rng(rng)
     check.choice("features", features, FEATURES)
     F = pb.D if features == "linear" else pb.D + pb.D * (pb.D + 1) // 2
     check.memory(8.0 * (P * F * F + 3 * F**4), f"the kernel learner's features (P = {P}, F = {F})", "P or D")
@@ -169,7 +168,7 @@ def kernel_learner(pb, P, lam, rng=None, features="hermite2", n_test=20_000, N_t
     G = theta.reshape(F, F)
     train = 0.5 * float(np.mean((data.yq - H @ theta) ** 2)) + 0.5 * lam * float(theta @ theta)
     test = kernel_test_error(pb, G, features, N_test=N_test)
-    idg = None if pool is None else kernel_test_error(pb, G, features, tasks=pool, N_test=N_test)
+    idg = None if pool is None else kernel_test_error(pb, G, features, pool=pool, N_test=N_test)
     params = {"Gamma": G} if pool is None else {"Gamma": G, "pool": pool}
     return LearnerRun("kernel", train, test, 0.0, test / (0.5 * pb.label_variance), params, True,
                       test_idg=idg, test_idg_se=None if idg is None else 0.0, problem=pb)
@@ -294,7 +293,7 @@ def _descend(H, y, knots, gamma, a, lam, max_steps, lr, tol):
     return loss, max_steps, False
 
 
-def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10, n_test=100_000,
+def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10, n_test_prompts=100_000,
                     N_test=None, knots="quantile") -> LearnerRun:
     """Train the feature learner (module docstring) by gradient descent and measure its test error.
 
@@ -314,8 +313,8 @@ def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10
         the work limit (:func:`linattn.check.work`, ``ValueError`` naming ``max_steps``).
     tol : float
         Stop when a step lowers the loss by less than ``tol`` (relative).
-    n_test : int
-        Fresh prompts of the Monte-Carlo test errors (fresh tasks; with a pool also ``n_test`` from the pool).
+    n_test_prompts : int
+        Fresh prompts of the Monte-Carlo test errors (fresh tasks; with a pool also ``n_test_prompts`` from the pool).
     N_test : int, optional
         Context length of the test prompts (default ``pb.N``).
     knots : {"quantile", "labels"}
@@ -328,7 +327,7 @@ def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10
     LearnerRun
         ``converged`` holds when every stage met its tolerance.
     """
-    P, lam, gen, n_test = _common(pb, P, lam, rng, n_test)
+    P, lam, gen, n_test_prompts = _common(pb, P, lam, rng, n_test_prompts)
     check.choice("knots", knots, KNOT_RULES)
     N_test = check.n_test(N_test)
     pbt = pb if N_test is None else dataclasses.replace(pb, N=N_test, tasks=None)
@@ -358,23 +357,25 @@ def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10
         converged = first and second
     G = gamma.reshape(D, D)
     params = {"Gamma": G, "readout": a, "knots": knots} | ({} if pool is None else {"pool": pool})
-    test, se = _feature_error(pbt, params, n_test, gen)
-    idg, idg_se = (None, None) if pool is None else _feature_error(pbt, params, n_test, gen, pool)
+    test, se = _feature_error(pbt, params, n_test_prompts, gen)
+    idg, idg_se = (None, None) if pool is None else _feature_error(pbt, params, n_test_prompts, gen, pool)
     return LearnerRun("feature", float(loss), test, se, test / (0.5 * pb.label_variance), params,
                       bool(converged), test_idg=idg, test_idg_se=idg_se, problem=pb)
 
 
-def _feature_error(pbt, params, n_test, gen, pool=None):
-    """Monte-Carlo ``½ E(y_q − g(t))²`` on ``n_test`` prompts of ``pbt`` (fresh tasks, or tasks drawn from ``pool``)."""
+def _feature_error(pbt, params, n_test_prompts, gen, pool=None):
+    """Monte-Carlo ``½ E(y_q − g(t))²`` on ``n_test_prompts`` prompts of ``pbt`` (fresh tasks, or tasks drawn from
+    ``pool``)."""
     if pool is None:
-        prompts = dataclasses.replace(pbt, tasks=None).sample(n_test, gen)
+        prompts = dataclasses.replace(pbt, tasks=None).sample(n_test_prompts, gen)
     else:
-        prompts = sampling.sample_tokens(pbt, n_test, gen, pool[gen.integers(0, pool.shape[0], n_test)]).prompts()
+        task = gen.integers(0, pool.shape[0], n_test_prompts)
+        prompts = sampling.sample_tokens(pbt, n_test_prompts, gen, pool[task]).prompts()
     t = prompts.predict(params["Gamma"])
     return mean_se(0.5 * (prompts.yq - readout(t, params["readout"], params["knots"])) ** 2)
 
 
-def feature_test_error(pb, run, N_test=None, n_test=100_000, rng=None, in_distribution=False):
+def feature_test_error(pb, run, N_test=None, n_test_prompts=100_000, rng=None, in_distribution=False):
     """Monte-Carlo test error ``½ E(y_q − g(sᵀΓx_q))²`` of a trained feature learner at any context length
     (no retraining: one trained run evaluated at several ``N_test``).
 
@@ -386,7 +387,7 @@ def feature_test_error(pb, run, N_test=None, n_test=100_000, rng=None, in_distri
         A result of :func:`feature_learner`.
     N_test : int, optional
         Context length of the test prompts (default ``pb.N``).
-    n_test : int
+    n_test_prompts : int
         Test prompts (``>= 2``).
     rng : None, int or numpy.random.Generator
     in_distribution : bool
@@ -404,14 +405,14 @@ def feature_test_error(pb, run, N_test=None, n_test=100_000, rng=None, in_distri
         check.fail("pb", pb, f"the problem the run was trained on ({run.problem}; use N_test for another test "
                              "context length)")
     N_test = check.n_test(N_test)
-    n_test = _n_test(pb, n_test, N_test)
+    n_test_prompts = _n_test(pb, n_test_prompts, N_test)
     in_distribution = check.boolean("in_distribution", in_distribution)
     gen = check.rng(rng)
     pool = run.params.get("pool")
     if in_distribution and pool is None:
         check.fail("in_distribution", True, "False for a run trained without a task pool")
     pbt = pb if N_test is None else dataclasses.replace(pb, N=N_test, tasks=None)
-    return _feature_error(pbt, run.params, n_test, gen, pool if in_distribution else None)
+    return _feature_error(pbt, run.params, n_test_prompts, gen, pool if in_distribution else None)
 
 
 # --------------------------------------------------------------------------- Monte-Carlo check of a given Γ
@@ -445,22 +446,22 @@ def _prompt_floats(pb, tasks):
 def _prompts(pb, n, gen, tasks):
     if tasks is None:
         return dataclasses.replace(pb, tasks=None).sample(n, gen)
-    return sampling.sample_tokens(dataclasses.replace(pb, tasks=None), n, gen,
+    return sampling.sample_tokens(dataclasses.replace(pb, w=None), n, gen,
                                   tasks[gen.integers(0, tasks.shape[0], n)]).prompts()
 
 
-def binned_readout_error(pb, Gamma, n=1_000_000, bins=500, rng=0, N_test=None, tasks=None,
-                         fit_tasks="test") -> BinnedError:
+def binned_readout_error(pb, Gamma, n=1_000_000, bins=500, rng=0, N_test=None, pool=None,
+                         fit_pool="test") -> BinnedError:
     r"""Monte-Carlo test error of the optimal readout of a fixed ``Γ`` (no Gaussian assumption): the check of the
     feature learner's theory given ``Γ`` (:func:`replica.feature_theory.readout_error`,
     :func:`replica.feature_theory.mixture_readout_power`).
 
-    Draws ``n`` exact test prompts (fresh tasks, or tasks drawn uniformly from the rows of ``tasks``), sorts them by
+    Draws ``n`` exact test prompts (fresh tasks, or tasks drawn uniformly from the rows of ``pool``), sorts them by
     ``t = sᵀΓx_q`` into ``bins`` equal-count bins and estimates ``½ E Var(y | t)`` by the within-bin variances
     (``m/(m − 1)`` corrected, ``m`` the bin size). Binning replaces ``E[y|t]`` by the bin mean: it adds
     ``½ E Var(E[y|t] | bin)`` (positive), estimated by ``1/12`` of the mean squared jump between the means of
     neighbouring bins (``bias_bound``; conservative: the jumps also carry the bin means' sampling noise).
-    With ``fit_tasks`` another distribution (``None``: fresh tasks; an array: a pool), the readout ``g`` is the bin
+    With ``fit_pool`` another distribution (``None``: fresh tasks; an array: a pool), the readout ``g`` is the bin
     means of ``n`` prompts of that distribution at the training length ``pb.N`` (bin edges at its quantiles), and the
     error is ``½ mean (y − g(t))²`` on the test prompts (the feature learner's ICL error with a pool-trained readout).
 
@@ -474,9 +475,9 @@ def binned_readout_error(pb, Gamma, n=1_000_000, bins=500, rng=0, N_test=None, t
     bins : int
     rng : int or numpy.random.Generator
     N_test : int, optional
-    tasks : None or array_like (K, D)
+    pool : None or array_like (K, D)
         Tasks of the test prompts (``None``: fresh).
-    fit_tasks : "test", None or array_like (K', D)
+    fit_pool : "test", None or array_like (K', D)
         Distribution the readout is fitted on (``"test"``: the test prompts themselves).
 
     Returns
@@ -489,25 +490,25 @@ def binned_readout_error(pb, Gamma, n=1_000_000, bins=500, rng=0, N_test=None, t
     G = check.finite_array("Gamma", Gamma, shape=(pb.D, pb.D))
     bins = check.positive_int("bins", bins, minimum=2)
     n = check.positive_int("n", n, minimum=10 * bins)
-    if tasks is not None:
-        tasks = check.finite_array("tasks", tasks, shape=(None, pb.D))
-    separate = not (isinstance(fit_tasks, str) and fit_tasks == "test")
-    if isinstance(fit_tasks, str) and not separate:
+    if pool is not None:
+        pool = check.finite_array("pool", pool, shape=(None, pb.D))
+    separate = not (isinstance(fit_pool, str) and fit_pool == "test")
+    if isinstance(fit_pool, str) and not separate:
         pass
-    elif fit_tasks is not None:
-        fit_tasks = check.finite_array("fit_tasks", fit_tasks, shape=(None, pb.D))
+    elif fit_pool is not None:
+        fit_pool = check.finite_array("fit_pool", fit_pool, shape=(None, pb.D))
     N_test = check.n_test(N_test)
     pbt = pb if N_test is None or N_test == pb.N else dataclasses.replace(pb, N=N_test)
-    check.memory(8.0 * n * (_prompt_floats(pbt, tasks) + (_prompt_floats(pb, fit_tasks) if separate else 0) + 8),
+    check.memory(8.0 * n * (_prompt_floats(pbt, pool) + (_prompt_floats(pb, fit_pool) if separate else 0) + 8),
                  f"{n} test prompts" + (" and as many fitting prompts" if separate else "")
                  + " with their attention outputs, labels and order", "n")
     gen = check.rng(rng)
-    data = _prompts(pbt, n, gen, tasks)
+    data = _prompts(pbt, n, gen, pool)
     t = data.predict(G)
     y = np.asarray(data.yq)
     m = n // bins
     if separate:
-        fit = _prompts(pb, n, gen, fit_tasks)
+        fit = _prompts(pb, n, gen, fit_pool)
         tf, yf = fit.predict(G), np.asarray(fit.yq)
         order = np.argsort(tf, kind="stable")
         ybf = yf[order[: m * bins]].reshape(bins, m)

@@ -172,7 +172,7 @@ class MarkovTransformerRun:
     ----------
     C, K, length : int
         States, pool size (``None``: a fresh chain per sequence, ``K = ∞``), states per sequence ``L``.
-    alpha : float
+    concentration : float
     d_model, seed : int
     lr : float
     batch : int
@@ -207,7 +207,7 @@ class MarkovTransformerRun:
     C: int
     K: int | None
     length: int
-    alpha: float
+    concentration: float
     d_model: int
     seed: int
     lr: float
@@ -327,7 +327,7 @@ def train_markov_transformer(chains, length, steps, rng, d_model=32, lr=1e-3, ba
     opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.0)
 
     pool = chains.draw_pool((seed, 1)) if chains.K is not None else None
-    fresh = markov.Chains(chains.C, chains.alpha, None, chains.first_state)
+    fresh = markov.Chains(chains.C, chains.concentration, None, chains.first_state)
     ev_pool = chains.sample(n_eval, length, (seed, 3), pool=pool).states
     ev_fresh = fresh.sample(n_eval, length, (seed, 4)).states
     est = {k: _estimator_probs(chains, v, pool, seed) for k, v in (("pool", ev_pool), ("fresh", ev_fresh))}
@@ -375,7 +375,8 @@ def train_markov_transformer(chains, length, steps, rng, d_model=32, lr=1e-3, ba
                     out["iha_total"].append(tot)
         phases.append(phase({n: v[-1] for n, v in kls["pool"].items()}))
     return MarkovTransformerRun(
-        C=chains.C, K=chains.K, length=length, alpha=chains.alpha, d_model=d_model, seed=seed, lr=lr, batch=batch,
+        C=chains.C, K=chains.K, length=length, concentration=chains.concentration, d_model=d_model, seed=seed, lr=lr,
+        batch=batch,
         positions=positions, steps=np.array(out["steps"]), train_loss=np.array(out["train"]),
         loss_pool=np.array(out["loss_pool"]), loss_fresh=np.array(out["loss_fresh"]),
         est_loss_pool=est_loss["pool"], est_loss_fresh=est_loss["fresh"],
