@@ -279,6 +279,44 @@ def test_checkpoint_fallbacks_warn_and_say_how_the_order_was_decided(tmp_path):
         assert list(diagnostics.load_checkpoints(other).steps) == [3, 4]
 
 
+@pytest.mark.parametrize("names, steps", [
+    (["ckpt_epoch=103_loss=9.79.npz", "ckpt_epoch=7_loss=12.5.npz"], [7, 103]),        # epoch= is a step word
+    (["run2_epoch=10.npz", "run2_epoch=20.npz"], [10, 20]),                             # the word beats the run number
+    (["epoch=0-step=500.npz", "epoch=1-step=1000.npz", "epoch=1-step=1500.npz"], [500, 1000, 1500]),   # Lightning
+    (["model_global_step_200.npz", "model_global_step_100.npz"], [100, 200]),
+    (["iter_3000_lr1e-4.npz", "iter_300_lr1e-4.npz"], [300, 3000]),
+    (["checkpoint-500.npz", "checkpoint-1000.npz"], [500, 1000]),                       # Hugging Face
+    (["split3_it40.npz", "split3_it8.npz"], [8, 40]),                                   # no "it" inside a word
+])
+def test_common_checkpoint_names_give_their_steps_without_warning(tmp_path, names, steps):
+    import warnings
+    W = _save_run(tmp_path, names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run = diagnostics.load_checkpoints(tmp_path)
+    np.testing.assert_array_equal(run.steps, steps)
+    order = np.argsort([names.index(f.split("/")[-1]) for f in run.files])
+    np.testing.assert_array_equal(run["W"][order], W)
+
+
+def test_checkpoint_warnings_are_one_short_line(tmp_path):
+    """30 guessed names gave a 3,474-character warning listing every file; now one line with an example."""
+    _save_run(tmp_path, [f"run{i}_lr{i + 100}.npz" for i in range(30)] + ["final.npz"])
+    with pytest.warns(UserWarning) as caught:
+        run = diagnostics.load_checkpoints(tmp_path)
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    assert "\n" not in text and len(text) < 300, text
+    assert "30 file name(s)" in text and "1 file(s) without" in text and "step=REGEX" in text
+    np.testing.assert_array_equal(run.steps, list(range(30)) + [30])
+
+
+def test_empty_checkpoint_folder_is_named_empty(tmp_path):
+    (tmp_path / "notes.txt").write_text("no checkpoints here")
+    with pytest.raises(ValueError, match="this folder has none"):
+        diagnostics.load_checkpoints(tmp_path)
+
+
 @pytest.mark.parametrize("case", ["duplicate", "complex", "empty", "truncated", "disjoint", "object"])
 def test_bad_checkpoint_folders_raise_a_value_error_naming_the_file(tmp_path, case):
     np.savez(tmp_path / "ckpt_1.npz", W=np.ones((2, 2)))
