@@ -270,13 +270,23 @@ def _parallel(selected, out_dir, mode, store, jobs):
 
     from loky import ProcessPoolExecutor
 
-    from ..sweeps import worker_env  # one BLAS/OpenMP/numba thread per worker
+    from ..sweeps import _die_with_parent, worker_env  # one BLAS/OpenMP/numba thread per worker
 
     order = sorted(selected, key=lambda n: LONG_FIRST.index(n) if n in LONG_FIRST else len(LONG_FIRST))
-    with worker_env(), ProcessPoolExecutor(jobs) as ex:
-        futures = {ex.submit(_run_one, name, out_dir, mode, False, store): name for name in order}
-        for fut in as_completed(futures):
-            yield futures[fut], fut.result()
+    with worker_env():
+        ex = ProcessPoolExecutor(jobs, initializer=_die_with_parent, initargs=(os.getpid(),))
+        try:
+            futures = {ex.submit(_run_one, name, out_dir, mode, False, store): name for name in order}
+            for fut in as_completed(futures):
+                yield futures[fut], fut.result()
+        except KeyboardInterrupt:     # the workers ignore Ctrl-C: stop them, say what is kept
+            ex.shutdown(wait=False, kill_workers=True)
+            raise KeyboardInterrupt("interrupted" + (f": the points finished are stored under {store!r}; run the same "
+                                                     "command to resume" if store else "")) from None
+        except BaseException:         # a failed figure: no worker keeps computing
+            ex.shutdown(wait=False, kill_workers=True)
+            raise
+        ex.shutdown(wait=True)
 
 
 def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, store: str | None = None,
