@@ -174,12 +174,14 @@ def diversity_transition(pb, P, lam, K_values=None, level=0.5, beta=np.inf, mode
     Ks = check.finite_array("K_values", np.atleast_1d(K_values), ndim=1)
     if Ks.size < 2 or np.any(Ks < 1) or np.any(Ks != np.round(Ks)) or np.any(np.diff(Ks) <= 0) \
             or np.any(Ks > check.MAX_INT):
-        check.fail("K_values", K_values, f"an increasing 1-d array of at least two integers >= 1 and <= {check.MAX_INT}")
+        check.fail("K_values", K_values,
+                   f"an increasing 1-d array of at least two integers >= 1 and <= {check.MAX_INT}")
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)
     # measured: ~1 s (~1e9 operations) per K at D = 20 with 16 pools, growing as n_pools D³
     check.work(1e9 * Ks.size * (n_pools / 16) * (pb.D / 20) ** 3,
                f"{Ks.size} pool theories of {n_pools} pools at D = {pb.D}", "K_values or n_pools")
-    theories = [stationary(dataclasses.replace(pb, tasks=int(K)), P, beta, lam, model, law, n_pools=n_pools, rng=rng) for K in Ks]
+    theories = [stationary(dataclasses.replace(pb, tasks=int(K)), P, beta, lam, model, law, n_pools=n_pools, rng=rng)
+                for K in Ks]
     test = np.array([th.test for th in theories])
     idg = np.array([th.test_idg for th in theories])
     if np.any(test <= 0):
