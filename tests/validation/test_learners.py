@@ -127,17 +127,18 @@ def test_feature_test_error_at_another_length_matches_retraining():
         feature_test_error(pb, kernel_learner(pb, 50, 0.01, rng=1))
 
 
-def test_learners_check_smoke():
-    """The report section's experiment runs in smoke mode, its result holds finite numbers and its ten rows exist
-    (the three figure experiments run in smoke mode in tests/validation/test_cli_figures.py, which also checks that
-    their saved data are finite)."""
+def test_learners_report_section_smoke():
+    """Experiment ``learners`` (figure and report section) runs in smoke mode, its result holds finite numbers and the
+    report section's ten rows come from it (the three figure experiments run in smoke mode in
+    tests/validation/test_cli_figures.py, which also checks that their saved data are finite)."""
     from validation.experiments.base import get, run
 
-    r = run("learners_check", mode="smoke", progress=False)
+    r = run("learners", mode="smoke", progress=False)
     for k, v in r.data.items():
         assert np.all(np.isfinite(np.asarray(v, float))), k
-    rows = get("learners_check").checks(r)
+    rows = get("learners").checks(r)
     assert len(rows) == 10 and all(c.section == "learners" for c in rows)
+    assert get("learners").report_order is not None
 
 
 def test_fit_power_law_recovers_a_power_law():

@@ -15,7 +15,7 @@ import numpy as np
 from scipy import optimize
 
 from .base import Experiment
-from .learners import LINKS, feature_theory, kernel_theory, problem, simulate_cell
+from .learners import LAM, LINKS, D, feature_theory, kernel_theory, problem, simulate_cell
 
 
 def fit_power_law(N, E):
@@ -53,14 +53,15 @@ class LearnersScaling(Experiment):
 
     name = "learners_scaling"
     title = "Kernel vs feature learner: context-length scaling (train = test length, and train ≠ test length)"
-    presets = {"smoke": dict(P=300, N=[4, 8, 16, 32], N_fit=[4, 32], sim_N=[8], N_train=8, N_test=[4, 8, 16, 32],
-                             sim_N_test=[4, 16], n_sets=2, n_test=2000),
-               "quick": dict(P=1000, N=[4, 8, 16, 32, 64, 128], N_fit=[8, 128], sim_N=[4, 32], N_train=16,
-                             N_test=[2, 4, 16, 64, 256], sim_N_test=[4, 64], n_sets=3, n_test=20_000),
-               "full": dict(P=1000, N=[2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256], N_fit=[8, 256],
-                            sim_N=[2, 4, 8, 16, 32, 64, 128], N_train=16,
-                            N_test=[2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512],
-                            sim_N_test=[2, 4, 8, 32, 64, 128, 256], n_sets=5, n_test=100_000)}
+    presets = {mode: dict(D=D, lam=LAM, **rest) for mode, rest in (
+        ("smoke", dict(P=300, N=[4, 8, 16, 32], N_fit=[4, 32], sim_N=[8], N_train=8, N_test=[4, 8, 16, 32],
+                       sim_N_test=[4, 16], n_sets=2, n_test=2000)),
+        ("quick", dict(P=1000, N=[4, 8, 16, 32, 64, 128], N_fit=[8, 128], sim_N=[4, 32], N_train=16,
+                       N_test=[2, 4, 16, 64, 256], sim_N_test=[4, 64], n_sets=3, n_test=20_000)),
+        ("full", dict(P=1000, N=[2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256], N_fit=[8, 256],
+                      sim_N=[2, 4, 8, 16, 32, 64, 128], N_train=16,
+                      N_test=[2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512],
+                      sim_N_test=[2, 4, 8, 32, 64, 128, 256], n_sets=5, n_test=100_000)))}
 
     def points(self, s):
         return ([dict(kind="theory_N", link=name) for name in LINKS]
@@ -71,16 +72,16 @@ class LearnersScaling(Experiment):
     def compute(self, s, point):
         name = point["link"]
         if point["kind"] == "theory_N":
-            k = [kernel_theory(problem(name, N), s.P) for N in s.N]
-            f = [feature_theory(problem(name, N), s.P) for N in s.N]
+            k = [kernel_theory(problem(name, N, D=s.D), s.P, lam=s.lam) for N in s.N]
+            f = [feature_theory(problem(name, N, D=s.D), s.P, lam=s.lam) for N in s.N]
         elif point["kind"] == "theory_Ntest":
-            pb = problem(name, s.N_train)
-            k = [kernel_theory(pb, s.P, N_test=n) for n in s.N_test]
-            f = [feature_theory(pb, s.P, N_test=n) for n in s.N_test]
+            pb = problem(name, s.N_train, D=s.D)
+            k = [kernel_theory(pb, s.P, N_test=n, lam=s.lam) for n in s.N_test]
+            f = [feature_theory(pb, s.P, N_test=n, lam=s.lam) for n in s.N_test]
         else:
             N = point["N"]
-            return simulate_cell(problem(name, N), s.P, s.n_sets, (N, s.P, 7), s.n_test,
-                                 N_tests=s.sim_N_test if N == s.N_train else ())
+            return simulate_cell(problem(name, N, D=s.D), s.P, s.n_sets, (N, s.P, 7), s.n_test,
+                                 N_tests=s.sim_N_test if N == s.N_train else (), lam=s.lam)
         return {"kernel": np.array([x["test"] for x in k]), "kernel_se": np.array([x["test_se"] for x in k]),
                 "feature": np.array([x["test"] for x in f])}
 
@@ -106,7 +107,7 @@ class LearnersScaling(Experiment):
             else:
                 sims[(name, p["N"])] = out
         for name in LINKS:
-            data[f"{name}_V2"] = np.array(0.5 * problem(name, s.N_train).label_variance)
+            data[f"{name}_V2"] = np.array(0.5 * problem(name, s.N_train, D=s.D).label_variance)
             for tag in ("kernel", "kernel_se", "feature", "feature_se", "unconverged"):
                 data[f"{name}_sim_{tag}"] = np.array([sims[(name, int(N))][tag] for N in data["sim_N"]], float)
             own = sims[(name, int(s.N_train))]           # the N_test evaluations of the N_train sets

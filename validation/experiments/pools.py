@@ -1,16 +1,18 @@
-"""Exact dataset averages with task pools, and the checks of the pool theory (report section ``pools``).
+"""Exact dataset averages with task pools, the pool figures, and the report section ``pools``.
 
 :func:`pool_average` solves ``n_datasets`` independent datasets exactly (:func:`replica.ridge`: no ``M × M``
 eigendecomposition) and averages the fresh-task (ICL) and in-distribution (IDG) errors, with standard errors.
-:func:`checks` compares them with the ``D → ∞`` theory of Lu et al. (:func:`replica.asymptotic`) and with the
-finite-``D`` pool theory (:func:`replica.stationary` with ``Problem(tasks=K)``).
 
 Experiments (each dataset average is seeded by ``(seed, P, K, i)``, so every average is a point; the theory
 curves that cost most are points too, the cheap ones are computed in ``assemble``):
 
-* ``pools_check`` (report section ``pools``): the four dataset averages of :func:`checks`;
 * ``pools_double_descent``, ``pools_gtask``, ``pools_finite_d``, ``pools_phase``: the figures of the same names
-  (:mod:`validation.gallery.pools`).
+  (:mod:`validation.gallery.pools`);
+* ``pools_finite_d`` also gives the report section ``pools`` (:meth:`FiniteD.checks`): the finite-``D`` pool theory
+  against the figure's own exact averages at its first ``D`` (``D = 20`` in the quick and full modes) and
+  ``κ ∈ {0.5, 2}``; the ``D → ∞`` theory against exact averages at ``D = 16, 32`` extrapolated in ``1/D`` (points
+  of their own: the peer's conventions, sphere tasks and ridge ``λ_L = 0.1``, a setting no figure has); the pool
+  theory's ``D → ∞`` limit; the fast ridge solver against the eigensystem route.
 """
 from __future__ import annotations
 
@@ -113,154 +115,19 @@ def pool_average(pb, P, lam, n_datasets=20, model="reduced", rng=0, progress=Fal
     return PoolAverage(test=icl, test_idg=idg, train=train)
 
 
-
 def _average_arrays(avg: PoolAverage) -> dict:
     return {"icl": avg.test, "idg": avg.test_idg, "train": avg.train}
 
 
-# ----------------------------------------------------------------------------- report section ``pools``
-#: the setting of the ``D → ∞`` comparison (peer conventions: sphere tasks, ridge ``λ_L``)
+# ----------------------------------------------------------------------------- the D → ∞ check of ``pools``
+#: the setting of the ``D → ∞`` comparison of the report (peer conventions: sphere tasks, ridge ``λ_L``)
 ALPHA, TAU, KAPPA, NOISE, RIDGE_L = 1.0, 2.0, 0.5, 0.1, 0.1
-#: ``(τ, κ)`` of the finite-``D`` comparison at ``D = 20``, ``N = 40``, ``λ = 0.1/D``
-FINITE_CASES = ((2.0, 0.5), (2.0, 2.0))
-D20, N20, LAM20 = 20, 40, 0.1 / 20
+#: the dimensions of the exact averages extrapolated to ``D → ∞`` (``2E₃₂ − E₁₆``)
+LIMIT_D = (16, 32)
 
 
 def _sphere_problem(D, alpha, kappa, noise=NOISE):
     return linattn.Problem(D, int(alpha * D), noise, tasks=int(kappa * D), task_law="sphere")
-
-
-class PoolsCheck(Experiment):
-    """Report section ``pools`` (:func:`checks`): exact averages at ``D = 16, 32`` (extrapolation) and ``D = 20``."""
-
-    name = "pools_check"
-    title = "Task pools: the D → ∞ theory, the finite-D pool theory and the fast ridge solver"
-    presets = {"smoke": dict(n16=3, n32=2, n20=3), "quick": dict(n16=40, n32=20, n20=24),
-               "full": dict(n16=160, n32=80, n20=100)}
-    report_order = 90
-
-    def points(self, s):
-        return [dict(D=16), dict(D=32)] + [dict(D=D20, tau=t, kappa=k) for t, k in FINITE_CASES]
-
-    def compute(self, s, point):
-        D = point["D"]
-        if D != D20:
-            n = s.n16 if D == 16 else s.n32
-            avg = pool_average(_sphere_problem(D, ALPHA, KAPPA), int(TAU * D * D), (RIDGE_L / D, RIDGE_L), n, rng=7,
-                               model="full")
-        else:
-            pb = linattn.Problem(D20, N20, NOISE, tasks=int(point["kappa"] * D20))
-            avg = pool_average(pb, int(point["tau"] * D20 * D20), LAM20, s.n20, rng=1, model="full")
-        return _average_arrays(avg)
-
-    def assemble(self, s, outputs):
-        data = {}
-        for p, out in zip(self.points(s), outputs):
-            key = f"D{p['D']}" if p["D"] != D20 else f"D20_tau{p['tau']:g}_kappa{p['kappa']:g}"
-            data.update({f"{key}_{k}": v for k, v in out.items()})
-        th, base = (replica.asymptotic(ALPHA, TAU, k, NOISE, RIDGE_L) for k in (KAPPA, np.inf))
-        data.update(asym_icl=np.asarray(th.test), asym_idg=np.asarray(th.test_idg), fresh_icl=np.asarray(base.test))
-        for tau, kappa in FINITE_CASES:
-            pb = linattn.Problem(D20, N20, NOISE, tasks=int(kappa * D20))
-            P20 = int(tau * D20 * D20)
-            st = replica.pool_theory.pool_errors(pb, P20, np.inf, LAM20, "full", "finite", n_pools=8)
-            old = replica.pool_theory.pool_errors(pb, P20, np.inf, LAM20, "full", "factor", n_pools=8)
-            asym = replica.asymptotic(N20 / D20, tau, kappa, NOISE, LAM20 * D20)
-            key = f"D20_tau{tau:g}_kappa{kappa:g}"
-            data.update({f"{key}_theory": np.array([st.test, st.test_idg]),
-                         f"{key}_theory_se": np.array([st.test_se, st.test_idg_se]),
-                         f"{key}_baseline": np.array([old.test, old.test_idg]),
-                         f"{key}_asym": np.array([asym.test, asym.test_idg])})
-        Ds = np.array([1000, 2000, 4000, 8000])
-        vals = np.array([(lambda st: (st.test, st.test_idg))(replica.stationary(
-            _sphere_problem(int(d), ALPHA, KAPPA), TAU * d * d, np.inf, RIDGE_L / d, "reduced", law="mp", pool="mp"))
-            for d in Ds])
-        data["mp_extrapolated"] = np.array([float(np.polyval(np.polyfit(1.0 / Ds, vals[:, k], 2), 0.0))
-                                            for k in range(2)])
-        pb = linattn.Problem(12, 24, NOISE, tasks=6)
-        sample = pb.sample(400, rng=3)
-        fast = replica.ridge(sample, pb, 0.01, "full")
-        ref = replica.gibbs(sample, pb, np.inf, 0.01, "full")
-        data["fast_rel"] = np.asarray(max(abs(fast.test / float(ref.test) - 1),
-                                          abs(fast.test_idg / float(ref.test_idg) - 1),
-                                          abs(fast.train / float(ref.train) - 1)))
-        meta = {"fast_method": str(fast.method), "fast_iterations": int(fast.iterations),
-                "fast_certified": bool(fast.certified)}
-        return data, meta
-
-    def checks(self, r):
-        s, d = r.settings, r.data
-        n16, n32, n20 = s["n16"], s["n32"], s["n20"]
-        out = []
-        th_icl, th_idg, base_icl = float(d["asym_icl"]), float(d["asym_idg"]), float(d["fresh_icl"])
-        for name, attr, ref in (("ICL", "icl", th_icl), ("IDG", "idg", th_idg)):
-            a16, a32 = d[f"D16_{attr}"], d[f"D32_{attr}"]
-            extrap = 2 * a32.mean() - a16.mean()
-            se = float(np.hypot(2 * mean_se(a32)[1], mean_se(a16)[1]))
-            tol = 4 * se + 0.25 * abs(a32.mean() - a16.mean())
-            rejected = abs(extrap - base_icl) > tol
-            out.append(Check("pools", f"D → ∞ theory, {name} error (Lu et al.; IDG = −τ c_e conjectured)",
-                             f"α={ALPHA:g}, τ={TAU:g}, κ={KAPPA:g}, σ={NOISE:g}, λ_L={RIDGE_L:g}; exact at D=16 "
-                             f"({n16}), 32 ({n32}), extrapolated 2E₃₂ − E₁₆",
-                             f"{ref:.4g} (κ=∞: {base_icl:.4g})", f"{extrap:.4g} ± {se:.2g}",
-                             f"{abs(extrap / ref - 1):.2%}", bool(abs(extrap - ref) <= tol and rejected),
-                             "4 s.e. + 25 % of the 1/D correction; κ=∞ rejected"))
-        M20 = linattn.Problem(D20, N20).n_params("full")
-        for tau20, kappa20 in FINITE_CASES:
-            key = f"D20_tau{tau20:g}_kappa{kappa20:g}"
-            avg = PoolAverage(test=d[f"{key}_icl"], test_idg=d[f"{key}_idg"], train=d[f"{key}_train"])
-            theory, th_se, base, asym = (d[f"{key}_{x}"] for x in ("theory", "theory_se", "baseline", "asym"))
-            for k, (name, m, se) in enumerate((("ICL", avg.test_mean, avg.test_se),
-                                               ("IDG", avg.test_idg_mean, avg.test_idg_se))):
-                t, b, a = float(theory[k]), float(base[k]), float(asym[k])
-                tol = m / M20 + 3 * float(np.hypot(se, th_se[k]))
-                out.append(Check("pools", f"finite-D pool theory, {name} error", f"D=20, N=40, σ={NOISE:g}, λ=0.005, "
-                                 f"τ={tau20:g}, κ={kappa20:g}, full model, {n20} datasets",
-                                 f"{t:.4g} (baseline {b:.4g}, D→∞ {a:.4g})", f"{m:.4g} ± {se:.2g}",
-                                 f"{abs(t / m - 1):.2%} (baseline {abs(b / m - 1):.1%}, D→∞ {abs(a / m - 1):.1%})",
-                                 bool(abs(t - m) <= tol), "≤ E/M + 3 s.e. (exact and theory s.e. combined)"))
-        ext = [float(x) for x in d["mp_extrapolated"]]
-        err = max(abs(ext[0] - th_icl), abs(ext[1] - th_idg))
-        out.append(Check("pools", "finite-D pool theory at D → ∞ = Lu et al.", f"α={ALPHA:g}, τ={TAU:g}, κ={KAPPA:g}, "
-                         f"σ={NOISE:g}, λ_L={RIDGE_L:g}; D = 1000…8000, quadratic in 1/D",
-                         f"{th_icl:.8g}, {th_idg:.8g}",
-                         f"{ext[0]:.8g}, {ext[1]:.8g}", f"{err:.1e} (abs.)", bool(err < 1e-8), "|difference| < 1e-8"))
-        m, rel = r.meta, float(d["fast_rel"])
-        out.append(Check("pools", "fast ridge solver (CG, no eigendecomposition) = eigensystem route",
-                         "D=12, N=24, K=6, P=400 (> M), λ=0.01, full model", "replica.gibbs(β=∞)",
-                         f"{m['fast_method']}, {m['fast_iterations']} it., certified={m['fast_certified']}",
-                         f"{rel:.1e}",
-                         bool(rel < 1e-7 and m["fast_certified"]), "relative difference < 1e-7 (rtol = 1e-8)"))
-        return out
-
-
-def checks(n16=40, n32=20, n20=24, progress=False) -> list:
-    """The comparisons of the report section ``pools`` (each one also a test in ``tests/replica/test_pools.py``).
-
-    1. ``D → ∞`` theory vs exact averages extrapolated in ``1/D`` (``2E₃₂ − E₁₆``), ICL and IDG, peer conventions
-       (sphere tasks, ridge ``λ_L``): tolerance 4 s.e. + 25 % of the measured ``1/D`` correction; the fresh-task
-       formula (``κ = ∞``) must be rejected by the same rule.
-    2. Finite-``D`` pool theory vs exact averages at ``D = 20``, two pool sizes: within ``E/M + 3 s.e.`` (the
-       s.e. of the exact average and of the theory's pool average combined); the earlier theory (``law="factor"``)
-       and the ``D → ∞`` formula are shown beside it.
-    3. The pool theory's ``D → ∞`` limit (quadratic extrapolation over ``D = 1000 … 8000``) equals the
-       asymptotic formula within ``1e-8``.
-    4. The fast ridge solver equals the eigendecomposition route (:func:`replica.gibbs`, ``β = ∞``) on one dataset.
-
-    Parameters
-    ----------
-    n16, n32, n20 : int
-        Datasets at ``D = 16``, ``32`` and ``20``.
-    progress : bool
-
-    Returns
-    -------
-    list of validation.experiments.base.Check
-    """
-    from .base import run
-
-    exp = PoolsCheck()
-    return exp.checks(run(exp, settings=dict(n16=n16, n32=n32, n20=n20), progress=progress))
 
 
 # ----------------------------------------------------------------------------- figures
@@ -381,18 +248,26 @@ class GTask(PoolsFigure):
 class FiniteD(PoolsFigure):
     """The finite-``D`` pool theory against exact averages over ``κ`` at ``D = 20`` and ``40`` (figure
     ``pools_finite_d``), with the earlier theory (``law="factor"``, the baseline) and the ``D → ∞`` formula: one theory
-    point per ``D`` (a curve over ``K``, nested pools so that it is smooth), one point per ``(D, κ)`` average."""
+    point per ``D`` (a curve over ``K``, nested pools so that it is smooth), one point per ``(D, κ)`` average; and the
+    report section ``pools`` (:meth:`checks`): one point per ``D`` of :data:`LIMIT_D` (``n16``, ``n32`` datasets)."""
 
     name = "pools_finite_d"
     title = "Task pools at finite D: the finite-D pool theory vs exact averages vs D → ∞ over κ, D = 20 and 40"
-    presets = {"smoke": dict(D=[12], n=[2], kappa=[0.5, 2.0], theory=4, n_pools=2),
-               "quick": dict(D=[20, 40], n=[24, 8], kappa=[0.2, 0.5, 1.0, 2.0, 5.0], theory=14, n_pools=4),
-               "full": dict(D=[20, 40], n=[100, 30], kappa=[0.2, 0.5, 1.0, 2.0, 5.0], theory=32, n_pools=16)}
+    presets = {"smoke": dict(D=[12], n=[2], kappa=[0.5, 2.0], theory=4, n_pools=2, n16=3, n32=2),
+               "quick": dict(D=[20, 40], n=[24, 8], kappa=[0.2, 0.5, 1.0, 2.0, 5.0], theory=14, n_pools=4, n16=40,
+                             n32=20),
+               "full": dict(D=[20, 40], n=[100, 30], kappa=[0.2, 0.5, 1.0, 2.0, 5.0], theory=32, n_pools=16, n16=160,
+                            n32=80)}
     ALPHA, TAU, RIDGE, SEED = 2.0, 2.0, 0.1, 9      # N = αD, P = τD², λ = RIDGE/D on both blocks
+    #: the pool sizes ``κ`` at which the report compares the finite-``D`` theory with the exact averages (at the first
+    #: ``D``; each must be among the settings' ``kappa``)
+    CHECK_KAPPA = (0.5, 2.0)
+    report_order = 90
 
     def points(self, s):
         return ([dict(kind="theory", D=D) for D in s.D]
-                + [dict(kind="sim", D=D, n=n, kappa=k) for D, n in zip(s.D, s.n) for k in s.kappa])
+                + [dict(kind="sim", D=D, n=n, kappa=k) for D, n in zip(s.D, s.n) for k in s.kappa]
+                + [dict(kind="limit", D=D) for D in LIMIT_D])
 
     def _problem(self, D, K):
         return linattn.Problem(int(D), int(self.ALPHA * D), FIG_NOISE, tasks=int(K))
@@ -406,6 +281,11 @@ class FiniteD(PoolsFigure):
 
     def compute(self, s, point):
         D = point["D"]
+        if point["kind"] == "limit":            # the D → ∞ check: peer conventions (sphere tasks, ridge λ_L)
+            n = s.n16 if D == LIMIT_D[0] else s.n32
+            avg = pool_average(_sphere_problem(D, ALPHA, KAPPA), int(TAU * D * D), (RIDGE_L / D, RIDGE_L), n, rng=7,
+                               model="full")
+            return _average_arrays(avg)
         P, lam = int(self.TAU * D * D), self.RIDGE / D
         if point["kind"] == "theory":
             rows = []
@@ -429,7 +309,107 @@ class FiniteD(PoolsFigure):
             out[f"D{D}_kappa_theory"] = self._k_theory(s, D) / D
             out[f"D{D}_theory"] = next(o for p, o in theory if p["D"] == D)["theory"]
             out[f"D{D}_exact"] = np.array([o["exact"] for p, o in sims if p["D"] == D])
-        return out, {}
+        data, meta = self._report_arrays(s, outputs)
+        return {**out, **data}, meta
+
+    def _report_arrays(self, s, outputs):
+        """The arrays of the report beside the figure's: the exact averages at :data:`LIMIT_D` (``limit_D16_icl``,
+        …), the ``D → ∞`` theory (``asym_icl``, ``asym_idg``, the fresh-task ``fresh_icl``), the ``D → ∞`` formula
+        at the checked ``κ`` (``check_asym``), the pool theory's ``D → ∞`` extrapolation (``mp_extrapolated``) and the
+        fast ridge solver's relative difference to the eigensystem route (``fast_rel``)."""
+        data = {}
+        for p, out in zip(self.points(s), outputs):
+            if p["kind"] == "limit":
+                data.update({f"limit_D{p['D']}_{k}": v for k, v in out.items()})
+        th, base = (replica.asymptotic(ALPHA, TAU, k, NOISE, RIDGE_L) for k in (KAPPA, np.inf))
+        data.update(asym_icl=np.asarray(th.test), asym_idg=np.asarray(th.test_idg), fresh_icl=np.asarray(base.test))
+        check_asym = [replica.asymptotic(self.ALPHA, self.TAU, k, FIG_NOISE, self.RIDGE) for k in self.CHECK_KAPPA]
+        data["check_asym"] = np.array([[a.test, a.test_idg] for a in check_asym])
+        Ds = np.array([1000, 2000, 4000, 8000])
+        vals = np.array([(lambda st: (st.test, st.test_idg))(replica.stationary(
+            _sphere_problem(int(d), ALPHA, KAPPA), TAU * d * d, np.inf, RIDGE_L / d, "reduced", law="mp", pool="mp"))
+            for d in Ds])
+        data["mp_extrapolated"] = np.array([float(np.polyval(np.polyfit(1.0 / Ds, vals[:, k], 2), 0.0))
+                                            for k in range(2)])
+        pb = linattn.Problem(12, 24, NOISE, tasks=6)
+        sample = pb.sample(400, rng=3)
+        fast = replica.ridge(sample, pb, 0.01, "full")
+        ref = replica.gibbs(sample, pb, np.inf, 0.01, "full")
+        data["fast_rel"] = np.asarray(max(abs(fast.test / float(ref.test) - 1),
+                                          abs(fast.test_idg / float(ref.test_idg) - 1),
+                                          abs(fast.train / float(ref.train) - 1)))
+        meta = {"fast_method": str(fast.method), "fast_iterations": int(fast.iterations),
+                "fast_certified": bool(fast.certified)}
+        return data, meta
+
+    def checks(self, r):
+        """The report section ``pools`` (each comparison also a test in ``tests/replica/test_pools.py``).
+
+        1. ``D → ∞`` theory vs exact averages extrapolated in ``1/D`` (``2E₃₂ − E₁₆``), ICL and IDG, peer conventions
+           (sphere tasks, ridge ``λ_L``): tolerance 4 s.e. + 25 % of the measured ``1/D`` correction; the fresh-task
+           formula (``κ = ∞``) must be rejected by the same rule.
+        2. Finite-``D`` pool theory vs the figure's exact averages at its first ``D`` and ``κ ∈`` :attr:`CHECK_KAPPA`:
+           within ``E/M + 3 s.e.`` (the s.e. of the exact average and of the theory's pool average combined); the
+           earlier theory (``law="factor"``) and the ``D → ∞`` formula are shown beside it.
+        3. The pool theory's ``D → ∞`` limit (quadratic extrapolation over ``D = 1000 … 8000``) equals the
+           asymptotic formula within ``1e-8``.
+        4. The fast ridge solver equals the eigendecomposition route (:func:`replica.gibbs`, ``β = ∞``) on one dataset.
+
+        Parameters
+        ----------
+        r : validation.experiments.Result
+            A result of this experiment.
+
+        Returns
+        -------
+        list of validation.experiments.Check
+        """
+        s, d = r.settings, r.data
+        n16, n32 = s["n16"], s["n32"]
+        out = []
+        th_icl, th_idg, base_icl = float(d["asym_icl"]), float(d["asym_idg"]), float(d["fresh_icl"])
+        for name, attr, ref in (("ICL", "icl", th_icl), ("IDG", "idg", th_idg)):
+            a16, a32 = d[f"limit_D16_{attr}"], d[f"limit_D32_{attr}"]
+            extrap = 2 * a32.mean() - a16.mean()
+            se = float(np.hypot(2 * mean_se(a32)[1], mean_se(a16)[1]))
+            tol = 4 * se + 0.25 * abs(a32.mean() - a16.mean())
+            rejected = abs(extrap - base_icl) > tol
+            out.append(Check("pools", f"D → ∞ theory, {name} error (Lu et al.; IDG = −τ c_e conjectured)",
+                             f"α={ALPHA:g}, τ={TAU:g}, κ={KAPPA:g}, σ={NOISE:g}, λ_L={RIDGE_L:g}; exact at D=16 "
+                             f"({n16}), 32 ({n32}), extrapolated 2E₃₂ − E₁₆",
+                             f"{ref:.4g} (κ=∞: {base_icl:.4g})", f"{extrap:.4g} ± {se:.2g}",
+                             f"{abs(extrap / ref - 1):.2%}", bool(abs(extrap - ref) <= tol and rejected),
+                             "4 s.e. + 25 % of the 1/D correction; κ=∞ rejected"))
+        D, n = int(s["D"][0]), int(s["n"][0])
+        N, lam = int(self.ALPHA * D), self.RIDGE / D
+        M = linattn.Problem(D, N).n_params("full")
+        kappa_sim = [float(k) for k in s["kappa"]]
+        K_theory = np.round(d[f"D{D}_kappa_theory"] * D).astype(int)
+        for c, kappa in enumerate(self.CHECK_KAPPA):
+            ex = d[f"D{D}_exact"][kappa_sim.index(kappa)]                   # test, test_se, test_idg, test_idg_se
+            th = d[f"D{D}_theory"][int(np.flatnonzero(K_theory == int(kappa * D))[0])]
+            for k, name in enumerate(("ICL", "IDG")):
+                m, se = float(ex[2 * k]), float(ex[2 * k + 1])
+                t, t_se, b, a = float(th[k]), float(th[2 + k]), float(th[4 + k]), float(d["check_asym"][c, k])
+                tol = m / M + 3 * float(np.hypot(se, t_se))
+                out.append(Check("pools", f"finite-D pool theory, {name} error", f"D={D}, N={N}, σ={FIG_NOISE:g}, "
+                                 f"λ={lam:g}, τ={self.TAU:g}, κ={kappa:g}, full model, {n} datasets",
+                                 f"{t:.4g} (baseline {b:.4g}, D→∞ {a:.4g})", f"{m:.4g} ± {se:.2g}",
+                                 f"{abs(t / m - 1):.2%} (baseline {abs(b / m - 1):.1%}, D→∞ {abs(a / m - 1):.1%})",
+                                 bool(abs(t - m) <= tol), "≤ E/M + 3 s.e. (exact and theory s.e. combined)"))
+        ext = [float(x) for x in d["mp_extrapolated"]]
+        err = max(abs(ext[0] - th_icl), abs(ext[1] - th_idg))
+        out.append(Check("pools", "finite-D pool theory at D → ∞ = Lu et al.", f"α={ALPHA:g}, τ={TAU:g}, κ={KAPPA:g}, "
+                         f"σ={NOISE:g}, λ_L={RIDGE_L:g}; D = 1000…8000, quadratic in 1/D",
+                         f"{th_icl:.8g}, {th_idg:.8g}",
+                         f"{ext[0]:.8g}, {ext[1]:.8g}", f"{err:.1e} (abs.)", bool(err < 1e-8), "|difference| < 1e-8"))
+        m, rel = r.meta, float(d["fast_rel"])
+        out.append(Check("pools", "fast ridge solver (CG, no eigendecomposition) = eigensystem route",
+                         "D=12, N=24, K=6, P=400 (> M), λ=0.01, full model", "replica.gibbs(β=∞)",
+                         f"{m['fast_method']}, {m['fast_iterations']} it., certified={m['fast_certified']}",
+                         f"{rel:.1e}",
+                         bool(rel < 1e-7 and m["fast_certified"]), "relative difference < 1e-7 (rtol = 1e-8)"))
+        return out
 
 
 class PoolPhase(Experiment):

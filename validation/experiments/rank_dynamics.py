@@ -16,8 +16,9 @@ singular values of ``Γ(t)`` are the mode amplitudes ``a_α(t)`` and every spect
 and from a small random start, and of online SGD, on the same time grid (the figure ``rank_dynamics``,
 the report and the tests share it); :func:`checks` are the report's rows.
 
-Experiments: ``rank_dynamics`` (the figure) and ``diagnostics_check`` (report section ``diagnostics``), one point
-each — the SGD chains and the random start of one run come from one seed.
+One experiment, ``rank_dynamics`` (:class:`StagedDiagnostics`): one run of :func:`rank_dynamics` (one point — the
+SGD chains and the random start come from one seed) draws the figure ``rank_dynamics`` and gives the report section
+``diagnostics`` (:func:`checks` of the same run).
 """
 from __future__ import annotations
 
@@ -418,9 +419,10 @@ def rank_from_arrays(d) -> RankDynamics:
                         **{tag: traj({f: d[f"{tag}_{f}"] for f in fields}) for tag in _TRAJECTORIES})
 
 
-class RankDynamicsFigure(Experiment):
-    """Diagnostics of staged learning (figure ``rank_dynamics``): one point (the SGD chains and the random start
-    share the seed)."""
+class StagedDiagnostics(Experiment):
+    """Diagnostics of staged learning: one :func:`rank_dynamics` run (one point; the SGD chains and the random start
+    share the seed) draws the figure ``rank_dynamics`` and gives the report section ``diagnostics`` (:func:`checks`
+    of that run). Its data are :func:`rank_arrays` of the run (:func:`rank_from_arrays` rebuilds it)."""
 
     name = "rank_dynamics"
     title = "Effective rank and subspace distance of staged learning: theory vs ODE vs SGD"
@@ -430,39 +432,21 @@ class RankDynamicsFigure(Experiment):
                              seed=3),
                "full": dict(spectrum=np.geomspace(1.0, 0.125, 5).tolist(), N=31, n_chains=8, batch=256, n_grid=600,
                             seed=3)}
-
-    def compute(self, s, point):
-        r = rank_dynamics(s.spectrum, s.N, n_chains=s.n_chains, batch=s.batch, n_grid=s.n_grid, rng=s.seed)
-        return dict(times=r.times, t_half=r.t_half, tau=r.tau, t_enter=r.t_enter, levels=r.distance_levels,
-                    test_closed=r.test_closed, test_sgd=r.test_sgd,
-                    erank_closed=r.closed.effective_rank, erank_random=r.random.effective_rank,
-                    erank_sgd=np.array([x.effective_rank for x in r.sgd]), marg_closed=r.closed.marginalised_rank,
-                    dist_closed=r.closed.distance, dist_random=r.random.distance,
-                    dist_sgd=np.array([x.distance for x in r.sgd]), a0=r.a0, rtol=r.rtol)
-
-    def assemble(self, s, outputs):
-        data = dict(outputs[0])
-        meta = {"N": s.N, "a0": float(data.pop("a0")), "rtol": float(data.pop("rtol")),
-                "spectrum": list(map(float, s.spectrum))}
-        return data, meta
-
-
-class DiagnosticsCheck(Experiment):
-    """Report section ``diagnostics``: :func:`checks` of one :func:`rank_dynamics` run (one point, seed 21)."""
-
-    name = "diagnostics_check"
-    title = "Training diagnostics (effective rank, subspace distance) vs the closed form of staged learning"
-    presets = {"smoke": dict(spectrum=[1.0, 0.5, 0.25], chains=2, batch=32, n_grid=120),
-               "quick": dict(spectrum=[1.0, 0.63, 0.4, 0.25], chains=3, batch=128, n_grid=400),
-               "full": dict(spectrum=[1.0, 0.71, 0.5, 0.35, 0.25], chains=8, batch=256, n_grid=600)}
     report_order = 80
 
     def compute(self, s, point):
-        return rank_arrays(rank_dynamics(s.spectrum, 31, n_chains=s.chains, batch=s.batch, n_grid=s.n_grid, rng=21))
+        return rank_arrays(rank_dynamics(s.spectrum, s.N, n_chains=s.n_chains, batch=s.batch, n_grid=s.n_grid,
+                                         rng=s.seed))
+
+    def assemble(self, s, outputs):
+        data = dict(outputs[0])
+        meta = {"N": s.N, "a0": float(data["a0"]), "rtol": float(data["rtol"]),
+                "spectrum": list(map(float, s.spectrum))}
+        return data, meta
 
     def checks(self, result):
         s = result.settings
         r = rank_from_arrays(result.data)
-        setting = (f"Γ=PQ, D={r.problem.D}, N=31, a0=1e-3, rtol={r.rtol}; exact ODE and online SGD η=0.05, batch "
-                   f"{s['batch']}, {s['chains']} chains")
+        setting = (f"Γ=PQ, D={r.problem.D}, N={r.problem.N}, a0={r.a0:g}, rtol={r.rtol}; exact ODE and online SGD "
+                   f"η=0.05, batch {s['batch']}, {s['n_chains']} chains")
         return checks(r, parameters=setting)

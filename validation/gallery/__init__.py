@@ -23,8 +23,9 @@ import numpy as np
 from ..experiments.base import MODES
 
 #: figures that take longest in quick mode (measured in a fresh-clone ``make run``: phase ≈ 50 s, fig2, fig3 and
-#: factorized_gap ≈ 60 s, fig5 ≈ 50 s each beside the report); ``make(..., jobs > 1)`` starts them first so that
-#: no long figure runs alone at the end
+#: factorized_gap ≈ 60 s, fig5 ≈ 50 s each beside the report; fig2 and fig3 have since taken over the points of the
+#: report sections langevin, transition and replica, which the report no longer computes — not measured again);
+#: ``make(..., jobs > 1)`` starts them first so that no long figure runs alone at the end
 LONG_FIRST = ("phase", "fig2", "fig3", "factorized_gap", "fig5", "fig6", "learners", "nonlinear_errors")
 
 _REGISTRY: dict[str, "Figure"] = {}

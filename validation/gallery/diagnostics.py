@@ -2,7 +2,8 @@
 
 ``rank_dynamics``: effective rank, marginalised effective rank and subspace distance of ``Γ(t) = P Q`` during
 staged learning — closed form vs exact ODE vs online SGD, with the theory's rise windows and entry times
-(experiment ``rank_dynamics``, :mod:`validation.experiments.rank_dynamics`).
+(experiment ``rank_dynamics``, :mod:`validation.experiments.rank_dynamics`, whose run also gives the report section
+``diagnostics``).
 """
 from __future__ import annotations
 
@@ -53,21 +54,21 @@ def _plot(d):
     ax = axes[1]
     for lo, hi in zip(d["t_half"][1:] - d["tau"][1:], d["t_half"][1:] + d["tau"][1:]):
         ax.axvspan(lo, hi, color="C0", alpha=0.12, lw=0)
-    ax.plot(t, d["erank_closed"], **closed)
-    ax.plot(t, d["erank_random"], **random)
-    for y in d["erank_sgd"]:
+    ax.plot(t, d["closed_effective_rank"], **closed)
+    ax.plot(t, d["random_effective_rank"], **random)
+    for y in d["sgd_effective_rank"]:
         ax.plot(t, y, **sgd)
-    ax.plot(t, d["marg_closed"], color="0.5", lw=1.2)
+    ax.plot(t, d["closed_marginalised_rank"], color="0.5", lw=1.2)
     ax.set_ylabel(r"effective rank of $\Gamma$, $\exp H(\sigma/\Sigma\sigma)$")
     ax.set_title(r"effective rank")
     ax = axes[2]
-    ax.plot(t, d["dist_closed"], **closed)
-    ax.plot(t, d["dist_random"], **random)
-    for y in d["dist_sgd"]:
+    ax.plot(t, d["closed_distance"], **closed)
+    ax.plot(t, d["random_distance"], **random)
+    for y in d["sgd_distance"]:
         ax.plot(t, y, **sgd)
     for te in d["t_enter"][np.isfinite(d["t_enter"])]:
         ax.axvline(te, color="C0", ls="--", lw=0.8)
-    for lv in d["levels"]:
+    for lv in d["distance_levels"]:
         ax.axhline(lv, xmin=0.97, xmax=1.0, color="C0", lw=2)
     ax.set_ylabel(r"subspace distance $\|\Gamma_*(I - \Gamma^+\Gamma)\| / \|\Gamma_*\|$")
     ax.set_title("subspace distance (cutoff 0.01 σ_max)")

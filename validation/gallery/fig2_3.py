@@ -10,6 +10,10 @@ Quick mode: 20 datasets per exact marker and 3 simulated datasets per Langevin m
 (full: 100 and 10, with 4 chains each). With ``--store DIR`` every marker (and every simulated dataset)
 is a resumable point of the experiment in ``DIR/<experiment>/<mode>``: a second call reads them instead
 of recomputing, and the points can be run on a cluster.
+
+The same results give the report's sections on the stationary physics (their points are stored in the result
+beside the figure's, :mod:`validation.experiments.stationary`): ``stationary_N`` the sections ``langevin`` and
+``transition``, ``stationary_D`` the section ``replica``.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..experiments.learners import LAM, LINKS, D
+from ..experiments.learners import LINKS
 from . import panel_letters, register
 
 TITLES = {"relu": "relu", "quad": r"$z/2 + \mathrm{He}_2(z)/\sqrt{2}$"}
@@ -63,9 +63,9 @@ def _legend_marks():
             Line2D([], [], marker="X", ls="none", color="k", ms=9, label="simulated winner ≠ theory's")]
 
 
-def plot(d):
+def plot(d, s):
     """(a, b) ``log10(E_kernel/E_feature)`` of the theories over ``(P, N)``, one colour scale; simulated cells on top;
-    contour: ratio 1."""
+    contour: ratio 1. ``d`` holds the arrays of experiment ``learners``, ``s`` its settings."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import TwoSlopeNorm
 
@@ -92,7 +92,8 @@ def plot(d):
                        "blue: kernel)")
     fig.legend(handles=_legend_marks(), loc="outside lower center", ncol=2, fontsize=8)
     panel_letters(axes)
-    fig.suptitle(rf"kernel vs feature learner, D = {D}, $\lambda$ = {LAM}, noise-free; black line: equal errors")
+    fig.suptitle(rf"kernel vs feature learner, D = {s['D']}, $\lambda$ = {s['lam']:g}, noise-free; black line: equal "
+                 "errors")
     return fig
 
 
@@ -117,13 +118,13 @@ def plot(d):
           experiment="learners", order=22)
 def draw(result):
     """Figure ``learners`` from the result of the experiment of the same name."""
-    return plot(result.data)
+    return plot(result.data, result.settings)
 
 
-def plot_pools(d):
+def plot_pools(d, s):
     """(P, K) diagrams: (a, b) log10 of the ratio of the kernel to the feature learner's ICL and IDG errors (theories)
     for relu, (c, d) for the second link; simulated cells on top (winner marks from the simulated errors of both
-    learners)."""
+    learners). ``d`` holds the arrays of experiment ``learners_pools``, ``s`` its settings."""
     import matplotlib.pyplot as plt
 
     names = list(LINKS)
@@ -150,7 +151,7 @@ def plot_pools(d):
             fig.colorbar(im, ax=ax, label=label)
     panel_letters(axes.ravel())
     fig.legend(handles=_legend_marks(), loc="outside lower center", ncol=2, fontsize=8)
-    fig.suptitle(rf"kernel vs feature learner with task pools, D = {D}, N = {int(d['N'])}, $\lambda$ = {LAM}")
+    fig.suptitle(rf"kernel vs feature learner with task pools, D = {s['D']}, N = {s['N']}, $\lambda$ = {s['lam']:g}")
     return fig
 
 
@@ -170,12 +171,12 @@ def plot_pools(d):
                   "K = 2 is a tie).",
           experiment="learners_pools", order=22.2)
 def draw_pools(result):
-    return plot_pools(result.data)
+    return plot_pools(result.data, result.settings)
 
 
-def plot_scaling(d):
+def plot_scaling(d, s):
     """(a) error vs N (train = test), theory lines and simulated points, both learners and links; (b) error vs N_test
-    at the training length N_train."""
+    at the training length N_train. ``d`` holds the arrays of experiment ``learners_scaling``, ``s`` its settings."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
@@ -211,7 +212,7 @@ def plot_scaling(d):
                Line2D([], [], color="k", marker="o", ls="none", mfc="w", label="simulated, ± 1 s.e.")]
     axes[1].legend(handles=handles, fontsize=8)
     panel_letters(axes)
-    fig.suptitle(rf"context-length scaling, D = {D}, $\lambda$ = {LAM}, noise-free (lines: theory)")
+    fig.suptitle(rf"context-length scaling, D = {s['D']}, $\lambda$ = {s['lam']:g}, noise-free (lines: theory)")
     return fig
 
 
@@ -228,4 +229,4 @@ def plot_scaling(d):
                   "for the kernel learner, Monte Carlo over 20 000 prompts for the feature learner).",
           experiment="learners_scaling", order=22.1)
 def draw_scaling(result):
-    return plot_scaling(result.data)
+    return plot_scaling(result.data, result.settings)

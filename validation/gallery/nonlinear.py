@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..experiments.nonlinear import LAM, LINKS, D, N
+from ..experiments.nonlinear import LINKS
 from . import panel_letters, register
 
 RED = "#c0392b"
 
 
-def plot_errors(d):
-    """Four panels (one per link): exact errors, the equivalence and the exact-law theory against ``P``."""
+def plot_errors(d, s):
+    """Four panels (one per link): exact errors, the equivalence and the exact-law theory against ``P``; ``d`` holds
+    the arrays of experiment ``nonlinear_errors``, ``s`` its settings."""
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 4, figsize=(13, 3.9), sharey=False)
@@ -54,7 +55,7 @@ def plot_errors(d):
     panel_letters(axes)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
-    fig.suptitle(rf"full model, D = {D}, N = {N}, $\beta$ = 10³, $\lambda$ = {LAM}")
+    fig.suptitle(rf"full model, D = {s['D']}, N = {s['N']}, $\beta$ = {s['beta']:g}, $\lambda$ = {s['lam']:g}")
     fig.tight_layout(rect=(0, 0.13, 1, 1))
     return fig
 
@@ -74,11 +75,12 @@ def plot_errors(d):
           experiment="nonlinear_errors", order=20)
 def draw_errors(result):
     """Figure ``nonlinear_errors`` from the result of the experiment of the same name."""
-    return plot_errors(result.data)
+    return plot_errors(result.data, result.settings)
 
 
-def plot_boundary(d):
-    """``P*`` against the noise-to-signal ratio: equivalence line, Hermite families and named links."""
+def plot_boundary(d, s):
+    """``P*`` against the noise-to-signal ratio: equivalence line, Hermite families and named links; ``d`` holds the
+    arrays of experiment ``nonlinear_boundary``, ``s`` its settings."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8.8, 4.4))
@@ -105,7 +107,7 @@ def plot_boundary(d):
                   r"$10^{-3}$)")
     ax.set_ylabel(r"boundary $P^*$ (prompts at $\Delta E_r = 5$)")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    ax.set_title(rf"full model, D = {D}, N = {N}, $\lambda$ = {LAM}, long-time limit" "\n"
+    ax.set_title(rf"full model, D = {s['D']}, N = {s['N']}, $\lambda$ = {s['lam']:g}, long-time limit" "\n"
                  "small symbols: exact-law theory (red), equivalence (black)", fontsize=9)
     fig.tight_layout()
     return fig
@@ -125,4 +127,4 @@ def plot_boundary(d):
           experiment="nonlinear_boundary", order=21)
 def draw_boundary(result):
     """Figure ``nonlinear_boundary`` from the result of the experiment of the same name."""
-    return plot_boundary(result.data)
+    return plot_boundary(result.data, result.settings)
