@@ -408,6 +408,21 @@ def diagnose(M, times=None, reference=None, skip=1, rtol=None, k=None, rng=0, pr
     Returns
     -------
     TrajectoryDiagnostics
+        Per record (``T`` of them): the singular values, effective, marginalised and stable ranks, the subspace
+        distance to the reference and the largest principal angle; ``.transitions(measure)`` locates the steepest
+        changes of any of them.
+
+    Examples
+    --------
+    >>> import numpy as np, diagnostics
+    >>> times = np.geomspace(1e-4, 100, 50)
+    >>> M = np.zeros((50, 4, 4))                   # a second direction grows in: rank 1 → 2
+    >>> M[:, 0, 0], M[:, 1, 1] = 1.0, 1 - np.exp(-times / 10)
+    >>> d = diagnostics.diagnose(M, times, rtol=0.01)   # rtol: directions below 1 % of the largest are dropped
+    >>> round(float(d.distance[0]), 3), float(d.distance[-1])      # to the final subspace: half of it missing, then 0
+    (0.707, 0.0)
+    >>> round(float(d.stable_rank[0]), 3), round(float(d.stable_rank[-1]), 3)
+    (1.0, 2.0)
     """
     M = _stack("M", M)
     if M.ndim != 3 or M.shape[0] < 2:

@@ -62,6 +62,13 @@ def phase_boundary(pb, beta, lam, level=5.0, model="reduced", law="finite", P_ra
     -------
     float or None
         ``None`` if there is no such crossing in ``P_range``.
+
+    Examples
+    --------
+    >>> import numpy as np, linattn, replica
+    >>> P_star = replica.phase_boundary(linattn.Problem(10, 20, 0.1), np.inf, 0.01, model="full", n_scan=20)
+    >>> bool(10 < P_star < 1e4)
+    True
     """
     validate.problem(pb)
     level = check.positive("level", level)

@@ -149,7 +149,21 @@ class PoolErrors:
     """Errors of the pool theory: ``train``, ``test`` (fresh tasks), ``test_idg`` (Gibbs averages at ``β``),
     their zero-temperature parts ``*_ridge``, the effective ridge ``kappa_eff`` and ``df2`` of the Gaussian theory,
     the solver ``residual``, and the standard errors ``*_se`` of the average over random pools (0 for a given
-    pool) (floats)."""
+    pool) (floats).
+
+    Attributes
+    ----------
+    train, test, test_idg : float
+        ``⟨E_t⟩``, fresh-task ``⟨E_g⟩`` and in-distribution ``⟨E_IDG⟩`` (Gibbs averages at ``β``).
+    train_ridge, test_ridge, test_idg_ridge : float
+        Their zero-temperature parts.
+    kappa_eff, df2 : float
+        Effective ridge and ``df₂`` of the Gaussian theory.
+    residual : float
+        The solver's residual.
+    train_se, test_se, test_idg_se : float
+        Standard errors of the average over random pools (0 for a given pool).
+    """
 
     __repr__ = short_repr
 

@@ -65,6 +65,13 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
         Bad input; ``λ = 0`` with ``P = M`` (divergent min-norm solution) or with ``P < M`` at finite ``β``.
     linattn.ConvergenceError
         If the saddle-point equations do not converge.
+
+    Examples
+    --------
+    >>> import numpy as np, linattn, replica
+    >>> th = replica.stationary(linattn.Problem(10, 20, 0.1), 500, np.inf, 0.01)   # zero temperature
+    >>> bool(0 < th.train < th.test), th.converged
+    (True, True)
     """
     if pb is not None and getattr(pb, "tasks", None) is not None:
         # many D x D products and eigenproblems per pool: one BLAS thread (linattn.threads)
@@ -78,7 +85,24 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
 @dataclass(frozen=True, eq=False)
 class StationaryCurve:
     """Theory along a list of ``P`` values (arrays), with the worst solver residual (``test_idg`` and, at
-    finite ``β``, no ``free_energy`` for a task pool)."""
+    finite ``β``, no ``free_energy`` for a task pool).
+
+    Attributes
+    ----------
+    P : ndarray
+    train, test, gap : ndarray
+        The theory's ``⟨E_t⟩``, ``⟨E_g⟩`` and ``ΔEr`` at each ``P``.
+    free_energy : ndarray or None
+        ``F`` at each ``P`` (``None`` for a task pool at finite ``β``).
+    converged : bool
+        Every point converged.
+    max_residual : float
+        The worst solver residual.
+    test_idg : ndarray or None
+        In-distribution errors with a task pool, else ``None``.
+    N_test : int or None
+        Context length of the test errors (``None``: the training length).
+    """
 
     __repr__ = short_repr
 

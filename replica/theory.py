@@ -44,7 +44,21 @@ from spectra import block_overlaps, prompt_law, ridge_resolvent, teacher_overlap
 @dataclass(frozen=True)
 class OrderParameters:
     """Saddle point: ``rho``, ``sigma2`` (per block), ``r`` (per block, ``inf`` in the min-norm
-    limit), and the scaled resolvent variables ``a``, ``eps``, ``L`` (see :class:`spectra.RidgeResolvent`)."""
+    limit), and the scaled resolvent variables ``a``, ``eps``, ``L`` (see :class:`spectra.RidgeResolvent`).
+
+    Attributes
+    ----------
+    rho : float
+        Overlap with the ICL direction.
+    sigma2 : ndarray
+        Per-block squared norms of the mean solution orthogonal to it.
+    r : ndarray
+        Per-block normalised resolvent traces (``inf`` in the min-norm limit).
+    a : ndarray
+        Scaled resolvent variables per block.
+    eps, L : float
+        Scaled resolvent variables (:class:`spectra.RidgeResolvent`).
+    """
 
     __repr__ = short_repr
 

@@ -518,6 +518,13 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
     Returns
     -------
     Result
+
+    Examples
+    --------
+    >>> import validation
+    >>> r = validation.run_experiment("spectra", "smoke", progress=False)   # settings → points → result
+    >>> r.experiment, r.mode
+    ('spectra', 'smoke')
     """
     from ..sweeps import run_points
 
