@@ -1,7 +1,7 @@
 """diagnostics — training diagnostics of any weight trajectory (numpy in, numpy out).
 
-A room of its own: nothing here knows linear attention (it depends only on the argument checks of
-:mod:`linattn.check`, and the optional torch demos on the task sampler of :mod:`linattn.sampling`).
+A room of its own: nothing here knows linear attention or trains anything (it depends only on the argument checks
+of :mod:`linattn.check`).
 
 Public names
 ------------
@@ -13,10 +13,11 @@ rolling_autocorrelation, crossing_times
 load_checkpoints, Checkpoints, qk_circuit,         checkpoint folders and per-head circuits
 ov_circuit, split_in_proj                          (:mod:`diagnostics.checkpoints`)
 
-The PyTorch demos (attention-only ICL emergence, grokking) are in :mod:`diagnostics.transformers`, and a
-two-layer transformer trained on pools of Markov chains (its phases against the ideal estimators of
-:mod:`linattn.markov`, and its attention order parameters) in :mod:`diagnostics.markov_transformer`
-(optional extra ``[torch]``; importing this package never imports torch).
+The measures of recorded transformer runs are :mod:`diagnostics.transformers` (the record ``TransformerRun`` and its
+transition times, ``emergence``) and :mod:`diagnostics.markov_transformer` (the read-outs of a transformer on
+Markov chains: KL to the ideal estimators, phases, attention order parameters). The runs are trained by
+:mod:`validation.simulators.transformers` and :mod:`validation.simulators.markov_transformer` (optional extra
+``[torch]``; nothing in this package imports torch).
 """
 from .checkpoints import Checkpoints, load_checkpoints, ov_circuit, qk_circuit, split_in_proj
 from .measures import (

@@ -191,7 +191,7 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
     lam = check.nonnegative("lam", lam)
     gamma = check.positive("gamma", gamma)
     sigma0 = 0.0 if init is None else check.nonnegative("init", init)
-    N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
     t = np.atleast_1d(check.finite_array("times", times))
     if t.ndim != 1 or np.any(t < 0):
         check.fail("times", f"<array with shape {t.shape}, minimum {t.min()!r}>", "a 1-d array of times >= 0")

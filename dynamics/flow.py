@@ -335,7 +335,7 @@ def gradient_flow(data, pb, lam, times, gamma=1.0, init=None, model="reduced", r
     True
     """
     es, lam_c, label = decay_system(data, pb, lam, model)
-    N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
     gamma = check.positive("gamma", gamma)
     return_params = check.boolean("return_params", return_params)
     t = np.atleast_1d(check.finite_array("times", times))
@@ -371,7 +371,7 @@ def gradient_descent(data, pb, lam, steps, lr, init=None, model="reduced", retur
         ``times`` holds the step counts.
     """
     es, lam_c, label = decay_system(data, pb, lam, model)
-    N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
     lr = check.positive("lr", lr)
     return_params = check.boolean("return_params", return_params)
     lmax = es.lambda_max + lam_c
@@ -444,7 +444,7 @@ def long_time_limit(data, pb, lam, model="reduced", init=None, N_test=None) -> L
     LongTimeLimit
     """
     es, lam_c, label = decay_system(data, pb, lam, model)
-    N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
     if init is not None and (np.ndim(init) == 0):
         check.fail("init", init, "None or an array θ0 (a random initialisation has no single limit)")
     decay = np.zeros((1, es.k))

@@ -10,7 +10,7 @@ import argparse
 import numpy as np
 
 import diagnostics
-from diagnostics.transformers import train_modular_addition
+from validation.simulators.transformers import train_modular_addition
 
 
 def main():

@@ -74,6 +74,20 @@ def nonneg_int(name, value, maximum=None):
     return positive_int(name, value, minimum=0, maximum=maximum)
 
 
+def n_test(N_test):
+    """The optional test context length ``N_test``: ``None`` (the training length ``N``) or an integer ``>= 1``.
+
+    Parameters
+    ----------
+    N_test : None or int
+
+    Returns
+    -------
+    None or int
+    """
+    return None if N_test is None else positive_int("N_test", N_test)
+
+
 def real(name, value, low=None, high=None, low_open=False, high_open=False, allow_inf=False):
     """Return ``value`` as ``float`` if it is a real number in the stated interval.
 

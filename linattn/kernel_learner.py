@@ -108,6 +108,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import check, links, validate
+from .numerics import quadrature
 from .results import short_repr
 
 #: the feature maps: degree-2 Hermite features, or the identity (the reduced model)
@@ -238,7 +239,7 @@ def _gaussian_extra(link, D):
     """``(E_r μ₂(r)², E_r E[g⁴ f(√r g)²])`` for ``r ~ χ²_D/D`` (noise-free), converged in both rules like
     :func:`linattn.links.radial_moments`."""
     def average(n_r):
-        r, w = links.r_rule(D, n_r)
+        r, w = quadrature.chi_square_rule(D, n_r)
         keep = w > 0.0
         r, w = r[keep], w[keep]
 
@@ -652,7 +653,8 @@ def kernel_test_error(pb, Gamma, features="hermite2", tasks=None, N_test=None) -
     D = pb.D
     F = n_features(D, features)
     G = check.finite_array("Gamma", Gamma, shape=(F, F))
-    N = pb.N if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
+    N = pb.N if N_test is None else N_test
     quadratic = features == "hermite2"
     with np.errstate(over="ignore", invalid="ignore"):
         if tasks is None:

@@ -46,17 +46,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import check
+from .numerics import quadrature
 from .results import short_repr
 
 #: agreement required between two successive quadrature orders (relative to the moment's scale)
 TOL = 1e-12
 #: Gauss–Legendre nodes per unit panel tried; the last one failing means "not converged"
 ORDERS = (12, 24, 48)
-#: the Gaussian integrals are truncated at |z| = CUTOFF (the weight there is e^{-CUTOFF²/2} ≈ 1e-348)
-CUTOFF = 40
-#: Gauss–Legendre nodes per panel tried for the task-norm average, and the number of panels
+#: Gauss–Legendre nodes per panel tried for the task-norm average (:func:`linattn.numerics.quadrature.chi_square_rule`)
 R_ORDERS = (8, 16, 32)
-R_PANELS = 48
 NAMES = ("linear", "tanh", "relu", "sign", "cubic", "hermite:k")
 
 
@@ -89,6 +87,13 @@ def _hermite_unit(k):
     coef = np.zeros(k + 1)
     coef[k] = 1.0 / math.sqrt(math.factorial(k))
     return coef
+
+
+def _normalised_hermite(k):
+    """``f(z) = He_k(z)/√(k!)`` (vectorised; :func:`linattn.numerics.quadrature.normalised_hermite`)."""
+    def f(z):
+        return quadrature.normalised_hermite(z, k)[k]
+    return f
 
 
 def _hermite_series(coef):
@@ -324,7 +329,7 @@ def as_link(link, name="link") -> Link:
             if not (k.isdecimal() and len(k) <= 6):      # '²' is a digit but not decimal; 5000 digits: no int()
                 check.fail(name, link, "'hermite:k' with k an integer in [0, 40]")
             k = check.nonneg_int(f"{name} degree", int(k), maximum=MAX_DEGREE)
-            return (Link(f"hermite:{k}", _hermite_series(_hermite_unit(k)), hermite_coef=_hermite_unit(k)) if k != 1
+            return (Link(f"hermite:{k}", _normalised_hermite(k), hermite_coef=_hermite_unit(k)) if k != 1
                     else Link("hermite:1", lambda z: np.asarray(z, float), slope=1.0))
         if link in _NAMED_POLYNOMIALS:
             coef = _NAMED_POLYNOMIALS[link]
@@ -340,64 +345,6 @@ def as_link(link, name="link") -> Link:
 
 
 # --------------------------------------------------------------------------- quadrature
-#: the most nodes per panel of a composite rule (``half_rule``, ``r_rule``): far above any order the library uses
-MAX_RULE_NODES = 4096
-#: the most nodes of a Gauss–Hermite rule whose weights are normal float64 numbers (the smallest is ~ e^{−2n})
-MAX_HERMITE_NODES = 250
-
-
-def _nodes(n, maximum):
-    return check.positive_int("n", n, maximum=maximum)
-
-
-def half_rule(n):
-    """Composite Gauss–Legendre rule on each half line ``±[0, CUTOFF]`` (``n`` nodes per unit panel,
-    ``1 <= n <= MAX_RULE_NODES``), with the standard normal density folded into the weights.
-
-    Parameters
-    ----------
-    n : int
-
-    Returns
-    -------
-    z, log_weights : ndarray (2 · CUTOFF · n,)
-    """
-    return _half_rule(_nodes(n, MAX_RULE_NODES))
-
-
-@functools.lru_cache(maxsize=None)
-def _half_rule(n):
-    from scipy import special
-
-    x, w = special.roots_legendre(n)
-    left = np.arange(CUTOFF, dtype=float)
-    z = (left[:, None] + 0.5 * (x + 1.0)[None, :]).ravel()
-    logw = np.log(np.tile(0.5 * w, CUTOFF)) - 0.5 * z * z - 0.5 * np.log(2.0 * np.pi)
-    return np.concatenate([z, -z]), np.concatenate([logw, logw])
-
-
-def hermite_rule(n):
-    """The ``n``-node Gauss–Hermite rule of the standard normal law (probabilists' nodes, weights summing to 1, as
-    logarithms): exact for polynomials of degree ``<= 2n − 1`` (``1 <= n <= MAX_HERMITE_NODES``: beyond, the
-    smallest weights underflow float64).
-
-    Parameters
-    ----------
-    n : int
-
-    Returns
-    -------
-    z, log_weights : ndarray (n,)
-    """
-    return _hermite_rule(_nodes(n, MAX_HERMITE_NODES))
-
-
-@functools.lru_cache(maxsize=None)
-def _hermite_rule(n):
-    z, w = np.polynomial.hermite_e.hermegauss(n)
-    return z, np.log(w) - 0.5 * np.log(2.0 * np.pi)
-
-
 def gauss_orders(link):
     """The orders of the Gaussian rule to try for ``link``: :data:`ORDERS` (composite rule, refined until two
     agree), or the one exact Gauss–Hermite order ``2·degree + 3`` of a polynomial link (exact to degree
@@ -417,7 +364,8 @@ def gauss_orders(link):
 
 def gauss_rule(link, n):
     """Nodes ``z`` and log-weights of the Gaussian rule of order ``n`` for ``link`` (:func:`gauss_orders`): the
-    Gauss–Hermite rule of ``n`` nodes for a polynomial link, :func:`half_rule` otherwise.
+    Gauss–Hermite rule of ``n`` nodes for a polynomial link (:func:`linattn.numerics.quadrature.gauss_hermite`), the
+    composite rule of ``n`` nodes per panel otherwise (:func:`linattn.numerics.quadrature.gauss_panels`).
 
     Parameters
     ----------
@@ -429,52 +377,13 @@ def gauss_rule(link, n):
     (ndarray, ndarray)
     """
     link = _as_link_object(link)
-    return hermite_rule(n) if link.hermite_coef is not None else half_rule(n)
+    return quadrature.gauss_hermite(n) if link.hermite_coef is not None else quadrature.gauss_panels(n)
 
 
 def _as_link_object(link):
     if not isinstance(link, Link):
         check.fail("link", link, "a linattn.links.Link (linattn.links.as_link makes one from a name or callable)")
     return link
-
-
-def r_rule(D, n):
-    """Nodes ``r = ρ²`` and weights of ``ρ = |w|/√D`` (density ∝ ρ^{D−1} e^{−Dρ²/2}): composite
-    Gauss–Legendre, ``n`` nodes (``1 <= n <= MAX_RULE_NODES``; ``D >= 1``) on each of ``R_PANELS`` panels of
-    ``[max(0, 1 − 40/√D), 1 + 40/√D]``.
-
-    The density is ``∝ exp(−D δ² + O(D δ³))`` at ``ρ = 1 + δ``: beyond ``|δ| = 40/√D`` it is below ``e^{−1600}`` of its
-    peak, so the panels cover only that window (at large ``D`` the peak, of width ``1/√(2D)``, would otherwise fall
-    inside one panel of ``[0, 2]``: ``tanh`` at ``D = 10⁷`` was refused as not converged). The exponent is written in
-    ``δ``, ``(D − 1) log1p(δ) − D(δ + δ²/2)``, without the cancellation of ``(D − 1) log ρ − Dρ²/2`` at large ``D``.
-
-    Parameters
-    ----------
-    D : int
-    n : int
-
-    Returns
-    -------
-    r, weights : ndarray (R_PANELS · n,)
-        Weights normalised to 1.
-    """
-    return _r_rule(check.positive_int("D", D), _nodes(n, MAX_RULE_NODES))
-
-
-@functools.lru_cache(maxsize=None)
-def _r_rule(D, n):
-    """:func:`r_rule` after its checks (cached)."""
-    from scipy import special
-
-    x, w = special.roots_legendre(n)
-    half = 40.0 / np.sqrt(D)
-    bottom, top = max(0.0, 1.0 - half), 1.0 + half
-    h = (top - bottom) / R_PANELS
-    rho = (bottom + h * np.arange(R_PANELS)[:, None] + 0.5 * h * (x + 1.0)[None, :]).ravel()
-    d = rho - 1.0
-    expo = (D - 1) * np.log1p(d) - D * (d + 0.5 * d * d)
-    wr = np.tile(0.5 * h * w, R_PANELS) * np.exp(expo - expo.max())
-    return rho * rho, wr / wr.sum()   # exact for constants
 
 
 #: the moments of :func:`gauss_moments`, as ``(j, p)`` of ``E[g^j f(s g)^p]``
@@ -502,7 +411,7 @@ def moment_table(link, scales, n, powers):
     ------
     ValueError
         A bad ``powers``; the link is not finite for ``|z| < 8`` at a scale, or a moment does not exist (the
-        integrand does not decay by ``|z| = CUTOFF``, or overflows float64).
+        integrand does not decay by ``|z| = quadrature.CUTOFF``, or overflows float64).
     """
     z, logw = gauss_rule(link, n)
     scales = check.finite_array("scales", scales, ndim=1)
@@ -520,7 +429,7 @@ def moment_table(link, scales, n, powers):
             terms = [z**j * sign**p * np.exp(p * logf + logw) for j, p in powers]
         values = np.stack([t.sum(axis=-1) for t in terms], axis=1)
         sizes = np.stack([np.abs(t).sum(axis=-1) for t in terms], axis=1)
-        tail = np.abs(z) > CUTOFF - 1
+        tail = np.abs(z) > quadrature.CUTOFF - 1
         tails = np.stack([np.abs(t[:, tail]).sum(axis=-1) for t in terms], axis=1)
     bad = ~np.all(np.isfinite(F[:, np.abs(z) < 8]), axis=1)
     if bad.any():
@@ -533,7 +442,8 @@ def moment_table(link, scales, n, powers):
     if not (np.all(np.isfinite(sizes)) and np.all(tails <= link_tolerance(link) * sizes)):
         top = float(np.max(scales)) if scales.size else 1.0
         raise ValueError(f"link {link.name} must have finite label moments E[g^j f(s g)^p] (p <= 4) at the scales "
-                         f"s = |w|/√D up to {top:.4g}; it has not (the integrand does not decay by |z| = {CUTOFF}, "
+                         f"s = |w|/√D up to {top:.4g}; it has not (the integrand does not decay by "
+                         f"|z| = {quadrature.CUTOFF}, "
                          "or overflows float64): it is not square-integrable under the Gaussian there")
     return values, sizes
 
@@ -671,7 +581,7 @@ def _check_scale(link, name="link"):
     """Refuse a link whose values are so small or so large that ``f⁴`` under- or overflows float64 (the moments would
     be 0 or inf, not the link's): the bounds are those of a linear link's slope (:data:`LINK_SCALE`). A link that is 0
     everywhere is allowed (labels are pure noise)."""
-    z = half_rule(ORDERS[0])[0]
+    z = quadrature.gauss_panels(ORDERS[0])[0]
     z = z[np.abs(z) < 8]
     with np.errstate(all="ignore"):
         F = link(z)
@@ -761,7 +671,7 @@ def radial_moments(link, D) -> RadialMoments:
     _hermite(link)                      # validates the link once (scale, finiteness, convergence at r = 1)
 
     def average(n_r):
-        r, w = r_rule(D, n_r)
+        r, w = quadrature.chi_square_rule(D, n_r)
         keep = w > 0.0                 # nodes far in the χ_D tail, where the weight underflows, add exactly 0: skip
         r, w = r[keep], w[keep]        # them (a link's moments at such norms may overflow although they are finite)
 

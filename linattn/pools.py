@@ -219,10 +219,9 @@ def idg_error(pb, tasks, Gamma, v=None, N_test=None) -> float:
     float
     """
     validate.problem(pb)
-    if N_test is not None:
-        N_test = check.positive_int("N_test", N_test)
-        if N_test != pb.N:
-            pb = dataclasses.replace(pb, N=N_test)
+    N_test = check.n_test(N_test)
+    if N_test is not None and N_test != pb.N:
+        pb = dataclasses.replace(pb, N=N_test)
     if not pb.link.is_linear and v is None and pb.covariance is None:
         return kernel_test_error(pb, Gamma, "linear", tasks=tasks)
     with np.errstate(over="ignore", invalid="ignore"):     # validates pb and tasks first

@@ -275,9 +275,9 @@ class Problem:
         ValueError
             A bad ``N_test``, or anisotropic inputs (``c`` of :attr:`feature_variance` is defined for isotropic ones).
         """
+        N_test = check.n_test(N_test)
         if N_test is None:
             return np.ones(2)
-        N_test = check.positive_int("N_test", N_test)
         if N_test == self.N:
             return np.ones(2)
         other = dataclasses.replace(self, N=N_test)
@@ -395,10 +395,9 @@ class Problem:
         -------
         float
         """
-        if N_test is not None:
-            N_test = check.positive_int("N_test", N_test)
-            if N_test != self.N:
-                return dataclasses.replace(self, N=N_test).test_error(Gamma, v)
+        N_test = check.n_test(N_test)
+        if N_test is not None and N_test != self.N:
+            return dataclasses.replace(self, N=N_test).test_error(Gamma, v)
         G = check.finite_array("Gamma", Gamma, shape=(self.D, self.D))
         vv = None if v is None else check.finite_array("v", v, shape=(self.D,))
         with np.errstate(over="ignore", invalid="ignore"):

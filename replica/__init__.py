@@ -12,8 +12,8 @@ from .asymptotic import AsymptoticErrors, asymptotic, pool_resolvent
 from .feature_theory import FeatureTheory, feature_learner_theory
 from .gibbs import DatasetAverage, GibbsAverages, dataset_average, gibbs
 from .kernel_ridge import KernelRidgeSolution, kernel_data, kernel_ridge
-from .kernel_theory import LearnerTheory
 from .learner_theory import learner_theory
+from .learners import LearnerTheory
 from .phase import DiversityTransition, diversity_transition, phase_boundary
 from .pool_theory import PoolErrors
 from .ridge import RidgeSolution, ridge

@@ -98,10 +98,12 @@ from scipy import special
 import linattn
 from linattn import check, links, sampling, validate
 from linattn.errors import ConvergenceError
+from linattn.numerics import quadrature
 from linattn.numerics.stats import mean_se
 from linattn.results import short_repr
 
 from .kernel_theory import ridge_law
+from .learners import learner_arguments
 
 READOUTS = ("optimal", "linear")
 LAWS = ("gaussian", "finite")
@@ -115,15 +117,11 @@ HERMITE_TOL = 1e-9
 # --------------------------------------------------------------------------- Hermite coefficients
 @functools.lru_cache(maxsize=64)
 def _hermite_table(link, order):
-    z, logw = links.half_rule(links.ORDERS[-1])
+    z, logw = quadrature.gauss_panels(links.ORDERS[-1])
     keep = np.abs(z) < 30.0                # the Gaussian weight beyond is below e^{-450}
     z, w = z[keep], np.exp(logw[keep])
     fz = link(z)
-    out = np.empty(order + 1)
-    h_prev, h = np.zeros_like(z), np.ones_like(z)        # He_k(z)/√(k!) by the stable three-term recurrence
-    for k in range(order + 1):
-        out[k] = float(np.sum(w * fz * h))
-        h_prev, h = h, (z * h - np.sqrt(k) * h_prev) / np.sqrt(k + 1.0)
+    out = np.array([float(np.sum(w * fz * h)) for h in quadrature.normalised_hermite(z, order)])
     ef2 = float(np.sum(w * fz * fz))
     out.setflags(write=False)
     return out, ef2
@@ -191,7 +189,7 @@ def _radial(link, D):
     """``(E_r φ₀(r), E_r[√r φ₁(r)])`` over ``r ~ χ²_D/D`` (``E y`` without noise, and ``k_u``)."""
     if link.is_linear:
         return 0.0, float(link.slope)
-    r, w = links.r_rule(D, links.R_ORDERS[-1])
+    r, w = quadrature.chi_square_rule(D, links.R_ORDERS[-1])
     keep = w > 0.0
     r, w = r[keep], w[keep]
     m = links.moment_table(link, np.sqrt(r), links.gauss_orders(link)[-1], ((0, 1), (1, 1)))[0]
@@ -307,10 +305,8 @@ def gamma_overlaps(pb, Gamma, N_test=None) -> Overlaps:
 
 
 def _at_length(pb, N_test):
-    if N_test is None:
-        return pb
-    N_test = check.positive_int("N_test", N_test)
-    return pb if N_test == pb.N else dataclasses.replace(pb, N=N_test)
+    N_test = check.n_test(N_test)
+    return pb if N_test is None or N_test == pb.N else dataclasses.replace(pb, N=N_test)
 
 
 def readout_error(pb, overlaps, readout="optimal") -> float:
@@ -358,6 +354,13 @@ T_WIDTH = 8.0
 N_Z = 24
 
 
+def _normal_rule(n):
+    """Nodes and weights of the ``n``-node Gauss–Hermite rule of ``N(0, 1)``
+    (:func:`linattn.numerics.quadrature.gauss_hermite`)."""
+    z, logw = quadrature.gauss_hermite(n)
+    return z, np.exp(logw)
+
+
 def _conditional_mean(link, mean, sd, n_z):
     """``E f(mean + sd z)``, ``z ~ N(0, 1)``: closed forms for the linear, ``relu`` and ``sign`` links (their kinks
     defeat Gauss–Hermite quadrature), Gauss–Hermite with ``n_z`` nodes otherwise (smooth links)."""
@@ -370,8 +373,7 @@ def _conditional_mean(link, mean, sd, n_z):
             out = mean * special.ndtr(x) + safe * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)
             return np.where(sd > 0, out, np.maximum(mean, 0.0))
         return np.where(sd > 0, special.erf(x / np.sqrt(2.0)), np.sign(mean))
-    zn, zw = np.polynomial.hermite_e.hermegauss(n_z)
-    zw = zw / zw.sum()
+    zn, zw = _normal_rule(n_z)
     return np.asarray(link.fn(mean[..., None] + sd[..., None] * zn), float) @ zw   # link validated by the caller
 
 
@@ -380,8 +382,7 @@ def _mixture_fields(link, comp, t, n_z):
     and the atom (components with ``v = 0``: ``t = 0`` exactly) with its conditional mean ``E f(√r z)``."""
     r, kap, v = comp
     atom = v <= 0.0
-    zn, zw = np.polynomial.hermite_e.hermegauss(max(n_z, 4))
-    zw = zw / zw.sum()
+    zn, zw = _normal_rule(max(n_z, 4))
     m_atom = link(np.sqrt(r[atom])[:, None] * zn) @ zw if atom.any() else np.zeros(0)
     r, kap, v = r[~atom], kap[~atom], v[~atom]
     dens = np.exp(-0.5 * t[None, :] ** 2 / v[:, None]) / np.sqrt(2 * np.pi * v[:, None])
@@ -428,7 +429,7 @@ def mixture_error(link, train, test, V, same=False, n_t=N_T, n_z=N_Z):
     test = None if same else _mixture_components("test", test)
     V = check.nonnegative("V", V)
     n_t = check.positive_int("n_t", n_t, minimum=3, maximum=1 << 20)
-    n_z = check.positive_int("n_z", n_z, maximum=links.MAX_HERMITE_NODES)
+    n_z = check.positive_int("n_z", n_z, maximum=quadrature.MAX_HERMITE_NODES)
     mixture_memory(link, max(train[0].size, 0 if test is None else test[0].size), n_t, n_z,
                    "the components (train, test), n_t or n_z")
     return _mixture_errors(link, train, [(test, V)], n_t, n_z)[0]
@@ -879,15 +880,11 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="optimal", law="fini
     linattn.ConvergenceError
         The ``λ_eff`` fixed point or the ridge theory did not converge.
     """
-    pb = validate.problem(pb)
-    if pb.covariance is not None or pb.D < 2:
-        check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None) and D >= 2 for feature_learner_theory")
-    P = check.real("P", P, low=1.0)
-    lam = check.positive("lam", lam)
+    pb, P, lam = learner_arguments(pb, P, lam)
     check.choice("readout", readout, READOUTS)
     check.choice("law", law, LAWS)
     check.choice("decay", decay, DECAYS)
-    N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)
     if n_contexts is None:
         n_contexts = 2048 if pb.tasks is None else 1024
@@ -944,113 +941,3 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="optimal", law="fini
                          lam_effective=mean("lam_eff"), rho=mean("rho"), sigma2=mean("sigma2"),
                          n_pools=0 if pb.tasks is None else len(pools), readout=readout, law=law, decay=decay,
                          N_test=N_test)
-
-
-# --------------------------------------------------------------------------- Monte-Carlo check of a given Γ
-@dataclass(frozen=True)
-class BinnedError:
-    """Monte-Carlo error of the optimal readout of a fixed ``Γ`` (:func:`binned_readout_error`).
-
-    Attributes
-    ----------
-    test, test_se : float
-        ``½ E(y − g(t))²`` with ``g`` the bin means, and its standard error.
-    bias_bound : float
-        Estimate of the binning bias (:func:`binned_readout_error`).
-    """
-
-    __repr__ = short_repr
-
-    test: float
-    test_se: float
-    bias_bound: float
-
-
-def _prompt_floats(pb, tasks):
-    """Floats per prompt that :func:`_prompts` holds at its peak: the prompts' statistics (``s``, ``x_q`` and labels),
-    and with given tasks the raw tokens they are built from."""
-    per = 3 * pb.D + 2
-    return per if tasks is None else per + 2 * pb.N * pb.D + pb.N + 3 * pb.D
-
-
-def _prompts(pb, n, gen, tasks):
-    if tasks is None:
-        return dataclasses.replace(pb, tasks=None).sample(n, gen)
-    return sampling.sample_tokens(dataclasses.replace(pb, tasks=None), n, gen,
-                                  tasks[gen.integers(0, tasks.shape[0], n)]).prompts()
-
-
-def binned_readout_error(pb, Gamma, n=1_000_000, bins=500, rng=0, N_test=None, tasks=None,
-                         fit_tasks="test") -> BinnedError:
-    r"""Monte-Carlo test error of the optimal readout of a fixed ``Γ`` (no Gaussian assumption).
-
-    Draws ``n`` exact test prompts (fresh tasks, or tasks drawn uniformly from the rows of ``tasks``), sorts them by
-    ``t = sᵀΓx_q`` into ``bins`` equal-count bins and estimates ``½ E Var(y | t)`` by the within-bin variances
-    (``m/(m − 1)`` corrected, ``m`` the bin size). Binning replaces ``E[y|t]`` by the bin mean: it adds
-    ``½ E Var(E[y|t] | bin)`` (positive), estimated by ``1/12`` of the mean squared jump between the means of
-    neighbouring bins (``bias_bound``; conservative: the jumps also carry the bin means' sampling noise).
-    With ``fit_tasks`` another distribution (``None``: fresh tasks; an array: a pool), the readout ``g`` is the bin
-    means of ``n`` prompts of that distribution at the training length ``pb.N`` (bin edges at its quantiles), and the
-    error is ``½ mean (y − g(t))²`` on the test prompts (the feature learner's ICL error with a pool-trained readout).
-
-    Parameters
-    ----------
-    pb : linattn.Problem
-    Gamma : array_like (D, D)
-    n : int
-        Test prompts (``>= 10 bins``; their arrays, ``~8 (3D + 10)`` bytes each with fresh tasks, must fit in the memory
-        limit, :func:`linattn.check.memory`).
-    bins : int
-    rng : int or numpy.random.Generator
-    N_test : int, optional
-    tasks : None or array_like (K, D)
-        Tasks of the test prompts (``None``: fresh).
-    fit_tasks : "test", None or array_like (K', D)
-        Distribution the readout is fitted on (``"test"``: the test prompts themselves).
-
-    Returns
-    -------
-    BinnedError
-    """
-    validate.problem(pb)
-    if pb.covariance is not None:
-        check.fail("pb", pb, "a problem with isotropic inputs for binned_readout_error")
-    G = check.finite_array("Gamma", Gamma, shape=(pb.D, pb.D))
-    bins = check.positive_int("bins", bins, minimum=2)
-    n = check.positive_int("n", n, minimum=10 * bins)
-    if tasks is not None:
-        tasks = check.finite_array("tasks", tasks, shape=(None, pb.D))
-    separate = not (isinstance(fit_tasks, str) and fit_tasks == "test")
-    if isinstance(fit_tasks, str) and not separate:
-        pass
-    elif fit_tasks is not None:
-        fit_tasks = check.finite_array("fit_tasks", fit_tasks, shape=(None, pb.D))
-    pbt = _at_length(pb, N_test)
-    check.memory(8.0 * n * (_prompt_floats(pbt, tasks) + (_prompt_floats(pb, fit_tasks) if separate else 0) + 8),
-                 f"{n} test prompts" + (" and as many fitting prompts" if separate else "")
-                 + " with their attention outputs, labels and order", "n")
-    gen = check.rng(rng)
-    data = _prompts(pbt, n, gen, tasks)
-    t = data.predict(G)
-    y = np.asarray(data.yq)
-    m = n // bins
-    if separate:
-        fit = _prompts(pb, n, gen, fit_tasks)
-        tf, yf = fit.predict(G), np.asarray(fit.yq)
-        order = np.argsort(tf, kind="stable")
-        ybf = yf[order[: m * bins]].reshape(bins, m)
-        means = ybf.mean(axis=1)
-        edges = tf[order[m * np.arange(1, bins)]]
-        resid2 = (y - means[np.searchsorted(edges, t)]) ** 2
-        mean, se = mean_se(resid2)
-        return BinnedError(test=0.5 * mean, test_se=0.5 * se,
-                           bias_bound=float(np.mean(np.diff(means) ** 2)) / 12.0)
-    order = np.argsort(t, kind="stable")
-    yb = y[order[: m * bins]].reshape(bins, m)
-    means = yb.mean(axis=1)
-    resid2 = ((yb - means[:, None]) ** 2) * (m / (m - 1.0))
-    test = 0.5 * float(resid2.mean(axis=1).mean())
-    # s.e.: the bins are independent given the order statistics; use the per-prompt spread
-    se = 0.5 * mean_se(resid2)[1]
-    bias = float(np.mean(np.diff(means) ** 2)) / 12.0
-    return BinnedError(test=test, test_se=se, bias_bound=bias)

@@ -219,7 +219,7 @@ def gibbs(data, pb, beta, lam, model="reduced", N_test=None) -> GibbsAverages:
     check.work(check.PYTHON_TRIP * n_values, f"the Gibbs averages at {n_values} values of (beta, lam), one Python "
                "trip each", sizing)
     b_arr = check.real_array("beta", beta, low=0.0, low_open=True, allow_inf=True)
-    N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
     jacobian = 0.0
     if pair is None:
         es = as_eigensystem(data, pb, model)
@@ -341,7 +341,7 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0, N_
     lam = lam_gamma if lam_gamma == lam_v else (lam_gamma, lam_v)
     rng = check.seed_int("rng", rng)
     n_datasets = check.positive_int("n_datasets", n_datasets, minimum=2, maximum=MAX_DATASETS)
-    N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
     tr, te = np.empty(n_datasets), np.empty(n_datasets)
     idg = np.empty(n_datasets) if pb.tasks is not None else None
     for i in range(n_datasets):

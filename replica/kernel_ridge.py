@@ -277,7 +277,8 @@ def kernel_ridge(data, pb, lam, rtol=1e-8, maxiter=5_000, N_test=None) -> Kernel
     lam = check.positive("lam", lam)
     rtol = check.tolerance("rtol", rtol)
     maxiter = check.positive_int("maxiter", maxiter, maximum=10**7)
-    N_test = data.N if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
+    N_test = data.N if N_test is None else N_test
     hess = _Hessian(data)
     b = hess.transpose(data.yq) / data.P
     # ‖H‖ <= max_μ|φ_μ|² ‖SᵀS‖/P (Schur: FFᵀ = (SSᵀ) ∘ (ΦΦᵀ), both PSD)

@@ -100,7 +100,7 @@ import numpy as np
 from scipy import special
 
 import linattn
-from linattn import check, links, sampling, validate
+from linattn import check, links, sampling
 from linattn.errors import ConvergenceError
 from linattn.kernel_learner import (
     block_directions,
@@ -110,10 +110,12 @@ from linattn.kernel_learner import (
     n_features,
     trace_direction,
 )
+from linattn.numerics import quadrature
 from linattn.numerics.fixed_point import anderson
 from linattn.numerics.stats import mean_se
 from linattn.results import short_repr
 
+from .learners import LearnerTheory, learner_arguments
 from .linear_solve import solve_covariance
 from .pool_theory import GAUSS_POOLS, draw_theory_pool, effective_ridge
 
@@ -122,64 +124,6 @@ TOLERANCE = 1e-11
 MAX_ITERATIONS = 3_000
 #: Gauss–Jacobi nodes per half of c ∈ [−1, 1] (the label moments given |x_q|²)
 N_COSINE = 48
-
-
-@dataclass(frozen=True, eq=False)
-class LearnerTheory:
-    """Dataset-averaged errors of the trained kernel learner (module docstring) or feature learner
-    (:func:`replica.feature_theory.feature_learner_theory`).
-
-    Attributes
-    ----------
-    problem : linattn.Problem
-    P : float
-    lam : float
-    learner : str
-    law : str
-    train : float or None
-        ``E_t(Γ̂)`` with the weight decay (kernel learner); ``None`` for the feature learner (its optimal readout's
-        training error is not derived: :class:`replica.feature_theory.FeatureTheory`).
-    test : float
-        Fresh-task (ICL) error at ``N_test`` (the feature learner: of the readout fitted on the training distribution).
-    test_idg : float or None
-        In-distribution error (``pb.tasks = K``), else ``None``.
-    train_se, test_se, test_idg_se : float or None
-        Standard errors of the theory's own averages (sampled contexts, random pools); 0 for ``law="gaussian"``
-        and ``"mp"`` with fresh tasks; ``train_se`` is ``None`` when ``train`` is.
-    kappa_eff : float or None
-        Effective ridge ``κ`` of the Gaussian theory (mean over pools); ``None`` for ``law="mp"``.
-    iterations : int
-        Largest fixed-point iteration count.
-    residual : float
-        Largest relative residual of the equations solved (0 for the feature learner, whose solvers raise
-        :class:`linattn.ConvergenceError` instead).
-    N_test : int or None
-    train_linear : float or None
-        Feature learner: the training loss with the linear readout (an upper bound of the optimal readout's global
-        minimum); ``None`` for the kernel learner.
-    readout : str or None
-        Feature learner: ``"optimal"``; ``None`` for the kernel learner.
-    """
-
-    __repr__ = short_repr
-
-    problem: linattn.Problem
-    P: float
-    lam: float
-    learner: str
-    law: str
-    train: float | None
-    test: float
-    test_idg: float | None
-    train_se: float | None
-    test_se: float
-    test_idg_se: float | None
-    kappa_eff: float | None
-    iterations: int
-    residual: float
-    N_test: int | None
-    train_linear: float | None = None
-    readout: str | None = None
 
 
 # --------------------------------------------------------------------------- the Gaussian theory
@@ -234,7 +178,7 @@ def _chi_square_nodes(D, per_panel=6):
     """Nodes and weights of ``χ²_D/D``: the library's composite Gauss–Legendre rule in ``√r`` for the ``χ_D/√D`` density
     (:func:`linattn.links.radial_moments`; exponentially convergent for functions of ``√r``, where Gauss–Laguerre in
     ``r`` converges only algebraically), nodes of relative weight ``< 1e-12`` dropped."""
-    r, w = links.r_rule(D, per_panel)
+    r, w = quadrature.chi_square_rule(D, per_panel)
     keep = w > 1e-12 * w.max()
     return r[keep], w[keep] / w[keep].sum()
 
@@ -634,7 +578,7 @@ def _checked_centre(link, centre):
     """``centre`` if the centred link ``f − centre`` keeps its values within :data:`linattn.links.LINK_SCALE` (the
     bounds every link's values must meet: its moments use the fourth power), else a ``ValueError`` naming centre."""
     centre = check.real("centre", centre)
-    z = links.half_rule(links.ORDERS[0])[0]
+    z = quadrature.gauss_panels(links.ORDERS[0])[0]
     z = z[np.abs(z) < 8]
     with np.errstate(all="ignore"):
         F = np.asarray(link(z), dtype=float)
@@ -663,33 +607,6 @@ def _linear_types(pb, pool, n, rng):
         else:
             _TYPES_CACHE[key] = pool_types(pb, pool, n, np.random.default_rng([rng, pb.D, 4]), "linear")
     return _TYPES_CACHE[key]
-
-
-def learner_arguments(pb, P, lam):
-    """The checks of every learner theory: a :class:`linattn.Problem` with isotropic inputs and ``D >= 2``,
-    ``P >= 1`` prompts and a weight decay ``λ > 0``.
-
-    Parameters
-    ----------
-    pb : linattn.Problem
-    P : float
-    lam : float
-
-    Returns
-    -------
-    (linattn.Problem, float, float)
-
-    Raises
-    ------
-    ValueError
-        Naming the argument.
-    """
-    pb = validate.problem(pb)
-    if pb.covariance is not None:
-        check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None) for the learners' theory")
-    if pb.D < 2:
-        check.fail("pb", pb, "a Problem with D >= 2 for the learners' theory")
-    return pb, check.real("P", P, low=1.0), check.positive("lam", lam)
 
 
 @dataclass(frozen=True, eq=False)
@@ -822,7 +739,7 @@ def kernel_learner_theory(pb, P, lam, N_test=None, law="finite", pool=None, n_po
         A fixed point or the covariance equation was not solved.
     """
     pb, P, lam = learner_arguments(pb, P, lam)
-    N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)
     check.choice("law", law, LAWS)
     rng = check.seed_int("rng", rng)

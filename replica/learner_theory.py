@@ -1,6 +1,7 @@
 r"""The one entry point of the learners' theories: :func:`learner_theory` dispatches to the kernel learner's
 (:mod:`replica.kernel_theory`) or the feature learner's (:mod:`replica.feature_theory`) theory and returns one result
-type, :class:`replica.LearnerTheory` (Gu, Xu & Zdeborová; ``docs/learners.md``).
+type, :class:`replica.LearnerTheory` (Gu, Xu & Zdeborová; ``docs/learners.md``). The result type and the argument
+checks the two theories share live in :mod:`replica.learners`.
 """
 from __future__ import annotations
 
@@ -9,9 +10,8 @@ from linattn.threads import blas_threads
 
 from .feature_theory import LAWS as FEATURE_LAWS
 from .feature_theory import feature_learner_theory
-from .kernel_theory import LearnerTheory, kernel_learner_theory, learner_arguments
-
-LEARNERS = ("kernel", "feature")
+from .kernel_theory import kernel_learner_theory
+from .learners import LEARNERS, LearnerTheory, learner_arguments
 
 
 def _feature(pb, P, lam, N_test, law, pool, n_pools, n_contexts, rng):
@@ -83,7 +83,7 @@ def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool
     """
     pb, P, lam = learner_arguments(pb, P, lam)
     check.choice("learner", learner, LEARNERS)
-    N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
     if n_pools is None:
         n_pools = 8 if learner == "kernel" else 4
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)

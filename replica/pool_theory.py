@@ -63,7 +63,7 @@ from linattn.results import short_repr
 from linattn.sampling import draw_pool
 
 from . import pool_finite
-from .theory import StationaryTheory, check_n_test, checked_arguments, fresh_stationary
+from .theory import StationaryTheory, checked_arguments, fresh_stationary
 
 
 @dataclass(frozen=True)
@@ -428,7 +428,7 @@ def pool_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="co
     if isinstance(rng, np.random.Generator):
         rng = int(rng.integers(2**63))
     rng = check.seed_int("rng", rng)
-    N_test = check_n_test(N_test)
+    N_test = check.n_test(N_test)
     e = pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, N_test=N_test)
     return StationaryTheory(problem=pb, P=P, beta=beta, lam=lam, model=model, law=law, train=e.train,
                             test=e.test, train_ridge=e.train_ridge, test_ridge=e.test_ridge,

@@ -243,7 +243,7 @@ def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_0
     method = check.choice("method", method, ("auto", "gram", "cg"))
     rtol = check.real("rtol", rtol, low=0.0, high=1.0, low_open=True, high_open=True)
     maxiter = check.positive_int("maxiter", maxiter, maximum=10**7)
-    N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
     P, D = data.P, data.D
     M = pb.n_params(model)
     # λ = 0: the min-norm least-squares solution depends on the distinct prompts only (module docstring)

@@ -136,7 +136,7 @@ def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", cha
     Ps = check.real_array("P_values", np.atleast_1d(P_values), low=1.0)
     if Ps.ndim != 1 or Ps.size == 0:
         check.fail("P_values", P_values, "a non-empty 1-d array of numbers of prompts >= 1")
-    N_test = None if N_test is None else check.positive_int("N_test", N_test)
+    N_test = check.n_test(N_test)
     # each point solves the saddle-point equations (~1.5 ms; more with a pool)
     check.work(1e7 * Ps.size, f"the theory at {Ps.size} values of P", "P_values")
     pts = [stationary(pb, P, beta, lam, model, law, channel, N_test=N_test) for P in Ps]

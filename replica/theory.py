@@ -119,11 +119,6 @@ class StationaryTheory:
     N_test: int | None = None
 
 
-def check_n_test(N_test):
-    """``N_test``: ``None`` (the training length) or an integer ``>= 1``."""
-    return None if N_test is None else check.positive_int("N_test", N_test)
-
-
 def checked_arguments(pb, P, beta, lam, model, law, channel):
     """The checked ``(P, β, λ, prompt law)`` of the stationary theories (the prompt law is ``None`` with a pool);
     ``λ`` is a number, or the pair ``(λ_Γ, λ_v)`` when the two differ."""
@@ -170,7 +165,7 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
         If the saddle-point equations do not converge.
     """
     P, beta, lam, lw = checked_arguments(pb, P, beta, lam, model, law, channel)
-    N_test = check_n_test(N_test)
+    N_test = check.n_test(N_test)
     if pb.tasks is not None:
         check.fail("pb", pb, "a problem with fresh tasks (tasks=None); for a task pool use replica.stationary")
     lam_given, log_jacobian = lam, 0.0

@@ -11,6 +11,7 @@ import spectra
 import validation
 from linattn import factorized, links, markov
 from linattn.covariance import Covariance, as_covariance
+from linattn.numerics import quadrature
 from replica import feature_theory, kernel_theory
 from validation.experiments import Result
 
@@ -33,8 +34,8 @@ REFUSED = [
     ("eigensystem-v-scale", lambda: spectra.eigensystem(DATA, PB, "full", v_scale=1e300), "v_scale"),
     ("task-moments", lambda: linattn.pools.task_moments(PB, np.ones((3, 4)) * 1e200), "tasks"),
     ("gamma-overlaps", lambda: feature_theory.gamma_overlaps(TANH, np.eye(4) * 1e200), "Gamma"),
-    ("hermite-rule", lambda: links.hermite_rule(400), "n"),
-    ("r-rule", lambda: links.r_rule(0, 10), "D"),
+    ("gauss-hermite", lambda: quadrature.gauss_hermite(400), "n"),
+    ("chi-square-rule", lambda: quadrature.chi_square_rule(0, 10), "D"),
     ("objective-nan", lambda: factorized.population_objective(PB).value(np.full((4, 4), np.nan)), "Gamma"),
     ("objective-shape", lambda: factorized.population_objective(PB).gradient(np.ones((3, 3))), "Gamma"),
     ("objective-y2", lambda: factorized.Objective(np.nan, np.eye(4)), "y2"),
@@ -81,7 +82,7 @@ REFUSED = [
     ("pool-average", lambda: validation.pool_average(linattn.Problem(3, 6, 0.1, tasks=2), 10, 0.1,
                                                      n_datasets=10**9), "n_datasets"),
     ("rank-dynamics", lambda: validation.rank_dynamics(np.array([1.0, 0.5]), 8, n_grid=10**9), "n_grid"),
-    ("half-rule", lambda: links.half_rule(10**9), "n"),
+    ("gauss-panels", lambda: quadrature.gauss_panels(10**9), "n"),
     ("gauss-rule", lambda: links.gauss_rule(links.as_link("tanh"), 10**9), "n"),
     # the name in the message
     ("chains-alpha", lambda: markov.Chains(C=3, alpha=1e-3).sample(4, 10, 0), "alpha"),

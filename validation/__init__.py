@@ -3,7 +3,8 @@ report and the command line. Rooms (imports point down the list):
 
 * :mod:`validation.simulators` — numba Langevin (:func:`langevin`), gradient descent (:func:`descent_from_random_inits`,
   :func:`attention_gradient_descent`), factorized attention (:func:`factorized_descent`), the kernel and
-  feature learners (:func:`kernel_learner`, :func:`feature_learner`) and the statistics of correlated samples;
+  feature learners (:func:`kernel_learner`, :func:`feature_learner`), the Monte-Carlo check of the feature learner's
+  optimal readout (:func:`binned_readout_error`) and the statistics of correlated samples;
 * :mod:`validation.sweeps` — the generic runner: grids of any function (:func:`sweep`, :func:`load_sweep`,
   :func:`sweep_summary`, :func:`local_cluster`) and the points of experiments (:func:`~validation.sweeps.run_points`),
   in this process, on local processes or Dask, resumable into Zarr stores (optional extra ``[dask]``);
@@ -26,10 +27,11 @@ _LAZY = {
     **dict.fromkeys(["RankDynamics", "rank_dynamics"], "validation.experiments.rank_dynamics"),
     **dict.fromkeys(["StationarySweep", "boundary_from_means", "stationary_sweep"],
                     "validation.experiments.stationary"),
-    **dict.fromkeys(["AttentionRun", "Chain", "DescentRun", "FactorizedRun", "LangevinResult", "LearnerRun",
-                     "MeanEstimate", "attention_gradient_descent", "autocorrelation", "chain", "choose_dt",
-                     "descent_from_random_inits", "factorized_descent", "feature_learner", "hermite_features",
-                     "integrated_time", "kernel_learner", "langevin", "mean_and_se", "readout"],
+    **dict.fromkeys(["AttentionRun", "BinnedError", "Chain", "DescentRun", "FactorizedRun", "LangevinResult",
+                     "LearnerRun", "MeanEstimate", "attention_gradient_descent", "autocorrelation",
+                     "binned_readout_error", "chain", "choose_dt", "descent_from_random_inits", "factorized_descent",
+                     "feature_learner", "hermite_features", "integrated_time", "kernel_learner", "langevin",
+                     "mean_and_se", "readout"],
                     "validation.simulators"),
     **dict.fromkeys(["load_sweep", "local_cluster", "sweep", "sweep_summary"], "validation.sweeps"),
 }

@@ -5,7 +5,8 @@ first-state law), :class:`Sample` (sequences with their chains), :func:`stationa
 :func:`expected_row_entropy`, and the ideal estimators (1-mem, 2-mem, 1-gen, 2-gen, bayes):
 :func:`losses` (:class:`LossCurves`), :func:`log_losses` (and :func:`log_losses_naive`), :func:`predict`,
 :func:`matched_pseudocount`; and the module :mod:`linattn.markov.bottleneck` (the information a pooled bigram
-embedding carries about the task, and the pool size ``K₂*`` it predicts).
+embedding carries about the task, measured, and the pool size ``K₂*`` it sets; its theory, the Gaussian channel, is
+:mod:`replica.bottleneck_theory`).
 See docs/markov.md.
 """
 from . import bottleneck

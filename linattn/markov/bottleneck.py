@@ -51,29 +51,9 @@ average. Found on a grid ``K = 2^{j·step}`` with nested pools per seed (a pool 
 ``K`` of them), linear interpolation of the deficit in ``log₂ K`` (from ``K = 1``, deficit 0, below the grid), and
 the mean ± s.e. of ``log₂ K₂*`` over seeds.
 
-Deterministic approximation (:func:`channel`, :func:`information_theory`, :func:`k2_theory`). For a pool of
-``K`` chains drawn i.i.d. from the prior, ``I = log K − E log(1 + Σ_{j≠k} g_j)`` with
-``g_j = p(m | j)/p(m | k)``. Averaging over the other chains inside the logarithm (Jensen: a lower bound on the
-pool-averaged information) uses ``E_j g_j = p_∞(m)/p(m | k)``, ``p_∞`` the density of ``m`` for a chain drawn
-from the prior, and ``E[log p(m | k) − log p_∞(m)] = I_∞``, the information at ``K = ∞``; hence
-
-.. math::
-   I_K ≈ \log K − E_ξ \log\big(1 + (K − 1)\, e^{−I_∞ + ξ}\big),\qquad E ξ = 0 .
-
-Two Gaussian closures make it explicit. (i) ``p_∞`` is replaced by the Gaussian with its two moments,
-``Σ_tot = Σ_b + Σ_w``, ``Σ_b = Eᵀ Cov(p) E``, ``Σ_w = Eᵀ E[diag p − p pᵀ] E / n`` (``p`` the stationary bigram law
-of a ``Dirichlet(α)`` chain, :func:`prior_moments`), giving ``I_∞ = ½[log det Σ_tot − E_p log det Σ(p)]``.
-(ii) ``ξ`` is Gaussian with the variance it has for a Gaussian codebook with common noise,
-``V = Σ_i λ_i/(1 + λ_i)``, ``λ_i`` the eigenvalues of ``Σ_w^{-1} Σ_b`` (per-direction signal-to-noise ratios;
-for that codebook ``ξ`` is a sum of independent quadratic forms and ``I_∞ = ½ Σ_i log(1 + λ_i)``). The
-``ξ``-average is done by Gauss–Hermite quadrature. Without the spread ``V``, ``K₂* = 1 + e^{I_∞}``: the number of
-chains the embedding can tell apart is the exponential of its channel capacity. For a random projection
-``E = R``, ``R_{ij} ∼ N(0, 1/d)``, and ``π ≈ 1/C`` (:func:`projection_channel`, :func:`prior_moments` with
-``n_chains=0``) the moments are explicit and every ``λ_i`` equals
-
-.. math::
-   λ_0 = \frac{n}{C(Cα + 1) − 1}\quad\text{on } r = \min(d, C(C − 1)) \text{ directions},\qquad
-   I_∞ = \frac r2 \log(1 + λ_0),\quad V = \frac{r λ_0}{1 + λ_0}.
+Deterministic approximation: the theory of ``I_K`` and ``K₂*`` from the Gaussian channel of an embedding
+(:mod:`replica.bottleneck_theory`: ``channel``, ``projection_channel``, ``information_theory``, ``k2_theory``),
+built on the prior's moments of this module (:func:`prior_moments`) and on :func:`reduced_embedding`.
 
 Measured accuracy of these approximations: docs/markov_bottleneck.md.
 """
@@ -94,9 +74,6 @@ from .chains import Chains, _stationary, blame_alpha, guard_memory, transition_m
 COVARIANCES = ("multinomial", "markov")
 _RANK_TOL = 1e-10          # relative singular-value cutoff of the row-centred embedding
 _LN2 = math.log(2.0)
-_GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(60)
-_GH_W = _GH_W / _GH_W.sum()
-_LOG_MAX = math.log(np.finfo(float).max)   # 709.78: the largest log K of a K finite in float64
 _SAFE_SCALE = (1e-100, 1e100)              # embeddings whose largest entry is outside are rescaled (:func:`_rescaled`)
 
 
@@ -260,6 +237,28 @@ def _basis(E):
     return Vt[s > _RANK_TOL * s[0]].T
 
 
+def reduced_embedding(E, C=None):
+    """The embedding ``E`` (checked; rescaled by a power of 2 when its largest entry is outside ``[1e-100, 1e100]``)
+    in an orthonormal basis ``W`` of the row space of the row-centred ``E``: ``E W`` (C², r), the rows that
+    :func:`information` and the Gaussian channel (:func:`replica.bottleneck_theory.channel`) work with (module
+    docstring; the discarded directions carry a constant ``m``).
+
+    Parameters
+    ----------
+    E : array_like, shape (C², d)
+    C : int, optional
+        The number of states ``E`` must match.
+
+    Returns
+    -------
+    ndarray, shape (C², r)
+    """
+    C = None if C is None else check.positive_int("C", C, minimum=2)
+    E, _ = _embedding(E, C)
+    E = _rescaled(E)
+    return E @ _basis(E)
+
+
 def _markov_covariance(T, p):
     """``n ×`` the large-``n`` covariance of the bigram frequencies of stationary paths of chains ``T`` (K, C, C):
     ``D Z + Zᵀ D − D − p pᵀ`` with the fundamental matrix ``Z = (I − P + 1 pᵀ)^{-1}`` of the bigram chain."""
@@ -332,7 +331,7 @@ def _class_gaussians(pool, E, n_bigrams, covariance):
     if np.any(p <= 0.0):
         raise ValueError("pool must have chains with every bigram probability > 0 (otherwise the Gaussian model "
                          f"is singular); got {int(np.sum(np.any(p <= 0.0, axis=1)))} chain(s) with a zero entry")
-    Er = E @ _basis(E)
+    Er = reduced_embedding(E, C)
     c = p @ Er
     M = None
     if covariance == "multinomial":
@@ -414,7 +413,6 @@ def information(pool, E, length, n_samples=2048, rng=None, covariance="multinomi
     guard_memory(_information_memory(K, C, d, n_samples, covariance, "pool", "E"),
                  f"{n_samples} samples against {K} chains")
     T = transition_matrices("pool", pool, min_ndim=3)
-    E = _rescaled(E)
     gen = check.rng(rng)
     c, S, Er, p, M = _class_gaussians(T, E, n, covariance)
     r = Er.shape[1]
@@ -640,7 +638,7 @@ def k2(C, alpha, E, length, gap=1.0, n_pools=4, rng=None, n_samples=1024, K_max=
               log2_k2_seeds=out, Ks=Ks, bits=bits, gap=gap)
 
 
-# ----------------------------------------------------------------------------- deterministic approximation
+# ----------------------------------------------------------------------------- the prior's moments
 @dataclass(frozen=True)
 class PriorMoments:
     """Moments of the stationary bigram law ``p`` of a ``Dirichlet(α)`` chain (:func:`prior_moments`).
@@ -719,215 +717,3 @@ def prior_moments(C, alpha, n_chains=20000, rng=0):
     second = p.T @ p / n_chains
     return PriorMoments(mean=mean, between=second - np.outer(mean, mean), within=np.diag(mean) - second,
                         C=C, alpha=alpha, n_chains=n_chains, samples=p)
-
-
-@dataclass(frozen=True)
-class Channel:
-    """The Gaussian-channel summary of an embedding (:func:`channel`, :func:`projection_channel`).
-
-    Attributes
-    ----------
-    snr : ndarray (r,)
-        ``λ_i``, eigenvalues of ``Σ_w^{-1} Σ_b`` (descending), ``Σ_w`` the prior-mean class covariance.
-    capacity_bits : float
-        ``I_∞`` (bits), the ``K → ∞`` scale of the information: ``½ [log det Σ_tot − E log det Σ_k]``
-        (heteroscedastic, when the prior is sampled) or ``½ Σ log₂(1 + λ_i)`` (closed form).
-    capacity_se_bits : float
-        Monte Carlo standard error of ``E log det Σ_k`` in bits (0 for the closed form).
-    spread : float
-        ``V = Σ λ_i/(1 + λ_i)`` (nats²): the variance of ``ξ`` (module docstring).
-    n_bigrams : int
-    """
-
-    __repr__ = short_repr
-
-    snr: np.ndarray
-    capacity_bits: float
-    capacity_se_bits: float
-    spread: float
-    n_bigrams: int
-
-    def __post_init__(self):
-        python_scalars(self)
-
-
-def _channel_from_snr(lam, n, capacity_bits=None, capacity_se_bits=0.0):
-    lam = np.sort(np.clip(lam, 0.0, None))[::-1]   # generalized eigenvalues of PSD/PD pencils: >= 0 up to roundoff
-    cap = float(0.5 * np.sum(np.log2(1.0 + lam))) if capacity_bits is None else capacity_bits
-    return Channel(snr=lam, capacity_bits=cap, capacity_se_bits=capacity_se_bits,
-                   spread=float(np.sum(lam / (1.0 + lam))), n_bigrams=n)
-
-
-def channel(E, length, moments, n_logdet=2000):
-    r"""The Gaussian channel of an embedding ``E`` for sequences of ``length`` states and chains with the prior
-    ``moments`` (module docstring).
-
-    ``λ_i`` are the eigenvalues of ``Σ_w^{-1} Σ_b``, ``Σ_b = Eᵀ Cov(p) E``, ``Σ_w = Eᵀ E[diag p − p pᵀ] E / n``
-    (on the informative subspace of ``E``). With a sampled prior the capacity is the heteroscedastic
-
-    .. math::
-       I_∞ = ½\big[\log\det(Σ_b + Σ_w) − E_p \log\det Σ(p)\big],\qquad
-       Σ(p) = Eᵀ(\mathrm{diag}\,p − p p^\top)E / n,
-
-    the exact mean of ``−log g`` when the mixture density is replaced by the Gaussian of its first two moments
-    (module docstring), ``E_p`` over the first ``n_logdet`` sampled chains; with the closed-form moments it is
-    ``½ Σ log(1 + λ_i)`` (the two agree when ``Σ(p)`` does not vary with the chain). Nothing depends on the scale
-    of ``E`` (an ``E`` whose largest entry is outside ``[1e-100, 1e100]`` is first rescaled by a power of 2).
-
-    Parameters
-    ----------
-    E : array_like, shape (C², d)
-    length : int
-        ``L >= 2`` (``n = L − 1``).
-    moments : PriorMoments
-        From :func:`prior_moments` with the same ``C``.
-    n_logdet : int
-        Chains used for ``E log det Σ(p)``, ``>= 2``.
-
-    Returns
-    -------
-    Channel
-    """
-    if not isinstance(moments, PriorMoments):
-        raise ValueError(f"moments must be a linattn.markov.bottleneck.PriorMoments; got {type(moments).__name__}")
-    E, _ = _embedding(E, moments.C)
-    length = check.positive_int("length", length, minimum=2)
-    n_logdet = check.positive_int("n_logdet", n_logdet, minimum=2)
-    n = length - 1
-    E = _rescaled(E)
-    Er = E @ _basis(E)
-    Sb = Er.T @ moments.between @ Er
-    Sw = Er.T @ moments.within @ Er / n
-    Sw = 0.5 * (Sw + Sw.T)
-    Lw = np.linalg.cholesky(Sw)
-    X = np.linalg.solve(Lw, np.linalg.solve(Lw, Sb).T)
-    lam = np.linalg.eigvalsh(0.5 * (X + X.T))
-    if moments.samples is None:
-        return _channel_from_snr(lam, n)
-    p = moments.samples[:n_logdet]
-    c = p @ Er
-    S = (np.einsum("ia,ki,ib->kab", Er, p, Er) - np.einsum("ka,kb->kab", c, c)) / n
-    sign, logdet = np.linalg.slogdet(S)
-    if np.any(sign <= 0):
-        raise ValueError("moments.samples contain chains with a singular class covariance (a bigram of probability "
-                         "~0); draw the prior moments with a larger alpha")
-    total = np.linalg.slogdet(Sb + Sw)[1]
-    logdet_mean, logdet_se = mean_se(logdet)
-    cap = 0.5 * (total - logdet_mean) / _LN2
-    se = 0.5 * logdet_se / _LN2
-    return _channel_from_snr(lam, n, float(cap), float(se))
-
-
-def projection_channel(C, alpha, d, length):
-    r"""Closed-form channel of a random projection ``E = R`` (``π ≈ 1/C``, module docstring):
-    ``λ_0 = n/(C(Cα + 1) − 1)`` on ``r = min(d, C(C − 1))`` directions.
-
-    Parameters
-    ----------
-    C : int
-        ``>= 2``.
-    alpha : float
-        ``> 0``.
-    d : int
-        Embedding dimension, ``>= 1``.
-    length : int
-        ``L >= 2`` (``n = L − 1``).
-
-    Returns
-    -------
-    Channel
-
-    Examples
-    --------
-    >>> from linattn.markov import bottleneck
-    >>> ch = bottleneck.projection_channel(C=10, alpha=1.0, d=8, length=110)   # λ0 = 109/109 = 1
-    >>> ch.capacity_bits                                                        # (8/2) log2(2)
-    4.0
-    """
-    C = check.positive_int("C", C, minimum=2)
-    alpha = check.positive("alpha", alpha)
-    d = check.positive_int("d", d)
-    length = check.positive_int("length", length, minimum=2)
-    n = length - 1
-    r = min(d, C * (C - 1))
-    guard_memory([(40.0, [("d" if d <= C * (C - 1) else "C", r)])], f"{r} signal-to-noise ratios (one per direction)")
-    lam0 = n / (C * (C * alpha + 1.0) - 1.0)
-    return _channel_from_snr(np.full(r, lam0), n)
-
-
-def information_theory(K, ch):
-    r"""The deterministic approximation of ``I(k; m)`` (bits) for a pool of ``K`` chains:
-    ``log K − E_ξ log(1 + (K − 1) e^{−I_∞ + ξ})``, ``ξ ~ N(0, V)`` (module docstring), by 60-point
-    Gauss–Hermite quadrature.
-
-    Parameters
-    ----------
-    K : int or array_like of int
-        Pool size(s), ``>= 1``.
-    ch : Channel
-
-    Returns
-    -------
-    float or ndarray
-    """
-    if not isinstance(ch, Channel):
-        raise ValueError(f"ch must be a linattn.markov.bottleneck.Channel; got {type(ch).__name__}")
-    K_arr = check.real_array("K", K, low=1.0)
-    if np.any(K_arr != np.round(K_arr)):
-        check.fail("K", K, "an integer >= 1 or an array of them")
-    I_inf = ch.capacity_bits * _LN2
-    x = np.log(np.maximum(K_arr - 1.0, 1e-300))[..., None] - I_inf + math.sqrt(ch.spread) * _GH_X
-    deficit = np.where(K_arr > 1, np.sum(_GH_W * np.logaddexp(0.0, x), axis=-1), 0.0)
-    out = (np.log(K_arr) - deficit) / _LN2
-    return float(out) if np.ndim(K) == 0 else out
-
-
-def k2_theory(ch, gap=1.0):
-    """``K₂*`` of the deterministic approximation: the real ``K`` with ``log₂ K − I_K = gap`` (bisection in
-    ``log K``; the deficit increases with ``K``).
-
-    Parameters
-    ----------
-    ch : Channel
-    gap : float
-        Bits, ``> 0``.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        If ``K₂*`` exceeds float64 (``log₂ K₂* > 1024``: ``gap`` or ``ch.capacity_bits`` of about a thousand bits
-        or more), naming the larger of the two.
-    """
-    if not isinstance(ch, Channel):
-        raise ValueError(f"ch must be a linattn.markov.bottleneck.Channel; got {type(ch).__name__}")
-    gap = check.positive("gap", gap)
-    I_inf, V = ch.capacity_bits * _LN2, ch.spread
-
-    def log_k_minus_1(logk):   # log(e^logk − 1), also where e^logk overflows
-        return math.log(math.expm1(logk)) if logk < 700.0 else logk + math.log(-math.expm1(-logk))
-
-    def deficit(logk):   # bits, K = e^logk treated as real
-        x = log_k_minus_1(logk) - I_inf + math.sqrt(V) * _GH_X if logk > 0 else None
-        return 0.0 if x is None else float(np.sum(_GH_W * np.logaddexp(0.0, x))) / _LN2
-
-    lo, hi = 0.0, max(1.0, I_inf + 8.0 * math.sqrt(V) + 2.0 * gap * _LN2 + 2.0)
-    while deficit(hi) <= gap:
-        hi *= 2.0
-        if hi > 1e6:
-            raise ConvergenceError(f"k2_theory: no K with deficit > gap = {gap} bits below K = e^1e6")
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if deficit(mid) <= gap else (lo, mid)
-        if hi - lo < 1e-12 * max(1.0, hi):
-            break
-    logk = 0.5 * (lo + hi)
-    if logk > _LOG_MAX:
-        accepted = f"small enough that K2* is finite in float64 (log2 K2* <= 1024; got log2 K2* = {logk / _LN2:.4g})"
-        if gap * _LN2 >= I_inf:
-            check.fail("gap", gap, accepted)
-        check.fail("ch", f"<Channel with capacity_bits={ch.capacity_bits:.4g}>", "a channel " + accepted)
-    return math.exp(logk)

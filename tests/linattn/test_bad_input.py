@@ -4,8 +4,20 @@ import pytest
 from helpers import Row, sweep_tests
 
 import linattn
-from linattn import attention, covariance, factorized, invariants, kernel_learner, links, pools, sampling, validate
+from linattn import (
+    attention,
+    check,
+    covariance,
+    factorized,
+    invariants,
+    kernel_learner,
+    links,
+    pools,
+    sampling,
+    validate,
+)
 from linattn.markov import bottleneck
+from linattn.numerics import quadrature
 
 PB = linattn.Problem(3, 4, 0.1)
 PB_TANH = linattn.Problem(3, 4, 0.1, link="tanh")
@@ -54,9 +66,12 @@ ROWS = [
         dict(link=links.as_link("cubic"), scales=np.ones(2), n=9, powers=((0, 2),)), {}),
     Row("links.gauss_orders", links.gauss_orders, dict(link=links.as_link("cubic")), {}),
     Row("links.gauss_rule", links.gauss_rule, dict(link=links.as_link("tanh"), n=8), {}),
-    Row("links.hermite_rule", links.hermite_rule, dict(n=8), dict(n="posint")),
-    Row("links.half_rule", links.half_rule, dict(n=8), dict(n="posint")),
-    Row("links.r_rule", links.r_rule, dict(D=3, n=8), dict(D="posint", n="posint")),
+    Row("check.n_test", check.n_test, dict(N_test=7), dict(N_test="posint")),
+    Row("quadrature.gauss_hermite", quadrature.gauss_hermite, dict(n=8), dict(n="posint")),
+    Row("quadrature.gauss_panels", quadrature.gauss_panels, dict(n=8), dict(n="posint")),
+    Row("quadrature.chi_square_rule", quadrature.chi_square_rule, dict(D=3, n=8), dict(D="posint", n="posint")),
+    Row("quadrature.normalised_hermite", quadrature.normalised_hermite, dict(z=np.ones(3), order=4),
+        dict(order="nonnegint")),
     Row("links.power_size", links.power_size, dict(values=np.ones(2), sizes=np.ones(2), p=2), {}),
     Row("links.Link.polynomial", links.Link.polynomial, dict(coefficients=[0.5, 0.0, 1.0]),
         dict(coefficients="array")),
@@ -133,6 +148,12 @@ ROWS = [
 NOT_INPUTS = {"ICLSolution", "Gradient", "ConvergenceError", "check"}
 test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
     ROWS, linattn, NOT_INPUTS)
+
+
+def test_n_test_is_optional():
+    """check.n_test: None (the training length) passes through, an integer comes back as int."""
+    assert check.n_test(None) is None
+    assert check.n_test(7.0) == 7 and type(check.n_test(7.0)) is int
 
 
 def test_special_cases():

@@ -18,8 +18,9 @@ from helpers import Row, check_case, sweep_cases
 from scipy import integrate, stats
 
 import linattn
-from linattn import links, sampling
+from linattn import sampling
 from linattn.kernel_learner import kernel_test_error, n_features
+from linattn.numerics import quadrature
 from validation.simulators.learners import hermite_features, kernel_learner
 
 
@@ -37,7 +38,7 @@ def _quadrature_error(pb, G, w, N):
     """½[V − 2mᵀΓm + tr(ΓᵀSΓ)] for one task ``w``, with ``m``, ``M₄`` and ``V`` from a tensor quadrature of the
     feature map itself (independent of the structure derived in the module)."""
     D = pb.D
-    z, logw = links.half_rule(48)
+    z, logw = quadrature.gauss_panels(48)
     wg = np.exp(logw)
     z, wg = z[wg > 1e-300], wg[wg > 1e-300]
     gh, ghw = np.polynomial.hermite_e.hermegauss(3)

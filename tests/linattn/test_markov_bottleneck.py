@@ -6,6 +6,7 @@ import pytest
 
 from linattn import ConvergenceError, markov
 from linattn.markov import bottleneck as bn
+from replica import bottleneck_theory as bt
 
 C = 10
 
@@ -89,15 +90,15 @@ def test_deterministic_approximation_matches_the_estimator_and_rejects_the_commo
     K ∈ {16 … 1024}, docs/markov_bottleneck.md); the common-noise closed form (π ≈ 1/C, projection_channel)
     fails the same assertion at K = 256 (measured 0.88 bits low)."""
     R = bn.random_projection(C, 16, 3)
-    ch = bn.channel(R, 101, bn.prior_moments(C, 1.0, n_chains=5000, rng=0))
-    closed = bn.projection_channel(C, 1.0, 16, 101)
+    ch = bt.channel(R, 101, bn.prior_moments(C, 1.0, n_chains=5000, rng=0))
+    closed = bt.projection_channel(C, 1.0, 16, 101)
     for K in (64, 256):
         est = bn.information_mean(C, 1.0, K, R, 101, n_pools=4, rng=K, n_samples=1024)
-        assert abs(est.bits_mean - bn.information_theory(K, ch)) <= 0.35 + 4 * est.bits_se
-    assert not abs(est.bits_mean - bn.information_theory(K, closed)) <= 0.35 + 4 * est.bits_se
-    np.testing.assert_allclose(bn.information_theory([1, 16, 64], ch)[1:], [bn.information_theory(16, ch),
-                                                                              bn.information_theory(64, ch)])
-    assert bn.information_theory(1, ch) == 0.0
+        assert abs(est.bits_mean - bt.information_theory(K, ch)) <= 0.35 + 4 * est.bits_se
+    assert not abs(est.bits_mean - bt.information_theory(K, closed)) <= 0.35 + 4 * est.bits_se
+    np.testing.assert_allclose(bt.information_theory([1, 16, 64], ch)[1:], [bt.information_theory(16, ch),
+                                                                              bt.information_theory(64, ch)])
+    assert bt.information_theory(1, ch) == 0.0
 
 
 def test_k2_estimate_is_within_one_bit_of_the_approximation():
@@ -105,21 +106,21 @@ def test_k2_estimate_is_within_one_bit_of_the_approximation():
     approximation is low by 0.1–0.85 bits over the nine (C, d, L) of docs/markov_bottleneck.md."""
     R = bn.random_projection(C, 8, 3)
     est = bn.k2(C, 1.0, R, 101, n_pools=4, rng=0, n_samples=512, K_max=1024)
-    th = math.log2(bn.k2_theory(bn.channel(R, 101, bn.prior_moments(C, 1.0, n_chains=5000, rng=0))))
+    th = math.log2(bt.k2_theory(bt.channel(R, 101, bn.prior_moments(C, 1.0, n_chains=5000, rng=0))))
     assert th <= est.log2_k2 + 4 * est.log2_k2_se
     assert est.log2_k2 - th <= 1.0 + 4 * est.log2_k2_se
 
 
 def test_k2_theory_inverts_the_approximation_and_has_the_capacity_limit():
-    ch = bn.projection_channel(C, 1.0, 8, 110)                      # λ0 = 1, I_inf = 4 bits
+    ch = bt.projection_channel(C, 1.0, 8, 110)                      # λ0 = 1, I_inf = 4 bits
     assert ch.capacity_bits == pytest.approx(4.0, abs=1e-14) and ch.spread == pytest.approx(4.0, abs=1e-14)
-    K2 = bn.k2_theory(ch, gap=1.0)
+    K2 = bt.k2_theory(ch, gap=1.0)
     # the deficit at K2* is the gap (real K through K − 1 = e^{log K} − 1)
-    x = math.log(K2 - 1.0) - 4.0 * math.log(2) + 2.0 * bn._GH_X
-    assert np.sum(bn._GH_W * np.logaddexp(0.0, x)) / math.log(2) == pytest.approx(1.0, abs=1e-9)
+    x = math.log(K2 - 1.0) - 4.0 * math.log(2) + 2.0 * bt._GH_X
+    assert np.sum(bt._GH_W * np.logaddexp(0.0, x)) / math.log(2) == pytest.approx(1.0, abs=1e-9)
     # no spread: K2* = 1 + e^{I_inf}
-    flat = bn.Channel(snr=np.zeros(0), capacity_bits=5.0, capacity_se_bits=0.0, spread=0.0, n_bigrams=1)
-    assert bn.k2_theory(flat) == pytest.approx(1.0 + 2.0 ** 5.0, rel=1e-9)
+    flat = bt.Channel(snr=np.zeros(0), capacity_bits=5.0, capacity_se_bits=0.0, spread=0.0, n_bigrams=1)
+    assert bt.k2_theory(flat) == pytest.approx(1.0 + 2.0 ** 5.0, rel=1e-9)
 
 
 def test_prior_moments_identities():
@@ -129,7 +130,7 @@ def test_prior_moments_identities():
         np.testing.assert_allclose(mom.between @ np.ones(16), 0.0, atol=1e-15)
         assert mom.mean.sum() == pytest.approx(1.0, abs=1e-14)
     # closed-form projection channel: r = min(d, C(C − 1)) directions of λ0 = n/(C(Cα + 1) − 1)
-    ch = bn.projection_channel(3, 1.0, 50, 34)
+    ch = bt.projection_channel(3, 1.0, 50, 34)
     assert ch.snr.shape == (6,) and np.all(ch.snr == 33 / 11)
 
 
@@ -177,9 +178,9 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="gap must be"):
         bn.k2(3, 1.0, E, 10, gap=0.0)
     with pytest.raises(ValueError, match="moments must be"):
-        bn.channel(E, 10, None)
+        bt.channel(E, 10, None)
     with pytest.raises(ValueError, match="K must be"):
-        bn.information_theory(0, bn.projection_channel(3, 1.0, 2, 10))
+        bt.information_theory(0, bt.projection_channel(3, 1.0, 2, 10))
     with pytest.raises(ValueError, match="n_chains must be"):
         bn.prior_moments(3, 1.0, n_chains=10)
     with pytest.raises(ValueError, match="d must be"):
@@ -194,7 +195,7 @@ _POOL = markov.Chains(_C3, 1.0, K=3).draw_pool(0)
 _E = bn.random_projection(_C3, 4, rng=1)
 _STATES = markov.Chains(_C3, 1.0, K=3).sample(4, 6, 0).states
 _MOM = bn.prior_moments(_C3, 1.0, n_chains=200, rng=0)
-_CH = bn.channel(_E, 11, _MOM, n_logdet=50)
+_CH = bt.channel(_E, 11, _MOM, n_logdet=50)
 ROWS = [
     Row("bottleneck.one_hot_embedding", bn.one_hot_embedding, dict(C=_C3), dict(C="posint")),
     Row("bottleneck.random_projection", bn.random_projection, dict(C=_C3, d=4, rng=1),
@@ -214,14 +215,16 @@ ROWS = [
     Row("bottleneck.k2", bn.k2, dict(C=_C3, alpha=1.0, E=_E, length=11, n_pools=2, rng=0, n_samples=64, K_max=64),
         dict(C="posint", alpha="positive", E="array_shape", length="posint", gap="positive", n_pools="posint",
              rng="rng", n_samples="posint", K_max="posint", step="positive")),
+    Row("bottleneck.reduced_embedding", bn.reduced_embedding, dict(E=_E, C=_C3),
+        dict(E="array_shape", C="posint")),
     Row("bottleneck.prior_moments", bn.prior_moments, dict(C=_C3, alpha=1.0, n_chains=200, rng=0),
         dict(C="posint", alpha="positive", rng="rng")),
-    Row("bottleneck.channel", bn.channel, dict(E=_E, length=11, moments=_MOM, n_logdet=50),
+    Row("bottleneck_theory.channel", bt.channel, dict(E=_E, length=11, moments=_MOM, n_logdet=50),
         dict(E="array_shape", length="posint", n_logdet="posint")),
-    Row("bottleneck.projection_channel", bn.projection_channel, dict(C=_C3, alpha=1.0, d=4, length=11),
+    Row("bottleneck_theory.projection_channel", bt.projection_channel, dict(C=_C3, alpha=1.0, d=4, length=11),
         dict(C="posint", alpha="positive", d="posint", length="posint")),
-    Row("bottleneck.information_theory", bn.information_theory, dict(K=4, ch=_CH), dict(K="posint")),
-    Row("bottleneck.k2_theory", bn.k2_theory, dict(ch=_CH), dict(gap="positive")),
+    Row("bottleneck_theory.information_theory", bt.information_theory, dict(K=4, ch=_CH), dict(K="posint")),
+    Row("bottleneck_theory.k2_theory", bt.k2_theory, dict(ch=_CH), dict(gap="positive")),
 ]
 test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
     ROWS, markov, {"Sample", "LossCurves", "NAMES", "FIRST_STATES", "Chains", "stationary", "first_law",

@@ -10,6 +10,7 @@ import pytest
 import dynamics
 from linattn import markov
 from linattn.markov import bottleneck
+from replica import bottleneck_theory as bt
 
 CH = markov.Chains(C=3, alpha=1.0)
 CHK = markov.Chains(C=3, alpha=1.0, K=4)
@@ -26,8 +27,8 @@ def _two_gib(monkeypatch):
 # (id, call, the argument the ValueError must name)
 REFUSED = [
     # 4: K2* beyond float64 (OverflowError from math.expm1)
-    ("k2-theory-capacity", lambda: bottleneck.k2_theory(bottleneck.projection_channel(10, 1.0, 90, 10**15)), "ch"),
-    ("k2-theory-gap", lambda: bottleneck.k2_theory(bottleneck.projection_channel(10, 1.0, 8, 110), gap=1e300), "gap"),
+    ("k2-theory-capacity", lambda: bt.k2_theory(bt.projection_channel(10, 1.0, 90, 10**15)), "ch"),
+    ("k2-theory-gap", lambda: bt.k2_theory(bt.projection_channel(10, 1.0, 8, 110), gap=1e300), "gap"),
     # 3: a bracket whose width overflows
     ("theory-bracket-width", lambda: dynamics.markov_minimal_theory(3, 4, 1.0, bracket=(-1e308, 1e308)), "bracket"),
     # 14 (neighbour): C·alpha beyond float64 gave inf
@@ -49,8 +50,8 @@ TOO_LARGE = [
                                                       chains=markov.Chains(C=10**4, alpha=1.0)), "chains.C"),
     ("prior-moments-closed", lambda: bottleneck.prior_moments(300, 1.0, n_chains=0), "C"),
     ("prior-moments-sampled", lambda: bottleneck.prior_moments(300, 1.0, n_chains=100), "C"),
-    ("projection-channel", lambda: bottleneck.projection_channel(2**26, 1e300, 2**53, 2**53), "C"),
-    ("projection-channel-d", lambda: bottleneck.projection_channel(10**7, 1.0, 2**40, 10), "d"),
+    ("projection-channel", lambda: bt.projection_channel(2**26, 1e300, 2**53, 2**53), "C"),
+    ("projection-channel-d", lambda: bt.projection_channel(10**7, 1.0, 2**40, 10), "d"),
     ("information-n-samples", lambda: bottleneck.information(CHK.draw_pool(0), np.eye(9), 10, n_samples=10**7,
                                                              rng=0), "n_samples"),
     ("information-mean-K", lambda: bottleneck.information_mean(3, 1.0, 10**7, E9, 10, n_samples=2), "K"),
@@ -95,7 +96,7 @@ def test_theory_wide_bracket_finds_the_saddle():
 
 def test_k2_theory_large_gap_is_a_value():
     """4: gap = 1e3 bits overflowed math.expm1; K2* ~ 2^1004 is a float."""
-    k = bottleneck.k2_theory(bottleneck.projection_channel(10, 1.0, 8, 110), gap=1e3)
+    k = bt.k2_theory(bt.projection_channel(10, 1.0, 8, 110), gap=1e3)
     assert math.isfinite(k) and 1000 < math.log2(k) < 1024
 
 
@@ -113,7 +114,7 @@ def test_bottleneck_is_scale_invariant_in_the_embedding(scale):
     ref, big = bottleneck.information(pool, E9, 10, rng=0), bottleneck.information(pool, E9 * scale, 10, rng=0)
     assert big.bits == pytest.approx(ref.bits, abs=1e-12) and big.bits_se == pytest.approx(ref.bits_se, abs=1e-12)
     for moments in (bottleneck.prior_moments(3, 1.0, 0), bottleneck.prior_moments(3, 1.0, 200)):
-        a, b = bottleneck.channel(E9, 10, moments), bottleneck.channel(E9 * scale, 10, moments)
+        a, b = bt.channel(E9, 10, moments), bt.channel(E9 * scale, 10, moments)
         np.testing.assert_allclose(b.snr, a.snr, rtol=1e-10)
         assert b.capacity_bits == pytest.approx(a.capacity_bits, rel=1e-10)
         assert b.spread == pytest.approx(a.spread, rel=1e-10)

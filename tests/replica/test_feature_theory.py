@@ -5,6 +5,7 @@ import pytest
 
 import linattn
 from replica import feature_theory as ft
+from validation.simulators.learners import binned_readout_error
 
 
 def test_hermite_coefficients_match_the_library():
@@ -65,7 +66,7 @@ def test_readout_error_of_a_fixed_gamma_against_binned_monte_carlo():
     rng = np.random.default_rng(5)
     alpha, delta = 0.3, 0.05
     G = alpha * np.eye(D) + delta * rng.standard_normal((D, D))
-    mc = ft.binned_readout_error(pb, G, n=200_000, bins=100, rng=11)
+    mc = binned_readout_error(pb, G, n=200_000, bins=100, rng=11)
     ov = ft.gamma_overlaps(pb, G)
     gauss = ft.readout_error(pb, ov, "optimal")
     # the mixture with Γ's own trace and off-identity norm; its scatter over seeds is its error estimate
@@ -172,8 +173,8 @@ def test_pool_theory_against_the_trained_gamma():
         run = feature_learner(pb, 2000, 0.01, rng=(6, 3, 2000, seed), n_test=1000)
         pool, G = run.params["pool"], run.params["Gamma"]
         th = ft.feature_learner_theory(pb, 2000, 0.01, pool=pool, rng=seed)
-        bi = ft.binned_readout_error(pb, G, n=200_000, bins=100, rng=seed, tasks=pool)
-        bc = ft.binned_readout_error(pb, G, n=200_000, bins=100, rng=seed + 10, fit_tasks=pool)
+        bi = binned_readout_error(pb, G, n=200_000, bins=100, rng=seed, tasks=pool)
+        bc = binned_readout_error(pb, G, n=200_000, bins=100, rng=seed + 10, fit_tasks=pool)
         for key, t, b in (("idg", th.test_idg, bi), ("icl", th.test, bc)):
             diff[key].append(t - b.test)
             ref[key].append(b.test)

@@ -28,8 +28,8 @@ def test_context_statistics_has_the_exact_moments():
         assert np.all(np.abs(m - ref) <= 5 * se + 1e-12), (m, ref, se)
 
 
-def test_radial_nodes_integrate_chi_square_moments():
-    r, w = pool_finite.radial_nodes(20)
+def test_radius_nodes_integrate_chi_square_moments():
+    r, w = pool_finite._radius_nodes(20)
     for k, exact in ((1, 20.0), (2, 20.0 * 22.0), (3, 20.0 * 22.0 * 24.0)):
         assert w @ r**k == pytest.approx(exact, rel=1e-12)
 

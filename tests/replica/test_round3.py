@@ -4,6 +4,7 @@ import pytest
 
 import linattn
 import replica
+from linattn.numerics import quadrature
 from replica import pool_finite
 from replica.kernel_ridge import kernel_data, kernel_ridge
 
@@ -170,12 +171,13 @@ def test_pool_theory_refuses_a_pool_beyond_float64():
 
 
 def test_pool_finite_validates_its_arguments():
-    """Defect 5: radial_nodes(0) returned NaN nodes; every public function of pool_finite checks its arguments."""
+    """Defect 5: radial_nodes(0) returned NaN nodes (now linattn.numerics.quadrature.chi_square_rule); every public
+    function of pool_finite checks its arguments."""
     with pytest.raises(ValueError, match="D"):
-        pool_finite.radial_nodes(0)
+        quadrature.chi_square_rule(0, 8)
     with pytest.raises(ValueError, match="n"):
-        pool_finite.radial_nodes(4, 0)
-    r, w = pool_finite.radial_nodes(4)
+        quadrature.chi_square_rule(4, 0)
+    r, w = quadrature.chi_square_rule(4, 8)
     assert np.all(np.isfinite(r)) and w.sum() == pytest.approx(1.0, rel=1e-14)
     pool = np.random.default_rng(0).standard_normal((3, 4))
     with pytest.raises(ValueError, match="pb"):

@@ -9,6 +9,7 @@ import linattn
 import replica
 import spectra
 from replica import feature_theory, kernel_theory, pool_finite
+from validation.simulators.learners import binned_readout_error
 
 PB = linattn.Problem(4, 8, 0.1)
 DATA = PB.sample(20, rng=0)
@@ -51,7 +52,7 @@ REFUSED = [
      "n_contexts", 16 * MiB),
     ("45-gibbs-beta", lambda: replica.gibbs(DATA, PB, np.ones(10**4), 0.1), "beta", 1 * MiB),
     # C5: the argument named
-    ("53-binned-n", lambda: feature_theory.binned_readout_error(TANH, np.eye(4), n=10**6, bins=500), "n", 16 * MiB),
+    ("53-binned-n", lambda: binned_readout_error(TANH, np.eye(4), n=10**6, bins=500), "n", 16 * MiB),
     ("60-gibbs-shapes", lambda: replica.gibbs(DATA, PB, [1.0, 10.0], [0.1, 0.2, 0.3]), "lam", None),
     ("61-prompt-types-seed", lambda: pool_finite.prompt_types(POOL, np.ones((3, 4)), "reduced", 256, -1), "seed",
      None),

@@ -35,6 +35,9 @@ ROWS = [
         dict(pb=PB_RELU, P=20, lam=0.1, rng=0, n_knots=3, max_steps=50, tol=1e-6, n_test=50),
         dict(pb="problem", P="posint", lam="positive", rng="rng", n_knots="nonnegint", max_steps="posint",
              tol="tol", n_test="posint")),
+    Row("binned_readout_error", validation.binned_readout_error,
+        dict(pb=PB_RELU, Gamma=np.eye(3), n=2000, bins=20, rng=0, N_test=6),
+        dict(pb="problem", Gamma="array_shape", n="posint", bins="posint", rng="rng", N_test="posint")),
     Row("hermite_features", validation.hermite_features, dict(X=np.ones((2, 3)), features="linear"),
         dict(X="array", features="choice")),
     Row("readout", validation.readout, dict(t=np.ones(4), a=np.ones(4), knots=np.zeros(2)),
@@ -82,7 +85,7 @@ ROWS = [
 ]
 
 NOT_INPUTS = {"PoolAverage", "LangevinResult", "Chain", "AttentionRun", "DescentRun", "StationarySweep", "MeanEstimate",
-              "LearnerRun", "FactorizedRun", "RankDynamics", "Check", "Experiment", "Result"}
+              "LearnerRun", "BinnedError", "FactorizedRun", "RankDynamics", "Check", "Experiment", "Result"}
 
 try:                         # the sweep runner needs the optional extra [dask]
     import xarray  # noqa: F401

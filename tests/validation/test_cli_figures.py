@@ -111,7 +111,7 @@ TORCH_FIGURES = {"icl_emergence", "grokking", "markov_transformer"}
 def test_every_figure_builder_runs(name, tmp_path, capsys):
     """Smoke test: each registered figure writes its PNG, PDF and data at tiny settings (the figures of
     the optional extra [torch] say that they are skipped and write nothing when torch is absent)."""
-    from diagnostics.transformers import torch_available
+    from validation.simulators.transformers import torch_available
 
     paths = figures.make([name], str(tmp_path), mode="smoke", progress=False)
     if name in TORCH_FIGURES and not torch_available():

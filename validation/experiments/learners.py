@@ -30,7 +30,7 @@ criteria (each error estimate stated):
   theory's own sampling combined), as in ``docs/kernel_learner.md`` §7. Beside it: the deviation of the baseline
   (``law="mp"``, the linear-attention equivalence).
 * **Feature learner, given the trained Γ**: the theory's optimal-readout error vs the exact (binned Monte Carlo,
-  :func:`replica.feature_theory.binned_readout_error`) optimal-readout error of each trained ``Γ``; tolerance
+  :func:`validation.simulators.learners.binned_readout_error`) optimal-readout error of each trained ``Γ``; tolerance
   ``3 s.e. + 2 %`` (2 %: the measured accuracy of the finite-``D`` mixture for a fixed ``Γ``, ≤ 1.2 % in
   ``docs/feature_learner.md`` §4, plus the overlap of the trained ``Γ`` with the ridge ``Γ``, 0.003 in ``r``). Beside
   it: the Gaussian formula (``law="gaussian"``).
@@ -53,10 +53,10 @@ import linattn
 from linattn.kernel_learner import n_features
 from linattn.links import Link
 from linattn.numerics.stats import mean_se
-from replica.feature_theory import binned_readout_error, feature_learner_theory
+from replica.feature_theory import feature_learner_theory
 from replica.learner_theory import learner_theory
 
-from ..simulators.learners import feature_learner, feature_test_error, kernel_learner
+from ..simulators.learners import binned_readout_error, feature_learner, feature_test_error, kernel_learner
 from .base import Check, Experiment
 
 D, LAM = 6, 0.01

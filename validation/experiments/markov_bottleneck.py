@@ -35,6 +35,7 @@ import numpy as np
 
 from linattn import ConvergenceError
 from linattn.markov import bottleneck as bn
+from replica import bottleneck_theory as bt
 
 from .base import Check, Experiment
 
@@ -102,9 +103,9 @@ class MarkovBottleneck(Experiment):
         R = bn.random_projection(C, d, rng=(24, d, 0))
         est = [bn.information_mean(C, ALPHA, int(K), R, L, n_pools=s.curve_pools, rng=(24, L, int(K)),
                                    n_samples=s.curve_samples) for K in Ks]
-        ch = bn.channel(R, L, mom)
+        ch = bt.channel(R, L, mom)
         out = {"bits": np.array([e.bits_mean for e in est]), "bits_se": np.array([e.bits_se for e in est]),
-               "approx": bn.information_theory(Ks, ch), "closed": bn.information_theory(Ks, bn.projection_channel(
+               "approx": bt.information_theory(Ks, ch), "closed": bt.information_theory(Ks, bt.projection_channel(
                    C, ALPHA, d, L)), "capacity": np.array(ch.capacity_bits)}
         if d == max(s.curve_ds):
             U = bn.unigram_embedding(C, d, rng=(25, d, 0))
@@ -112,14 +113,14 @@ class MarkovBottleneck(Experiment):
                                        n_samples=s.curve_samples) for K in Ks]
             out["uni_bits"] = np.array([e.bits_mean for e in uni])
             out["uni_bits_se"] = np.array([e.bits_se for e in uni])
-            out["uni_approx"] = bn.information_theory(Ks, bn.channel(U, L, mom))
+            out["uni_approx"] = bt.information_theory(Ks, bt.channel(U, L, mom))
         return out
 
     @staticmethod
     def _k2(s, L, d, mom):
         """Measured ``log₂ K₂*`` per (projection, pool), its approximation per projection, the closed form; the
         same for the unigram baseline (no closed form)."""
-        out = {"closed": np.array(math.log2(bn.k2_theory(bn.projection_channel(C, ALPHA, d, L))))}
+        out = {"closed": np.array(math.log2(bt.k2_theory(bt.projection_channel(C, ALPHA, d, L))))}
         for tag, make, salt in (("", bn.random_projection, 24), ("uni_", bn.unigram_embedding, 25)):
             seeds, approx, cap = np.empty((s.n_proj, s.n_pools)), np.empty(s.n_proj), np.empty(s.n_proj)
             for j in range(s.n_proj):
@@ -130,8 +131,8 @@ class MarkovBottleneck(Experiment):
                 except ConvergenceError as err:
                     raise ConvergenceError(f"markov_bottleneck: d = {d}, L = {L}: {err}") from None
                 seeds[j] = r.log2_k2_seeds
-                ch = bn.channel(E, L, mom)
-                approx[j], cap[j] = math.log2(bn.k2_theory(ch)), ch.capacity_bits
+                ch = bt.channel(E, L, mom)
+                approx[j], cap[j] = math.log2(bt.k2_theory(ch)), ch.capacity_bits
             out[f"{tag}seeds"], out[f"{tag}approx"], out[f"{tag}capacity"] = seeds, approx, cap
         return out
 

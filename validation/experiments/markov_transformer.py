@@ -2,7 +2,8 @@
 Gibson, Cui & Reddy, arXiv:2604.12151): experiment ``markov_transformer`` (figure ``markov_transformer``,
 :mod:`validation.gallery.markov_transformer`).
 
-One point per run ``(K, L, seed)`` of :func:`diagnostics.markov_transformer.train_markov_transformer` (``K = None``
+One point per run ``(K, L, seed)`` of
+:func:`validation.simulators.markov_transformer.train_markov_transformer` (``K = None``
 is ``K = ∞``, a fresh chain per sequence). Per run: the per-position losses of the model and of the estimators on
 pool and fresh-chain evaluation sequences, ``KL(estimator ‖ model)`` and the phase along training, the order
 parameters (layer-1 previous-token attention, layer-2 induction attention), and the per-sequence terms of the
@@ -55,8 +56,9 @@ class MarkovTransformer(Experiment):
     def compute(self, s, point):
         import torch
 
-        from diagnostics.markov_transformer import train_markov_transformer
         from linattn import markov
+
+        from ..simulators.markov_transformer import train_markov_transformer
 
         torch.set_num_threads(1)
         chains = markov.Chains(s.C, s.alpha, point["K"])

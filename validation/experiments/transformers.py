@@ -3,10 +3,11 @@ experiments of the figures ``icl_emergence`` and ``grokking`` (:mod:`validation.
 
 Every training run seeds torch and its data generator from its own seed, so each run is a point:
 
-* ``icl_emergence``: one point per ``(task, depth, seed)`` — :func:`diagnostics.transformers.train_attention_only`
+* ``icl_emergence``: one point per ``(task, depth, seed)`` —
+  :func:`validation.simulators.transformers.train_attention_only`
   and its transitions (:func:`diagnostics.transformers.emergence`), as in
-  :func:`diagnostics.transformers.emergence_study`;
-* ``grokking``: one point per seed of :func:`diagnostics.transformers.train_modular_addition`.
+  :func:`validation.simulators.transformers.emergence_study`;
+* ``grokking``: one point per seed of :func:`validation.simulators.transformers.train_modular_addition`.
 
 Torch is imported only when a point is computed: without it the experiments are registered but cannot run
 (the figures are skipped).
@@ -40,7 +41,9 @@ class ICLEmergence(Experiment):
         return [dict(task=task, layers=L, seed=seed) for task in TASKS for L in s.depths for seed in s.seeds]
 
     def compute(self, s, point):
-        from diagnostics.transformers import emergence, train_attention_only
+        from diagnostics.transformers import emergence
+
+        from ..simulators.transformers import train_attention_only
 
         run = train_attention_only(point["task"], point["layers"], rng=point["seed"], **s[point["task"]])
         ev = emergence(run)
@@ -82,7 +85,7 @@ class Grokking(Experiment):
         return [dict(seed=seed) for seed in s.seeds]
 
     def compute(self, s, point):
-        from diagnostics.transformers import train_modular_addition
+        from ..simulators.transformers import train_modular_addition
 
         r = train_modular_addition(p=s.p, steps=s.steps, record=s.record, rng=point["seed"], d_model=s.d_model,
                                    mlp=s.mlp)

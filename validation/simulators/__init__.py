@@ -4,17 +4,26 @@ numba Langevin sampler of the Gibbs measure (:mod:`.langevin`), gradient descent
 initialisations (:mod:`.gradient_descent`), gradient descent on the whole attention matrix through the
 forward pass (:mod:`.attention_gd`), the factorized-attention simulator (:mod:`.factorized`: gradient
 descent, online SGD, Langevin), the kernel and feature learners of nonlinear single-index tasks
-(:mod:`.learners`) and the statistics of correlated samples (:mod:`.stats`). numba kernels live in the
-private ``_kernels`` modules behind these validating functions.
+(:mod:`.learners`, with the Monte-Carlo check of the feature learner's optimal readout of a fixed ``Γ``,
+:func:`~.learners.binned_readout_error`) and the statistics of correlated samples (:mod:`.stats`). numba kernels live
+in the private ``_kernels`` modules behind these validating functions.
 """
 from .attention_gd import AttentionRun, attention_gradient_descent
 from .factorized import FactorizedRun, factorized_descent
 from .gradient_descent import DescentRun, descent_from_random_inits
 from .langevin import Chain, LangevinResult, chain, choose_dt, langevin
-from .learners import LearnerRun, feature_learner, hermite_features, kernel_learner, readout
+from .learners import (
+    BinnedError,
+    LearnerRun,
+    binned_readout_error,
+    feature_learner,
+    hermite_features,
+    kernel_learner,
+    readout,
+)
 from .stats import MeanEstimate, autocorrelation, integrated_time, mean_and_se
 
 __all__ = ["langevin", "LangevinResult", "chain", "Chain", "choose_dt", "attention_gradient_descent", "AttentionRun",
            "descent_from_random_inits", "DescentRun", "kernel_learner", "feature_learner", "hermite_features",
-           "readout", "LearnerRun", "factorized_descent", "FactorizedRun", "mean_and_se", "MeanEstimate",
-           "integrated_time", "autocorrelation"]
+           "readout", "LearnerRun", "binned_readout_error", "BinnedError", "factorized_descent", "FactorizedRun",
+           "mean_and_se", "MeanEstimate", "integrated_time", "autocorrelation"]

@@ -330,7 +330,8 @@ def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10
     """
     P, lam, gen, n_test = _common(pb, P, lam, rng, n_test)
     check.choice("knots", knots, KNOT_RULES)
-    pbt = pb if N_test is None else dataclasses.replace(pb, N=check.positive_int("N_test", N_test), tasks=None)
+    N_test = check.n_test(N_test)
+    pbt = pb if N_test is None else dataclasses.replace(pb, N=N_test, tasks=None)
     n_knots = check.nonneg_int("n_knots", n_knots, maximum=64)
     max_steps = check.positive_int("max_steps", max_steps)
     tol = check.tolerance("tol", tol)
@@ -402,11 +403,126 @@ def feature_test_error(pb, run, N_test=None, n_test=100_000, rng=None, in_distri
     if run.problem is not None and pb != run.problem:       # the labels (link, noise) and prompts the readout fits
         check.fail("pb", pb, f"the problem the run was trained on ({run.problem}; use N_test for another test "
                              "context length)")
-    n_test = _n_test(pb, n_test, None if N_test is None else check.positive_int("N_test", N_test))
+    N_test = check.n_test(N_test)
+    n_test = _n_test(pb, n_test, N_test)
     in_distribution = check.boolean("in_distribution", in_distribution)
     gen = check.rng(rng)
     pool = run.params.get("pool")
     if in_distribution and pool is None:
         check.fail("in_distribution", True, "False for a run trained without a task pool")
-    pbt = pb if N_test is None else dataclasses.replace(pb, N=check.positive_int("N_test", N_test), tasks=None)
+    pbt = pb if N_test is None else dataclasses.replace(pb, N=N_test, tasks=None)
     return _feature_error(pbt, run.params, n_test, gen, pool if in_distribution else None)
+
+
+# --------------------------------------------------------------------------- Monte-Carlo check of a given Γ
+# (the feature learner's optimal readout of a fixed Γ, no Gaussian assumption: the check of replica.feature_theory)
+@dataclass(frozen=True)
+class BinnedError:
+    """Monte-Carlo error of the optimal readout of a fixed ``Γ`` (:func:`binned_readout_error`).
+
+    Attributes
+    ----------
+    test, test_se : float
+        ``½ E(y − g(t))²`` with ``g`` the bin means, and its standard error.
+    bias_bound : float
+        Estimate of the binning bias (:func:`binned_readout_error`).
+    """
+
+    __repr__ = short_repr
+
+    test: float
+    test_se: float
+    bias_bound: float
+
+
+def _prompt_floats(pb, tasks):
+    """Floats per prompt that :func:`_prompts` holds at its peak: the prompts' statistics (``s``, ``x_q`` and labels),
+    and with given tasks the raw tokens they are built from."""
+    per = 3 * pb.D + 2
+    return per if tasks is None else per + 2 * pb.N * pb.D + pb.N + 3 * pb.D
+
+
+def _prompts(pb, n, gen, tasks):
+    if tasks is None:
+        return dataclasses.replace(pb, tasks=None).sample(n, gen)
+    return sampling.sample_tokens(dataclasses.replace(pb, tasks=None), n, gen,
+                                  tasks[gen.integers(0, tasks.shape[0], n)]).prompts()
+
+
+def binned_readout_error(pb, Gamma, n=1_000_000, bins=500, rng=0, N_test=None, tasks=None,
+                         fit_tasks="test") -> BinnedError:
+    r"""Monte-Carlo test error of the optimal readout of a fixed ``Γ`` (no Gaussian assumption): the check of the
+    feature learner's theory given ``Γ`` (:func:`replica.feature_theory.readout_error`,
+    :func:`replica.feature_theory.mixture_readout_power`).
+
+    Draws ``n`` exact test prompts (fresh tasks, or tasks drawn uniformly from the rows of ``tasks``), sorts them by
+    ``t = sᵀΓx_q`` into ``bins`` equal-count bins and estimates ``½ E Var(y | t)`` by the within-bin variances
+    (``m/(m − 1)`` corrected, ``m`` the bin size). Binning replaces ``E[y|t]`` by the bin mean: it adds
+    ``½ E Var(E[y|t] | bin)`` (positive), estimated by ``1/12`` of the mean squared jump between the means of
+    neighbouring bins (``bias_bound``; conservative: the jumps also carry the bin means' sampling noise).
+    With ``fit_tasks`` another distribution (``None``: fresh tasks; an array: a pool), the readout ``g`` is the bin
+    means of ``n`` prompts of that distribution at the training length ``pb.N`` (bin edges at its quantiles), and the
+    error is ``½ mean (y − g(t))²`` on the test prompts (the feature learner's ICL error with a pool-trained readout).
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    Gamma : array_like (D, D)
+    n : int
+        Test prompts (``>= 10 bins``; their arrays, ``~8 (3D + 10)`` bytes each with fresh tasks, must fit in the memory
+        limit, :func:`linattn.check.memory`).
+    bins : int
+    rng : int or numpy.random.Generator
+    N_test : int, optional
+    tasks : None or array_like (K, D)
+        Tasks of the test prompts (``None``: fresh).
+    fit_tasks : "test", None or array_like (K', D)
+        Distribution the readout is fitted on (``"test"``: the test prompts themselves).
+
+    Returns
+    -------
+    BinnedError
+    """
+    validate.problem(pb)
+    if pb.covariance is not None:
+        check.fail("pb", pb, "a problem with isotropic inputs for binned_readout_error")
+    G = check.finite_array("Gamma", Gamma, shape=(pb.D, pb.D))
+    bins = check.positive_int("bins", bins, minimum=2)
+    n = check.positive_int("n", n, minimum=10 * bins)
+    if tasks is not None:
+        tasks = check.finite_array("tasks", tasks, shape=(None, pb.D))
+    separate = not (isinstance(fit_tasks, str) and fit_tasks == "test")
+    if isinstance(fit_tasks, str) and not separate:
+        pass
+    elif fit_tasks is not None:
+        fit_tasks = check.finite_array("fit_tasks", fit_tasks, shape=(None, pb.D))
+    N_test = check.n_test(N_test)
+    pbt = pb if N_test is None or N_test == pb.N else dataclasses.replace(pb, N=N_test)
+    check.memory(8.0 * n * (_prompt_floats(pbt, tasks) + (_prompt_floats(pb, fit_tasks) if separate else 0) + 8),
+                 f"{n} test prompts" + (" and as many fitting prompts" if separate else "")
+                 + " with their attention outputs, labels and order", "n")
+    gen = check.rng(rng)
+    data = _prompts(pbt, n, gen, tasks)
+    t = data.predict(G)
+    y = np.asarray(data.yq)
+    m = n // bins
+    if separate:
+        fit = _prompts(pb, n, gen, fit_tasks)
+        tf, yf = fit.predict(G), np.asarray(fit.yq)
+        order = np.argsort(tf, kind="stable")
+        ybf = yf[order[: m * bins]].reshape(bins, m)
+        means = ybf.mean(axis=1)
+        edges = tf[order[m * np.arange(1, bins)]]
+        resid2 = (y - means[np.searchsorted(edges, t)]) ** 2
+        mean, se = mean_se(resid2)
+        return BinnedError(test=0.5 * mean, test_se=0.5 * se,
+                           bias_bound=float(np.mean(np.diff(means) ** 2)) / 12.0)
+    order = np.argsort(t, kind="stable")
+    yb = y[order[: m * bins]].reshape(bins, m)
+    means = yb.mean(axis=1)
+    resid2 = ((yb - means[:, None]) ** 2) * (m / (m - 1.0))
+    test = 0.5 * float(resid2.mean(axis=1).mean())
+    # s.e.: the bins are independent given the order statistics; use the per-prompt spread
+    se = 0.5 * mean_se(resid2)[1]
+    bias = float(np.mean(np.diff(means) ** 2)) / 12.0
+    return BinnedError(test=test, test_se=se, bias_bound=bias)

@@ -1,0 +1,104 @@
+r"""The learners' room: what the theories of the kernel learner (:mod:`replica.kernel_theory`) and of the feature
+learner (:mod:`replica.feature_theory`) share — their one result type :class:`LearnerTheory` and the checks of their
+common arguments (:func:`learner_arguments`). The entry point that dispatches to either is
+:func:`replica.learner_theory.learner_theory` (exported as ``replica.learner_theory``).
+
+Both learners are those of H. Gu, Y. Xu and L. Zdeborová, kernel vs feature learners of nonlinear in-context learning
+(2026); ``docs/learners.md``, ``docs/kernel_learner.md``, ``docs/feature_learner.md``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import linattn
+from linattn import check, validate
+from linattn.results import short_repr
+
+#: the learners with a theory
+LEARNERS = ("kernel", "feature")
+
+
+@dataclass(frozen=True, eq=False)
+class LearnerTheory:
+    """Dataset-averaged errors of the trained kernel learner (:func:`replica.kernel_theory.kernel_learner_theory`) or
+    feature learner (:func:`replica.feature_theory.feature_learner_theory`), as :func:`replica.learner_theory` returns
+    them.
+
+    Attributes
+    ----------
+    problem : linattn.Problem
+    P : float
+    lam : float
+    learner : str
+    law : str
+    train : float or None
+        ``E_t(Γ̂)`` with the weight decay (kernel learner); ``None`` for the feature learner (its optimal readout's
+        training error is not derived: :class:`replica.feature_theory.FeatureTheory`).
+    test : float
+        Fresh-task (ICL) error at ``N_test`` (the feature learner: of the readout fitted on the training distribution).
+    test_idg : float or None
+        In-distribution error (``pb.tasks = K``), else ``None``.
+    train_se, test_se, test_idg_se : float or None
+        Standard errors of the theory's own averages (sampled contexts, random pools); 0 for ``law="gaussian"``
+        and ``"mp"`` with fresh tasks; ``train_se`` is ``None`` when ``train`` is.
+    kappa_eff : float or None
+        Effective ridge ``κ`` of the Gaussian theory (mean over pools); ``None`` for ``law="mp"``.
+    iterations : int
+        Largest fixed-point iteration count.
+    residual : float
+        Largest relative residual of the equations solved (0 for the feature learner, whose solvers raise
+        :class:`linattn.ConvergenceError` instead).
+    N_test : int or None
+    train_linear : float or None
+        Feature learner: the training loss with the linear readout (an upper bound of the optimal readout's global
+        minimum); ``None`` for the kernel learner.
+    readout : str or None
+        Feature learner: ``"optimal"``; ``None`` for the kernel learner.
+    """
+
+    __repr__ = short_repr
+
+    problem: linattn.Problem
+    P: float
+    lam: float
+    learner: str
+    law: str
+    train: float | None
+    test: float
+    test_idg: float | None
+    train_se: float | None
+    test_se: float
+    test_idg_se: float | None
+    kappa_eff: float | None
+    iterations: int
+    residual: float
+    N_test: int | None
+    train_linear: float | None = None
+    readout: str | None = None
+
+
+def learner_arguments(pb, P, lam):
+    """The checks of every learner theory: a :class:`linattn.Problem` with isotropic inputs and ``D >= 2``,
+    ``P >= 1`` prompts and a weight decay ``λ > 0``.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    P : float
+    lam : float
+
+    Returns
+    -------
+    (linattn.Problem, float, float)
+
+    Raises
+    ------
+    ValueError
+        Naming the argument.
+    """
+    pb = validate.problem(pb)
+    if pb.covariance is not None:
+        check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None) for the learners' theory")
+    if pb.D < 2:
+        check.fail("pb", pb, "a Problem with D >= 2 for the learners' theory")
+    return pb, check.real("P", P, low=1.0), check.positive("lam", lam)
