@@ -23,21 +23,25 @@ _MISSING = object()
 
 
 def _lookup(path):
-    """The object at a dotted path (a module, or attributes below the longest importable module), or _MISSING."""
+    """The object at a dotted path, by attribute access from the top package as Python resolves it (a function
+    re-exported under its module's name, ``replica.gibbs``, is the function), importing submodules where an
+    attribute is not set yet; ``_MISSING`` when there is none."""
     parts = path.split(".")
-    for i in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        except Exception:                 # a module that fails to import (an optional extra): no link
-            return _MISSING
-        for attr in parts[i:]:
-            obj = getattr(obj, attr, _MISSING)
-            if obj is _MISSING:
+    try:
+        obj = importlib.import_module(parts[0])
+    except Exception:                     # not a module, or one that fails to import (an optional extra): no link
+        return _MISSING
+    for i, attr in enumerate(parts[1:], start=1):
+        nxt = getattr(obj, attr, _MISSING)
+        if nxt is _MISSING and inspect.ismodule(obj):
+            try:
+                nxt = importlib.import_module(".".join(parts[:i + 1]))
+            except Exception:
                 return _MISSING
-        return obj
-    return _MISSING
+        if nxt is _MISSING:
+            return _MISSING
+        obj = nxt
+    return obj
 
 
 def _canonical(path, obj):
