@@ -102,6 +102,11 @@ class StationaryCurve:
         In-distribution errors with a task pool, else ``None``.
     N_test : int or None
         Context length of the test errors (``None``: the training length).
+    train_se, test_se : ndarray
+        Standard errors of the sampling inside the theory at each ``P`` (:class:`StationaryTheory`; zeros for fresh
+        tasks).
+    test_idg_se : ndarray or None
+        The same for ``test_idg`` (``None`` for fresh tasks).
     """
 
     __repr__ = short_repr
@@ -115,6 +120,9 @@ class StationaryCurve:
     max_residual: float
     test_idg: np.ndarray | None = None
     N_test: int | None = None
+    train_se: np.ndarray | None = None
+    test_se: np.ndarray | None = None
+    test_idg_se: np.ndarray | None = None
 
 
 def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", channel="correlated",
@@ -146,4 +154,6 @@ def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", cha
                                         else np.array([p.free_energy for p in pts])),
                            converged=all(p.converged for p in pts), max_residual=max(p.residual for p in pts),
                            test_idg=None if pb.tasks is None else np.array([p.test_idg for p in pts]),
-                           N_test=N_test)
+                           N_test=N_test, train_se=np.array([p.train_se for p in pts]),
+                           test_se=np.array([p.test_se for p in pts]),
+                           test_idg_se=None if pb.tasks is None else np.array([p.test_idg_se for p in pts]))
