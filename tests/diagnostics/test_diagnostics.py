@@ -96,7 +96,8 @@ def test_diagnose_equals_the_single_measures():
     np.testing.assert_allclose(d.effective_rank, diagnostics.effective_rank(traj), rtol=1e-12)
     np.testing.assert_allclose(d.marginalised_rank, diagnostics.effective_rank(traj, skip=1), rtol=1e-12)
     np.testing.assert_allclose(d.stable_rank, diagnostics.stable_rank(traj), rtol=1e-12)
-    np.testing.assert_allclose(d.distance, diagnostics.subspace_distance(traj, traj[-1], rtol=0.05), atol=1e-12)
+    np.testing.assert_allclose(d.subspace_distance, diagnostics.subspace_distance(traj, traj[-1], rtol=0.05),
+                               atol=1e-12)
     np.testing.assert_allclose(d.max_angle, diagnostics.principal_angles(traj, traj[-1])[:, -1], atol=1e-12)
 
 
@@ -121,11 +122,11 @@ def test_a_matrix_whose_rank_grows_at_known_times():
     # ln t = ln T_k + width · ln(ρ/(1 − ρ)) exactly; the change point sits within one record of it
     rho = 0.1 * np.array([1.0, 2.0]) / np.array([2.0, 4.0])
     predicted = T_K[1:] * np.exp(0.05 * np.log(rho / (1 - rho)))
-    cp = d.transitions("distance", n=2, method="step")
+    cp = d.transitions("subspace_distance", n=2, method="step")
     assert np.all(np.abs(np.log(cp / predicted)) < np.log(spacing))
     # plateaus of the distance: exact values ‖σ outside‖ / ‖σ‖
     for t, level in [(5.0, np.sqrt(20 / 21)), (100.0, np.sqrt(20 / 21)), (1000.0, 4 / np.sqrt(21)), (5e4, 0.0)]:
-        assert d.distance[np.searchsorted(TIMES, t)] == pytest.approx(level, abs=1e-6)
+        assert d.subspace_distance[np.searchsorted(TIMES, t)] == pytest.approx(level, abs=1e-6)
     # equal final singular values: the stable rank Σσ²/σ_max² steps 1 → 2 → 3 by L_k² (L logistic), whose
     # steepest point in ln t is at L = 2/3, i.e. ln t = ln T_k + width · ln 2 (parabolic refinement: 1e-3)
     traj, ref = _growing_rank(0.3, final=(1.0, 1.0, 1.0))
@@ -232,7 +233,7 @@ def test_diagnose_with_the_top_k_on_large_matrices_equals_the_full_svd():
     top = diagnostics.diagnose(traj, rtol=1e-3, k=40, rng=1)            # randomised path (min(m, n) >= 256)
     np.testing.assert_allclose(top.stable_rank, full.stable_rank, rtol=1e-12)
     np.testing.assert_allclose(top.effective_rank, full.effective_rank, rtol=1e-9)
-    np.testing.assert_allclose(top.distance, full.distance, atol=1e-9)
+    np.testing.assert_allclose(top.subspace_distance, full.subspace_distance, atol=1e-9)
     # singular values to rtol 1e-8 or, for the smallest, the absolute accuracy ε‖M‖ of any SVD
     np.testing.assert_allclose(top.singular_values, full.singular_values[:, :40], rtol=1e-8, atol=1e-13)
 
@@ -362,4 +363,4 @@ def test_trivially_zero_subspace_distance_warns():
     M = RNG.standard_normal((5, 4, 4))
     with pytest.warns(UserWarning, match="pass\\s+rtol"):
         d = diagnostics.diagnose(M)
-    assert np.all(d.distance <= 1e-12)
+    assert np.all(d.subspace_distance <= 1e-12)
