@@ -44,9 +44,7 @@ def _figures(args):
     from .. import gallery as figures
 
     if args.list:
-        for name, fig in figures.registry().items():
-            files = f"  (writes {', '.join(fig.stems)}; each name is accepted)" if fig.files else ""
-            print(f"{name:22s} {fig.title}{files}")
+        print(figures.listing())
         return 0
     if not figures.names():
         print("no figures are registered yet")
