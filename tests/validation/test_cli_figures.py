@@ -209,15 +209,19 @@ def test_argument_errors_are_one_line_too(argv, capsys):
 def test_report_sections_have_distinct_orders(monkeypatch):
     """Every registered section is in the report once; two experiments with one order are refused by name."""
     from validation.app import report
-    from validation.experiments import registry
+    from validation.experiments import base, registry
 
     sections = report.report_sections()
     assert len(sections) == sum(exp.report_order is not None for exp in registry().values())
     first, second = list(sections.values())[:2]
+    # defining a subclass registers it: into a copy of the registry, so that no later test of this process meets the
+    # twin (under pytest-xdist the order of tests varies: `validate --smoke` in the same worker was refused)
+    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
     twin = type("Twin", (second,), {"name": "twin", "report_order": first.report_order})
     monkeypatch.setattr(report, "registry", lambda: {**registry(), "twin": twin})
     with pytest.raises(ValueError, match="report_order must be distinct.*twin"):
         report.report_sections()
+    assert "twin" in base._REGISTRY                        # the copy; the registry itself is restored afterwards
 
 
 def test_the_report_reuses_what_the_figures_computed(tmp_path):
