@@ -44,7 +44,7 @@ def main():
     fast = diagnostics.diagnose(traj, reference=ref)
     slow = naive(traj, ref)
     assert np.allclose(fast.effective_rank, slow[:, 0]) and np.allclose(fast.marginalised_rank, slow[:, 1])
-    assert np.allclose(fast.stable_rank, slow[:, 2]) and np.allclose(fast.distance, slow[:, 3], atol=1e-8)
+    assert np.allclose(fast.stable_rank, slow[:, 2]) and np.allclose(fast.subspace_distance, slow[:, 3], atol=1e-8)
     rows = [(f"diagnose, T={T}, {n}x{n}", best_time(lambda: naive(traj, ref), repeat=2),
              best_time(lambda: diagnostics.diagnose(traj, reference=ref), repeat=2), ">= 3x")]
     m = 2000

@@ -70,12 +70,33 @@ class Checkpoints:
         return f"Checkpoints(T={len(self.steps)}, steps {steps}, weights: {names}{more})"
 
 
-#: a training-progress word followed by its number: the default rule of :func:`load_checkpoints`
-_KEYWORD = re.compile(r"(?:step|iter|iteration|epoch|ckpt|checkpoint|it)[_\-.]?(\d+)", re.IGNORECASE)
+#: the progress words of the default step rule, strongest first, each followed by its number (``step=500``,
+#: ``step_500``, ``step500``, ``step-500``): a global step beats an iteration, which beats an epoch, which beats a
+#: checkpoint counter — so Lightning's ``epoch=2-step=500`` is step 500 and ``ckpt_epoch=103_loss=9.79`` epoch 103.
+#: A word counts only where no letter precedes it (``split3`` has no ``it`` 3).
+STEP_WORDS = (("global_step", "global-step", "globalstep", "step"), ("iteration", "iter", "it"), ("epoch",),
+              ("checkpoint", "ckpt"))
+_STEP_RULES = tuple(re.compile(r"(?<![A-Za-z])(?:" + "|".join(map(re.escape, words)) + r")s?[=_\-.]?(\d+)",
+                               re.IGNORECASE) for words in STEP_WORDS)
+
+
+def _example(files):
+    """One file name for a message, shortened to 60 characters."""
+    name = os.path.basename(files[0])
+    return repr(name if len(name) <= 60 else name[:57] + "...")
+
+
+def _default_step(stem):
+    """The step of a file name by the default rule (:data:`STEP_WORDS`), or ``None`` without a progress word."""
+    for rule in _STEP_RULES:
+        m = rule.search(stem)
+        if m is not None:
+            return float(m.group(1))
+    return None
 
 
 def _steps(files, step):
-    """The step of every file and, when the rule had to guess, a sentence saying how the order was decided."""
+    """The step of every file and, when the rule had to guess, one line saying how the order was decided."""
     stems = [os.path.splitext(os.path.basename(f))[0] for f in files]
     if callable(step):
         out = []
@@ -110,28 +131,27 @@ def _steps(files, step):
                 check.fail("step", step, f"a pattern whose match is a finite number; {f!r} gives {text!r}")
             out.append(value)
         return np.array(out), None
-    values, notes, unnumbered = [], [], []
+    values, guessed, unnumbered = [], [], []
     for f, stem in zip(files, stems):
-        m = _KEYWORD.search(stem)
+        value = _default_step(stem)
         digits = re.findall(r"\d+", stem)
-        if m is not None:
-            values.append(float(m.group(1)))
-        elif len(digits) == 1:
-            values.append(float(digits[0]))
-        elif digits:
-            values.append(float(digits[0]))
-            notes.append(f"{os.path.basename(f)!r} has several numbers and no step word: its first number "
-                         f"{digits[0]} was taken as the step")
-        else:
-            values.append(np.nan)
+        if value is None and digits:
+            value = float(digits[0])
+            if len(digits) > 1:
+                guessed.append(f)
+        if value is None:
             unnumbered.append(f)
+        values.append(np.nan if value is None else value)
+    notes = []
+    if guessed:
+        notes.append(f"{len(guessed)} file name(s) with several numbers and no step word (e.g. {_example(guessed)}) "
+                     "took their first number as the step")
     if unnumbered:               # files without a number (final.npz) come last, in name order
         top = np.nanmax(values) if len(unnumbered) < len(files) else 0.0
         for k, f in enumerate(sorted(unnumbered)):
             values[files.index(f)] = top + 1 + k
-        notes.append(f"{len(unnumbered)} file(s) without a step number "
-                     f"({', '.join(os.path.basename(f) for f in sorted(unnumbered)[:3])}) "
-                     "were placed after the numbered ones, in name order, at steps max + 1, max + 2, …")
+        notes.append(f"{len(unnumbered)} file(s) without a step number (e.g. {_example(sorted(unnumbered))}) "
+                     "were placed last, in name order")
     return np.array(values), "; ".join(notes) or None
 
 
@@ -271,12 +291,14 @@ def load_checkpoints(source, names=None, step=None) -> Checkpoints:
     names : list of str, optional
         Weights to keep (default, ``None``: all names present in every file).
     step : None, str or callable
-        How a file's training step is read. ``None``: the number after a progress word (``step``, ``iter``,
-        ``epoch``, ``ckpt``, ``checkpoint``, ``it``; ``epoch3_loss0.25.npz`` → 3), else the only number in the
-        name; a name with several numbers and no such word takes its first number, and files without a number
-        (``final.npz``) go after the numbered ones — both with a warning that says so. A regular expression:
-        its first group (or whole match) in the file name (without suffix) is the step. A callable:
-        ``step(path) -> number``.
+        How a file's training step is read. ``None``: the number after a progress word, the strongest present
+        (:data:`STEP_WORDS`: ``global_step`` / ``step``, then ``iteration`` / ``iter`` / ``it``, then ``epoch``,
+        then ``checkpoint`` / ``ckpt``; joined by ``=``, ``_``, ``-``, ``.`` or nothing):
+        ``epoch=2-step=500.ckpt.npz`` → 500 (Lightning), ``ckpt_epoch=103_loss=9.79.npz`` → 103,
+        ``run2_epoch=10.npz`` → 10, ``checkpoint-500.pt`` → 500; else the only number in the name; a name with
+        several numbers and no such word takes its first number, and files without a number (``final.npz``) go
+        after the numbered ones — both with a one-line warning that says so. A regular expression: its first group
+        (or whole match) in the file name (without suffix) is the step. A callable: ``step(path) -> number``.
 
     Returns
     -------
@@ -296,6 +318,8 @@ def load_checkpoints(source, names=None, step=None) -> Checkpoints:
     """
     if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
         files = sorted(os.path.join(source, f) for f in os.listdir(source) if f.endswith(_SUFFIXES))
+        if not files:
+            check.fail("source", source, "a folder holding .npz/.npy/.pt/.pth checkpoint files; this folder has none")
     elif isinstance(source, (list, tuple)) and all(isinstance(f, (str, os.PathLike)) for f in source):
         files = [os.fspath(f) for f in source]
     else:
@@ -314,7 +338,7 @@ def load_checkpoints(source, names=None, step=None) -> Checkpoints:
     if note:
         import warnings
 
-        warnings.warn(f"load_checkpoints: {note} (pass step=REGEX or a callable to decide the order)", UserWarning,
+        warnings.warn(f"load_checkpoints: {note}; pass step=REGEX or a callable to decide", UserWarning,
                       stacklevel=2)
     claims = [_claimed_sizes(f) for f in files]      # before anything is read: the weights as float64, stacked
     check.memory(16.0 * sum(c[0] for c in claims) + max(c[1] for c in claims), f"the weights of {len(files)} "

@@ -334,18 +334,18 @@ class TrajectoryDiagnostics:
     effective_rank: np.ndarray
     marginalised_rank: np.ndarray
     stable_rank: np.ndarray
-    distance: np.ndarray
+    subspace_distance: np.ndarray
     max_angle: np.ndarray
     skip: int
     rtol: float | None
 
-    MEASURES = ("effective_rank", "marginalised_rank", "stable_rank", "distance", "max_angle")
+    MEASURES = ("effective_rank", "marginalised_rank", "stable_rank", "subspace_distance", "max_angle")
 
     def __repr__(self):
         return (f"TrajectoryDiagnostics(T={self.times.size}, times {self.times[0]:g} … {self.times[-1]:g}, "
-                f"effective rank {self.effective_rank[0]:.3g} → {self.effective_rank[-1]:.3g}, distance "
-                f"{self.distance[0]:.3g} → {self.distance[-1]:.3g}, max angle (rad) {self.max_angle[0]:.3g} → "
-                f"{self.max_angle[-1]:.3g})")
+                f"effective rank {self.effective_rank[0]:.3g} → {self.effective_rank[-1]:.3g}, subspace distance "
+                f"{self.subspace_distance[0]:.3g} → {self.subspace_distance[-1]:.3g}, max angle (rad) "
+                f"{self.max_angle[0]:.3g} → {self.max_angle[-1]:.3g})")
 
     def transitions(self, measure, n=1, method="steepest", scale="log", window=None) -> np.ndarray:
         """Transition times of one measure (:func:`diagnostics.transitions.steepest_changes` or
@@ -408,6 +408,21 @@ def diagnose(M, times=None, reference=None, skip=1, rtol=None, k=None, rng=0, pr
     Returns
     -------
     TrajectoryDiagnostics
+        Per record (``T`` of them): the singular values, effective, marginalised and stable ranks, the subspace
+        distance to the reference and the largest principal angle; ``.transitions(measure)`` locates the steepest
+        changes of any of them.
+
+    Examples
+    --------
+    >>> import numpy as np, diagnostics
+    >>> times = np.geomspace(1e-4, 100, 50)
+    >>> M = np.zeros((50, 4, 4))                   # a second direction grows in: rank 1 → 2
+    >>> M[:, 0, 0], M[:, 1, 1] = 1.0, 1 - np.exp(-times / 10)
+    >>> d = diagnostics.diagnose(M, times, rtol=0.01)   # rtol: directions below 1 % of the largest are dropped
+    >>> round(float(d.subspace_distance[0]), 3), float(d.subspace_distance[-1])   # to the final subspace
+    (0.707, 0.0)
+    >>> round(float(d.stable_rank[0]), 3), round(float(d.stable_rank[-1]), 3)
+    (1.0, 2.0)
     """
     M = _stack("M", M)
     if M.ndim != 3 or M.shape[0] < 2:
@@ -452,5 +467,5 @@ def diagnose(M, times=None, reference=None, skip=1, rtol=None, k=None, rng=0, pr
     return TrajectoryDiagnostics(
         times=t, singular_values=s, effective_rank=_entropy_rank(s), marginalised_rank=_entropy_rank(s[:, skip:]),
         stable_rank=np.divide(fro2, s1**2, out=np.zeros_like(fro2), where=s1 > 0),
-        distance=distance, max_angle=_angles(Vt[:, :k_ref], V_ref[:k_ref])[:, -1], skip=skip,
+        subspace_distance=distance, max_angle=_angles(Vt[:, :k_ref], V_ref[:k_ref])[:, -1], skip=skip,
         rtol=None if rtol is None else float(rtol))

@@ -85,7 +85,7 @@ class Emergence:
     dip_step, dip_depth : ndarray (layers,)
         Step of the minimum of the head-mean marginalised effective rank, and the dip's depth
         ``min(first, last) − minimum`` (0 for a monotone curve: no dip).
-    marginalised, distance : ndarray (T, layers)
+    marginalised, subspace_distance : ndarray (T, layers)
         The head-mean curves.
     """
 
@@ -97,7 +97,7 @@ class Emergence:
     dip_step: np.ndarray
     dip_depth: np.ndarray
     marginalised: np.ndarray
-    distance: np.ndarray
+    subspace_distance: np.ndarray
 
 
 def emergence(run: TransformerRun, circuit="qk", skip=1, smooth=5) -> Emergence:
@@ -136,4 +136,4 @@ def emergence(run: TransformerRun, circuit="qk", skip=1, smooth=5) -> Emergence:
                      loss_steepest=float(steepest_changes(ln_loss, run.steps, n=1)[0]),
                      distance_step=np.array([halfway_step(run.steps, dist[:, l], smooth) for l in range(run.layers)]),
                      dip_step=run.steps[np.argmin(ms, axis=0)].astype(float),
-                     dip_depth=np.minimum(ms[0], ms[-1]) - ms.min(axis=0), marginalised=marg, distance=dist)
+                     dip_depth=np.minimum(ms[0], ms[-1]) - ms.min(axis=0), marginalised=marg, subspace_distance=dist)

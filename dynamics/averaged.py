@@ -128,7 +128,21 @@ def filter_poles(rescaled_time, lam):
 
 @dataclass(frozen=True, eq=False)
 class AveragedCurves:
-    """Dataset-averaged learning curves (theory). ``times`` in units of ``t`` (not ``τ``)."""
+    """Dataset-averaged learning curves (theory). ``times`` in units of ``t`` (not ``τ``).
+
+    Attributes
+    ----------
+    times : ndarray
+        Times ``t``.
+    train, test : ndarray
+        Dataset-averaged ``E_t(t)`` and ``E_g(t)``.
+    P, lam : float
+        Prompts and weight decay.
+    law, model : str
+        Prompt law and model.
+    N_test : int or None
+        Context length of the test prompts (``None``: the training length).
+    """
 
     __repr__ = short_repr
 

@@ -325,6 +325,14 @@ def gradient_flow(data, pb, lam, times, gamma=1.0, init=None, model="reduced", r
     Returns
     -------
     LearningCurves
+
+    Examples
+    --------
+    >>> import linattn, dynamics
+    >>> pb = linattn.Problem(6, 12, 0.1)
+    >>> curves = dynamics.gradient_flow(pb.sample(100, rng=0), pb, 0.01, [0.0, 10.0, 1e4])
+    >>> bool(curves.train[0] > curves.train[1] > curves.train[2])
+    True
     """
     es, lam_c, label = decay_system(data, pb, lam, model)
     N_test = check.n_test(N_test)
@@ -386,6 +394,21 @@ class LongTimeLimit:
     context length of the test prompts of ``test``, ``test_idg`` and ``gap`` (``None``: the training length).
     ``gap = (E_g − E_t)/E_t`` (:func:`linattn.relative_gap`: ``inf`` when the training error is
     exactly zero, i.e. at ``λ = 0`` with ``P < M``); ``contrast = tr Γ / (‖Γ‖_F √D)``.
+
+    Attributes
+    ----------
+    theta : ndarray
+        ``θ(∞)``, packed (:func:`linattn.pack`).
+    train, test : float
+        ``E_t`` (weight decay included) and ``E_g`` at ``θ(∞)``.
+    gap : float
+        ``ΔEr = (E_g − E_t)/E_t`` (:func:`linattn.relative_gap`).
+    contrast : float
+        The contrast ratio of ``Γ`` (:func:`linattn.contrast_ratio`).
+    test_idg : float or None
+        In-distribution error with a task pool, else ``None``.
+    N_test : int or None
+        Context length of the test prompts (``None``: the training length).
     """
 
     __repr__ = short_repr

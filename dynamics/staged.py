@@ -348,7 +348,16 @@ def mean_flow(pb, parametrization, theta0, times, data=None, lam=0.0, gamma=1.0,
 @dataclass(frozen=True)
 class ModeFlow:
     """Per-mode trajectories of aligned ``Γ = P Q`` (population): ``p, q, a = p q`` of shape (T, D),
-    and the test error."""
+    and the test error.
+
+    Attributes
+    ----------
+    times : ndarray (T,)
+    p, q : ndarray (T, D)
+        Per-mode factors of ``Γ = P Q``; their product ``a = p q`` is the mode's strength.
+    test : ndarray (T,)
+        Population test error.
+    """
 
     __repr__ = short_repr
 

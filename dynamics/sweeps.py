@@ -32,7 +32,25 @@ TRIP_OPS = 10 * check.PYTHON_TRIP
 @dataclass(frozen=True, eq=False)
 class Sweep:
     """Per-``P`` statistics over training sets (arrays of length ``len(P)``; ``*_all`` keep
-    every training set, shape (len(P), n_datasets))."""
+    every training set, shape (len(P), n_datasets)).
+
+    Attributes
+    ----------
+    P : ndarray (n_P,)
+        Prompts per training set.
+    gap_mean, gap_sd, gap_median, gap_q16, gap_q84 : ndarray (n_P,)
+        Mean, standard deviation, median and 16 %/84 % quantiles of ``ΔEr`` over the training sets.
+    contrast_mean, contrast_sd : ndarray (n_P,)
+        Mean and standard deviation of the contrast ratio.
+    train_mean, test_mean : ndarray (n_P,)
+        Mean ``E_t`` and ``E_g``.
+    gap_all, contrast_all, train_all, test_all : ndarray (n_P, n_datasets)
+        Every training set's values.
+    lam : float
+    model : str
+    time : float or None
+        Flow time (``None``: the long-time limit).
+    """
 
     __repr__ = short_repr
 

@@ -75,12 +75,12 @@ def main():
         fig, axes = plt.subplots(1, 4, figsize=(16, 3.5))
         for h in range(args.heads):
             d = diagnostics.diagnose(qk[:, h], run.steps, skip=1, progress=False)
-            for ax, key in zip(axes, ("effective_rank", "marginalised_rank", "stable_rank", "distance")):
+            for ax, key in zip(axes, ("effective_rank", "marginalised_rank", "stable_rank", "subspace_distance")):
                 ax.plot(run.steps, getattr(d, key), label=f"head {h}")
                 ax.set_title(key.replace("_", " "))
                 ax.set_xscale("log")
-            half = 0.5 * (d.distance[0] + d.distance[-1])
-            t_half = run.steps[np.argmax(d.distance <= half)]
+            half = 0.5 * (d.subspace_distance[0] + d.subspace_distance[-1])
+            t_half = run.steps[np.argmax(d.subspace_distance <= half)]
             print(f"{layer:5d} {h:4d}  {d.transitions('effective_rank', method='step')[0]:10.0f}  {t_half:10.0f}")
         axes[0].legend(fontsize=7)
         fig.tight_layout()

@@ -63,7 +63,15 @@ def train_energy(data: Prompts, Gamma, lam, v=None) -> float:
 
 @dataclass(frozen=True)
 class Gradient:
-    """Gradient of ``E_t``: ``dGamma`` (D×D) and ``dv`` (D, or ``None`` for the reduced model)."""
+    """Gradient of ``E_t``: ``dGamma`` (D×D) and ``dv`` (D, or ``None`` for the reduced model).
+
+    Attributes
+    ----------
+    dGamma : ndarray (D, D)
+        ``∂E_t/∂Γ``.
+    dv : ndarray (D,) or None
+        ``∂E_t/∂v`` (``None`` for the reduced model).
+    """
 
     __repr__ = short_repr
 

@@ -356,7 +356,18 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0, N_
 class DatasetAverage:
     """Exact Gibbs averages of independent datasets (``train``, ``test``: one value per dataset; ``test_idg``
     with a task pool, else ``None``), their means and standard errors; ``N_test``: the context length of the test
-    prompts (``None``: the training length)."""
+    prompts (``None``: the training length).
+
+    Attributes
+    ----------
+    train, test : ndarray (n_datasets,)
+        Exact Gibbs averages ``⟨E_t⟩``, ``⟨E_g⟩`` of each dataset (properties ``*_mean``, ``*_se``: their mean and
+        standard error).
+    test_idg : ndarray or None
+        In-distribution errors with a task pool, else ``None``.
+    N_test : int or None
+        Context length of the test prompts (``None``: the training length).
+    """
 
     __repr__ = short_repr
 

@@ -254,6 +254,14 @@ def kernel_ridge(data, pb, lam, rtol=1e-8, maxiter=5_000, N_test=None) -> Kernel
         Bad input (``data`` not a :class:`KernelData` of ``pb``, ``λ <= 0``, …).
     linattn.ConvergenceError
         CG did not reach the stopping rule within ``maxiter`` iterations.
+
+    Examples
+    --------
+    >>> import linattn, replica
+    >>> pb = linattn.Problem(4, 8, 0.0, link="relu")
+    >>> sol = replica.kernel_ridge(replica.kernel_data(pb, 300, rng=0), pb, 0.01)
+    >>> bool(sol.train < sol.test)
+    True
     """
     pb = validate.problem(pb)
     if not isinstance(data, KernelData):

@@ -150,7 +150,7 @@ def gaussian_errors(S, B, V, P, lam, metrics):
     sig = np.maximum(sig, 0.0)
     Bt = U.T @ B
     g = np.einsum("jk,jk->j", Bt, Bt)
-    kap, res = effective_ridge(sig, np.ones(F), F, P, lam)
+    kap, res, _ = effective_ridge(sig, np.ones(F), F, P, lam)
     inv = 1.0 / (sig + kap)
     G = U @ (inv[:, None] * Bt)
     pos = sig > 0

@@ -81,6 +81,13 @@ def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool
         Bad input.
     linattn.ConvergenceError
         A fixed point or the covariance equation was not solved.
+
+    Examples
+    --------
+    >>> import linattn, replica
+    >>> th = replica.learner_theory(linattn.Problem(4, 8, 0.01, link="relu"), 100, 0.01)   # the kernel learner
+    >>> bool(th.train < th.test), th.learner
+    (True, 'kernel')
     """
     pb, P, lam = learner_arguments(pb, P, lam)
     check.choice("learner", learner, LEARNERS)

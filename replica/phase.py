@@ -1,4 +1,5 @@
-r"""Memorization → generalization boundaries from the relative generalization gap.
+r"""Memorization → generalization boundaries: in the number of prompts ``P`` (:func:`phase_boundary`) and in the task
+diversity ``K`` of a pool (:func:`diversity_transition`).
 
 ``ΔEr(P) = (⟨E_g⟩ − ⟨E_t⟩)/⟨E_t⟩`` is large when the model memorises (small task diversity
 ``P``) and of order 1 or below once it generalises in context. Following the seed (Figs. 5–6),
@@ -8,14 +9,29 @@ which the theory's ``ΔEr`` crosses the level downwards, so that ``ΔEr < 5`` fo
 picks the transition after it: the library's one rule, :func:`linattn.transition_point`). The
 theory uses ratios of dataset-averaged errors; exact and simulated counterparts apply
 :func:`linattn.transition_point` to the same ratio of averages over training sets.
+
+Task diversity (Raventós et al., "Pretraining task diversity and the emergence of non-Bayesian in-context learning
+for regression", NeurIPS 2023; Lu et al., "Asymptotic theory of in-context learning by linear attention", PNAS
+2025). With a pool of ``K`` tasks the model trained on ``P`` prompts does better on the pool's tasks than on fresh
+ones while it memorises the pool, and equally well once it learns in context. The **pool advantage**
+
+.. math:: A(K) = 1 − E_{IDG}/E_{ICL}
+
+(in-distribution over fresh-task test error) falls from near 1 at ``K = 1`` towards 0 as ``K`` grows; ``K*`` is
+where it crosses ``level`` (default ½) downwards, by the same rule as ``P*`` (the last downward crossing on the
+``K`` grid, interpolated in ``log K``).
 """
 from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
 
 import linattn
 from linattn import check, validate
+from linattn.results import short_repr
 
 from .stationary import stationary
 
@@ -46,6 +62,13 @@ def phase_boundary(pb, beta, lam, level=5.0, model="reduced", law="finite", P_ra
     -------
     float or None
         ``None`` if there is no such crossing in ``P_range``.
+
+    Examples
+    --------
+    >>> import numpy as np, linattn, replica
+    >>> P_star = replica.phase_boundary(linattn.Problem(10, 20, 0.1), np.inf, 0.01, model="full", n_scan=20)
+    >>> bool(10 < P_star < 1e4)
+    True
     """
     validate.problem(pb)
     level = check.positive("level", level)
@@ -70,3 +93,108 @@ def phase_boundary(pb, beta, lam, level=5.0, model="reduced", law="finite", P_ra
         return guess
     return float(np.exp(optimize.brentq(lambda x: gap(np.exp(x)) - level, np.log(grid[k]), np.log(grid[k + 1]),
                                         xtol=1e-10, rtol=1e-10)))
+
+
+@dataclass(frozen=True, eq=False)
+class DiversityTransition:
+    """The task-diversity transition of the pool theory (module docstring).
+
+    Attributes
+    ----------
+    K : ndarray (n,)
+        Pool sizes of the curve.
+    test, test_idg : ndarray (n,)
+        The theory's fresh-task (ICL) and in-distribution (IDG) test errors at each ``K``.
+    advantage : ndarray (n,)
+        The pool advantage ``A(K) = 1 − E_IDG/E_ICL``.
+    K_star : float or None
+        Where ``A`` last crosses ``level`` downwards (interpolated in ``log K``); ``None`` without a crossing in the
+        grid.
+    level : float
+    P : float
+    lam : float or tuple
+    model : str
+    """
+
+    __repr__ = short_repr
+
+    K: np.ndarray
+    test: np.ndarray
+    test_idg: np.ndarray
+    advantage: np.ndarray
+    K_star: float | None
+    level: float
+    P: float
+    lam: float | tuple
+    model: str
+
+
+def diversity_transition(pb, P, lam, K_values=None, level=0.5, beta=np.inf, model="full", law="finite", n_pools=16,
+                         rng=0) -> DiversityTransition:
+    r"""``K*``: the pool size where the pool advantage ``A(K) = 1 − E_IDG/E_ICL`` crosses ``level`` (module
+    docstring), with the curve it is read from.
+
+    Each ``K`` is one pool theory (:func:`replica.stationary` of ``pb`` with ``tasks = K``; about a second at
+    ``D = 20``, ``law="finite"``).
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+        ``D``, ``N``, the noise and the link; its ``tasks`` must be ``None`` (``K`` is what varies).
+    P : float
+        Training prompts (``>= 1``).
+    lam : float or (float, float)
+        Weight decay, as in :func:`replica.stationary`.
+    K_values : array_like of int, optional
+        Increasing pool sizes ``>= 1``; default: 16 log-spaced integers from 1 to ``16 D`` (``K*`` of Lu et al.'s
+        theory is of order ``D``).
+    level : float
+        In ``(0, 1)``; default ½.
+    beta : float
+        Inverse temperature (default ``inf``: the ridge solution).
+    model : {"full", "reduced"}
+        Default ``"full"`` (Lu et al.'s model, where the pool theory was derived).
+    law : {"finite", "mp", "factor"}
+    n_pools : int
+        Random pools averaged per ``K`` (:func:`replica.stationary`).
+    rng : int
+
+    Returns
+    -------
+    DiversityTransition
+
+    Examples
+    --------
+    >>> import linattn, replica
+    >>> tr = replica.diversity_transition(linattn.Problem(10, 20, 0.1), 1000, 0.01, K_values=[2, 5, 10, 20, 40])
+    >>> 5 < tr.K_star < 40
+    True
+    """
+    validate.problem(pb)
+    if pb.tasks is not None:
+        check.fail("pb", pb, "a Problem with tasks=None (the pool size K is what diversity_transition varies)")
+    level = check.real("level", level, low=0.0, high=1.0)
+    if not 0.0 < level < 1.0:
+        check.fail("level", level, "a number in (0, 1) (the pool advantage lies between 0 and 1)")
+    if K_values is None:
+        K_values = np.unique(np.round(np.geomspace(1, 16 * pb.D, 16)))
+    Ks = check.finite_array("K_values", np.atleast_1d(K_values), ndim=1)
+    if Ks.size < 2 or np.any(Ks < 1) or np.any(Ks != np.round(Ks)) or np.any(np.diff(Ks) <= 0) \
+            or np.any(Ks > check.MAX_INT):
+        check.fail("K_values", K_values,
+                   f"an increasing 1-d array of at least two integers >= 1 and <= {check.MAX_INT}")
+    n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)
+    # measured: ~1 s (~1e9 operations) per K at D = 20 with 16 pools, growing as n_pools D³
+    check.work(1e9 * Ks.size * (n_pools / 16) * (pb.D / 20) ** 3,
+               f"{Ks.size} pool theories of {n_pools} pools at D = {pb.D}", "K_values or n_pools")
+    theories = [stationary(dataclasses.replace(pb, tasks=int(K)), P, beta, lam, model, law, n_pools=n_pools, rng=rng)
+                for K in Ks]
+    test = np.array([th.test for th in theories])
+    idg = np.array([th.test_idg for th in theories])
+    if np.any(test <= 0):
+        check.fail("P", P, "a number of prompts at which the fresh-task error is positive (A = 1 − E_IDG/E_ICL)")
+    advantage = 1.0 - idg / test
+    K_star = linattn.transition_point(Ks, advantage, level)
+    return DiversityTransition(K=Ks.astype(np.int64), test=test, test_idg=idg, advantage=advantage,
+                               K_star=None if K_star is None else float(K_star), level=float(level),
+                               P=float(theories[0].P), lam=theories[0].lam, model=model)

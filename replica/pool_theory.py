@@ -149,7 +149,24 @@ class PoolErrors:
     """Errors of the pool theory: ``train``, ``test`` (fresh tasks), ``test_idg`` (Gibbs averages at ``β``),
     their zero-temperature parts ``*_ridge``, the effective ridge ``kappa_eff`` and ``df2`` of the Gaussian theory,
     the solver ``residual``, and the standard errors ``*_se`` of the average over random pools (0 for a given
-    pool) (floats)."""
+    pool) (floats).
+
+    Attributes
+    ----------
+    train, test, test_idg : float
+        ``⟨E_t⟩``, fresh-task ``⟨E_g⟩`` and in-distribution ``⟨E_IDG⟩`` (Gibbs averages at ``β``).
+    train_ridge, test_ridge, test_idg_ridge : float
+        Their zero-temperature parts.
+    kappa_eff, df2 : float
+        Effective ridge and ``df₂`` of the Gaussian theory.
+    residual : float
+        The solver's residual.
+    train_se, test_se, test_idg_se : float
+        Standard errors of the average over random pools (0 for a given pool).
+    iterations : int
+        The most iterations any solve behind the result took (the Gaussian theory's root of the effective ridge,
+        Brent; the finite-``D`` theory's fixed point, :func:`replica.pool_finite.solve`), over all pools.
+    """
 
     __repr__ = short_repr
 
@@ -165,6 +182,7 @@ class PoolErrors:
     train_se: float = 0.0
     test_se: float = 0.0
     test_idg_se: float = 0.0
+    iterations: int = 0
 
 
 def gaussian_errors(pb, P, beta, lam, model, spectrum: _Spectrum) -> PoolErrors:
@@ -179,7 +197,7 @@ def gaussian_errors(pb, P, beta, lam, model, spectrum: _Spectrum) -> PoolErrors:
     M = D * float(n.sum())
     if lam == 0 and abs(P - M) < 0.5:
         check.fail("P", P, f"!= M = {M:g} at lam = 0 (the min-norm solution diverges at the interpolation threshold)")
-    kap, res = effective_ridge(s, n, D, P, lam)
+    kap, res, iterations = effective_ridge(s, n, D, P, lam)
     Gd = _diag(sp.G)
     inv = 1.0 / (s + kap)
     pos = s > 0
@@ -202,7 +220,8 @@ def gaussian_errors(pb, P, beta, lam, model, spectrum: _Spectrum) -> PoolErrors:
     # λ/κ is the training residual's shrinkage; at λ = 0 it is 1 − M/P above the threshold (κ = 0) and 0 below
     shrink = lam / kap if kap > 0 else max(0.0, 1.0 - M / P)
     train = 0.5 * (shrink**2 * 2.0 * idg_train + decay)
-    out = dict(train_ridge=train, test_ridge=test, test_idg_ridge=idg, kappa_eff=kap, df2=df2, residual=res)
+    out = dict(train_ridge=train, test_ridge=test, test_idg_ridge=idg, kappa_eff=kap, df2=df2, residual=res,
+               iterations=iterations)
     if np.isinf(beta):
         out.update(train=train, test=test, test_idg=idg)
     else:       # tr(C (H + λ)⁻¹) ≈ (κ/λ) D tr(C̃ (Σ̃ + κ)⁻¹)
@@ -211,7 +230,7 @@ def gaussian_errors(pb, P, beta, lam, model, spectrum: _Spectrum) -> PoolErrors:
         out.update(train=train + M / (2 * beta),
                    test=test + ratio * D * float(np.sum(n * Cd * inv)) / (2 * beta),
                    test_idg=idg + ratio * D * float(np.sum(n * Sd * inv)) / (2 * beta))
-    return PoolErrors(**{k: float(v) for k, v in out.items()})
+    return PoolErrors(**{k: (v if k == "iterations" else float(v)) for k, v in out.items()})
 
 
 def _cnorm(Mu, G, inv) -> float:
@@ -243,11 +262,13 @@ def effective_ridge(s, n, D, P, lam):
     Returns
     -------
     kappa, residual : float
+    iterations : int
+        Brent iterations of the root (0 where ``κ`` is closed-form).
     """
     M = D * float(n.sum())
     if lam == 0:
         if P > M:
-            return 0.0, 0.0
+            return 0.0, 0.0, 0
 
         def h(kap):
             return 1.0 - (D / P) * float(np.sum(n * s / (s + kap)))
@@ -258,26 +279,32 @@ def effective_ridge(s, n, D, P, lam):
             lo *= 1e-3
             if lo < 1e-300:
                 raise ConvergenceError("pool theory: no bracket for the effective ridge at lam = 0")
-        kap = optimize.brentq(h, lo, hi, xtol=1e-300, rtol=1e-14, maxiter=300)
-        return kap, abs(h(kap))
+        kap, steps = _root(h, lo, hi)
+        return kap, abs(h(kap)), steps
 
     def g(delta):         # g(λ + δ) in the shift δ = κ − λ itself: no cancellation when λ ≫ (D/P) Σ n σ
         return delta - (lam + delta) * (D / P) * float(np.sum(n * s / (s + lam + delta)))
 
     hi = (D / P) * float(np.sum(n * s))
     if not hi > 0:
-        return float(lam), 0.0
+        return float(lam), 0.0, 0
     if g(hi) > 0:
-        delta = optimize.brentq(g, 0.0, hi, xtol=1e-300, rtol=1e-14, maxiter=300)
-        return lam + delta, abs(g(delta)) / (lam + delta)
+        delta, steps = _root(g, 0.0, hi)
+        return lam + delta, abs(g(delta)) / (lam + delta), steps
 
     # λ ≫ σ: g(λ + hi) = (D/P)Σ nσ²/(σ + λ + hi) > 0 is lost to cancellation in δ − (λ + δ)(D/P)Σ nσ/(σ + λ + δ);
     # in ε = hi − δ, g = −ε + (D/P)Σ nσ²/(σ + λ + hi − ε) has no cancellation at ε = 0 and is < 0 at ε = hi
     def e(eps):
         return -eps + (D / P) * float(np.sum(n * s * s / (s + lam + hi - eps)))
 
-    eps = optimize.brentq(e, 0.0, hi, xtol=1e-300, rtol=1e-14, maxiter=300) if e(hi) < 0 else hi
-    return lam + (hi - eps), abs(e(eps)) / (lam + hi - eps)
+    eps, steps = _root(e, 0.0, hi) if e(hi) < 0 else (hi, 0)
+    return lam + (hi - eps), abs(e(eps)) / (lam + hi - eps), steps
+
+
+def _root(f, lo, hi):
+    """The root of ``f`` in ``[lo, hi]`` by Brent's method and the iterations it took."""
+    root, info = optimize.brentq(f, lo, hi, xtol=1e-300, rtol=1e-14, maxiter=300, full_output=True)
+    return root, int(info.iterations)
 
 
 def fresh_moments(pb) -> TaskMoments:
@@ -352,6 +379,7 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
     g = {k: np.array([getattr(r, k) for r in runs]) for k in keys}
     out = {k: float(v.mean()) for k, v in g.items()}
     out["residual"] = max(r.residual for r in runs)
+    out["iterations"] = max(r.iterations for r in runs)
     ses = {k: mean_se(g[k])[1] for k in ("train", "test", "test_idg")}      # 0 for one pool
     if law == "finite":
         n_fin = 1 if pool is not None else n_pools
@@ -364,6 +392,7 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
             for k in diffs:
                 diffs[k].append(fin[k] - getattr(runs[j], k))
             out["residual"] = max(out["residual"], fin["residual"])
+            out["iterations"] = max(out["iterations"], int(fin["iterations"]))
         for k, d in diffs.items():
             out[k] += float(np.mean(d))
         if n_fin > 1:
@@ -373,12 +402,13 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
     elif law == "factor":
         fresh_pb = dataclasses.replace(pb, tasks=None, task_law="gaussian", assignment="random")
         key = float(lam_gamma) if vs == 1.0 else (float(lam_gamma), float(lam_v))
-        factors, residual = _finite_factors(fresh_pb, float(P), float(beta), key, model, N_test)
+        factors, residual, steps = _finite_factors(fresh_pb, float(P), float(beta), key, model, N_test)
         for k, src in (("train", "train"), ("test", "test"), ("test_idg", "test"), ("train_ridge", "train_ridge"),
                        ("test_ridge", "test_ridge"), ("test_idg_ridge", "test_ridge")):
             out[k] *= factors[src]
         ses = {k: v * factors["test" if k == "test_idg" else k] for k, v in ses.items()}
         out["residual"] = max(out["residual"], residual)
+        out["iterations"] = max(out["iterations"], steps)
     return PoolErrors(**out, **{k + "_se": v for k, v in ses.items()})
 
 
@@ -418,14 +448,15 @@ def pool_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="co
     return StationaryTheory(problem=pb, P=P, beta=beta, lam=lam, model=model, law=law, train=e.train,
                             test=e.test, train_ridge=e.train_ridge, test_ridge=e.test_ridge,
                             free_energy=e.train_ridge if np.isinf(beta) else None,
-                            gap=float(linattn.relative_gap(e.train, e.test)), order=None, converged=True, iterations=0,
-                            residual=float(e.residual), test_idg=e.test_idg, N_test=N_test)
+                            gap=float(linattn.relative_gap(e.train, e.test)), order=None, converged=True,
+                            iterations=e.iterations, residual=float(e.residual), test_idg=e.test_idg, N_test=N_test,
+                            train_se=e.train_se, test_se=e.test_se, test_idg_se=e.test_idg_se)
 
 
 @functools.lru_cache(maxsize=256)
 def _finite_factors(fresh_pb, P, beta, lam, model, N_test=None):
-    """``E_replica(κ = ∞)/E_Gauss(κ = ∞)`` per error, and the replica solver's residual. Cached: it depends on
-    the fresh-task problem only, not on the pool, so a sweep over ``K`` computes it once."""
+    """``E_replica(κ = ∞)/E_Gauss(κ = ∞)`` per error, the replica solver's residual and iterations. Cached: it
+    depends on the fresh-task problem only, not on the pool, so a sweep over ``K`` computes it once."""
     shape = fresh_stationary(fresh_pb, P, beta, lam, model, N_test=N_test)
     lam_gamma, lam_v = check.block_lambdas(lam, model)
     v_scale = lam_gamma / lam_v if lam_v else 1.0
@@ -435,4 +466,4 @@ def _finite_factors(fresh_pb, P, beta, lam, model, N_test=None):
         a, g = getattr(shape, k), getattr(gauss, k)
         return 1.0 if a == g == 0.0 else a / g
 
-    return {k: factor(k) for k in ("train", "test", "train_ridge", "test_ridge")}, shape.residual
+    return {k: factor(k) for k in ("train", "test", "train_ridge", "test_ridge")}, shape.residual, shape.iterations

@@ -229,6 +229,14 @@ def ridge(data, pb, lam, model="reduced", method="auto", rtol=1e-8, maxiter=10_0
     ------
     linattn.ConvergenceError
         If CG does not reach its stopping rule within ``maxiter`` iterations.
+
+    Examples
+    --------
+    >>> import linattn, replica
+    >>> pb = linattn.Problem(8, 16, 0.1)
+    >>> sol = replica.ridge(pb.sample(200, rng=0), pb, 0.01)
+    >>> bool(sol.train < sol.test)
+    True
     """
     validate.problem_data(data, pb, model)
     lg, lv = block_lambdas(lam, model)

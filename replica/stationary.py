@@ -65,6 +65,13 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
         Bad input; ``λ = 0`` with ``P = M`` (divergent min-norm solution) or with ``P < M`` at finite ``β``.
     linattn.ConvergenceError
         If the saddle-point equations do not converge.
+
+    Examples
+    --------
+    >>> import numpy as np, linattn, replica
+    >>> th = replica.stationary(linattn.Problem(10, 20, 0.1), 500, np.inf, 0.01)   # zero temperature
+    >>> bool(0 < th.train < th.test), th.converged
+    (True, True)
     """
     if pb is not None and getattr(pb, "tasks", None) is not None:
         # many D x D products and eigenproblems per pool: one BLAS thread (linattn.threads)
@@ -78,7 +85,29 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
 @dataclass(frozen=True, eq=False)
 class StationaryCurve:
     """Theory along a list of ``P`` values (arrays), with the worst solver residual (``test_idg`` and, at
-    finite ``β``, no ``free_energy`` for a task pool)."""
+    finite ``β``, no ``free_energy`` for a task pool).
+
+    Attributes
+    ----------
+    P : ndarray
+    train, test, gap : ndarray
+        The theory's ``⟨E_t⟩``, ``⟨E_g⟩`` and ``ΔEr`` at each ``P``.
+    free_energy : ndarray or None
+        ``F`` at each ``P`` (``None`` for a task pool at finite ``β``).
+    converged : bool
+        Every point converged.
+    max_residual : float
+        The worst solver residual.
+    test_idg : ndarray or None
+        In-distribution errors with a task pool, else ``None``.
+    N_test : int or None
+        Context length of the test errors (``None``: the training length).
+    train_se, test_se : ndarray
+        Standard errors of the sampling inside the theory at each ``P`` (:class:`StationaryTheory`; zeros for fresh
+        tasks).
+    test_idg_se : ndarray or None
+        The same for ``test_idg`` (``None`` for fresh tasks).
+    """
 
     __repr__ = short_repr
 
@@ -91,6 +120,9 @@ class StationaryCurve:
     max_residual: float
     test_idg: np.ndarray | None = None
     N_test: int | None = None
+    train_se: np.ndarray | None = None
+    test_se: np.ndarray | None = None
+    test_idg_se: np.ndarray | None = None
 
 
 def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", channel="correlated",
@@ -122,4 +154,6 @@ def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", cha
                                         else np.array([p.free_energy for p in pts])),
                            converged=all(p.converged for p in pts), max_residual=max(p.residual for p in pts),
                            test_idg=None if pb.tasks is None else np.array([p.test_idg for p in pts]),
-                           N_test=N_test)
+                           N_test=N_test, train_se=np.array([p.train_se for p in pts]),
+                           test_se=np.array([p.test_se for p in pts]),
+                           test_idg_se=None if pb.tasks is None else np.array([p.test_idg_se for p in pts]))

@@ -44,7 +44,21 @@ from spectra import block_overlaps, prompt_law, ridge_resolvent, teacher_overlap
 @dataclass(frozen=True)
 class OrderParameters:
     """Saddle point: ``rho``, ``sigma2`` (per block), ``r`` (per block, ``inf`` in the min-norm
-    limit), and the scaled resolvent variables ``a``, ``eps``, ``L`` (see :class:`spectra.RidgeResolvent`)."""
+    limit), and the scaled resolvent variables ``a``, ``eps``, ``L`` (see :class:`spectra.RidgeResolvent`).
+
+    Attributes
+    ----------
+    rho : float
+        Overlap with the ICL direction.
+    sigma2 : ndarray
+        Per-block squared norms of the mean solution orthogonal to it.
+    r : ndarray
+        Per-block normalised resolvent traces (``inf`` in the min-norm limit).
+    a : ndarray
+        Scaled resolvent variables per block.
+    eps, L : float
+        Scaled resolvent variables (:class:`spectra.RidgeResolvent`).
+    """
 
     __repr__ = short_repr
 
@@ -74,6 +88,8 @@ class StationaryTheory:
         ``None`` for a task pool (the pool theory has no replica order parameters).
     converged : bool
     iterations : int
+        Iterations of the saddle-point solver; with a task pool, the most iterations any solve behind the result
+        took (:attr:`replica.pool_theory.PoolErrors.iterations`).
     residual : float
         Largest relative residual of the saddle-point equations.
     test_idg : float or None
@@ -81,6 +97,12 @@ class StationaryTheory:
         ``test`` is then the fresh-task (ICL) error. ``None`` for fresh tasks.
     N_test : int or None
         The context length of the test errors (``None``: the training length ``problem.N``).
+    train_se, test_se : float
+        Standard errors of ``train`` and ``test`` from sampling inside the theory: with a task pool, the average over
+        random pools (:mod:`replica.pool_theory`); 0 where nothing is sampled (fresh tasks, a given pool,
+        ``pool="mp"``).
+    test_idg_se : float or None
+        The same for ``test_idg`` (``None`` for fresh tasks).
     """
 
     __repr__ = short_repr
@@ -103,6 +125,9 @@ class StationaryTheory:
     residual: float
     test_idg: float | None = None
     N_test: int | None = None
+    train_se: float = 0.0
+    test_se: float = 0.0
+    test_idg_se: float | None = None
 
 
 def checked_arguments(pb, P, beta, lam, model, law, channel):

@@ -132,6 +132,15 @@ def density(x, alpha, pb, law="finite", model="reduced") -> np.ndarray:
     -------
     ndarray (shape of ``x``)
         Per-parameter density (it integrates to ``1 − zero_atom``).
+
+    Examples
+    --------
+    >>> import numpy as np, linattn, spectra
+    >>> pb = linattn.Problem(20, 20)
+    >>> x = np.linspace(1e-3, 6.0, 4000)
+    >>> rho = spectra.density(x, 2.0, pb)                 # α = P/D² = 2: no atom at zero
+    >>> bool(abs(np.sum(rho) * (x[1] - x[0]) - 1.0) < 0.01)
+    True
     """
     alpha, P, lw = _args(alpha, pb, law, model)
     xs = check.finite_array("x", x)
@@ -154,7 +163,21 @@ def density(x, alpha, pb, law="finite", model="reduced") -> np.ndarray:
 @dataclass(frozen=True, eq=False)
 class SpectralCDF:
     """Tabulated CDF of a law: ``grid`` (x values), ``cumulative`` (continuous mass up to x),
-    ``atom``, and ``mass_error = |atom + continuous mass − 1|`` (the integration check)."""
+    ``atom``, and ``mass_error = |atom + continuous mass − 1|`` (the integration check).
+
+    Attributes
+    ----------
+    grid : ndarray
+        ``x`` values.
+    cumulative : ndarray
+        Continuous mass up to each ``x``.
+    density : ndarray
+        The density at each ``x``.
+    atom : float
+        The mass of the atom at zero.
+    mass_error : float
+        ``|atom + continuous mass − 1|``, the integration check.
+    """
 
     __repr__ = short_repr
 

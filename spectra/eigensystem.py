@@ -570,6 +570,14 @@ def eigensystem(data, pb, model="reduced", null_space=False, v_scale=1.0, lam=No
     -------
     Eigensystem
         Eigenvalues below ``1e-12 · g_max`` are exact zeros (null space of ``H``).
+
+    Examples
+    --------
+    >>> import linattn, spectra
+    >>> pb = linattn.Problem(6, 12, 0.1)
+    >>> es = spectra.eigensystem(pb.sample(50, rng=0), pb)   # M = 36 parameters < P = 50 prompts: full rank
+    >>> es.M, es.null_dim
+    (36, 0)
     """
     validate.problem_data(data, pb, model)
     null_space = check.boolean("null_space", null_space)

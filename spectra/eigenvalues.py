@@ -84,6 +84,14 @@ def hessian_eigenvalues(data, pb, rescale=True, model="reduced", method="auto", 
     -------
     ndarray (M,)
         ``max(0, M − P)`` entries are exactly 0.0 on the Gram path.
+
+    Examples
+    --------
+    >>> import linattn, spectra
+    >>> pb = linattn.Problem(8, 8)                      # D = N = 8: M = 64 parameters (reduced model)
+    >>> ev = spectra.hessian_eigenvalues(pb.sample(128, rng=0), pb)
+    >>> ev.shape, bool(ev.min() >= 0)
+    ((64,), True)
     """
     validate.problem_data(data, pb, model)
     rescale = check.boolean("rescale", rescale)

@@ -58,6 +58,17 @@ class SpectralEstimate:
     """Quadrature estimate of the eigenvalue distribution: ``nodes`` and ``weights`` (sum 1).
 
     ``cdf(x)`` is the step-function estimate; ``density(x, width)`` a Gaussian-broadened one.
+
+    Attributes
+    ----------
+    nodes, weights : ndarray
+        Quadrature nodes (eigenvalue estimates) and their weights (sum 1).
+    n_probes : int
+        Random probe vectors averaged.
+    steps : int
+        Lanczos steps per probe.
+    matvecs : int
+        Hessian-vector products spent.
     """
 
     __repr__ = short_repr

@@ -237,6 +237,15 @@ class DataTransforms:
 
     ``rho(z) = E[θ̂_0ᵀ(H/c − z)^{-1} b]`` and ``T(z) = E[bᵀ(H/c − z)^{-1} b]``; ``resolvent`` holds
     the block resolvent they were computed from.
+
+    Attributes
+    ----------
+    z : ndarray
+        Spectral parameters.
+    rho, T : ndarray
+        ``ρ(z)`` and ``T(z)`` at each ``z``.
+    resolvent : Resolvent
+        The block resolvent they were computed from.
     """
 
     __repr__ = short_repr

@@ -153,7 +153,7 @@ def test_the_trivial_limits_are_values():
     base = diagnostics.diagnose(traj)
     for scale in (1e200, 1e-300):
         d = diagnostics.diagnose(traj * scale)
-        for name in ("distance", "stable_rank", "effective_rank"):
+        for name in ("subspace_distance", "stable_rank", "effective_rank"):
             assert np.allclose(getattr(d, name), getattr(base, name), atol=1e-12), name
     _trivial_limits()
 

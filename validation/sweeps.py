@@ -40,6 +40,7 @@ Requires the optional extra ``pip install -e ".[dask]"`` (xarray, zarr, dask.dis
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import functools
 import hashlib
 import inspect
@@ -49,7 +50,6 @@ import os
 import re
 import subprocess
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -440,7 +440,7 @@ class _Memory:
 
 
 # ----------------------------------------------------------------------------- execution
-@contextmanager
+@contextlib.contextmanager
 def worker_env():
     """Environment inherited by worker processes started in this block: one thread each."""
     saved = {k: os.environ.get(k) for k in WORKER_ENV}
@@ -473,7 +473,7 @@ def local_cluster(workers):
     return _local_cluster(workers, _require("distributed"))
 
 
-@contextmanager
+@contextlib.contextmanager
 def _local_cluster(workers, distributed):
     with worker_env(), distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                                  dashboard_address=None) as cluster, \
@@ -529,12 +529,14 @@ WORKER_DIED = "WorkerDied: the worker process evaluating this point died (killed
 
 def _die_with_parent(parent):
     """Worker initializer: end this worker when the driver ``parent`` dies (e.g. ``kill -9`` of the driver), so that
-    no orphaned worker keeps computing. Linux: the kernel sends SIGKILL at the parent's death
+    no orphaned worker keeps computing, and leave Ctrl-C to the driver (which kills its workers: one message, not
+    one traceback per worker). Linux: the kernel sends SIGKILL at the parent's death
     (``prctl(PR_SET_PDEATHSIG)``); elsewhere, and as a fallback, a thread checks the parent once a second."""
     import signal
     import threading
     import time
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the driver's: it stops the workers (_in_processes)
     if sys.platform.startswith("linux"):
         try:
             import ctypes
@@ -624,16 +626,20 @@ def _dispatch(fn, tasks, client, workers, sink, progress, runner, done_before, o
         futures = {client.submit(runner, fn, t, pure=False): t for t in tasks}
         from distributed import as_completed
 
-        for fut in as_completed(futures):
-            try:
-                result = fut.result()
-            except Exception as err:           # KilledWorker: dask retried it on other workers, and they died too
-                if type(err).__name__ != "KilledWorker":
-                    raise
-                on_died(futures[fut], _death_error(futures[fut], timeout, folder))
-            else:
-                sink(*result)
-            bar.update()
+        try:
+            for fut in as_completed(futures):
+                try:
+                    result = fut.result()
+                except Exception as err:           # KilledWorker: dask retried it on other workers, and they died too
+                    if type(err).__name__ != "KilledWorker":
+                        raise
+                    on_died(futures[fut], _death_error(futures[fut], timeout, folder))
+                else:
+                    sink(*result)
+                bar.update()
+        except KeyboardInterrupt:                  # the points in flight are dropped, not left running
+            client.cancel(list(futures), force=True)
+            raise
     elif workers == 1 and timeout is None and not isolate:
         from threadpoolctl import threadpool_limits
 
@@ -659,17 +665,22 @@ def _in_processes(blob, runner, tasks, workers, sink, bar):
     import loky
 
     broken = []
-    with worker_env(), loky.ProcessPoolExecutor(workers, initializer=_die_with_parent,
-                                                initargs=(os.getpid(),)) as pool:
-        futures = {pool.submit(_call_by_value, runner, blob, t): t for t in tasks}
-        for fut in cf.as_completed(futures):
-            try:
-                result = fut.result()
-            except cf.process.BrokenProcessPool:
-                broken.append(futures[fut])
-                continue
-            sink(*result)
-            bar.update()
+    with worker_env():
+        pool = loky.ProcessPoolExecutor(workers, initializer=_die_with_parent, initargs=(os.getpid(),))
+        try:
+            futures = {pool.submit(_call_by_value, runner, blob, t): t for t in tasks}
+            for fut in cf.as_completed(futures):
+                try:
+                    result = fut.result()
+                except cf.process.BrokenProcessPool:
+                    broken.append(futures[fut])
+                    continue
+                sink(*result)
+                bar.update()
+        except KeyboardInterrupt:                 # the workers ignore Ctrl-C (_die_with_parent): stop them now
+            pool.shutdown(wait=False, kill_workers=True)
+            raise
+        pool.shutdown(wait=True)
     return broken
 
 
@@ -763,17 +774,19 @@ def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, 
     status = sink.status()
     todo = [t for t in _tasks(name, grid, replicates, rng) if status[t.index] == PENDING]
     parallel = client is not None or workers > 1 or timeout is not None or isolate
-    if store is None or not parallel:                  # the driver keeps or writes every point
-        _execute(fn, todo, client, workers, sink.write, progress, timeout=timeout, isolate=isolate)
-    else:                                              # workers write their own points
-        first = 0
-        while todo and not sink.has_variables():       # the first result fixes the variables' shapes; it runs in a
-            _execute(fn, [todo.pop(0)], client, workers, sink.write, False, timeout=timeout,   # worker too
+    with _resumable(sink.status, int(n), store, "evaluations") if store is not None else contextlib.nullcontext():
+        if store is None or not parallel:                  # the driver keeps or writes every point
+            _execute(fn, todo, client, workers, sink.write, progress, timeout=timeout, isolate=isolate)
+        else:                                              # workers write their own points
+            first = 0
+            while todo and not sink.has_variables():       # the first result fixes the variables' shapes; it runs
+                _execute(fn, [todo.pop(0)], client, workers, sink.write, False, timeout=timeout,   # in a worker too
+                         isolate=isolate)
+                first += 1
+            runner = functools.partial(_run_and_write, path=sink.path, shape=shape)
+            _execute(fn, todo, client, workers, lambda index, st: None, progress, runner=runner, done_before=first,
+                     on_died=lambda task, error: sink.write(task.index, None, error), timeout=timeout,
                      isolate=isolate)
-            first += 1
-        runner = functools.partial(_run_and_write, path=sink.path, shape=shape)
-        _execute(fn, todo, client, workers, lambda index, st: None, progress, runner=runner, done_before=first,
-                 on_died=lambda task, error: sink.write(task.index, None, error), timeout=timeout, isolate=isolate)
     return _dataset(xr, grid, replicates, sink, attrs)
 
 
@@ -880,13 +893,15 @@ def _run_point(fn, task, limit_threads=True):
 
 
 def _write_ragged(group, index, outputs, error):
-    """Write point ``index`` into its own subgroup ``p{index}`` (any shapes), the status last."""
+    """Write point ``index`` into its own subgroup ``p{index}`` (any shapes; axis ``j`` of output ``k`` is the
+    dimension ``{k}_{j}``, so ``xarray.open_zarr(store, group="p{index}")`` reads it), the status last."""
     i = index[0]
     if outputs is not None:
         sub = group.require_group(f"p{i}")
         for k, v in outputs.items():
             arr = sub.create_array(k, shape=v.shape, dtype=v.dtype, overwrite=True,
-                                   chunks=v.shape if v.size else None)
+                                   chunks=v.shape if v.size else None,
+                                   dimension_names=[f"{k}_{j}" for j in range(v.ndim)])
             if v.size:
                 arr[...] = v
         group["status"][i:i + 1] = DONE
@@ -905,8 +920,63 @@ def _run_and_write_ragged(fn, task, path):
     return index, DONE if outputs is not None else FAILED
 
 
+@contextlib.contextmanager
+def _resumable(status, n, store, what="points"):
+    """Ctrl-C during a stored run: one line that says what is stored and how to resume (the workers are stopped)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        try:
+            done = f"{int(np.sum(status() == DONE))} of {n}"
+        except Exception:                      # a store cut mid-write: still say how to resume
+            done = f"? of {n}"
+        raise KeyboardInterrupt(f"interrupted: {done} {what} stored in {os.fspath(store)!r}; run the same command "
+                                "to resume") from None
+
+
+def _stack_points(group, n_points, coords):
+    """Beside the per-point subgroups of a finished store, every output that has one shape and dtype at all points,
+    stacked over the dimension ``point`` (axis ``j`` of output ``k``: ``{k}_{j}``) with the points' ``coords``
+    (numbers or strings per point) as its coordinates: ``xarray.open_zarr(store)`` reads them, and a finished store
+    reopens with one read per output. The attribute ``stacked`` (their names) is written last: a stacking cut short
+    is redone."""
+    outs = [{k: np.asarray(v[...]) for k, v in group[f"p{i}"].arrays()} for i in range(n_points)]
+    first = outs[0]
+    stacked = sorted(k for k in first if k not in _RESERVED and k != "point"
+                     and all(k in o and o[k].shape == first[k].shape and o[k].dtype == first[k].dtype for o in outs))
+    names = {k: (f"point_{k}" if k in first or k in _RESERVED else k) for k in coords}
+    for k, values in coords.items():
+        arr = group.create_array(names[k], shape=values.shape, dtype=str if values.dtype.kind in "US" else values.dtype,
+                                 dimension_names=["point"], overwrite=True)
+        arr[...] = values
+    for k in stacked:
+        values = np.stack([o[k] for o in outs])
+        arr = group.create_array(k, shape=values.shape, dtype=values.dtype, overwrite=True,
+                                 chunks=values.shape if values.size else None,
+                                 dimension_names=["point"] + [f"{k}_{j}" for j in range(values.ndim - 1)],
+                                 attributes={"coordinates": " ".join(names.values())} if names else None)
+        if values.size:
+            arr[...] = values
+    group.attrs["stacked"] = stacked
+
+
+def _point_coords(coords, n_points):
+    """Validated ``coords`` of :func:`run_points`: name → 1-d array of ``n_points`` numbers or strings."""
+    if coords is None:
+        return {}
+    if not isinstance(coords, dict) or not all(isinstance(k, str) and k for k in coords):
+        check.fail("coords", coords, "a dict of names to one number or string per point")
+    out = {}
+    for k, v in coords.items():
+        a = np.asarray(v)
+        if a.shape != (n_points,) or a.dtype.kind not in "biufU":
+            check.fail(f"coords[{k!r}]", v, f"a 1-d array of {n_points} numbers or strings (one per point)")
+        out[k] = a
+    return out
+
+
 def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=1, progress=False,
-               allow_mixed=False, source=None):
+               allow_mixed=False, source=None, coords=None):
     """Evaluate ``fn(i, rng=None)`` for ``i = 0 … n_points − 1`` (the points of an experiment); return
     the list of outputs in order.
 
@@ -914,6 +984,12 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
     go into a Zarr group as they finish, point ``i`` into its own subgroup ``p{i}`` (so concurrent
     writers never share a file) with ``status[i]`` written last; a re-run evaluates only the points
     not yet done. The runner knows nothing about experiments: ``fn`` carries its own seeds.
+
+    A finished store is readable by any Zarr tool: ``xarray.open_zarr(store)`` gives every output that has one
+    shape at all points as a variable over ``point`` (with ``coords`` as its coordinates) beside ``status`` and
+    ``error``; an output whose shape changes from point to point is read per point,
+    ``xarray.open_zarr(store, group="p7")``. Ctrl-C stops the workers and raises ``KeyboardInterrupt`` with one
+    line: how many points are stored, and that the same call resumes.
 
     Parameters
     ----------
@@ -932,6 +1008,9 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
     progress, allow_mixed : bool
     source : object, optional
         Whose source code is hashed into the store (default ``fn``).
+    coords : dict, optional
+        Name → one number or string per point (e.g. each point's ``D``, ``N``, ``P``): the coordinates of the
+        store's ``point`` dimension.
 
     Returns
     -------
@@ -944,6 +1023,7 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
     """
     n_points = check.positive_int("n_points", n_points)
     workers = check.positive_int("workers", workers)
+    coords = _point_coords(coords, n_points)
     tasks = [Task((i,), {"point": i}, 0, (0,)) for i in range(n_points)]
     code = _code_attrs(source if source is not None else fn, name, {"point": list(range(n_points))}, 1, 0)
     code.update(attrs or {})
@@ -964,19 +1044,25 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
     st = _Store(os.fspath(store), code, (n_points,), allow_mixed, dims=["point"], consolidated=False)
     status = st.status()
     todo = [t for t in tasks if status[t.index] != DONE]
-    print(f"{name}: {len(todo)} of {n_points} points to evaluate (store {os.fspath(store)})", file=sys.stderr)
-    if client is None and workers == 1:
-        _serial_points(fn, todo, functools.partial(_write_ragged, st.group), progress)
-    else:
-        runner = functools.partial(_run_and_write_ragged, path=st.path)
-        _execute(fn, todo, client, workers, lambda index, s: None, progress, runner=runner,
-                 on_died=lambda task, error: _write_ragged(st.group, task.index, None, error))
+    if todo:
+        print(f"{name}: {len(todo)} of {n_points} points to evaluate (store {os.fspath(store)})", file=sys.stderr)
+    with _resumable(st.status, n_points, store):
+        if client is None and workers == 1:
+            _serial_points(fn, todo, functools.partial(_write_ragged, st.group), progress)
+        elif todo:
+            runner = functools.partial(_run_and_write_ragged, path=st.path)
+            _execute(fn, todo, client, workers, lambda index, s: None, progress, runner=runner,
+                     on_died=lambda task, error: _write_ragged(st.group, task.index, None, error))
     status = st.status()
     errors = _decode_errors(st.group)
     if errors or not np.all(status == DONE):
         first = next(iter(errors.values()), "not evaluated")
         raise RuntimeError(f"{name}: {int(np.sum(status != DONE))} of {n_points} points are not done in store "
                            f"{os.fspath(store)!r}; first error: {first}")
+    if "stacked" not in st.group.attrs:
+        _stack_points(st.group, n_points, coords)
+        st.consolidated = True
+        st.consolidate()
     return read_points(store)
 
 
@@ -1003,16 +1089,19 @@ def read_points(store):
     if not isinstance(store, (str, os.PathLike)) or not os.path.isdir(store):
         check.fail("store", store, "the folder of an existing point store")
     try:
-        group = zarr.open_group(os.fspath(store), mode="r")
+        group = zarr.open_group(os.fspath(store), mode="r")     # consolidated metadata when finished
         status = np.asarray(group["status"][...])
         if status.ndim != 1:
             raise ValueError(f"its status has shape {status.shape}, not (n_points,): a sweep store? (load_sweep)")
         if not np.all(status == DONE):
             raise ValueError(f"{int(np.sum(status != DONE))} of {status.size} points are not done")
+        stacked = {k: np.asarray(group[k][...]) for k in group.attrs.get("stacked", [])}   # one read per output
         out = []
         for i in range(status.size):
             sub = group[f"p{i}"]
-            out.append({k: np.asarray(sub[k][...]) for k in sorted(sub.array_keys())})
+            point = {k: v[i, ...] for k, v in stacked.items()}
+            point.update({k: np.asarray(sub[k][...]) for k in sub.array_keys() if k not in stacked})
+            out.append({k: point[k] for k in sorted(point)})
     except (KeyError, TypeError, ValueError, AttributeError, RuntimeError, OSError) as err:  # zarr's errors among them
         raise ValueError(f"store {os.fspath(store)!r} is not a complete point store (written by run_points): "
                          f"{type(err).__name__}: {err}") from None

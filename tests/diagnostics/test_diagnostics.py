@@ -96,7 +96,8 @@ def test_diagnose_equals_the_single_measures():
     np.testing.assert_allclose(d.effective_rank, diagnostics.effective_rank(traj), rtol=1e-12)
     np.testing.assert_allclose(d.marginalised_rank, diagnostics.effective_rank(traj, skip=1), rtol=1e-12)
     np.testing.assert_allclose(d.stable_rank, diagnostics.stable_rank(traj), rtol=1e-12)
-    np.testing.assert_allclose(d.distance, diagnostics.subspace_distance(traj, traj[-1], rtol=0.05), atol=1e-12)
+    np.testing.assert_allclose(d.subspace_distance, diagnostics.subspace_distance(traj, traj[-1], rtol=0.05),
+                               atol=1e-12)
     np.testing.assert_allclose(d.max_angle, diagnostics.principal_angles(traj, traj[-1])[:, -1], atol=1e-12)
 
 
@@ -121,11 +122,11 @@ def test_a_matrix_whose_rank_grows_at_known_times():
     # ln t = ln T_k + width · ln(ρ/(1 − ρ)) exactly; the change point sits within one record of it
     rho = 0.1 * np.array([1.0, 2.0]) / np.array([2.0, 4.0])
     predicted = T_K[1:] * np.exp(0.05 * np.log(rho / (1 - rho)))
-    cp = d.transitions("distance", n=2, method="step")
+    cp = d.transitions("subspace_distance", n=2, method="step")
     assert np.all(np.abs(np.log(cp / predicted)) < np.log(spacing))
     # plateaus of the distance: exact values ‖σ outside‖ / ‖σ‖
     for t, level in [(5.0, np.sqrt(20 / 21)), (100.0, np.sqrt(20 / 21)), (1000.0, 4 / np.sqrt(21)), (5e4, 0.0)]:
-        assert d.distance[np.searchsorted(TIMES, t)] == pytest.approx(level, abs=1e-6)
+        assert d.subspace_distance[np.searchsorted(TIMES, t)] == pytest.approx(level, abs=1e-6)
     # equal final singular values: the stable rank Σσ²/σ_max² steps 1 → 2 → 3 by L_k² (L logistic), whose
     # steepest point in ln t is at L = 2/3, i.e. ln t = ln T_k + width · ln 2 (parabolic refinement: 1e-3)
     traj, ref = _growing_rank(0.3, final=(1.0, 1.0, 1.0))
@@ -232,7 +233,7 @@ def test_diagnose_with_the_top_k_on_large_matrices_equals_the_full_svd():
     top = diagnostics.diagnose(traj, rtol=1e-3, k=40, rng=1)            # randomised path (min(m, n) >= 256)
     np.testing.assert_allclose(top.stable_rank, full.stable_rank, rtol=1e-12)
     np.testing.assert_allclose(top.effective_rank, full.effective_rank, rtol=1e-9)
-    np.testing.assert_allclose(top.distance, full.distance, atol=1e-9)
+    np.testing.assert_allclose(top.subspace_distance, full.subspace_distance, atol=1e-9)
     # singular values to rtol 1e-8 or, for the smallest, the absolute accuracy ε‖M‖ of any SVD
     np.testing.assert_allclose(top.singular_values, full.singular_values[:, :40], rtol=1e-8, atol=1e-13)
 
@@ -277,6 +278,44 @@ def test_checkpoint_fallbacks_warn_and_say_how_the_order_was_decided(tmp_path):
     _save_run(other, ["run3_lr0001.npz", "run4_lr0001.npz"])
     with pytest.warns(UserWarning, match="several numbers"):
         assert list(diagnostics.load_checkpoints(other).steps) == [3, 4]
+
+
+@pytest.mark.parametrize("names, steps", [
+    (["ckpt_epoch=103_loss=9.79.npz", "ckpt_epoch=7_loss=12.5.npz"], [7, 103]),        # epoch= is a step word
+    (["run2_epoch=10.npz", "run2_epoch=20.npz"], [10, 20]),                             # the word beats the run number
+    (["epoch=0-step=500.npz", "epoch=1-step=1000.npz", "epoch=1-step=1500.npz"], [500, 1000, 1500]),   # Lightning
+    (["model_global_step_200.npz", "model_global_step_100.npz"], [100, 200]),
+    (["iter_3000_lr1e-4.npz", "iter_300_lr1e-4.npz"], [300, 3000]),
+    (["checkpoint-500.npz", "checkpoint-1000.npz"], [500, 1000]),                       # Hugging Face
+    (["split3_it40.npz", "split3_it8.npz"], [8, 40]),                                   # no "it" inside a word
+])
+def test_common_checkpoint_names_give_their_steps_without_warning(tmp_path, names, steps):
+    import warnings
+    W = _save_run(tmp_path, names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run = diagnostics.load_checkpoints(tmp_path)
+    np.testing.assert_array_equal(run.steps, steps)
+    order = np.argsort([names.index(f.split("/")[-1]) for f in run.files])
+    np.testing.assert_array_equal(run["W"][order], W)
+
+
+def test_checkpoint_warnings_are_one_short_line(tmp_path):
+    """30 guessed names gave a 3,474-character warning listing every file; now one line with an example."""
+    _save_run(tmp_path, [f"run{i}_lr{i + 100}.npz" for i in range(30)] + ["final.npz"])
+    with pytest.warns(UserWarning) as caught:
+        run = diagnostics.load_checkpoints(tmp_path)
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    assert "\n" not in text and len(text) < 300, text
+    assert "30 file name(s)" in text and "1 file(s) without" in text and "step=REGEX" in text
+    np.testing.assert_array_equal(run.steps, list(range(30)) + [30])
+
+
+def test_empty_checkpoint_folder_is_named_empty(tmp_path):
+    (tmp_path / "notes.txt").write_text("no checkpoints here")
+    with pytest.raises(ValueError, match="this folder has none"):
+        diagnostics.load_checkpoints(tmp_path)
 
 
 @pytest.mark.parametrize("case", ["duplicate", "complex", "empty", "truncated", "disjoint", "object"])
@@ -324,4 +363,4 @@ def test_trivially_zero_subspace_distance_warns():
     M = RNG.standard_normal((5, 4, 4))
     with pytest.warns(UserWarning, match="pass\\s+rtol"):
         d = diagnostics.diagnose(M)
-    assert np.all(d.distance <= 1e-12)
+    assert np.all(d.subspace_distance <= 1e-12)

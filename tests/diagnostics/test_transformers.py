@@ -38,7 +38,7 @@ def test_emergence_reads_known_times_from_a_synthetic_run():
     # scale-free, so a uniform shrink of the bulk is no dip (marginalised rank 2 throughout)
     assert e.dip_depth[0] == pytest.approx(0.0, abs=1e-9)
     # the distance is 0 from record 30 on and falls monotonically before: half-way before record 30
-    assert e.distance[30:, 0] == pytest.approx(0.0, abs=1e-12)
+    assert e.subspace_distance[30:, 0] == pytest.approx(0.0, abs=1e-12)
     assert 10.0 <= e.distance_step[0] < 310.0
 
 

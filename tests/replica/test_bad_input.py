@@ -34,6 +34,11 @@ ROWS = [
                                                       law="mp", P_range=(1.0, 100.0), n_scan=4),
         dict(pb="problem", beta="positive_inf", lam="nonneg", level="positive", model="model", law="choice",
              n_scan="posint")),
+    Row("diversity_transition", replica.diversity_transition,
+        dict(pb=PB, P=20, lam=0.1, K_values=[1, 2, 4], level=0.5, beta=np.inf, model="full", law="mp", n_pools=2,
+             rng=0),
+        dict(pb="problem", P="positive", lam="nonneg", K_values="intlist", level="positive", beta="positive_inf",
+             model="model", law="choice", n_pools="posint", rng="seed")),
 ]
 
 ROWS += [
@@ -77,7 +82,7 @@ ROWS += [
 
 NOT_INPUTS = {"AsymptoticErrors", "RidgeSolution", "GibbsAverages", "DatasetAverage", "StationaryTheory",
               "StationaryCurve", "OrderParameters", "PoolErrors", "LearnerTheory", "FeatureTheory",
-              "KernelRidgeSolution"}
+              "KernelRidgeSolution", "DiversityTransition"}
 test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
     ROWS, replica, NOT_INPUTS)
 

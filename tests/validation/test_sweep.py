@@ -356,3 +356,109 @@ def test_a_point_that_hangs_is_stopped_at_its_timeout(tmp_path, workers, stored)
     assert ds["status"].values[:, 0].tolist() == [sw.DONE, sw.FAILED, sw.DONE]
     assert str(ds["error"].values[1, 0]).startswith("Timeout: the point ran longer than timeout = 2 s")
     assert starts.read_text().count("start") == 1
+
+
+def test_an_experiment_store_is_an_xarray_dataset_over_its_points(tmp_path):
+    """A figure's ragged point store: ``xarray.open_zarr`` reads every output as a variable over ``point`` with the
+    points' ``D``, ``N``, ``P`` as coordinates (no warning), a point's group reads alone, and reopening the finished
+    store evaluates nothing and gives the same result (one read per output)."""
+    import warnings
+
+    from validation.experiments import base
+
+    store = str(tmp_path / "fig5")
+    first = base.run("gaps_long_time", "smoke", store=store, progress=False)
+    exp = base.get("gaps_long_time")
+    pts = exp.points(exp.settings("smoke"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = xr.open_zarr(store).load()
+        p1 = xr.open_zarr(store, group="p1").load()
+    outputs = sw.read_points(store)
+    assert ds.sizes["point"] == len(pts) == len(outputs)
+    # the points' D, N, P are coordinates; P is also an output of each point, so its coordinate is point_P
+    assert list(ds["point_P"].values) == [p["P"] for p in pts] and list(ds["D"].values) == [p["D"] for p in pts]
+    assert {"D", "N", "point_P"} <= set(ds["gap_mean"].coords) and ds["gap_mean"].dims[0] == "point"
+    for i, out in enumerate(outputs):
+        for k, v in out.items():
+            np.testing.assert_array_equal(ds[k].values[i], v)
+    for k, v in outputs[1].items():
+        np.testing.assert_array_equal(p1[k].values, v)
+    calls = []
+    orig = sw._run_point
+    try:
+        sw._run_point = lambda fn, t, **kw: calls.append(t) or orig(fn, t, **kw)
+        again = base.run("gaps_long_time", "smoke", store=store, progress=False)
+    finally:
+        sw._run_point = orig
+    assert calls == []
+    for k, v in first.data.items():
+        np.testing.assert_array_equal(again.data[k], v)
+
+
+_CTRL_C = """
+import os, sys, time
+import numpy as np
+from validation import sweeps as sw
+def f(i, rng=None):
+    with open(os.path.join({pids!r}, str(os.getpid())), "w"):
+        pass
+    time.sleep(0.2 if i < 3 or os.environ.get("FAST") else 60.0)
+    return {{"y": np.array(float(i))}}
+try:
+    sw.run_points(f, 10, "ctrl_c", store={store!r}, workers=2)
+except KeyboardInterrupt as err:
+    print(err, file=sys.stderr)
+    sys.exit(130)
+print("done", file=sys.stderr)
+"""
+
+
+def test_ctrl_c_leaves_one_line_no_worker_and_a_store_that_resumes(tmp_path):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) during a stored run on two workers: one line
+    saying how many points are stored and how to resume (it was a 44-line traceback and a distributed
+    CancelledError), the workers gone, and the same call completes the store."""
+    import re
+    import signal
+    import time
+
+    import zarr
+
+    pids, store = tmp_path / "pids", str(tmp_path / "store")
+    pids.mkdir()
+    script = _CTRL_C.format(pids=str(pids), store=store)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    run = subprocess.Popen([sys.executable, "-c", script], env=env, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not os.path.exists(os.path.join(store, "p2")):
+        time.sleep(0.2)
+    time.sleep(1.0)                                   # points 0-2 stored, two points of 60 s running
+    os.killpg(run.pid, signal.SIGINT)
+    _, err = run.communicate(timeout=30)
+    lines = err.strip().splitlines()
+    assert run.returncode == 130 and len(lines) == 2 and lines[0].startswith("ctrl_c: 10 of 10 points"), err
+    m = re.fullmatch(r"interrupted: (\d+) of 10 points stored in '(.*)'; run the same command to resume", lines[1])
+    assert m and m.group(2) == store, lines[1]
+    stored = int(np.sum(np.asarray(zarr.open_group(store, mode="r")["status"][...]) == sw.DONE))
+    assert int(m.group(1)) == stored >= 3
+    workers = [int(p.name) for p in pids.iterdir()]
+    deadline = time.time() + 5.0
+    while time.time() < deadline and any(os.path.exists(f"/proc/{p}") for p in workers):
+        time.sleep(0.1)
+    assert not [p for p in workers if os.path.exists(f"/proc/{p}")], "workers left running"
+    done = subprocess.run([sys.executable, "-c", script], env={**env, "FAST": "1"}, stderr=subprocess.PIPE,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and f"{10 - stored} of 10 points to evaluate" in done.stderr, done.stderr
+    assert [float(o["y"]) for o in sw.read_points(store)] == [float(i) for i in range(10)]
+
+
+def test_the_command_line_says_interrupted_in_one_line(tmp_path):
+    script = ("import sys\nfrom validation import gallery\nfrom validation.app import cli\n"
+              "def make(*a, **k):\n    raise KeyboardInterrupt('interrupted: 3 of 12 points stored in \\'x\\'; run "
+              "the same command to resume')\ngallery.make = make\nsys.exit(cli.main(['figures', 'fig5', '--smoke', "
+              f"'--out', {str(tmp_path)!r}]))\n")
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 130, res.stderr
+    assert res.stderr.strip() == ("linattn: error: interrupted: 3 of 12 points stored in 'x'; run the same command "
+                                  "to resume")

@@ -44,9 +44,7 @@ def _figures(args):
     from .. import gallery as figures
 
     if args.list:
-        for name, fig in figures.registry().items():
-            files = f"  (writes {', '.join(fig.stems)}; each name is accepted)" if fig.files else ""
-            print(f"{name:22s} {fig.title}{files}")
+        print(figures.listing())
         return 0
     if not figures.names():
         print("no figures are registered yet")
@@ -337,7 +335,7 @@ def main(argv=None) -> int:
     int
         0 on success, 1 when a validation comparison fails, 2 on bad input, 3 on a solver that did
         not converge, 4 on an operating-system error, 5 when memory runs out, 6 when an optional
-        extra is missing.
+        extra is missing, 130 on Ctrl-C (``interrupted: …``; a run with ``--store`` resumes when run again).
     """
     import warnings
 
@@ -357,6 +355,8 @@ def main(argv=None) -> int:
         code, message = 6, str(err)
     except MemoryError:
         code, message = 5, "out of memory (reduce the sizes or set LINATTN_MEMORY_LIMIT)"
+    except KeyboardInterrupt as err:     # Ctrl-C: one line (a stored run says how much is kept and how to resume)
+        code, message = 130, str(err) or "interrupted"
     finally:
         warnings.formatwarning = saved
     print(f"linattn: error: {' '.join(message.split())}", file=sys.stderr)

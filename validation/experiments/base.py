@@ -478,6 +478,20 @@ def _point_task(name, settings, point, rng=None):
     return exp.compute(s, exp.points(s)[point])
 
 
+def point_coords(points):
+    """The fields that every point has as a number (or every point as a string): the coordinates of a store's
+    ``point`` dimension (:func:`validation.sweeps.run_points`), e.g. ``D``, ``N``, ``P`` of each point."""
+    keys = set.intersection(*(set(p) for p in points)) if points else set()
+    out = {}
+    for k in sorted(keys):
+        values = [p[k] for p in points]
+        numbers = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+                      for v in values)
+        if numbers or all(isinstance(v, str) for v in values):
+            out[k] = np.asarray(values)
+    return out
+
+
 def run(experiment, mode="quick", settings=None, store=None, client=None, workers=1, progress=True,
         allow_mixed=False) -> Result:
     """Run an experiment: every point, then :meth:`Experiment.assemble`.
@@ -490,7 +504,9 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
     settings : Settings or dict, optional
         Settings of your own (e.g. ``Exp.settings("quick", n_datasets=50)``).
     store : str, optional
-        Zarr folder: each point is written as it finishes and a re-run resumes (optional extra ``[dask]``).
+        Zarr folder: each point is written as it finishes and a re-run resumes (optional extra ``[dask]``); a
+        finished store is an ``xarray.open_zarr`` dataset over ``point`` (:func:`validation.sweeps.run_points`).
+        Ctrl-C raises ``KeyboardInterrupt`` saying how many points are stored; the same call resumes.
     client : dask.distributed.Client, optional
         Evaluate the points on this cluster.
     workers : int
@@ -502,6 +518,13 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
     Returns
     -------
     Result
+
+    Examples
+    --------
+    >>> import validation
+    >>> r = validation.run_experiment("spectra", "smoke", progress=False)   # settings → points → result
+    >>> r.experiment, r.mode
+    ('spectra', 'smoke')
     """
     from ..sweeps import run_points
 
@@ -535,6 +558,6 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
         outputs = run_points(fn, len(pts), name=f"{exp.name}:{label}",
                              attrs={"settings": json.dumps(_jsonable(dict(s)))},
                              store=store, client=client, workers=workers, progress=progress, allow_mixed=allow_mixed,
-                             source=type(exp))
+                             source=type(exp), coords=point_coords(pts))
     data, meta = exp.assemble(s, outputs)
     return Result(exp.name, label, dict(s), data, meta)

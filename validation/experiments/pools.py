@@ -46,7 +46,8 @@ class PoolAverage:
 
     def __repr__(self):
         return (f"PoolAverage({self.test.size} datasets: test {self.test_mean:.6g} ± {self.test_se:.2g}, "
-                f"test_idg {self.test_idg_mean:.6g} ± {self.test_idg_se:.2g}, train {self.train_mean:.6g})")
+                f"test_idg {self.test_idg_mean:.6g} ± {self.test_idg_se:.2g}, train {self.train_mean:.6g} ± "
+                f"{self.train_se:.2g})")
 
     @property
     def test_mean(self) -> float:
@@ -67,6 +68,10 @@ class PoolAverage:
     @property
     def test_idg_se(self) -> float:
         return mean_se(self.test_idg, single=np.nan)[1]
+
+    @property
+    def train_se(self) -> float:
+        return mean_se(self.train, single=np.nan)[1]
 
 
 def pool_average(pb, P, lam, n_datasets=20, model="reduced", rng=0, progress=False) -> PoolAverage:

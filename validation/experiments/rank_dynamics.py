@@ -237,11 +237,11 @@ def distance_falls(r: RankDynamics, diag) -> np.ndarray:
     """
     _checked(r, diag)
     entering = np.flatnonzero(np.isfinite(r.t_enter))
-    start = int(np.argmax(diag.distance))
+    start = int(np.argmax(diag.subspace_distance))
     out = []
     for a in entering[np.argsort(r.t_enter[entering])]:
         mid = 0.5 * (r.distance_levels[a] + r.distance_levels[a + 1])
-        out.append(crossing_times(r.times[start:], diag.distance[start:], mid, below=True))
+        out.append(crossing_times(r.times[start:], diag.subspace_distance[start:], mid, below=True))
     return np.array(out, dtype=float)
 
 
@@ -340,7 +340,7 @@ def checks(r: RankDynamics, lr=0.05, record=20, parameters="") -> list:
         row(f"loss curvature: onset of drop {a + 1} (deepest minimum of d²lnE/d(ln t)²)",
             f"{te:.2f} (closed form; t½ − τ = {r.t_half[a] - r.tau[a]:.2f})", f"SGD {m:.2f} ± {se:.2f}",
             abs(m - te) <= slack, "SGD within 4 s.e. + ηb·t + one record + two grid steps")
-    after = [np.interp(falls_flow[j] * (1 + 3 * g), r.times, r.flow.distance) for j in range(len(entering))]
+    after = [np.interp(falls_flow[j] * (1 + 3 * g), r.times, r.flow.subspace_distance) for j in range(len(entering))]
     levels = r.distance_levels[modes + 1]
     dev = np.max(np.abs(np.array(after) - levels)) if len(after) else 0.0
     row("subspace distance plateaus after each entry", ", ".join(f"{v:.4f}" for v in levels),

@@ -56,6 +56,26 @@ _SEED_SETTINGS = dict(model="full", beta=BETA, lam=LAM)
 
 @dataclass(frozen=True, eq=False)
 class StationarySweep:
+    """Stationary errors along ``P`` from the three routes (:func:`stationary_sweep`): the replica theory, exact
+    Gibbs averages over datasets, Langevin chains, and the boundary ``P*`` of each.
+
+    Attributes
+    ----------
+    D, N : int
+    model : str
+    beta, lam : float
+    P_theory, theory_train, theory_test : ndarray
+        The theory's grid and ``⟨E_t⟩``, ``⟨E_g⟩``.
+    P_exact, exact_train, exact_train_se, exact_test, exact_test_se : ndarray
+        Exact Gibbs averages over datasets: grid, means and standard errors.
+    P_sim, sim_train, sim_train_se, sim_test, sim_test_se : ndarray
+        Langevin simulations: grid, means and standard errors.
+    sim_dt : ndarray
+        The Langevin step used at each simulated ``P``.
+    P_star_theory, P_star_exact, P_star_sim : float or None
+        ``P*`` of each route (:func:`linattn.transition_point`; ``None``: no crossing in the grid).
+    """
+
     D: int
     N: int
     model: str

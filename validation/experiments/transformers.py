@@ -48,7 +48,7 @@ class ICLEmergence(Experiment):
         run = train_attention_only(point["task"], point["layers"], rng=point["seed"], **s[point["task"]])
         ev = emergence(run)
         return dict(steps=run.steps, baseline=float(run.metrics["baseline"][0]), loss=run.loss,
-                    marginalised=ev.marginalised, distance=ev.distance, loss_step=ev.loss_step,
+                    marginalised=ev.marginalised, distance=ev.subspace_distance, loss_step=ev.loss_step,
                     loss_steepest=ev.loss_steepest, distance_step=ev.distance_step, dip_step=ev.dip_step,
                     dip_depth=ev.dip_depth)
 

@@ -114,6 +114,33 @@ def registry() -> dict[str, Figure]:
     return dict(sorted(_REGISTRY.items(), key=lambda kv: (kv[1].order, kv[0])))
 
 
+def points(name: str, mode: str) -> int:
+    """The number of points (independent units of work) of figure ``name``'s experiment in ``mode``."""
+    from ..experiments.base import get
+
+    exp = get(registry()[name].experiment)
+    return len(exp.points(exp.settings(mode)))
+
+
+def listing() -> str:
+    """``linattn figures --list``: each figure, its title, the points of its experiment and what it costs (quick
+    and full, seconds measured on 2 cores: :data:`validation.gallery.costs.COSTS`)."""
+    from .costs import COSTS
+
+    def cost(seconds):
+        return "—" if seconds is None else (f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min")
+
+    rows = [f"{'figure':22s} {'points quick/full':>17s} {'quick':>7s} {'full':>7s}  title"]
+    for name, fig in registry().items():
+        quick, full = COSTS.get(name, (None, None))
+        files = f"  (writes {', '.join(fig.stems)}; each name is accepted)" if fig.files else ""
+        counts = f"{points(name, 'quick')}/{points(name, 'full')}"
+        rows.append(f"{name:22s} {counts:>17s} {cost(quick):>7s} {cost(full):>7s}  {fig.title}{files}")
+    note = ("costs: seconds on 2 cores (AMD EPYC), one figure at a time, its experiment's points in one process; "
+            "— not measured. A full run takes --store DIR --workers N to spread its points and to resume.")
+    return "\n".join(rows) + "\n\n" + note
+
+
 def names() -> list[str]:
     """Names of the registered figures.
 
@@ -135,7 +162,16 @@ def _importable(module):
 
 def _run_one(name, out_dir, mode, progress, store, workers=1, scheduler=None):
     """Run one registered figure (module-level, so that worker processes can call it): its experiment
-    (through a point store in ``store/<experiment>/<mode>`` when ``store`` is given), then the drawing."""
+    (through a point store in ``store/<experiment>/<mode>`` when ``store`` is given), then the drawing; return the
+    paths written and the seconds it took."""
+    import time
+
+    start = time.perf_counter()
+    paths = _draw_one(name, out_dir, mode, progress, store, workers, scheduler)
+    return paths, time.perf_counter() - start
+
+
+def _draw_one(name, out_dir, mode, progress, store, workers, scheduler):
     fig = registry()[name]
     if fig.requires and not _importable(fig.requires):
         import sys
@@ -271,13 +307,23 @@ def _parallel(selected, out_dir, mode, store, jobs):
 
     from loky import ProcessPoolExecutor
 
-    from ..sweeps import worker_env  # one BLAS/OpenMP/numba thread per worker
+    from ..sweeps import _die_with_parent, worker_env  # one BLAS/OpenMP/numba thread per worker
 
     order = sorted(selected, key=lambda n: LONG_FIRST.index(n) if n in LONG_FIRST else len(LONG_FIRST))
-    with worker_env(), ProcessPoolExecutor(jobs) as ex:
-        futures = {ex.submit(_run_one, name, out_dir, mode, False, store): name for name in order}
-        for fut in as_completed(futures):
-            yield futures[fut], fut.result()
+    with worker_env():
+        ex = ProcessPoolExecutor(jobs, initializer=_die_with_parent, initargs=(os.getpid(),))
+        try:
+            futures = {ex.submit(_run_one, name, out_dir, mode, False, store): name for name in order}
+            for fut in as_completed(futures):
+                yield futures[fut], fut.result()
+        except KeyboardInterrupt:     # the workers ignore Ctrl-C: stop them, say what is kept
+            ex.shutdown(wait=False, kill_workers=True)
+            raise KeyboardInterrupt("interrupted" + (f": the points finished are stored under {store!r}; run the same "
+                                                     "command to resume" if store else "")) from None
+        except BaseException:         # a failed figure: no worker keeps computing
+            ex.shutdown(wait=False, kill_workers=True)
+            raise
+        ex.shutdown(wait=True)
 
 
 def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, store: str | None = None,
@@ -341,8 +387,8 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, sto
         done = _parallel(selected, out_dir, mode, store, jobs)
     from tqdm import tqdm
 
-    for name, paths in tqdm(done, total=len(selected), desc="figures", disable=not progress or jobs == 1):
-        _record(out_dir, name, paths, mode)
+    for name, (paths, seconds) in tqdm(done, total=len(selected), desc="figures", disable=not progress or jobs == 1):
+        _record(out_dir, name, paths, mode, seconds)
         written += paths
     write_gallery(out_dir)
     return written
@@ -380,8 +426,9 @@ def _read_manifest(out_dir) -> dict:
     return good
 
 
-def _record(out_dir, name, paths, mode):
-    """Note in ``manifest.json`` which files figure ``name`` wrote, in which mode (for the gallery)."""
+def _record(out_dir, name, paths, mode, seconds=None):
+    """Note in ``manifest.json`` which files figure ``name`` wrote, in which mode and in how many seconds (for the
+    gallery and for :data:`COSTS`)."""
     import json
     import time
 
@@ -389,6 +436,8 @@ def _record(out_dir, name, paths, mode):
     manifest = _read_manifest(out_dir)
     manifest[name] = {"files": [os.path.basename(p) for p in paths], "mode": mode,
                       "generated": time.strftime("%Y-%m-%d %H:%M:%S")}
+    if seconds is not None:
+        manifest[name]["seconds"] = round(float(seconds), 1)
     with open(path, "w") as fh:
         json.dump(manifest, fh, indent=1)
 

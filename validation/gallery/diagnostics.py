@@ -62,9 +62,9 @@ def _plot(d):
     ax.set_ylabel(r"effective rank of $\Gamma$, $\exp H(\sigma/\Sigma\sigma)$")
     ax.set_title(r"effective rank")
     ax = axes[2]
-    ax.plot(t, d["closed_distance"], **closed)
-    ax.plot(t, d["random_distance"], **random)
-    for y in d["sgd_distance"]:
+    ax.plot(t, d["closed_subspace_distance"], **closed)
+    ax.plot(t, d["random_subspace_distance"], **random)
+    for y in d["sgd_subspace_distance"]:
         ax.plot(t, y, **sgd)
     for te in d["t_enter"][np.isfinite(d["t_enter"])]:
         ax.axvline(te, color="C0", ls="--", lw=0.8)

@@ -23,7 +23,19 @@ from linattn.results import short_repr
 
 @dataclass(frozen=True, eq=False)
 class AttentionRun:
-    """``W`` at the recorded steps (``len(steps) × (D+1) × (D+1)``) and the training losses."""
+    """``W`` at the recorded steps (``len(steps) × (D+1) × (D+1)``) and the training losses.
+
+    Attributes
+    ----------
+    steps : ndarray (T,)
+        Recorded steps.
+    W : ndarray (T, D+1, D+1)
+        The attention matrix at each recorded step.
+    train : ndarray (T,)
+        Training losses.
+    loss_gradient_W12_W22 : float
+        The largest ``|∂(data loss)/∂W12|``, ``|∂/∂W22|`` seen over the run.
+    """
 
     __repr__ = short_repr
 

@@ -21,7 +21,16 @@ from linattn.results import short_repr
 @dataclass(frozen=True, eq=False)
 class DescentRun:
     """``steps`` recorded; ``train``, ``test``: arrays (len(steps), n_init) over the initialisations;
-    ``train_mean``, ``train_sd``, ``test_mean``, ``test_sd``: their statistics per step."""
+    ``train_mean``, ``train_sd``, ``test_mean``, ``test_sd``: their statistics per step.
+
+    Attributes
+    ----------
+    steps : ndarray (T,)
+        Recorded steps.
+    train, test : ndarray (T, n_init)
+        Errors over the initialisations (properties ``train_mean``, ``train_sd``, ``test_mean``, ``test_sd``: their
+        statistics per step).
+    """
 
     __repr__ = short_repr
 

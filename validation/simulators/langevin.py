@@ -640,6 +640,16 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
     Returns
     -------
     LangevinResult
+
+    Examples
+    --------
+    >>> import linattn, validation
+    >>> pb = linattn.Problem(4, 8, 0.1)
+    >>> run = validation.langevin(pb.sample(40, rng=0), pb, 1e3, 0.01, n_equilibrate=2000, n_samples=5, stride=200)
+    >>> run.train.shape, run.equilibrated           # (chains, samples); exact Gibbs averages beside them
+    ((1, 5), True)
+    >>> bool(abs(run.train.mean() - run.exact_train) < 5 * run.train_se_exact)
+    True
     """
     validate.problem_data(data, pb, model)
     n_equilibrate = check.nonneg_int("n_equilibrate", n_equilibrate)

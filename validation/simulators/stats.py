@@ -91,7 +91,18 @@ def integrated_time(x, c: float = WINDOW_C) -> float:
 @dataclass(frozen=True)
 class MeanEstimate:
     """Mean of samples, its s.e. ``sd·√(τ/N)``, the integrated time ``τ`` (in samples), and
-    ``reliable``: every chain is at least ``TOL · τ`` samples long."""
+    ``reliable``: every chain is at least ``TOL · τ`` samples long.
+
+    Attributes
+    ----------
+    mean : float
+    se : float
+        ``sd·√(τ/N)``.
+    tau : float
+        Integrated autocorrelation time (samples).
+    reliable : bool
+        Every chain is at least ``TOL · τ`` samples long.
+    """
 
     __repr__ = short_repr
 
