@@ -129,7 +129,7 @@ class DiversityTransition:
     model: str
 
 
-def diversity_transition(pb, P, lam, K_values=None, level=0.5, beta=np.inf, model="full", law="finite", n_pools=16,
+def diversity_transition(pb, P, beta, lam, K_values=None, level=0.5, model="full", law="finite", n_pools=16,
                          rng=0) -> DiversityTransition:
     r"""``K*``: the pool size where the pool advantage ``A(K) = 1 − E_IDG/E_ICL`` crosses ``level`` (module
     docstring), with the curve it is read from.
@@ -143,6 +143,8 @@ def diversity_transition(pb, P, lam, K_values=None, level=0.5, beta=np.inf, mode
         ``D``, ``N``, the noise and the link; its ``tasks`` must be ``None`` (``K`` is what varies).
     P : float
         Training prompts (``>= 1``).
+    beta : float
+        Inverse temperature (``numpy.inf``: the ridge solution).
     lam : float or (float, float)
         Weight decay, as in :func:`replica.stationary`.
     K_values : array_like of int, optional
@@ -150,8 +152,6 @@ def diversity_transition(pb, P, lam, K_values=None, level=0.5, beta=np.inf, mode
         theory is of order ``D``).
     level : float
         In ``(0, 1)``; default ½.
-    beta : float
-        Inverse temperature (default ``inf``: the ridge solution).
     model : {"full", "reduced"}
         Default ``"full"`` (Lu et al.'s model, where the pool theory was derived).
     law : {"finite", "mp", "factor"}
@@ -165,8 +165,8 @@ def diversity_transition(pb, P, lam, K_values=None, level=0.5, beta=np.inf, mode
 
     Examples
     --------
-    >>> import linattn, replica
-    >>> tr = replica.diversity_transition(linattn.Problem(10, 20, 0.1), 1000, 0.01, K_values=[2, 5, 10, 20, 40])
+    >>> import numpy as np, linattn, replica
+    >>> tr = replica.diversity_transition(linattn.Problem(10, 20, 0.1), 1000, np.inf, 0.01, K_values=[2, 5, 10, 20, 40])
     >>> 5 < tr.K_star < 40
     True
     """

@@ -217,7 +217,7 @@ def test_against_raw_tokens_D10():
     _assert_within(_monte_carlo(pb, G, 40_000, rng, N_test=30, batch=4000), kernel_test_error(pb, G, N_test=30),
                    "D=10 trained fresh")
     W = rng.standard_normal((5, D))
-    _assert_within(_monte_carlo(pb, G, 40_000, rng, pool=W, batch=4000), kernel_test_error(pb, G, pool=W),
+    _assert_within(_monte_carlo(pb, G, 40_000, rng, tasks=W, batch=4000), kernel_test_error(pb, G, pool=W),
                    "D=10 trained pool")
 
 

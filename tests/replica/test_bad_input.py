@@ -35,9 +35,9 @@ ROWS = [
         dict(pb="problem", beta="positive_inf", lam="nonneg", level="positive", model="model", law="choice",
              n_scan="posint")),
     Row("diversity_transition", replica.diversity_transition,
-        dict(pb=PB, P=20, lam=0.1, K_values=[1, 2, 4], level=0.5, beta=np.inf, model="full", law="mp", n_pools=2,
+        dict(pb=PB, P=20, beta=np.inf, lam=0.1, K_values=[1, 2, 4], level=0.5, model="full", law="mp", n_pools=2,
              rng=0),
-        dict(pb="problem", P="positive", lam="nonneg", K_values="intlist", level="positive", beta="positive_inf",
+        dict(pb="problem", P="positive", beta="positive_inf", lam="nonneg", K_values="intlist", level="positive",
              model="model", law="choice", n_pools="posint", rng="seed")),
 ]
 

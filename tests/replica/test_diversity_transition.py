@@ -12,7 +12,7 @@ PB = linattn.Problem(10, 20, 0.1)
 
 
 def test_k_star_is_where_the_theory_crosses_the_level():
-    tr = replica.diversity_transition(PB, 1000, 0.01, K_values=[2, 4, 8, 16, 32, 64])
+    tr = replica.diversity_transition(PB, 1000, np.inf, 0.01, K_values=[2, 4, 8, 16, 32, 64])
     assert tr.K.dtype == np.int64 and isinstance(tr.K_star, float) and tr.level == 0.5
     assert np.all(np.diff(tr.advantage) < 0) and 0 < tr.advantage[-1] < 0.5 < tr.advantage[0] < 1
     np.testing.assert_allclose(tr.advantage, 1 - tr.test_idg / tr.test, rtol=0, atol=0)
@@ -31,7 +31,7 @@ def test_k_star_is_where_the_theory_crosses_the_level():
 
 
 def test_no_crossing_in_the_grid_is_none():
-    tr = replica.diversity_transition(PB, 1000, 0.01, K_values=[1, 2])
+    tr = replica.diversity_transition(PB, 1000, np.inf, 0.01, K_values=[1, 2])
     assert tr.K_star is None and np.all(tr.advantage > 0.5)
 
 
@@ -47,6 +47,6 @@ def test_no_crossing_in_the_grid_is_none():
     (dict(K_values=np.arange(1, 10**6)), "K_values"),
 ])
 def test_bad_input_names_the_argument(kwargs, name):
-    args = dict(pb=PB, P=1000, lam=0.01) | kwargs
+    args = dict(pb=PB, P=1000, beta=np.inf, lam=0.01) | kwargs
     with pytest.raises(ValueError, match=name):
         replica.diversity_transition(**args)

@@ -115,7 +115,18 @@ def registry() -> dict[str, Figure]:
 
 
 def points(name: str, mode: str) -> int:
-    """The number of points (independent units of work) of figure ``name``'s experiment in ``mode``."""
+    """The number of points (independent units of work) of figure ``name``'s experiment in ``mode``.
+
+    Parameters
+    ----------
+    name : str
+        A registered figure.
+    mode : {"smoke", "quick", "full"}
+
+    Returns
+    -------
+    int
+    """
     from ..experiments.base import get
 
     exp = get(registry()[name].experiment)
@@ -124,7 +135,13 @@ def points(name: str, mode: str) -> int:
 
 def listing() -> str:
     """``linattn figures --list``: each figure, its title, the points of its experiment and what it costs (quick
-    and full, seconds measured on 2 cores: :data:`validation.gallery.costs.COSTS`)."""
+    and full, seconds measured on 2 cores: :data:`validation.gallery.costs.COSTS`).
+
+    Returns
+    -------
+    str
+        One line per figure and a note on how the costs were measured.
+    """
     from .costs import COSTS
 
     def cost(seconds):

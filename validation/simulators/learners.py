@@ -446,7 +446,7 @@ def _prompt_floats(pb, tasks):
 def _prompts(pb, n, gen, tasks):
     if tasks is None:
         return dataclasses.replace(pb, tasks=None).sample(n, gen)
-    return sampling.sample_tokens(dataclasses.replace(pb, w=None), n, gen,
+    return sampling.sample_tokens(dataclasses.replace(pb, tasks=None), n, gen,
                                   tasks[gen.integers(0, tasks.shape[0], n)]).prompts()
 
 
