@@ -97,6 +97,7 @@ from scipy import special
 
 import linattn
 from linattn import check, links, sampling, validate
+from linattn import readout as readout_class
 from linattn.errors import ConvergenceError
 from linattn.numerics import quadrature
 from linattn.numerics.stats import mean_se
@@ -105,7 +106,9 @@ from linattn.results import short_repr
 from .kernel_theory import ridge_law
 from .learners import learner_arguments
 
-READOUTS = ("optimal", "linear")
+READOUTS = ("trained", "optimal", "linear")
+#: the readouts of a given Γ (:func:`readout_error`)
+GIVEN_GAMMA_READOUTS = ("optimal", "linear")
 LAWS = ("gaussian", "finite")
 DECAYS = ("balanced", "plain")
 #: Hermite orders summed in the Gaussian formula (the remainder is bounded by ``r^{2(K+1)}`` times the tail mass)
@@ -332,7 +335,7 @@ def readout_error(pb, overlaps, readout="optimal") -> float:
         ``pb`` with anisotropic inputs or a task pool, or ``overlaps`` not an :class:`Overlaps`.
     """
     _isotropic(pb, "readout_error")
-    check.choice("readout", readout, READOUTS)
+    check.choice("readout", readout, GIVEN_GAMMA_READOUTS)
     if not isinstance(overlaps, Overlaps):
         check.fail("overlaps", overlaps, "an Overlaps (replica.feature_theory.gamma_overlaps)")
     V = pb.label_variance
@@ -352,6 +355,8 @@ N_T = 241
 T_WIDTH = 8.0
 #: Gauss–Hermite nodes of the conditional mean of a smooth link (error < 3e-5 for tanh at conditional s.d. 1.2)
 N_Z = 24
+#: Gauss–Hermite nodes in ``t`` of each test component's own law (:func:`_component_terms`)
+N_GH_T = 64
 
 
 def _normal_rule(n):
@@ -466,6 +471,23 @@ def mixture_memory(link, n, n_t, n_z, arguments):
                  + ("" if closed else f" ({n_z} Gauss–Hermite nodes each)"), arguments)
 
 
+def _component_terms(link, comp, t, g, n_z):
+    """``E_k[g(t)² − 2 m_k(t) g(t)]`` over each component's own ``t ~ N(0, v_k)`` (components with ``v > 0``), by
+    Gauss–Hermite on ``t/√v_k`` (``N_GH_T`` nodes), ``g`` interpolated on the grid ``t`` (constant beyond it).
+    Per component, not on the shared grid: a component far narrower than the grid's spacing (a context with a tiny
+    ``s``, frequent for ``relu`` at short test contexts: ``P(s = 0) = 2^{−N}``) would be integrated wrongly there —
+    the cause of the jumps of the ICL error in ``N_test`` that an earlier version showed."""
+    r, kap, v = comp
+    keep = v > 0.0
+    r, kap, v = r[keep], kap[keep], v[keep]
+    zn, zw = _normal_rule(N_GH_T)
+    tk = np.sqrt(v)[:, None] * zn[None, :]
+    gk = np.interp(tk, t, g)
+    cond = np.sqrt(np.maximum(r - kap**2 / v, 0.0))
+    m = _conditional_mean(link, (kap / v)[:, None] * tk, np.broadcast_to(cond[:, None], tk.shape), n_z)
+    return (gk * gk - 2.0 * m * gk) @ zw
+
+
 def _mixture_errors(link, train, tests, n_t=N_T, n_z=N_Z):
     """:func:`mixture_error` for several test distributions ``[(components or None (= train), V), ...]`` sharing
     one readout (its fields computed once)."""
@@ -492,7 +514,7 @@ def _mixture_errors(link, train, tests, n_t=N_T, n_z=N_Z):
             dte, mte, ate, mate = _mixture_fields(link, comp, t, n_z)
             n_te = comp[0].size
         phi = np.zeros(n_te)                                    # per test component: ∫ dens (g² − 2 m g)
-        phi[~ate] = (dte * (g * g - 2.0 * mte * g)) @ wt
+        phi[~ate] = _component_terms(link, comp if not same else train, t, g, n_z)
         phi[ate] = g_atom**2 - 2.0 * mate * g_atom
         err = 0.5 * (V + float(phi.mean()))
         var = float(np.var(0.5 * phi, ddof=1)) / n_te
@@ -667,6 +689,70 @@ def _scaled_link(link, scale):
     return links.Link(f"custom:{link.name}*{scale!r}", lambda z: link(scale * np.asarray(z, float)))
 
 
+# --------------------------------------------------------------------------- the readout as trained
+#: queries drawn per sampled context for the trained readout's samples (:func:`_prompt_samples`)
+N_QUERIES = 32
+#: disjoint groups of contexts whose spread gives the trained readout's standard errors
+N_GROUPS = 4
+#: training sets of ``P`` prompts on which the readout is fitted (over all groups)
+N_REPLICATES = 64
+
+
+def _prompt_samples(dist, law, n, gen, P, centre, scale):
+    r"""Exact samples ``(y, t, t_in)`` of ``dist``'s prompts for a ``Γ̂`` drawn from ``law`` (one draw per context,
+    :data:`N_QUERIES` queries each; module docstring): the label, the attention output of a prompt independent of
+    ``Γ̂`` (a test prompt) and the in-sample output of a *training* prompt, ``t_in = (h(y − c) + t)/(1 + h)`` with the
+    leverage ``h = |x_q|² sᵀAs/P`` (``A`` the ridge's resolvent, ``c`` the centre of the ridge's labels), both divided
+    by ``scale`` (the readout's units: ``Γ = Ŵ/a₁``)."""
+    D = dist.pb.D
+    rows = None if dist.tasks is None else dist.tasks[np.arange(n) % dist.tasks.shape[0]]
+    tok = sampling.sample_tokens(dist.pb, n, gen, rows)
+    s = np.einsum("pnd,pn->pd", tok.X, tok.y) / dist.pb.N
+    a = s @ law.mean + np.sqrt(np.maximum(np.einsum("pd,pd->p", s @ law.cov, s), 0.0))[:, None] * \
+        gen.standard_normal((n, D))
+    xq = gen.standard_normal((n, N_QUERIES, D))
+    u = np.einsum("pqd,pd->pq", xq, tok.w) / np.sqrt(D)
+    y = dist.pb.link(u) + dist.pb.noise * gen.standard_normal(u.shape)
+    t = np.einsum("pqd,pd->pq", xq, a)
+    h = np.einsum("pqd,pqd->pq", xq, xq) * np.einsum("pd,pd->p", s @ law.resolvent, s)[:, None] / P
+    return y, t / scale, (h * (y - centre) + t) / ((1.0 + h) * scale)
+
+
+def _fit_errors(train, tests, P, lam, n_knots, replicates, gen):
+    r"""The trained readout fitted, as the learner fits it (:func:`linattn.readout.quantile_knots`,
+    :func:`linattn.readout.fit_readout`), to ``replicates`` training sets of ``P`` prompts drawn without replacement
+    from the samples of the training law ``train = (y, t_in)`` (all of them where ``P`` exceeds their number), and
+    evaluated on the samples ``tests = [(y, t), ...]``. Returns the means over replicates of the training loss's data
+    term ``½ mean (y − g(t_in))²``, of the readout's decay ``½λ|a|²`` and of each test error ``½ mean (y − g(t))²``."""
+    y, t_in = (x.ravel() for x in train)
+    tests = [(yt.ravel(), tt.ravel()) for yt, tt in tests]
+    m = min(int(P), y.size)
+    fit, decay, errors = [], [], []
+    for _ in range(replicates):
+        idx = gen.choice(y.size, m, replace=False) if m < y.size else np.arange(y.size)
+        knots = readout_class.quantile_knots(t_in[idx], n_knots)
+        a = readout_class.fit_readout(t_in[idx], y[idx], knots, lam)
+        fit.append(0.5 * float(np.mean((y[idx] - readout_class.readout(t_in[idx], a, knots)) ** 2)))
+        decay.append(0.5 * lam * float(a @ a))
+        errors.append([0.5 * float(np.mean((yt - readout_class.readout(tt, a, knots)) ** 2)) for yt, tt in tests])
+    return float(np.mean(fit)), float(np.mean(decay)), [float(e) for e in np.mean(errors, axis=0)]
+
+
+def _trained_readout(train, tests, law, P, lam, n_knots, n, gen, decay):
+    """The trained readout's training loss (data term, readout decay) and test errors on each distribution of
+    ``tests``: the mean over :data:`N_GROUPS` disjoint groups of contexts (each with its own samples and
+    :data:`N_REPLICATES` / groups training sets), with their spread / √groups as standard errors."""
+    scale = law.norm2 ** 0.25 if decay == "balanced" and law.norm2 > 0 else 1.0
+    tr = _prompt_samples(train, law, n, gen, P, train.Ey, scale)
+    te = [_prompt_samples(dist, law, n, gen, P, train.Ey, scale)[:2] for dist in tests]
+    groups = [_fit_errors((tr[0][b], tr[2][b]), [(y[b], t[b]) for y, t in te], P, lam, n_knots,
+                          N_REPLICATES // N_GROUPS, gen) for b in np.array_split(np.arange(n), N_GROUPS)]
+    train_fit = mean_se([g[0] for g in groups])
+    decay_a = float(np.mean([g[1] for g in groups]))
+    errors = [mean_se([g[2][i] for g in groups]) for i in range(len(te))]
+    return train_fit, decay_a, errors
+
+
 # --------------------------------------------------------------------------- the trained Γ
 def _ridge(pb, P, lam, pool, centre, seed):
     return ridge_law(pb, P, lam, pool=pool, centre=centre, n_contexts=None if pool is not None else 2**14,
@@ -739,24 +825,29 @@ class FeatureTheory:
     test : float
         Fresh-task (ICL) error of the requested readout (``readout``) at ``N_test``.
     test_se : float
-        Its standard error (the mixture's sampled components, and with a pool the average over pools; 0 for
-        ``law="gaussian"`` with fresh tasks).
+        Its standard error (the sampled contexts and training sets, and with a pool the average over pools; 0 for
+        ``readout="optimal"`` with ``law="gaussian"`` and fresh tasks, and for ``"linear"``).
     test_idg, test_idg_se : float or None
         In-distribution error (a task of the training pool) of the requested readout and its standard error
         (``pb.tasks = K``), else ``None``.
     train : float or None
-        Training loss of the trained learner with the linear readout (``readout="linear"``): ``½ E_t[ω²e_t]`` of the
-        ridge ``Γ̂`` at ``λ_eff`` plus ``λ E‖Ŵ‖_F`` (balanced) and the intercept's ``½ (E y)² λ/(1 + λ)``. ``None``
-        for ``readout="optimal"``: the nonlinear readout is fitted on the training values of ``t``, which are
-        correlated with the training labels, and no theory of that fit is derived here (``train_linear`` is
-        an upper bound of its global minimum: the linear readouts are a subset of the readout class).
+        Training loss (with the weight decay) of the requested readout: ``"trained"``, the learner as trained (the
+        readout's data term ``train_fit``, its decay ``½λ|a|²`` and ``½λ‖Γ‖²``, ``‖Γ‖² = ‖Ŵ‖_F`` at the balanced
+        decay); ``"linear"``, ``train_linear``; ``None`` for ``"optimal"`` (a population readout has no fit).
+    train_se : float or None
+        Its standard error (0 for ``"linear"``, which is not sampled).
+    train_fit : float
+        The trained readout's data term ``½ E mean_μ (y_μ − g(t_μ))²`` on its ``P`` training prompts: the
+        memorisation error.
     train_linear : float
-        The training loss of the linear readout (as ``train``), for every ``readout``.
-    test_optimal, test_linear, test_ridge : float
-        ICL error of the optimal readout ``E_train[y|t]`` (finite-``D`` mixture, or the Gaussian formula of the test
-        distribution's own readout with ``law="gaussian"``), of the best linear readout of the training
-        distribution, and of the trained linear-readout learner (``Ŵ`` the ridge at ``λ_eff``, no refitted scale).
-    test_idg_optimal, test_idg_linear, test_idg_ridge : float or None
+        The training loss of the linear-readout learner: ``½ E_t[ω²e_t]`` of the ridge ``Γ̂`` at ``λ_eff`` plus
+        ``λ E‖Ŵ‖_F`` (balanced) and the intercept's ``½ (E y)² λ/(1 + λ)``.
+    test_trained, test_optimal, test_linear, test_ridge : float
+        ICL error of the trained readout (module docstring), of the optimal readout ``E_train[y|t]`` (finite-``D``
+        mixture, or the Gaussian formula of the test distribution's own readout with ``law="gaussian"``), of the
+        best linear readout of the training distribution, and of the trained linear-readout learner (``Ŵ`` the ridge
+        at ``λ_eff``, no refitted scale).
+    test_idg_trained, test_idg_optimal, test_idg_linear, test_idg_ridge : float or None
         The same on the pool's tasks.
     overlaps : Overlaps
         ``E[u t]``, ``E[y t]``, ``E[t²]`` and ``r`` on fresh test prompts (mean over pools).
@@ -781,10 +872,14 @@ class FeatureTheory:
     test_idg: float | None
     test_idg_se: float | None
     train: float | None
+    train_se: float | None
+    train_fit: float
     train_linear: float
+    test_trained: float
     test_optimal: float
     test_linear: float
     test_ridge: float
+    test_idg_trained: float | None
     test_idg_optimal: float | None
     test_idg_linear: float | None
     test_idg_ridge: float | None
@@ -799,7 +894,7 @@ class FeatureTheory:
     N_test: int | None
 
 
-def _one_pool(pb, P, lam, pool, N_test, law, decay, n_contexts, seed, max_iter, tol):
+def _one_pool(pb, P, lam, pool, N_test, law, decay, n_contexts, seed, max_iter, tol, n_knots):
     """Every error for fresh tasks (``pool=None``) or one pool (a dict of floats)."""
     D, N = pb.D, pb.N
     Nt = N if N_test is None else N_test
@@ -821,6 +916,12 @@ def _one_pool(pb, P, lam, pool, N_test, law, decay, n_contexts, seed, max_iter, 
         todo = [(None if dist is train else _components(dist, law_g, n_contexts, gen), dist.V) for dist in tests]
         for name, (err, se) in zip(("test", "test_idg"), _mixture_errors(pb.link, comp_tr, todo)):
             out[name + "_optimal"], out[name + "_optimal_se"] = err, se
+    gamma2 = np.sqrt(law_g.norm2) if decay == "balanced" else law_g.norm2     # ‖Γ‖² of the learner (Γ = Ŵ/a₁)
+    fit, decay_a, errors = _trained_readout(train, tests, law_g, P, lam, n_knots, n_contexts,
+                                            np.random.default_rng([seed, D, 11]), decay)
+    out.update(train_fit=fit[0], train_trained=fit[0] + decay_a + 0.5 * lam * gamma2, train_trained_se=fit[1])
+    for name, (err, se) in zip(("test", "test_idg"), errors):
+        out[name + "_trained"], out[name + "_trained_se"] = err, se
     c = train.pb.feature_variance
     rho = float(np.sqrt(D * c) * np.trace(law_g.mean) / D)
     penalty = lam * np.sqrt(law_g.norm2) if decay == "balanced" else 0.5 * lam * law_g.norm2
@@ -829,8 +930,8 @@ def _one_pool(pb, P, lam, pool, N_test, law, decay, n_contexts, seed, max_iter, 
     return out
 
 
-def feature_learner_theory(pb, P, lam, N_test=None, readout="optimal", law="finite", decay="balanced", pool=None,
-                           n_pools=4, n_contexts=None, rng=0, max_iter=50, tol=1e-8) -> FeatureTheory:
+def feature_learner_theory(pb, P, lam, N_test=None, readout="trained", law="finite", decay="balanced", pool=None,
+                           n_pools=4, n_contexts=None, rng=0, max_iter=50, tol=1e-8, n_knots=5) -> FeatureTheory:
     r"""Dataset-averaged errors of the trained feature learner, fresh tasks or a task pool (module docstring).
 
     Parameters
@@ -843,9 +944,10 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="optimal", law="fini
         Weight decay ``λ > 0`` of the feature learner (on ``Γ`` and the readout).
     N_test : int, optional
         Context length of the test prompts (default ``pb.N``); the readout is the one of the training length.
-    readout : {"optimal", "linear"}
-        Which errors ``test``/``test_idg`` report: ``E_train[y|t]`` or the best ``a₀ + a₁ t`` of the training
-        distribution.
+    readout : {"trained", "optimal", "linear"}
+        Which errors ``test``/``test_idg``/``train`` report: the learner's own readout (default; ``n_knots`` hinges
+        fitted by ridge on ``P`` in-sample values of ``t``, module docstring), the optimal readout ``E_train[y|t]``
+        of the training distribution (no training error), or the best ``a₀ + a₁ t`` of the training distribution.
     law : {"finite", "gaussian"}
         Optimal readout: the finite-``D`` scale mixture (default; :func:`mixture_error`, Monte Carlo over
         ``n_contexts`` components per distribution), or ``(u, t)`` jointly Gaussian (the Hermite formula of each
@@ -868,6 +970,8 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="optimal", law="fini
         Secant steps of the ``λ_eff`` fixed point.
     tol : float
         Its tolerance on ``log λ_eff``.
+    n_knots : int
+        Hinges ``J`` of the trained readout (``1 <= J <= 64``; the simulator's default 5).
 
     Returns
     -------
@@ -892,6 +996,7 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="optimal", law="fini
     rng = check.seed_int("rng", rng)
     max_iter = check.positive_int("max_iter", max_iter, maximum=10**6)
     tol = check.tolerance("tol", tol)
+    n_knots = check.positive_int("n_knots", n_knots, maximum=64)
     if pool is not None:
         if pb.tasks is None:
             check.fail("pool", "<array>", "None for a problem with fresh tasks (pb.tasks = None)")
@@ -913,7 +1018,7 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="optimal", law="fini
         pools = [pool]
     else:
         pools = [draw_theory_pool(pb, rng, j) for j in range(n_pools)]
-    runs = [_one_pool(pb, P, lam, W, N_test, law, decay, n_contexts, int(rng) + 7919 * j, max_iter, tol)
+    runs = [_one_pool(pb, P, lam, W, N_test, law, decay, n_contexts, int(rng) + 7919 * j, max_iter, tol, n_knots)
             for j, W in enumerate(pools)]
 
     def mean(key):
@@ -922,19 +1027,23 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="optimal", law="fini
     def se(key):
         if len(runs) > 1:                       # pool-to-pool spread (carries each pool's sampling error too)
             return mean_se([r[key] for r in runs])[1]
-        return float(runs[0].get(key + "_se", 0.0)) if readout == "optimal" else 0.0
+        return float(runs[0].get(key + "_se", 0.0))
 
     ut, yt, tt = (float(np.mean([r["moments"][i] for r in runs])) for i in range(3))
     ov = Overlaps(ut=ut, yt=yt, tt=tt, r=0.0 if tt == 0 else float(np.clip(ut / np.sqrt(tt), -1.0, 1.0)))
-    key = "_optimal" if readout == "optimal" else "_linear"
+    key = "_" + readout
     idg = pb.tasks is not None
     train_linear = mean("train_linear")
+    train = {"trained": mean("train_trained"), "linear": train_linear, "optimal": None}[readout]
     return FeatureTheory(problem=pb, P=P, lam=lam, test=mean("test" + key), test_se=se("test" + key),
                          test_idg=mean("test_idg" + key) if idg else None,
                          test_idg_se=se("test_idg" + key) if idg else None,
-                         train=train_linear if readout == "linear" else None, train_linear=train_linear,
-                         test_optimal=mean("test_optimal"), test_linear=mean("test_linear"),
-                         test_ridge=mean("test_ridge"),
+                         train=train, train_se=se("train_trained") if readout == "trained" else (
+                             None if readout == "optimal" else 0.0),
+                         train_fit=mean("train_fit"), train_linear=train_linear,
+                         test_trained=mean("test_trained"), test_optimal=mean("test_optimal"),
+                         test_linear=mean("test_linear"), test_ridge=mean("test_ridge"),
+                         test_idg_trained=mean("test_idg_trained") if idg else None,
                          test_idg_optimal=mean("test_idg_optimal") if idg else None,
                          test_idg_linear=mean("test_idg_linear") if idg else None,
                          test_idg_ridge=mean("test_idg_ridge") if idg else None, overlaps=ov,

@@ -434,7 +434,7 @@ def _solve_fresh(sig, Y, Ey2, wc, rho, wR, d, metric, P, lam):
     test = 0.5 * (Vt - 2.0 * float(np.sum(Bt * gam * d)) + float(np.sum(St * gam**2 * d))
                   + float(np.sum(St[:, None] * C * dd)))
     return dict(train=0.5 * fit + 0.5 * lam * norm2, test=test, iterations=its, residual=max(res, res_c), gamma=gam,
-                C=C, fit=fit, norm2=norm2)
+                C=C, fit=fit, norm2=norm2, a=a)
 
 
 def _projected(M, k, D, t, features):
@@ -528,7 +528,7 @@ def _matrix_finite(pb, P, lam, features, s, tasks, task, metrics):
                       + float(sum(d[k] * np.sum(St * C[k]) for k in range(nb))))
 
     return dict(train=0.5 * fit + 0.5 * lam * norm2, errors=[error(*m) for m in metrics], iterations=its,
-                residual=max(res, res_c), G=G, C=C, fit=fit, norm2=norm2)
+                residual=max(res, res_c), G=G, C=C, fit=fit, norm2=norm2, A=A)
 
 
 def pool_types(pb, pool, n, rng, features="hermite2"):
@@ -625,6 +625,9 @@ class RidgeLaw:
         ``E‖Γ̂‖_F² = ‖Γ̄‖² + D tr C``.
     iterations : int
     residual : float
+    resolvent : ndarray (D, D)
+        ``A = (λ + E_t[ω_t s sᵀ])^{-1}`` (fresh tasks: ``a I``): a training prompt's leverage is ``h = |x_q|² sᵀAs/P``
+        and its in-sample residual ``ω = 1/(1 + h)`` times its leave-one-out residual (module docstring).
     """
 
     __repr__ = short_repr
@@ -635,6 +638,7 @@ class RidgeLaw:
     norm2: float
     iterations: int
     residual: float
+    resolvent: np.ndarray
 
 
 def ridge_law(pb, P, lam, pool=None, centre=0.0, n_contexts=None, rng=0) -> RidgeLaw:
@@ -696,15 +700,16 @@ def ridge_law(pb, P, lam, pool=None, centre=0.0, n_contexts=None, rng=0) -> Ridg
         out = _solve_fresh(types["sig"], types["p"][:, None, :] * mco[node], Ey2[node], types["weight"], rho, wR, d,
                            metric, P, lam)
         mean, cov = float(out["gamma"][0]) * np.eye(D), float(out["C"][0, 0]) * np.eye(D)
+        resolvent = float(out["a"][0, 0]) * np.eye(D)
     else:
         pool = check.finite_array("pool", pool, shape=(None, D))
         n = check.positive_int("n_contexts", n_contexts or 2**12, minimum=64, maximum=2**22)
         contexts_memory(D, n, "linear")
         s, task = _linear_types(context_pb, pool, n, rng)
         out = _matrix_finite(label_pb, P, lam, "linear", s, pool, task, [])
-        mean, cov = out["G"], out["C"][0]
+        mean, cov, resolvent = out["G"], out["C"][0], out["A"][0]
     return RidgeLaw(mean=mean, cov=cov, fit=float(out["fit"]), norm2=float(out["norm2"]),
-                    iterations=int(out["iterations"]), residual=float(out["residual"]))
+                    iterations=int(out["iterations"]), residual=float(out["residual"]), resolvent=resolvent)
 
 
 # --------------------------------------------------------------------------- the public entry point

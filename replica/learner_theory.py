@@ -15,13 +15,13 @@ from .learners import LEARNERS, LearnerTheory, learner_arguments
 
 
 def _feature(pb, P, lam, N_test, law, pool, n_pools, n_contexts, rng):
-    """``learner="feature"``: :func:`replica.feature_theory.feature_learner_theory` (optimal readout, balanced decay)
-    as a :class:`LearnerTheory`."""
+    """``learner="feature"``: :func:`replica.feature_theory.feature_learner_theory` (the readout as trained, balanced
+    decay) as a :class:`LearnerTheory`."""
     check.choice("law", law, FEATURE_LAWS)
     th = feature_learner_theory(pb, P, lam, N_test=N_test, law=law, pool=pool, n_pools=n_pools,
                                 n_contexts=n_contexts, rng=rng)
     return LearnerTheory(problem=pb, P=P, lam=lam, learner="feature", law=law, train=th.train, test=th.test,
-                         test_idg=th.test_idg, train_se=None, test_se=th.test_se, test_idg_se=th.test_idg_se,
+                         test_idg=th.test_idg, train_se=th.train_se, test_se=th.test_se, test_idg_se=th.test_idg_se,
                          kappa_eff=None, iterations=0, residual=0.0, N_test=N_test, train_linear=th.train_linear,
                          readout=th.readout)
 
@@ -31,11 +31,12 @@ def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool
     r"""Dataset-averaged train and test errors of the trained kernel or feature learner (:mod:`replica.kernel_theory`,
     :mod:`replica.feature_theory`).
 
-    ``learner="feature"`` dispatches to :func:`replica.feature_theory.feature_learner_theory` (optimal readout
-    ``E[y|t]`` of the training distribution, the balanced weight decay, ``docs/feature_learner.md``): ``test`` and
-    ``test_idg`` are its ICL and IDG errors, ``train`` is ``None`` (no theory of the nonlinear readout's fit to the
-    training points; ``train_linear`` holds the training loss of the linear-readout learner, an upper bound of the
-    global minimum), ``law`` is ``"finite"`` (scale mixture) or ``"gaussian"``.
+    ``learner="feature"`` dispatches to :func:`replica.feature_theory.feature_learner_theory` (the learner as
+    trained: the ridge ``Γ̂`` at the balanced weight decay, then its 5-hinge readout fitted on ``P`` in-sample values of
+    ``t``, ``docs/feature_learner.md``): ``test`` and ``test_idg`` are its ICL and IDG errors at ``N_test``,
+    ``train`` its training loss (weight decay included), ``train_linear`` the training loss of the linear-readout
+    learner; ``law`` (``"finite"`` or ``"gaussian"``) only matters for the optimal readout of
+    :func:`replica.feature_learner_theory`.
 
     Parameters
     ----------

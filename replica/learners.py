@@ -32,10 +32,10 @@ class LearnerTheory:
     learner : str
     law : str
     train : float or None
-        ``E_t(Γ̂)`` with the weight decay (kernel learner); ``None`` for the feature learner (its optimal readout's
-        training error is not derived: :class:`replica.feature_theory.FeatureTheory`).
+        The training loss with the weight decay: ``E_t(Γ̂)`` (kernel learner), or the feature learner's as trained
+        (its readout fitted on ``P`` in-sample values of ``t``, :class:`replica.feature_theory.FeatureTheory`).
     test : float
-        Fresh-task (ICL) error at ``N_test`` (the feature learner: of the readout fitted on the training distribution).
+        Fresh-task (ICL) error at ``N_test`` (the feature learner: of its readout as trained at the training length).
     test_idg : float or None
         In-distribution error (``pb.tasks = K``), else ``None``.
     train_se, test_se, test_idg_se : float or None
@@ -50,10 +50,9 @@ class LearnerTheory:
         :class:`linattn.ConvergenceError` instead).
     N_test : int or None
     train_linear : float or None
-        Feature learner: the training loss with the linear readout (an upper bound of the optimal readout's global
-        minimum); ``None`` for the kernel learner.
+        Feature learner: the training loss of the linear-readout learner; ``None`` for the kernel learner.
     readout : str or None
-        Feature learner: ``"optimal"``; ``None`` for the kernel learner.
+        Feature learner: ``"trained"``; ``None`` for the kernel learner.
     """
 
     __repr__ = short_repr

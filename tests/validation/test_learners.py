@@ -101,8 +101,9 @@ def test_quantile_knots_bring_the_readout_close_to_optimal():
     """The knot fix: knots at the quantiles of the trained t (two stages) give a lower test error than knots on ±2 s.d.
     of the labels (measured 0.0707 vs 0.0732 at tanh, P = 2000, 3 sets; here one set, the difference ≫ the MC s.e.)."""
     pb = linattn.Problem(6, 12, 0.0, link="tanh")
-    new = feature_learner(pb, 2000, 0.01, rng=(6, 2000, 0), n_test_prompts=100_000)
-    old = feature_learner(pb, 2000, 0.01, rng=(6, 2000, 0), n_test_prompts=100_000, knots="labels")
+    new = feature_learner(pb, 2000, 0.01, rng=(6, 2000, 0), n_test_prompts=100_000, second_stage="joint")
+    old = feature_learner(pb, 2000, 0.01, rng=(6, 2000, 0), n_test_prompts=100_000, knots="labels",
+                          second_stage="joint")
     assert new.converged and old.converged
     assert new.test < old.test - 4 * np.hypot(new.test_se, old.test_se)
     t = learners.quantile_knots(np.arange(100.0), 5)

@@ -16,19 +16,22 @@ is ``P``). They differ in where the nonlinearity sits:
 * **Feature learner** — attention on the raw input, then a *learned* nonlinear readout:
   ``t = sᵀ Γ x_q`` (the reduced linear attention) and the piecewise-linear readout
   ``ŷ = g(t) = a_0 + a_1 t + Σ_j a_{j+2} max(0, t − b_j)`` (a one-hidden-layer ReLU network with
-  knots ``b_j``; a polynomial readout was tried first and rejected: it extrapolates like ``t^K`` and gave
-  test errors of 10³–10⁶ at small ``P``), with ``Γ`` and ``a`` trained jointly by full-batch gradient
-  descent on ``(1/2P) Σ_μ (y_μ − ŷ_μ)² + (λ/2)(‖Γ‖_F² + |a|²)`` (numba kernel; the step size is adapted:
-  ×1.2 after a step that lowers the loss, ×½ and the step undone otherwise). Its landscape is not convex;
-  the run reports whether it converged. **Knots** (``knots="quantile"``, the default): the readout must
-  bend where the attention outputs ``t`` lie, and their scale is not known before training (``Γ`` starts
-  at 0). Training therefore has two stages: (1) a linear readout (``n_knots = 0``) from ``Γ = 0``,
-  ``a = (0, 1)``; (2) knots at the quantiles ``(j + ½)/J`` (``j = 0..J−1``) of the training values of
-  ``t = sᵀΓx_q`` of stage 1, the hinge coefficients started at 0 (the same function), and joint descent
-  again. ``knots="labels"`` is the earlier rule (knots evenly spaced on ±2 s.d. of the *labels*, one
-  stage from ``Γ = 0``): ``t`` has an s.d. of about 0.3 there, so only one or two hinges fell in its bulk
-  and the trained readout lost up to 9.5 % (tanh; relu 2.6–3.3 %) against the optimal readout of its own
-  ``Γ`` (``docs/learners.md`` gives the before/after numbers).
+  knots ``b_j``, :mod:`linattn.readout`; a polynomial readout was tried first and rejected: it extrapolates like
+  ``t^K`` and gave test errors of 10³–10⁶ at small ``P``), trained on ``(1/2P) Σ_μ (y_μ − ŷ_μ)² + (λ/2)(‖Γ‖_F² +
+  |a|²)``. Training has two stages. (1) ``Γ`` with a linear readout ``a_0 + a_1 t`` (``Γ = 0``, ``a = (0, 1)`` at the
+  start) by full-batch gradient descent (numba kernel; the step size is adapted: ×1.2 after a step that lowers the
+  loss, ×½ and the step undone otherwise) — the balanced ridge of the linear attention. (2) Knots at the quantiles
+  ``(j + ½)/J`` of the training values of ``t`` (their scale is not known before stage 1), then
+  ``second_stage="readout"`` (the default): the readout alone, on the frozen ``Γ`` — a ridge in ``a``, solved exactly
+  (:func:`linattn.readout.fit_readout`); or ``second_stage="joint"``: ``Γ`` and ``a`` together by gradient descent
+  from the stage-1 solution (hinge coefficients started at 0: the same function). The default is the class whose
+  theory is derived (:mod:`replica.feature_theory`, ``readout="trained"``: the readout's fit on the *training*
+  values of ``t``, which interpolate the training labels in the memorisation regime, is part of it); the joint
+  stage lowers the training loss further on a non-convex landscape that the theory does not model
+  (``docs/feature_learner.md`` measures both). ``knots="labels"`` is the earliest rule (knots evenly spaced on ±2
+  s.d. of the *labels*, one joint stage from ``Γ = 0``; with ``second_stage="joint"`` only): ``t`` has an s.d. of
+  about 0.3 there, so only one or two hinges fell in its bulk and the trained readout lost up to 9.5 % (tanh; relu
+  2.6–3.3 %) against the optimal readout of its own ``Γ`` (``docs/learners.md``).
 
 Neither ships code in the paper; the replica theory of the feature learner is not implemented
 (the issue's stretch goal). References: H. Gu, Y. Xu, L. Zdeborová (abstract);
@@ -46,10 +49,13 @@ import linattn
 from linattn import check, sampling, validate
 from linattn.kernel_learner import FEATURES, hermite_features  # noqa: F401  (the one feature map; re-exported)
 from linattn.numerics.stats import mean_se
+from linattn.readout import fit_readout, quantile_knots, readout  # noqa: F401  (the readout's class; re-exported)
 from linattn.results import short_repr
 
 #: the knot rules of the feature learner's readout (:func:`feature_learner`)
 KNOT_RULES = ("quantile", "labels")
+#: what the feature learner's second stage trains (:func:`feature_learner`)
+SECOND_STAGES = ("readout", "joint")
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,8 @@ class LearnerRun:
         standard error; ``None`` without a pool.
     problem : linattn.Problem or None
         The problem the learner was trained on (:func:`feature_test_error` refuses another one).
+    train_fit : float or None
+        The data term of ``train``, ``(1/2P) Σ_μ (y_μ − ŷ_μ)²`` (the memorisation error), without the weight decay.
     """
 
     __repr__ = short_repr
@@ -92,6 +100,7 @@ class LearnerRun:
     test_idg: float | None = None
     test_idg_se: float | None = None
     problem: linattn.Problem | None = None
+    train_fit: float | None = None
 
 
 def _training_tasks(pb, P, gen):
@@ -166,12 +175,13 @@ def kernel_learner(pb, P, lam, rng=None, features="hermite2", N_test=None) -> Le
     A = H.T @ H / P + lam * np.eye(F * F)
     theta = np.linalg.solve(A, H.T @ data.yq / P)
     G = theta.reshape(F, F)
-    train = 0.5 * float(np.mean((data.yq - H @ theta) ** 2)) + 0.5 * lam * float(theta @ theta)
+    fit = 0.5 * float(np.mean((data.yq - H @ theta) ** 2))
+    train = fit + 0.5 * lam * float(theta @ theta)
     test = kernel_test_error(pb, G, features, N_test=N_test)
     idg = None if pool is None else kernel_test_error(pb, G, features, pool=pool, N_test=N_test)
     params = {"Gamma": G} if pool is None else {"Gamma": G, "pool": pool}
     return LearnerRun("kernel", train, test, 0.0, test / (0.5 * pb.label_variance), params, True,
-                      test_idg=idg, test_idg_se=None if idg is None else 0.0, problem=pb)
+                      test_idg=idg, test_idg_se=None if idg is None else 0.0, problem=pb, train_fit=fit)
 
 
 @njit(cache=True)
@@ -213,55 +223,6 @@ def _loss_grad(H, y, knots, gamma, a, lam, g_gamma, g_a):
     return loss
 
 
-def readout(t, a, knots):
-    """The feature learner's readout ``g(t) = a_0 + a_1 t + Σ_j a_{j+2} max(0, t − b_j)``.
-
-    Parameters
-    ----------
-    t : array_like
-        Attention outputs ``sᵀ Γ x_q``.
-    a : array_like (J + 2,)
-        Readout coefficients.
-    knots : array_like (J,)
-        Knots ``b_j``.
-
-    Returns
-    -------
-    ndarray
-    """
-    t = check.finite_array("t", t)
-    knots = check.finite_array("knots", knots, ndim=1)
-    a = check.finite_array("a", a, shape=(knots.size + 2,))
-    return a[0] + a[1] * t + np.maximum(0.0, t[..., None] - knots) @ a[2:]
-
-
-def quantile_knots(t, n_knots):
-    """Knots at the quantiles ``(j + ½)/J``, ``j = 0..J−1``, of the training attention outputs ``t``.
-
-    Parameters
-    ----------
-    t : array_like (P,)
-        Training values of ``t = sᵀΓx_q``.
-    n_knots : int
-        ``J >= 1``.
-
-    Returns
-    -------
-    ndarray (J,)
-        Strictly increasing knots: ties (e.g. ``t ≡ 0``) are spread by ``1e-12`` times the scale of ``t`` (at least
-        one float step), so that every hinge is distinct.
-    """
-    t = check.finite_array("t", t, ndim=1)
-    if t.size == 0:
-        check.fail("t", "<empty array>", "at least one training value of t")
-    n_knots = check.positive_int("n_knots", n_knots, maximum=64)
-    q = np.quantile(t, (np.arange(n_knots) + 0.5) / n_knots)
-    scale = max(float(np.max(np.abs(t))), 1.0)
-    for j in range(1, n_knots):     # spread ties by at least one ulp of the knot, whatever the scale of t
-        q[j] = max(q[j], np.nextafter(q[j - 1], np.inf), q[j - 1] + 1e-12 * scale)
-    return q
-
-
 @njit(cache=True)
 def _descend(H, y, knots, gamma, a, lam, max_steps, lr, tol):
     """Full-batch gradient descent with the adaptive step of the module docstring (in place).
@@ -294,8 +255,8 @@ def _descend(H, y, knots, gamma, a, lam, max_steps, lr, tol):
 
 
 def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10, n_test_prompts=100_000,
-                    N_test=None, knots="quantile") -> LearnerRun:
-    """Train the feature learner (module docstring) by gradient descent and measure its test error.
+                    N_test=None, knots="quantile", second_stage="readout") -> LearnerRun:
+    """Train the feature learner (module docstring) in two stages and measure its test error.
 
     Parameters
     ----------
@@ -319,16 +280,24 @@ def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10
         Context length of the test prompts (default ``pb.N``).
     knots : {"quantile", "labels"}
         ``"quantile"``: two stages, knots at the quantiles ``(j + ½)/J`` of the training ``t`` after a
-        linear-readout stage (module docstring); ``"labels"``: one stage, knots evenly spaced on ``[−2, 2]``
-        times the s.d. of the training labels (the earlier rule, kept for comparison).
+        linear-readout stage (module docstring); ``"labels"``: one joint stage, knots evenly spaced on ``[−2, 2]``
+        times the s.d. of the training labels (the earliest rule, kept for comparison; needs
+        ``second_stage="joint"``).
+    second_stage : {"readout", "joint"}
+        After the linear-readout stage: fit the readout alone on the frozen ``Γ`` (a ridge, exact; the class of
+        :func:`replica.feature_learner_theory`'s ``readout="trained"``) or descend ``Γ`` and the readout jointly.
 
     Returns
     -------
     LearnerRun
-        ``converged`` holds when every stage met its tolerance.
+        ``converged`` holds when every gradient stage met its tolerance; ``train`` is the training loss with the
+        weight decay, ``train_fit`` its data term ``(1/2P) Σ_μ (y_μ − ŷ_μ)²``.
     """
     P, lam, gen, n_test_prompts = _common(pb, P, lam, rng, n_test_prompts)
     check.choice("knots", knots, KNOT_RULES)
+    check.choice("second_stage", second_stage, SECOND_STAGES)
+    if knots == "labels" and second_stage != "joint":
+        check.fail("second_stage", second_stage, '"joint" with knots="labels" (one joint stage from Γ = 0)')
     N_test = check.n_test(N_test)
     pbt = pb if N_test is None else dataclasses.replace(pb, N=N_test, tasks=None)
     n_knots = check.nonneg_int("n_knots", n_knots, maximum=64)
@@ -352,15 +321,21 @@ def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10
         a = np.array([0.0, 1.0])
         _, _, first = _descend(H, data.yq, np.zeros(0), gamma, a, lam, max_steps, 0.1, tol)
         knots = quantile_knots(H @ gamma, n_knots)
-        a = np.concatenate([a, np.zeros(n_knots)])
-        loss, _, second = _descend(H, data.yq, knots, gamma, a, lam, max_steps, 0.1, tol)
+        if second_stage == "readout":
+            a = fit_readout(H @ gamma, data.yq, knots, lam)
+            second = True
+        else:
+            a = np.concatenate([a, np.zeros(n_knots)])
+            _, _, second = _descend(H, data.yq, knots, gamma, a, lam, max_steps, 0.1, tol)
         converged = first and second
+    fit = 0.5 * float(np.mean((data.yq - readout(H @ gamma, a, knots)) ** 2))
+    loss = fit + 0.5 * lam * (float(gamma @ gamma) + float(a @ a))
     G = gamma.reshape(D, D)
     params = {"Gamma": G, "readout": a, "knots": knots} | ({} if pool is None else {"pool": pool})
     test, se = _feature_error(pbt, params, n_test_prompts, gen)
     idg, idg_se = (None, None) if pool is None else _feature_error(pbt, params, n_test_prompts, gen, pool)
     return LearnerRun("feature", float(loss), test, se, test / (0.5 * pb.label_variance), params,
-                      bool(converged), test_idg=idg, test_idg_se=idg_se, problem=pb)
+                      bool(converged), test_idg=idg, test_idg_se=idg_se, problem=pb, train_fit=fit)
 
 
 def _feature_error(pbt, params, n_test_prompts, gen, pool=None):

@@ -1,0 +1,112 @@
+r"""The feature learner's readout: a piecewise-linear function of the attention output, fitted by ridge.
+
+The feature learner (Gu, Xu & Zdeborová) computes ``t = sᵀΓx_q`` and predicts ``ŷ = g(t)`` with
+
+.. math:: g(t) = a_0 + a_1 t + Σ_{j=1}^{J} a_{j+1} \max(0, t − b_j) = ψ(t)ᵀ a,
+          \qquad ψ(t) = [1,\ t,\ (t − b_1)_+, …, (t − b_J)_+],
+
+a one-hidden-layer ReLU network with fixed knots ``b_j``, placed at the quantiles ``(j − ½)/J`` of the training
+values of ``t`` (:func:`quantile_knots`). For a fixed ``Γ`` the readout is linear in ``a``: its weight-decayed fit on
+``P`` pairs ``(t_μ, y_μ)`` is the ridge ``a = (ΨᵀΨ/P + λ I)^{-1} Ψᵀy/P`` (:func:`fit_readout`; every coefficient is
+decayed, as in the learner's loss ``(1/2P) Σ_μ (y_μ − g(t_μ))² + (λ/2)|a|²``).
+
+One place for the class: the simulator (:func:`validation.simulators.learners.feature_learner`) trains it and the
+theory (:mod:`replica.feature_theory`, ``readout="trained"``) fits it to the training law of ``t``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import check
+
+
+def hinge_features(t, knots):
+    """The readout's features ``ψ(t) = [1, t, (t − b_1)_+, …, (t − b_J)_+]``.
+
+    Parameters
+    ----------
+    t : array_like (n,)
+        Attention outputs ``sᵀΓx_q``.
+    knots : array_like (J,)
+        Knots ``b_j``.
+
+    Returns
+    -------
+    ndarray (n, J + 2)
+    """
+    t = check.finite_array("t", t, ndim=1)
+    knots = check.finite_array("knots", knots, ndim=1)
+    return np.concatenate([np.ones((t.size, 1)), t[:, None], np.maximum(0.0, t[:, None] - knots)], axis=1)
+
+
+def readout(t, a, knots):
+    """The feature learner's readout ``g(t) = a_0 + a_1 t + Σ_j a_{j+2} max(0, t − b_j)``.
+
+    Parameters
+    ----------
+    t : array_like
+        Attention outputs ``sᵀ Γ x_q``.
+    a : array_like (J + 2,)
+        Readout coefficients.
+    knots : array_like (J,)
+        Knots ``b_j``.
+
+    Returns
+    -------
+    ndarray
+        ``g(t)``, of the shape of ``t``.
+    """
+    t = check.finite_array("t", t)
+    knots = check.finite_array("knots", knots, ndim=1)
+    a = check.finite_array("a", a, shape=(knots.size + 2,))
+    return a[0] + a[1] * t + np.maximum(0.0, t[..., None] - knots) @ a[2:]
+
+
+def quantile_knots(t, n_knots):
+    """Knots at the quantiles ``(j + ½)/J``, ``j = 0..J−1``, of the training attention outputs ``t``.
+
+    Parameters
+    ----------
+    t : array_like (P,)
+        Training values of ``t = sᵀΓx_q``.
+    n_knots : int
+        ``J >= 1``.
+
+    Returns
+    -------
+    ndarray (J,)
+        Strictly increasing knots: ties (e.g. ``t ≡ 0``) are spread by ``1e-12`` times the scale of ``t`` (at least
+        one float step), so that every hinge is distinct.
+    """
+    t = check.finite_array("t", t, ndim=1)
+    if t.size == 0:
+        check.fail("t", "<empty array>", "at least one training value of t")
+    n_knots = check.positive_int("n_knots", n_knots, maximum=64)
+    q = np.quantile(t, (np.arange(n_knots) + 0.5) / n_knots)
+    scale = max(float(np.max(np.abs(t))), 1.0)
+    for j in range(1, n_knots):     # spread ties by at least one ulp of the knot, whatever the scale of t
+        q[j] = max(q[j], np.nextafter(q[j - 1], np.inf), q[j - 1] + 1e-12 * scale)
+    return q
+
+
+def fit_readout(t, y, knots, lam):
+    r"""The weight-decayed least-squares readout of fixed knots: ``a = (ΨᵀΨ/P + λI)^{-1} Ψᵀy/P``, the minimiser of
+    ``(1/2P) Σ_μ (y_μ − ψ(t_μ)ᵀa)² + (λ/2)|a|²``.
+
+    Parameters
+    ----------
+    t, y : array_like (P,)
+        Training attention outputs and labels.
+    knots : array_like (J,)
+    lam : float
+        Weight decay ``λ > 0`` (every coefficient, the intercept included).
+
+    Returns
+    -------
+    ndarray (J + 2,)
+    """
+    Psi = hinge_features(t, knots)
+    y = check.finite_array("y", y, shape=(Psi.shape[0],))
+    lam = check.positive("lam", lam)
+    P = y.size
+    return np.linalg.solve(Psi.T @ Psi / P + lam * np.eye(Psi.shape[1]), Psi.T @ y / P)
