@@ -71,16 +71,44 @@ is the constant ``E_train y``: ``E = ½(V − 2E_train y E y + (E_train y)²)`` 
 direction of ``Γ̂`` and jump at ``λ*`` to the constant readout; the trained linear-readout learner (``test_ridge``,
 whose slope ``a₁ = ‖W‖^{1/2}`` vanishes with ``W``) is continuous there.
 
+**The readout as trained** (``readout="trained"``, the default; Gu, Xu & Zdeborová's memorisation error). The learner
+(:func:`validation.simulators.learners.feature_learner`) fits its readout ``g(t) = ψ(t)ᵀa`` (:mod:`linattn.readout`:
+``J`` hinges at the quantiles of the training ``t``, ridge ``λ`` on ``a``) on the *training* values ``t_μ`` of its own
+``P`` prompts — not on test values. Those are in-sample predictions of the ridge ``Γ̂``: by the leave-one-out identity
+of ridge regression (Sherman–Morrison), exactly,
+
+.. math:: y_μ − c − t_μ = \frac{y_μ − c − t_μ^{(−μ)}}{1 + h_μ}
+          \quad⇔\quad t_μ = \frac{h_μ (y_μ − c) + t_μ^{(−μ)}}{1 + h_μ},
+          \qquad h_μ = \frac1P φ_μᵀ\Big(\frac1P Σ_{ν≠μ} φ_νφ_νᵀ + λ\Big)^{-1} φ_μ,
+
+``φ_μ = vec(s_μ x_μᵀ)``, where ``t_μ^{(−μ)}`` is the output of the ridge fitted without prompt ``μ`` — distributed as a
+*test* output of the training distribution. The random-scale theory gives the leverage per prompt type:
+``h = |x_q|² sᵀAs/P`` with its resolvent ``A`` (the ``ω = 1/(1 + h)`` of :mod:`replica.kernel_theory`, returned as
+:attr:`replica.kernel_theory.RidgeLaw.resolvent`). When ``P`` is below the ``D²`` parameters and ``λ`` small, ``h ≫ 1``
+and the training ``t`` interpolate the labels: the readout learns ``g ≈`` identity on them and applies it to test
+``t`` whose law is another — the memorisation regime the optimal readout cannot describe. The theory therefore draws
+exact samples of the training law of ``(y, t_μ)`` (contexts from raw tokens, ``Γ̂`` from its law, ``x_q`` Gaussian;
+:data:`N_QUERIES` queries per context), fits the learner's own readout (:func:`linattn.readout.quantile_knots`,
+:func:`linattn.readout.fit_readout`) to ``N_REPLICATES`` training sets of ``P`` of them — so its finite-``P`` fit,
+its knots and its training error are those of the learner — and evaluates it on exact samples of each test
+distribution (fresh tasks or the pool's, at ``N_test``: the inference-time scale of ``t`` enters through the test
+samples). Outputs are in the learner's units ``t = sᵀΓx_q`` with ``Γ = Ŵ/a₁``, ``a₁ = ‖Ŵ‖_F^{1/2}`` (balanced decay).
+The training loss adds ``½λ|a|²`` and ``½λ‖Γ‖² = ½λ‖Ŵ‖_F``. Standard errors: the spread over :data:`N_GROUPS` disjoint
+groups of contexts (each with its own training sets). **Approximated**: the law of ``Γ̂`` (Gaussian around its mean,
+one draw per context: the training set's own ``Γ̂`` is shared by its ``P`` prompts), the leverage at the prompt
+type's deterministic equivalent, and ``t^{(−μ)}`` independent across ``μ``; beyond ``P`` larger than the samples
+(``N_QUERIES · n_contexts / N_GROUPS``) the readout is fitted on all of them. Measured accuracy:
+``docs/feature_learner.md`` §7.
+
 **Training error.** With the linear readout the learner *is* that ridge on ``W``: its training loss is
 ``½E_t[ω²e_t] + λE‖Ŵ‖ + ½(E y)²λ/(1 + λ)`` (the ridge's training residual at ``λ_eff``, the balanced penalty, the
-penalised intercept) — ``train_linear``. For the optimal (nonlinear) readout no training error is derived: the
-readout is fitted on training values of ``t`` that are correlated with the training labels, and the population
-readout of the theory does not model that fit (``train = None``; ``train_linear`` bounds the global minimum from
-above, the linear readouts being a subset of the class).
+penalised intercept) — ``train_linear``. The optimal (population) readout has no training error (``train = None``
+for ``readout="optimal"``); the learner's own readout has one (``readout="trained"``, above).
 
-Not modelled: the trained ``Γ`` is the ridge ``Γ`` only when the readout is (close to) linear during training; the
-readout is the population optimum (its finite-``P`` estimation error is not included); order-parameter fluctuations
-between datasets beyond the Gaussian law of ``Γ̂`` (relative ``O(1/M)``).
+Not modelled: the trained ``Γ`` is the ridge ``Γ`` only when the readout is linear while ``Γ`` trains (true of the
+simulator's default ``second_stage="readout"``, not of ``"joint"``); the optimal readout is the population optimum
+(its finite-``P`` estimation error is in ``readout="trained"`` only); order-parameter fluctuations between datasets
+beyond the Gaussian law of ``Γ̂`` (relative ``O(1/M)``).
 
 References: H. Gu, Y. Xu, L. Zdeborová, kernel vs feature learners of nonlinear in-context learning (2026);
 Y. M. Lu et al., PNAS 122 (2025) (the linear-attention theory); M. Letey et al. (2025) (the Hermite decomposition of
