@@ -192,8 +192,8 @@ def test_pool_theory_against_the_trained_gamma():
 def test_leverage_of_the_ridge_law_against_exact_leave_one_out():
     """The trained readout's in-sample law rests on the leverage ``h = |x_q|² sᵀAs/P`` of the ridge law
     (``RidgeLaw.resolvent``): its mean over a dataset's prompts against the exact leave-one-out leverage
-    ``h_μ = l_μ/(1 − l_μ)`` (``l_μ`` the hat-matrix diagonal) of exact ridges, relu, D = 6, λ = 0.01, 12 datasets each at
-    P = 20 (memorisation, h ≈ 20) and P = 500 (h ≈ 0.08). Measured: 20.2 ± 1.4 vs 20.0, 0.0798 ± 0.0005 vs 0.0786.
+    ``h_μ = l_μ/(1 − l_μ)`` (``l_μ`` the hat-matrix diagonal) of exact ridges, relu, D = 6, λ = 0.01, 12 datasets each
+    at P = 20 (memorisation, h ≈ 20) and P = 500 (h ≈ 0.08). Measured: 20.2 ± 1.4 vs 20.0, 0.0798 ± 0.0005 vs 0.0786.
     Tolerance: 3 s.e. + the relative 1/M (M = 36) of the deterministic equivalent. A leverage-free readout (h = 0:
     training outputs distributed as test outputs, the optimal-readout theory's assumption) fails it at both P."""
     from replica.kernel_theory import ridge_law
