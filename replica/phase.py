@@ -134,8 +134,8 @@ def diversity_transition(pb, P, beta, lam, K_values=None, level=0.5, model="full
     r"""``K*``: the pool size where the pool advantage ``A(K) = 1 − E_IDG/E_ICL`` crosses ``level`` (module
     docstring), with the curve it is read from.
 
-    Each ``K`` is one pool theory (:func:`replica.stationary` of ``pb`` with ``tasks = K``; about a second at
-    ``D = 20``, ``law="finite"``).
+    Each ``K`` is one pool theory (:func:`replica.stationary` of ``pb`` with ``tasks = K``; about 2 s at ``D = 10``,
+    ``law="finite"`` and 16 pools, growing as ``n_pools``).
 
     Parameters
     ----------
@@ -166,7 +166,8 @@ def diversity_transition(pb, P, beta, lam, K_values=None, level=0.5, model="full
     Examples
     --------
     >>> import numpy as np, linattn, replica
-    >>> tr = replica.diversity_transition(linattn.Problem(10, 20, 0.1), 1000, np.inf, 0.01, K_values=[2, 5, 10, 20, 40])
+    >>> pb = linattn.Problem(10, 20, 0.1)
+    >>> tr = replica.diversity_transition(pb, 1000, np.inf, 0.01, K_values=[2, 5, 10, 20, 40], n_pools=4)
     >>> 5 < tr.K_star < 40
     True
     """

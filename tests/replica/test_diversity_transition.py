@@ -9,29 +9,31 @@ import linattn
 import replica
 
 PB = linattn.Problem(10, 20, 0.1)
+#: pools per pool theory (the default 16 costs 4 times as much; the identities below hold at any number)
+POOLS = 4
 
 
 def test_k_star_is_where_the_theory_crosses_the_level():
-    tr = replica.diversity_transition(PB, 1000, np.inf, 0.01, K_values=[2, 4, 8, 16, 32, 64])
+    tr = replica.diversity_transition(PB, 1000, np.inf, 0.01, K_values=[2, 4, 8, 16, 32, 64], n_pools=POOLS)
     assert tr.K.dtype == np.int64 and isinstance(tr.K_star, float) and tr.level == 0.5
     assert np.all(np.diff(tr.advantage) < 0) and 0 < tr.advantage[-1] < 0.5 < tr.advantage[0] < 1
     np.testing.assert_allclose(tr.advantage, 1 - tr.test_idg / tr.test, rtol=0, atol=0)
     # the curve is the pool theory itself, point by point
     for i in (0, 3):
-        th = replica.stationary(dataclasses.replace(PB, tasks=int(tr.K[i])), 1000, np.inf, 0.01, "full")
+        th = replica.stationary(dataclasses.replace(PB, tasks=int(tr.K[i])), 1000, np.inf, 0.01, "full", n_pools=POOLS)
         assert (th.test, th.test_idg) == (tr.test[i], tr.test_idg[i])
     # K* lies between the grid points that bracket the crossing; the theory at integers on either side of it
     # (not on the grid) falls on the right side of the level
     k = int(np.flatnonzero(tr.advantage < 0.5)[0])
     assert tr.K[k - 1] < tr.K_star < tr.K[k]
     for K, above in ((int(np.floor(tr.K_star)) - 1, True), (int(np.ceil(tr.K_star)) + 1, False)):
-        th = replica.stationary(dataclasses.replace(PB, tasks=K), 1000, np.inf, 0.01, "full")
+        th = replica.stationary(dataclasses.replace(PB, tasks=K), 1000, np.inf, 0.01, "full", n_pools=POOLS)
         assert (1 - th.test_idg / th.test > 0.5) == above, K
     assert len(repr(tr)) < 400
 
 
 def test_no_crossing_in_the_grid_is_none():
-    tr = replica.diversity_transition(PB, 1000, np.inf, 0.01, K_values=[1, 2])
+    tr = replica.diversity_transition(PB, 1000, np.inf, 0.01, K_values=[1, 2], n_pools=POOLS)
     assert tr.K_star is None and np.all(tr.advantage > 0.5)
 
 

@@ -228,3 +228,40 @@ def test_readouts_fall_monotonically_with_the_test_context():
         for k in range(4):
             assert values[k] - values[k + 1] > 3 * np.hypot(ses[k], ses[k + 1]), (key, values)
     assert ths[1].test_trained > ths[1].test_optimal      # the trained readout extrapolates to the wider t
+
+
+#: the trained-readout theory's measured accuracy: the largest excess of |sim − theory| over 3 s.e., relative to the
+#: theory, over the D = 6 grid of docs/feature_learner.md §7 (2.9 % in 50 cells; none at D = 10, 60 cells), rounded up
+TRAINED_ACCURACY = 0.05
+
+
+@pytest.mark.slow
+def test_feature_learner_as_trained_against_simulation():
+    """The feature learner as trained (issue 38): relu, D = 6, N = 12, λ = 0.01 — memorisation (P = 20, 48 training
+    sets; P = 100, 16 sets) and generalisation (P = 2000, 4 sets), each at the training context N_test = 12 and at
+    N_test = 3 and 48 (the same trained runs, evaluated without retraining). The theory (``readout="trained"``) lies
+    within 3 s.e. + 5 % (TRAINED_ACCURACY) of every simulated test error, and its training loss within 3 s.e. + 12 %
+    (the weight-decay term's measured excess, docs/feature_learner.md §7). The baseline it replaces — the optimal
+    readout of the training distribution — fails the same test criterion in the four memorisation cells at
+    N_test ≤ N (measured 22–75 % below the simulation there); at P = 2000 and N_test = 3 it is 13 % low, at the edge
+    of the criterion, and at N_test = 4N the test outputs lie within the training range and the two readouts agree."""
+    from validation.simulators.learners import feature_learner, feature_test_error
+
+    pb = linattn.Problem(6, 12, 0.0, link="relu")
+    baseline_fails = set()
+    for P, n_sets in ((20, 48), (100, 16), (2000, 4)):
+        runs = [feature_learner(pb, P, 0.01, rng=(38, P, r), n_test_prompts=20_000) for r in range(n_sets)]
+        assert all(r.converged for r in runs)
+        for N_test in (3, 12, 48):
+            th = ft.feature_learner_theory(pb, P, 0.01, N_test=None if N_test == 12 else N_test)
+            sim = np.array([r.test if N_test == 12 else
+                            feature_test_error(pb, r, N_test=N_test, n_test_prompts=20_000, rng=(38, k))[0]
+                            for k, r in enumerate(runs)])
+            se = np.hypot(sim.std(ddof=1) / np.sqrt(n_sets), th.test_se)
+            assert abs(sim.mean() - th.test) <= 3 * se + TRAINED_ACCURACY * th.test, (P, N_test, sim.mean(), th.test)
+            if abs(sim.mean() - th.test_optimal) > 3 * se + TRAINED_ACCURACY * th.test_optimal:
+                baseline_fails.add((P, N_test))
+        train = np.array([r.train for r in runs])
+        se = np.hypot(train.std(ddof=1) / np.sqrt(n_sets), th.train_se)
+        assert abs(train.mean() - th.train) <= 3 * se + 0.12 * th.train, (P, train.mean(), th.train)
+    assert {(20, 3), (20, 12), (100, 3), (100, 12)} <= baseline_fails
