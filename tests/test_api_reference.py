@@ -64,6 +64,11 @@ def site(tmp_path_factory):
     return out
 
 
+def test_docs_build_strict(site):
+    """``mkdocs build --strict`` passes (the fixture asserts it: warnings are errors) and writes the API pages."""
+    assert (site / "api" / "linattn" / "index.html").stat().st_size > 10_000
+
+
 def _section(page, anchor):
     """The text of the entry ``anchor`` of a built page: from its heading to the next entry of its level."""
     start = page.find(f'id="{anchor}"')
