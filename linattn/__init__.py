@@ -10,9 +10,23 @@ together), :mod:`linattn.sampling` (the exact samplers of the prompts),
 Hermite coefficients and exact Gaussian moments), :mod:`linattn.covariance` (anisotropic inputs),
 :mod:`linattn.pools` (task pools: the exact in-distribution error) and
 :mod:`linattn.factorized` (value/key/query parametrizations of the same predictor and their objectives) and
-:mod:`linattn.markov` (in-context learning of random Markov chains: sampler and ideal estimators).
+:mod:`linattn.markov` (in-context learning of random Markov chains: sampler and ideal estimators) and
+:mod:`linattn.readout` (the feature learner's piecewise-linear readout, fitted by ridge).
 """
-from . import attention, check, covariance, factorized, invariants, links, markov, params, pools, sampling, validate
+from . import (
+    attention,
+    check,
+    covariance,
+    factorized,
+    invariants,
+    links,
+    markov,
+    params,
+    pools,
+    readout,
+    sampling,
+    validate,
+)
 from .energy import Gradient, train_energy, train_gradient
 from .errors import ConvergenceError
 from .params import contrast_ratio, pack, unpack
@@ -25,7 +39,7 @@ MODELS = check.MODELS
 __all__ = [
     "Problem", "Prompts", "ICLSolution", "train_energy", "train_gradient", "Gradient",
     "ConvergenceError", "pack", "unpack", "contrast_ratio", "relative_gap", "transition_point", "MODELS",
-    "attention", "check", "covariance", "factorized", "invariants", "links", "markov", "params", "pools", "sampling",
-    "validate",
+    "attention", "check", "covariance", "factorized", "invariants", "links", "markov", "params", "pools", "readout",
+    "sampling", "validate",
 ]
 __version__ = "0.1.0"
