@@ -827,10 +827,10 @@ def _balanced_cached(pb, P, lam, key, centre, seed, decay, max_iter, tol):
         D = limit.mean.shape[0]
         return dataclasses.replace(limit, mean=np.zeros((D, D)), cov=np.zeros((D, D)), norm2=0.0), float("inf")
     x_lo = min(float(np.log(lam)), x_hi - 1.0)
-    for _ in range(max_iter):
-        if h(x_lo) > 0.0:
-            break
-        x_lo -= 2.0 * (x_hi - x_lo)
+    for _ in range(max_iter):          # λ_eff down by e per step: near the interpolation threshold P ≈ D² the ridge
+        if h(x_lo) > 0.0:              # law's norm grows fast as λ_eff → 0, and far below the root its resolvent
+            break                      # overflows
+        x_lo -= 1.0
     else:
         raise ConvergenceError(f"feature_learner_theory: no lower bracket of the balanced decay λ_eff = λ/‖W‖ in "
                                f"{max_iter} steps (last λ_eff = {np.exp(x_lo):.6g})")

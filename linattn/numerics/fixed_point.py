@@ -58,6 +58,8 @@ def anderson(g, x0, tol, max_iterations, depth=6, valid=None, project=None) -> F
     x, res = x0, np.inf
     for it in range(1, max_iterations + 1):
         gx = g(x)
+        if not np.all(np.isfinite(gx)):         # the map overflowed: not converged (the caller names the equation)
+            return FixedPoint(x=x, iterations=it, residual=float("inf"), converged=False)
         res = float(np.max(np.abs(gx - x)) / max(float(np.max(np.abs(gx))), 1e-300))
         if res < tol:
             return FixedPoint(x=gx, iterations=it, residual=res, converged=True)

@@ -105,3 +105,17 @@ def test_anderson_keeps_the_iterates_valid_and_reports_non_convergence():
     assert fp.converged and np.abs(np.linalg.inv(np.eye(3) + np.linalg.inv(X)) + B - X).max() <= 1e-10
     stuck = anderson(lambda x: x + 1.0, np.zeros(2), 1e-12, 5)
     assert not stuck.converged and stuck.iterations == 5 and stuck.residual > 0
+
+
+def test_anderson_reports_an_overflowing_map_as_not_converged():
+    """A map that overflows (inf or NaN) ends the iteration as not converged — the caller raises ConvergenceError
+    naming its equation — instead of a LinAlgError from the mixing's least squares (found at the feature learner's
+    balanced decay near P = D², relu, N = 4)."""
+    calls = []
+
+    def g(x):
+        calls.append(1)
+        return np.full_like(x, np.inf) if len(calls) > 2 else 0.5 * x + 1.0
+
+    fp = anderson(g, np.ones(3), 1e-12, 50)
+    assert not fp.converged and fp.residual == float("inf") and np.all(np.isfinite(fp.x))

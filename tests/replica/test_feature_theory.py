@@ -265,3 +265,12 @@ def test_feature_learner_as_trained_against_simulation():
         se = np.hypot(train.std(ddof=1) / np.sqrt(n_sets), th.train_se)
         assert abs(train.mean() - th.train) <= 3 * se + 0.12 * th.train, (P, train.mean(), th.train)
     assert {(20, 3), (20, 12), (100, 3), (100, 12)} <= baseline_fails
+
+
+def test_balanced_decay_near_the_interpolation_threshold():
+    """relu, D = 6, N = 4, P = 20 (near P = D²): the balanced decay's lower bracket was searched by doubling steps in
+    log λ_eff, down to λ_eff ≈ e^{−1000}, where the ridge law's resolvent overflowed (a raw LinAlgError). Steps of e
+    find the bracket; the errors are finite and the training loss lies below the test error."""
+    th = ft.feature_learner_theory(linattn.Problem(6, 4, 0.0, link="relu"), 20, 0.01)
+    assert np.isfinite(th.test) and np.isfinite(th.train) and 0 < th.train < th.test
+    assert 0 < th.lam_effective < 0.01 * 1e3
