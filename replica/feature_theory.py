@@ -666,12 +666,19 @@ def _components(dist, law, n, gen):
     """``n`` components ``(r, κ, v)`` of ``dist`` for a ``Γ̂`` drawn from its law: ``Γ̂ᵀs = Γ̄ᵀs + g`` with
     ``g ~ N(0, (sᵀCs) I_D)`` (``Cov(vec Γ̂) = C ⊗ I_D``), one draw per component."""
     D = dist.pb.D
+    w, s, a = _contexts(dist, law, n, gen)
+    return (np.sum(w**2, axis=1) / D, np.einsum("pd,pd->p", a, w) / np.sqrt(D), np.einsum("pd,pd->p", a, a))
+
+
+def _contexts(dist, law, n, gen):
+    """``n`` contexts of ``dist`` from raw tokens (the pool's tasks in turn, or fresh): their tasks ``w``, statistics
+    ``s`` and ``Γ̂ᵀs = Γ̄ᵀs + g`` for a ``Γ̂`` drawn from ``law`` (``g ~ N(0, (sᵀCs) I_D)``, one draw per context)."""
     rows = None if dist.tasks is None else dist.tasks[np.arange(n) % dist.tasks.shape[0]]
     tok = sampling.sample_tokens(dist.pb, n, gen, rows)
     s = np.einsum("pnd,pn->pd", tok.X, tok.y) / dist.pb.N
     a = s @ law.mean + np.sqrt(np.maximum(np.einsum("pd,pd->p", s @ law.cov, s), 0.0))[:, None] * \
-        gen.standard_normal((n, D))
-    return (np.sum(tok.w**2, axis=1) / D, np.einsum("pd,pd->p", a, tok.w) / np.sqrt(D), np.einsum("pd,pd->p", a, a))
+        gen.standard_normal((n, dist.pb.D))
+    return tok.w, s, a
 
 
 def _second_moments(dist, law):
@@ -733,13 +740,9 @@ def _prompt_samples(dist, law, n, gen, P, centre, scale):
     leverage ``h = |x_q|² sᵀAs/P`` (``A`` the ridge's resolvent, ``c`` the centre of the ridge's labels), both divided
     by ``scale`` (the readout's units: ``Γ = Ŵ/a₁``)."""
     D = dist.pb.D
-    rows = None if dist.tasks is None else dist.tasks[np.arange(n) % dist.tasks.shape[0]]
-    tok = sampling.sample_tokens(dist.pb, n, gen, rows)
-    s = np.einsum("pnd,pn->pd", tok.X, tok.y) / dist.pb.N
-    a = s @ law.mean + np.sqrt(np.maximum(np.einsum("pd,pd->p", s @ law.cov, s), 0.0))[:, None] * \
-        gen.standard_normal((n, D))
+    w, s, a = _contexts(dist, law, n, gen)
     xq = gen.standard_normal((n, N_QUERIES, D))
-    u = np.einsum("pqd,pd->pq", xq, tok.w) / np.sqrt(D)
+    u = np.einsum("pqd,pd->pq", xq, w) / np.sqrt(D)
     y = dist.pb.link(u) + dist.pb.noise * gen.standard_normal(u.shape)
     t = np.einsum("pqd,pd->pq", xq, a)
     h = np.einsum("pqd,pqd->pq", xq, xq) * np.einsum("pd,pd->p", s @ law.resolvent, s)[:, None] / P
