@@ -222,8 +222,10 @@ def rolling_autocorrelation(series, window, lag=1) -> np.ndarray:
         Value ``k`` belongs to the window ending at record ``window − 1 + k``.
     """
     S = check.finite_array("series", series, ndim=1)
-    lag = check.positive_int("lag", lag)
-    window = check.positive_int("window", window, minimum=lag + 3, maximum=max(S.size, lag + 3))
+    if S.size < 4:
+        check.fail("series", f"<array of length {S.size}>", "a series of at least 4 records (a window of lag + 3)")
+    lag = check.positive_int("lag", lag, maximum=S.size - 3)
+    window = check.positive_int("window", window, minimum=lag + 3, maximum=S.size)
     if S.size < window:
         check.fail("series", f"<array of length {S.size}>", f"a series of at least window = {window} records")
     W = np.lib.stride_tricks.sliding_window_view(S, window)
@@ -257,7 +259,7 @@ def crossing_times(times, values, level, below=False) -> np.ndarray:
     if t.size == 0 or np.any(np.diff(t) <= 0):
         check.fail("times", t.tolist()[:5], "a non-empty strictly increasing 1-d array")
     v = check.finite_array("values", values)
-    if v.shape[-1] != t.size:
+    if v.ndim == 0 or v.shape[-1] != t.size:
         check.fail("values", f"<array with shape {v.shape}>", f"an array whose last axis has length {t.size}")
     below = check.boolean("below", below)
     lev = check.finite_array("level", level)

@@ -326,6 +326,11 @@ def mean_flow(pb, parametrization, theta0, times, data=None, lam=0.0, gamma=1.0,
     t, lam, gamma, rtol = _flow_settings(times, lam, gamma, rtol)
     method = check.choice("method", method, ("LSODA", "DOP853", "Radau"))
     obj = population_objective(pb) if data is None else dataset_objective(data, pb)
+    try:                                        # the start itself: named as the caller's theta0, not as Γ
+        obj.value(par.gamma(theta0[None])[0])
+    except ValueError:
+        check.fail("theta0", f"<values up to {np.max(np.abs(theta0)):.3g}>",
+                   "small enough that the objective at Γ(theta0) is finite in float64")
 
     def rhs(_, th):
         out = -gamma * (par._flow_gradient(th, obj.gradient) + lam * th)

@@ -359,6 +359,7 @@ def work(n_ops, what, arguments):
 def block_lambdas(lam, model):
     """``(λ_Γ, λ_v)`` from a weight decay ``lam``: a number (both blocks), or a pair ``(λ_Γ, λ_v)`` for the full
     model (both 0 — the min-norm limit — or both > 0). Lu et al.'s ridge ``λ_L`` is ``(λ_L/D, λ_L)``."""
+    model = choice("model", model, MODELS)
     if np.ndim(lam) == 0:
         lg = nonnegative("lam", lam)
         return lg, lg

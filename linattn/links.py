@@ -646,7 +646,6 @@ class RadialMoments:
     phi2_sq: float
 
 
-@functools.lru_cache(maxsize=256)
 def radial_moments(link, D) -> RadialMoments:
     """The ``r``-averaged moments that fix every exact population quantity (module docstring).
 
@@ -662,8 +661,11 @@ def radial_moments(link, D) -> RadialMoments:
         Closed forms for linear links (``E r = 1``, ``E r² = 1 + 2/D``); quadrature otherwise,
         converged to ``TOL`` in both the Gaussian and the ``r`` rule.
     """
-    link = as_link(link)
-    D = check.positive_int("D", D)
+    return _radial_moments(as_link(link), check.positive_int("D", D))   # checked before the cache hashes them
+
+
+@functools.lru_cache(maxsize=256)
+def _radial_moments(link, D) -> RadialMoments:
     if link.is_linear:
         a2 = float(link.slope) ** 2
         er2 = 1.0 + 2.0 / D

@@ -33,6 +33,7 @@ import linattn
 from linattn import check, validate
 from linattn.results import short_repr
 
+from .pool_theory import GAUSS_POOLS, POOL_WORK, _theory_work
 from .stationary import stationary
 
 
@@ -78,6 +79,9 @@ def phase_boundary(pb, beta, lam, level=5.0, model="reduced", law="finite", P_ra
     if not hi > lo:
         check.fail("P_range", P_range, "a pair (lo, hi) with 1 <= lo < hi")
     n_scan = check.positive_int("n_scan", n_scan, minimum=2, maximum=10**5)    # each point: one theory solve
+    # each point (and each of Brent's ~50 steps at most): one theory, ~1e7 operations, or one pool theory of 16 pools
+    per_point = 1e7 if pb.tasks is None else _theory_work(pb, 16, law)
+    check.work((n_scan + 50) * per_point, f"the theory at {n_scan} + 50 values of P", "n_scan")
 
     def gap(P):
         return stationary(pb, P, beta, lam, model, law).gap
@@ -134,8 +138,8 @@ def diversity_transition(pb, P, beta, lam, K_values=None, level=0.5, model="full
     r"""``K*``: the pool size where the pool advantage ``A(K) = 1 − E_IDG/E_ICL`` crosses ``level`` (module
     docstring), with the curve it is read from.
 
-    Each ``K`` is one pool theory (:func:`replica.stationary` of ``pb`` with ``tasks = K``; about 2 s at ``D = 10``,
-    ``law="finite"`` and 16 pools, growing as ``n_pools``).
+    Each ``K`` is one pool theory (:func:`replica.stationary` of ``pb`` with ``tasks = K``, ``law="finite"``: about
+    0.15 s per pool at ``D = 10`` and 0.6 s at ``D = 20``, ``n_pools`` times that per ``K``).
 
     Parameters
     ----------
@@ -185,9 +189,14 @@ def diversity_transition(pb, P, beta, lam, K_values=None, level=0.5, model="full
         check.fail("K_values", K_values,
                    f"an increasing 1-d array of at least two integers >= 1 and <= {check.MAX_INT}")
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)
-    # measured: ~1 s (~1e9 operations) per K at D = 20 with 16 pools, growing as n_pools D³
-    check.work(1e9 * Ks.size * (n_pools / 16) * (pb.D / 20) ** 3,
-               f"{Ks.size} pool theories of {n_pools} pools at D = {pb.D}", "K_values or n_pools")
+    check.choice("law", law, ("finite", "mp", "factor"))
+    check.work(Ks.size * _theory_work(pb, n_pools, law), f"{Ks.size} pool theories of {n_pools} pools at D = {pb.D}",
+               "K_values or n_pools")
+    # the largest pool is drawn n_pools (x 32 Gaussian-theory pools with law="finite") times: the pool theory's bound
+    n_draw = n_pools * (GAUSS_POOLS if law == "finite" else 1)
+    if Ks[-1] * n_draw * pb.D > POOL_WORK:
+        check.fail("K_values", K_values, f"pool sizes K <= {int(POOL_WORK // (n_draw * pb.D))} (a pool average over "
+                                         f"{n_draw} pools in D = {pb.D} draws at most {POOL_WORK:.3g} task entries)")
     theories = [stationary(dataclasses.replace(pb, tasks=int(K)), P, beta, lam, model, law, n_pools=n_pools, rng=rng)
                 for K in Ks]
     test = np.array([th.test for th in theories])

@@ -204,6 +204,9 @@ def gaussian_errors(pb, P, beta, lam, model, spectrum: _Spectrum) -> PoolErrors:
     se2 = sp.Ey2 - float(np.sum(Gd[pos] / s[pos]))
     bias = float(np.sum(Gd[pos] / s[pos] * (kap / (s[pos] + kap)) ** 2)) if kap > 0 else 0.0   # no κ² overflow
     df2 = D * float(np.sum(n * s**2 * inv**2))
+    if not P - df2 > 0:     # κ → 0 at P = M: the min-norm variance 1/(P − df2) diverges (and is lost in float64)
+        check.fail("lam", lam, f"large enough that the variance factor 1/(P − df2) is finite at P = {P:g} (M = {M:g}: "
+                               "at the interpolation threshold the min-norm solution diverges as lam → 0)")
     scale = (se2 + bias) / (P - df2)
     Cd, Sd = _diag(sp.Cu), _diag(sp.Su)
     overlap = float(sp.t @ inv) / D
@@ -321,6 +324,14 @@ GAUSS_POOLS = 32       # Gaussian-theory pools per finite-D pool in the pool ave
 POOL_WORK = float(2**30)
 
 
+def _theory_work(pb, n_pools, law="finite"):
+    """Operations of one pool theory (:func:`pool_errors` of ``n_pools`` pools), for :func:`linattn.check.work`: about
+    1e9 per pool of the finite-D theory (its 8192 prompt types and their fixed point; a second on one core at
+    D = 20, more for the D x D products beyond), 32 Gaussian-theory pools per pool of ``law="finite"``."""
+    per_pool = 1e9 if law == "finite" else 3e7
+    return float(n_pools) * per_pool * max(1.0, (pb.D / 20.0) ** 3)
+
+
 def draw_theory_pool(pb, rng, j):
     """Pool ``j`` of the theory's pool average: ``draw_pool`` from ``default_rng([rng, D, j])``, so that the first
     ``K`` rows do not depend on ``K`` (nested pools: smooth curves in ``κ``)."""
@@ -333,6 +344,32 @@ def _theory_types(pb, model, rng, j, n_types):
     Z, U = pool_finite.prompt_types(pb, draw_theory_pool(pb, rng, j), model, n_types, [rng, pb.D, j, 1])
     Z.flags.writeable = U.flags.writeable = False
     return Z, U
+
+
+def _pool_arguments(pb, pool, n_pools, rng, N_test):
+    """The checked ``(pool, n_pools, rng, N_test)`` of the pool theory (:func:`pool_errors`,
+    :func:`pool_stationary`)."""
+    if isinstance(pool, str):
+        check.choice("pool", pool, ("mp",))
+    elif pool is not None:
+        pool = check.finite_array("pool", pool, ndim=2)
+        if pool.shape != (pb.tasks, pb.D):
+            check.fail("pool", f"<array with shape {pool.shape}>", f"an array of shape (K, D) = ({pb.tasks}, {pb.D})")
+        if np.any(np.all(pool == 0, axis=1)):
+            check.fail("pool", "<array with a zero row>", "tasks with nonzero rows (each task's direction enters)")
+        # the theory needs the pool's moments up to |w|⁴ (v₂) and the products of Σ̃ with itself: refuse a pool whose
+        # fourth powers (times D², the sums) leave float64's range instead of failing inside an eigensolver
+        big = float(np.max(np.abs(pool)))
+        limit = (np.finfo(np.float64).max / (16.0 * pb.D**2 * max(pb.N, 1))) ** 0.25
+        if not big <= limit:
+            check.fail("pool", f"<array with entries up to {big:.3g}>", f"an array with entries of magnitude <= "
+                               f"{limit:.3g} (the theory's fourth moments of the tasks must be finite in float64)")
+    n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)     # each pool: one D x D eigenproblem
+    if isinstance(rng, np.random.Generator):
+        rng = int(rng.integers(2**63))
+    rng = check.seed_int("rng", rng)
+    N_test = check.n_test(N_test)
+    return pool, n_pools, rng, N_test
 
 
 def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_pools=16, rng=0,
@@ -351,6 +388,11 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
     -------
     PoolErrors
     """
+    if getattr(pb, "tasks", None) is None:
+        check.fail("pb", pb, "a linattn.Problem with a task pool (tasks=K): the pool theory")
+    P, beta, _, _ = checked_arguments(pb, P, beta, lam, model, law, "correlated")
+    pool, n_pools, rng, N_test = _pool_arguments(pb, pool, n_pools, rng, N_test)
+    n_types = pool_finite.check_types(n_types)
     lam_gamma, lam_v = check.block_lambdas(lam, model)
     vs = lam_gamma / lam_v if lam_gamma != lam_v else 1.0       # per-block decay: rescaled v block, common λ_Γ
     keys = ("train", "test", "test_idg", "train_ridge", "test_ridge", "test_idg_ridge", "kappa_eff", "df2")
@@ -409,6 +451,11 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
         ses = {k: v * factors["test" if k == "test_idg" else k] for k, v in ses.items()}
         out["residual"] = max(out["residual"], residual)
         out["iterations"] = max(out["iterations"], steps)
+    values = [out[k] for k in keys[:6]] + list(ses.values())
+    if not np.all(np.isfinite(values)):     # errors ∝ 1/β beyond float64 (β ~ 1e-308), or a decay as large
+        name, value = ("beta", beta) if np.isfinite(beta) and beta < 1.0 else ("lam", lam)
+        check.fail(name, value, "a value at which the pool theory's errors and their standard errors are finite in "
+                                "float64")
     return PoolErrors(**out, **{k + "_se": v for k, v in ses.items()})
 
 
@@ -424,26 +471,7 @@ def pool_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="co
     import linattn
 
     P, beta, lam, _ = checked_arguments(pb, P, beta, lam, model, law, channel)
-    if isinstance(pool, str):
-        check.choice("pool", pool, ("mp",))
-    elif pool is not None:
-        pool = check.finite_array("pool", pool, ndim=2)
-        if pool.shape != (pb.tasks, pb.D):
-            check.fail("pool", f"<array with shape {pool.shape}>", f"an array of shape (K, D) = ({pb.tasks}, {pb.D})")
-        if np.any(np.all(pool == 0, axis=1)):
-            check.fail("pool", "<array with a zero row>", "tasks with nonzero rows (each task's direction enters)")
-        # the theory needs the pool's moments up to |w|⁴ (v₂) and the products of Σ̃ with itself: refuse a pool whose
-        # fourth powers (times D², the sums) leave float64's range instead of failing inside an eigensolver
-        big = float(np.max(np.abs(pool)))
-        limit = (np.finfo(np.float64).max / (16.0 * pb.D**2 * max(pb.N, 1))) ** 0.25
-        if not big <= limit:
-            check.fail("pool", f"<array with entries up to {big:.3g}>", f"an array with entries of magnitude <= "
-                               f"{limit:.3g} (the theory's fourth moments of the tasks must be finite in float64)")
-    n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)     # each pool: one D x D eigenproblem
-    if isinstance(rng, np.random.Generator):
-        rng = int(rng.integers(2**63))
-    rng = check.seed_int("rng", rng)
-    N_test = check.n_test(N_test)
+    pool, n_pools, rng, N_test = _pool_arguments(pb, pool, n_pools, rng, N_test)
     e = pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, N_test=N_test)
     return StationaryTheory(problem=pb, P=P, beta=beta, lam=lam, model=model, law=law, train=e.train,
                             test=e.test, train_ridge=e.train_ridge, test_ridge=e.test_ridge,

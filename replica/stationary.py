@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linattn import check
+from linattn import check, validate
 from linattn.results import short_repr
 from linattn.threads import blas_threads
 
-from .pool_theory import pool_stationary
+from .pool_theory import _theory_work, pool_stationary
 from .theory import StationaryTheory, fresh_stationary
 
 
@@ -141,12 +141,14 @@ def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", cha
     -------
     StationaryCurve
     """
+    validate.problem(pb)
     Ps = check.real_array("P_values", np.atleast_1d(P_values), low=1.0)
     if Ps.ndim != 1 or Ps.size == 0:
         check.fail("P_values", P_values, "a non-empty 1-d array of numbers of prompts >= 1")
     N_test = check.n_test(N_test)
-    # each point solves the saddle-point equations (~1.5 ms; more with a pool)
-    check.work(1e7 * Ps.size, f"the theory at {Ps.size} values of P", "P_values")
+    # each point solves the saddle-point equations (~1.5 ms); with a pool, one pool theory of 16 pools
+    per_point = 1e7 if pb.tasks is None else _theory_work(pb, 16, law)
+    check.work(per_point * Ps.size, f"the theory at {Ps.size} values of P", "P_values")
     pts = [stationary(pb, P, beta, lam, model, law, channel, N_test=N_test) for P in Ps]
     return StationaryCurve(P=Ps, train=np.array([p.train for p in pts]), test=np.array([p.test for p in pts]),
                            gap=np.array([p.gap for p in pts]),

@@ -215,6 +215,9 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
         test = eg + float(kappa @ (dims * r)) / (2 * beta)
         V = float(dims @ (-np.log(r) + lp * r - 1.0)) / M + (P / M) * float(w @ -np.log(rr.eps * om))
         F = et - M / (2 * beta) * np.log(2 * np.pi / beta) + M / (2 * beta) * (np.log(c) + V) - log_jacobian / beta
+        if not np.all(np.isfinite([train, test, F])):        # the thermal terms ∝ 1/β beyond float64
+            check.fail("beta", beta, "a value at which the thermal terms (∝ 1/beta) of the errors and of the free "
+                                     "energy are finite in float64")
     gap = linattn.relative_gap(train, test)
     order = OrderParameters(rho=rho, sigma2=sigma2, r=r, a=rr.a, eps=rr.eps, L=rr.L)
     return StationaryTheory(problem=pb, P=P, beta=beta, lam=lam_given, model=model, law=law, train=float(train),
@@ -253,6 +256,10 @@ def rs_functional(pb, P, beta, lam, rho, norm2, Delta, model="reduced", law="fin
     -------
     float
     """
+    validate.problem(pb)
+    if pb.tasks is not None:
+        check.fail("pb", pb, "a Problem with tasks=None (the functional is written for fresh tasks; a task pool has "
+                             "no replica functional here)")
     P, beta, lam, lw = checked_arguments(pb, P, beta, lam, model, law, channel)
     if isinstance(lam, tuple):
         check.fail("lam", lam, "one number >= 0 (the functional is written for a common weight decay)")

@@ -264,3 +264,52 @@ def test_step_counts_run_or_are_refused_by_name(steps, simulator):
     else:
         contract(validation.attention_gradient_descent, ("n_steps",), Z=np.ones((3, 5, 4)), yq=np.ones(3), lam=0.1,
                  n_steps=steps, lr=0.01, record=[0])
+
+
+# ----------------------------------------------------------------------------- round 6 (session 45's adversarial pass)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=2, max_size=6))
+def test_the_mean_and_standard_error_of_finite_values_are_finite(x):
+    """Silent wrong values: the mean ± s.e. of finite values is finite, with the mean inside [min, max] (values
+    beyond ~1e154 gave (inf, inf) or se = inf: their sum or squares overflowed — and the pool theory's ``*_se`` at
+    β = 1e-300 were inf through it)."""
+    from linattn.numerics.stats import mean_se
+
+    m, se = mean_se(x)
+    assert math.isfinite(m) and math.isfinite(se) and se >= 0.0, (m, se)
+    tol = 1e-12 * max(abs(v) for v in x)
+    assert min(x) - tol <= m <= max(x) + tol, (m, x)
+
+
+@given(st.sampled_from([5e-324, 1e-307, 1e-300, 1e-200, 1e-3, 1.0, 1e300, np.inf]))
+def test_pool_theory_errors_and_their_errors_are_finite_or_refused(beta):
+    """Silent wrong values: with a task pool at any temperature, every error and standard error is finite or the
+    call is refused naming beta (β = 1e-300 gave train_se = inf; β = 1e-307 an inf error, and the fresh-task
+    theory named "test", an internal value)."""
+    import replica
+
+    for pb in (linattn.Problem(4, 8, 0.1, tasks=3), linattn.Problem(4, 8, 0.1)):
+        kw = dict(law="mp", n_pools=2) if pb.tasks else {}
+        out = contract(replica.stationary, ("beta",), pb=pb, P=50.0, beta=beta, lam=0.01, model="full", **kw)
+        if out is not None:
+            values = [out.train, out.test, out.train_se, out.test_se] + ([out.test_idg, out.test_idg_se]
+                                                                         if pb.tasks else [])
+            assert all(math.isfinite(v) for v in values), (beta, values)
+
+
+solver_count = st.sampled_from([0, 1, 3, -1, 2.5, 10**18, "x", None, True, float("nan")])
+
+
+@given(extreme, solver_count, st.sampled_from(["anderson", "cg"]))
+def test_the_numerics_solvers_check_their_arguments(tolerance, count, solver):
+    """Raw exceptions / accepted nonsense / hangs: the room's solvers take any tolerance and iteration count and
+    return or refuse naming it (a float count raised "cannot be interpreted as an integer", tol = nan ran every
+    iteration, 10¹⁸ iterations were accepted, a scalar start raised AttributeError)."""
+    from linattn.numerics import cg, fixed_point
+
+    if solver == "anderson":
+        contract(fixed_point.anderson, ("tol", "max_iterations"), g=lambda x: 0.5 * x + 1.0, x0=np.zeros(3),
+                 tol=tolerance, max_iterations=count)
+    else:
+        A = np.diag([1.0, 2.0, 3.0])
+        contract(cg.certified_cg, ("rtol", "maxiter"), apply=lambda p: A @ p, b=np.ones(3),
+                 precondition=lambda r: r, lam=0.5, rtol=tolerance, maxiter=count)

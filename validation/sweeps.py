@@ -90,6 +90,9 @@ def grid_function(name):
     -------
     callable
     """
+    if not isinstance(name, str) or not name.strip():
+        check.fail("name", name, "a non-empty string (the name `linattn sweep NAME` calls it by)")
+
     def deco(fn):
         GRID_FUNCTIONS[name] = fn
         fn.grid_function_name = name
@@ -134,6 +137,12 @@ def task_seed(seed, name, point, replicate):
     -------
     tuple of int
     """
+    seed = check.seed_int("seed", seed)
+    if not isinstance(name, str):
+        check.fail("name", name, "a string (the grid function's name)")
+    if not isinstance(point, dict):
+        check.fail("point", point, "a dict of parameter names to values")
+    replicate = check.nonneg_int("replicate", replicate)
     text = json.dumps([name, sorted((k, _jsonable(v)) for k, v in point.items()), int(replicate)], default=repr)
     digest = hashlib.sha256(text.encode()).digest()
     return (int(seed),) + tuple(int.from_bytes(digest[4 * i:4 * i + 4], "little") for i in range(8))
@@ -455,6 +464,11 @@ def worker_env():
                 os.environ[k] = v
 
 
+#: local worker processes at most (``workers`` of :func:`sweep`, :func:`run_points`, :func:`local_cluster`): each is a
+#: Python process of its own, and a pool never starts more of them than it has points
+MAX_WORKERS = 1024
+
+
 def local_cluster(workers):
     """A Dask ``LocalCluster`` of ``workers`` single-threaded worker processes and its client.
 
@@ -469,7 +483,7 @@ def local_cluster(workers):
     contextmanager
         Yields a ``dask.distributed.Client``; the cluster is closed on exit.
     """
-    workers = check.positive_int("workers", workers)
+    workers = check.positive_int("workers", workers, maximum=MAX_WORKERS)
     return _local_cluster(workers, _require("distributed"))
 
 
@@ -666,7 +680,8 @@ def _in_processes(blob, runner, tasks, workers, sink, bar):
 
     broken = []
     with worker_env():
-        pool = loky.ProcessPoolExecutor(workers, initializer=_die_with_parent, initargs=(os.getpid(),))
+        pool = loky.ProcessPoolExecutor(min(workers, max(len(tasks), 1)),     # never more processes than points
+                                        initializer=_die_with_parent, initargs=(os.getpid(),))
         try:
             futures = {pool.submit(_call_by_value, runner, blob, t): t for t in tasks}
             for fut in cf.as_completed(futures):
@@ -752,7 +767,7 @@ def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, 
             workers = (check.positive_int("LINATTN_SWEEP_WORKERS (environment variable)",
                                           int(env) if env.strip().lstrip("-").isdigit() else env)
                        if env else (os.cpu_count() or 1))
-        workers = check.positive_int("workers", workers)
+        workers = check.positive_int("workers", workers, maximum=MAX_WORKERS)
     elif workers is not None:
         raise ValueError(f"workers must be None when a client is given (the cluster decides); got {workers!r}")
     shape = tuple(len(v) for v in grid.values()) + (replicates,)
@@ -1022,7 +1037,7 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
         If a point failed (its error is in the message and, with a store, in the store).
     """
     n_points = check.positive_int("n_points", n_points)
-    workers = check.positive_int("workers", workers)
+    workers = check.positive_int("workers", workers, maximum=MAX_WORKERS)
     coords = _point_coords(coords, n_points)
     tasks = [Task((i,), {"point": i}, 0, (0,)) for i in range(n_points)]
     code = _code_attrs(source if source is not None else fn, name, {"point": list(range(n_points))}, 1, 0)

@@ -507,6 +507,7 @@ def information_mean(C, concentration, K, E, length, n_pools=4, rng=None, n_samp
     -------
     InformationMean
     """
+    K = check.positive_int("K", K)         # a pool of K chains (Chains' K=None, fresh chains, has no pool to measure)
     ch = Chains(C=C, concentration=concentration, K=K)
     n_pools = check.positive_int("n_pools", n_pools, minimum=2)
     E, _ = _embedding(E, ch.C)
@@ -517,8 +518,9 @@ def information_mean(C, concentration, K, E, length, n_pools=4, rng=None, n_samp
     check.work(float(n_pools) * (n_samples * ch.K * E.shape[1] ** 2 + check.PYTHON_TRIP),
                f"{n_pools} pools x {n_samples} samples", "n_pools or n_samples")
     seed = check.seed_int("rng", check.rng(rng))
-    vals = np.array([information(ch.draw_pool((seed, i)), E, length, n_samples, (seed, i, 1), covariance).bits
-                     for i in range(n_pools)])
+    with blame_concentration(concentration):     # a drawn pool that underflowed to a reducible chain
+        vals = np.array([information(ch.draw_pool((seed, i)), E, length, n_samples, (seed, i, 1), covariance).bits
+                         for i in range(n_pools)])
     bits_mean, bits_se = mean_se(vals)
     return InformationMean(bits_mean=bits_mean, bits_se=bits_se,
                            max_bits=math.log2(ch.K), bits=vals, K=ch.K, n_pools=n_pools)

@@ -468,7 +468,9 @@ def _setup(name, pool, chains, pseudocount, n_mc):
             check.fail("pool", f"<array with shape {pool.shape}>", f"an array of shape {want}")
         if name == "bayes" and pool.shape[0] != chains.K:
             check.fail("pool", f"<array with shape {pool.shape}>", f"the pool of chains.K = {chains.K} chains")
-    else:
+    else:                                # not used by this estimator; a pool given anyway must still be a pool
+        if pool is not None:
+            transition_matrices("pool", pool, min_ndim=3)
         pool = None
     C = chains.C if chains is not None else pool.shape[1]
     concentration = chains.concentration if chains is not None else 1.0
@@ -550,7 +552,8 @@ def _evaluate(states, name, pool, chains, pseudocount, n_mc, rng, want):
     n_seq, L = x.shape
     guard_work(_cost(name, [("states", n_seq * (L - 1.0))], C, 0 if pool is None else pool.shape[0], first, n_mc,
                      c_name, "pool"), f"{name} on {n_seq} sequences of {L} states")
-    seed = check.seed_int("rng", check.rng(rng)) if name == "bayes" and first == "stationary" else 0
+    gen = check.rng(rng)                 # checked whether or not this estimator draws from it
+    seed = check.seed_int("rng", gen) if name == "bayes" and first == "stationary" else 0
     Tp, logTp, pip, logpip, logfp = _pool_layout(pool, first, C)
     loss = np.empty((n_seq, L - 1))
     probs = np.empty((n_seq, L - 1, C) if want else (1, L - 1, C))

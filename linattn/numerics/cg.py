@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import check
 from ..errors import ConvergenceError
 from ..results import short_repr
 
@@ -113,6 +114,19 @@ def certified_cg(apply, b, precondition, lam, rtol, maxiter, *, true_residual=No
     NotCertified
         ``maxiter`` iterations without the certificate.
     """
+    for arg, f in (("apply", apply), ("precondition", precondition), ("x_norm", x_norm), ("r_norm", r_norm)):
+        if not callable(f):
+            check.fail(arg, f, "a callable")
+    for arg, f in (("true_residual", true_residual), ("fast_apply", fast_apply)):
+        if f is not None and not callable(f):
+            check.fail(arg, f, "None or a callable")
+    b = check.finite_array("b", b)
+    if b.ndim == 0 or b.size == 0:
+        check.fail("b", b, "a non-empty array (the right-hand side)")
+    lam = check.nonnegative("lam", lam)
+    rtol = check.tolerance("rtol", rtol)
+    maxiter = check.positive_int("maxiter", maxiter)
+    check.work(float(maxiter) * check.PYTHON_TRIP, f"{maxiter} CG iterations", "maxiter")
     if true_residual is None:
         def true_residual(x):
             r = b - apply(x)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import check
 from ..results import short_repr
 
 
@@ -51,15 +52,30 @@ def anderson(g, x0, tol, max_iterations, depth=6, valid=None, project=None) -> F
     Returns
     -------
     FixedPoint
-        Not converged after ``max_iterations``: ``converged=False`` with the last iterate (the caller raises, naming
-        its own equation).
+        Not converged after ``max_iterations``, or ``g`` left float64's range (an image with ``inf`` or ``nan``:
+        ``residual = inf``, the last finite iterate): ``converged=False`` (the caller raises, naming its own equation).
     """
+    if not callable(g):
+        check.fail("g", g, "a callable x -> g(x)")
+    x0 = check.finite_array("x0", x0)
+    if x0.ndim == 0 or x0.size == 0:
+        check.fail("x0", x0, "a non-empty array (the start)")
+    tol = check.positive("tol", tol)
+    max_iterations = check.positive_int("max_iterations", max_iterations)
+    check.work(float(max_iterations) * check.PYTHON_TRIP, f"{max_iterations} Anderson iterations", "max_iterations")
+    depth = check.positive_int("depth", depth)
+    for name, f in (("valid", valid), ("project", project)):
+        if f is not None and not callable(f):
+            check.fail(name, f, "None or a callable")
     xs, gs = [], []
     x, res = x0, np.inf
     for it in range(1, max_iterations + 1):
-        gx = g(x)
+        gx = np.asarray(g(x))
+        if gx.shape != x0.shape or gx.dtype.kind not in "iuf":
+            check.fail("g", g, f"a map returning real arrays of the shape of x0 {x0.shape}; got "
+                               f"{'an array of shape ' + str(gx.shape) if gx.dtype.kind in 'iufc' else gx.dtype}")
         if not np.all(np.isfinite(gx)):         # the map overflowed: not converged (the caller names the equation)
-            return FixedPoint(x=x, iterations=it, residual=float("inf"), converged=False)
+            return FixedPoint(x=x, iterations=it, residual=np.inf, converged=False)
         res = float(np.max(np.abs(gx - x)) / max(float(np.max(np.abs(gx))), 1e-300))
         if res < tol:
             return FixedPoint(x=gx, iterations=it, residual=res, converged=True)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import check
+
 __all__ = ["mean_se"]
 
 
@@ -37,6 +39,9 @@ def mean_se(x, axis=None, single=0.0):
 
     Notes
     -----
+    Finite values so large that their sum or squares overflow (beyond about ``1e154``) are averaged as
+    ``x / max|x|`` and scaled back, so that finite values give a finite mean and standard error.
+
     One value (``n == 1``) has no spread estimate: ``se`` is then ``single`` (``0`` by default; zeros of the
     mean's shape for an ``axis``), with no warning. Callers for which a single value must be refused instead
     have to check ``n`` themselves before calling. No values (``n == 0``) give ``nan`` for both, as NumPy does.
@@ -54,9 +59,28 @@ def mean_se(x, axis=None, single=0.0):
     ([2.0, 4.0], [1.0, 2.0])
     """
     x = np.asarray(x)
+    if x.dtype.kind not in "iuf":
+        check.fail("x", x if x.ndim == 0 else f"<array of dtype {x.dtype}>", "real numbers (an array of them)")
+    if axis is not None:
+        if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)) \
+                or not -x.ndim <= axis < x.ndim:
+            check.fail("axis", axis, f"None or an axis of x (an integer in [{-x.ndim}, {x.ndim - 1}])")
+    if not isinstance(single, (int, float, np.integer, np.floating)) or isinstance(single, (bool, np.bool_)) \
+            or not (single == 0 or np.isnan(single)):
+        check.fail("single", single, "0 or nan (the standard error reported for one value)")
     n = x.size if axis is None else x.shape[axis]
-    mean = x.mean(axis)
-    se = np.full_like(mean, single)[()] if n == 1 else x.std(axis, ddof=1) / np.sqrt(n)
+    with np.errstate(over="ignore", invalid="ignore" if np.all(np.isfinite(x)) else "warn"):
+        mean = x.mean(axis)
+        se = np.full_like(mean, single)[()] if n == 1 else x.std(axis, ddof=1) / np.sqrt(n)
+    if n > 1 and np.all(np.isfinite(x)) and not (np.all(np.isfinite(mean)) and np.all(np.isfinite(se))):
+        # finite values beyond ~1e154 (their squares, or their sum, overflow): the same statistics of x / max|x|,
+        # scaled back — finite wherever the mean and the spread are representable
+        big = np.max(np.abs(x), axis=axis, keepdims=True)
+        big = np.where(big > 0, big, 1.0)
+        y = x / big
+        scale = big.reshape(()) if axis is None else np.squeeze(big, axis=axis)
+        mean = y.mean(axis) * scale
+        se = y.std(axis, ddof=1) / np.sqrt(n) * scale
     if axis is None:
         return float(mean), float(se)
     return mean, se

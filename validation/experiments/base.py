@@ -481,6 +481,8 @@ def _point_task(name, settings, point, rng=None):
 def point_coords(points):
     """The fields that every point has as a number (or every point as a string): the coordinates of a store's
     ``point`` dimension (:func:`validation.sweeps.run_points`), e.g. ``D``, ``N``, ``P`` of each point."""
+    if not isinstance(points, (list, tuple)) or not all(isinstance(p, dict) for p in points):
+        check.fail("points", points, "a list of dicts (the points of an experiment)")
     keys = set.intersection(*(set(p) for p in points)) if points else set()
     out = {}
     for k in sorted(keys):

@@ -31,6 +31,7 @@ import dynamics
 import linattn
 from diagnostics import crossing_times
 from linattn import check
+from linattn.covariance import EIGENVALUE_RANGE
 from linattn.factorized import Parametrization
 from linattn.numerics.stats import mean_se
 
@@ -132,6 +133,10 @@ def rank_dynamics(spectrum, N, a0=1e-3, rtol=0.01, span=3.0, lr=0.05, batch=128,
     values = check.real_array("spectrum", spectrum, low=0.0, low_open=True)
     if values.ndim != 1 or values.size < 2 or np.any(np.diff(values) > 0):
         check.fail("spectrum", spectrum, "at least two eigenvalues in decreasing order")
+    lo, hi = EIGENVALUE_RANGE
+    if values.min() < lo or values.max() > hi:       # the problem's covariance: named here as the caller's spectrum
+        check.fail("spectrum", f"<eigenvalues from {values.min():.3g} to {values.max():.3g}>",
+                   f"eigenvalues in [{lo:g}, {hi:g}] (the exact errors use their fourth powers)")
     pb = noise_free_problem(values, N)
     a0 = check.positive("a0", a0)
     rtol = check.real("rtol", rtol, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -152,12 +157,13 @@ def rank_dynamics(spectrum, N, a0=1e-3, rtol=0.01, span=3.0, lr=0.05, batch=128,
     record = check.positive_int("record", record)
     needed = n_steps_covering(span * t_half.max(), lr, 1, culprit="span")
     if record > needed:
-        check.fail("record", record, f"a record interval of at most the {needed} SGD steps the span needs")
+        check.fail("record", record, f"a record interval of at most the {needed} SGD steps the span needs (span x "
+                                     f"t_half / lr, lr = {lr:g})")
     n_steps = n_steps_covering(span * t_half.max(), lr, record, culprit="span")
     n_rec = n_steps // record + 1       # the SGD run, guarded here: factorized_descent's guards name n_steps
     check.work(float(n_chains) * n_steps * (batch * (pb.N * D + D * D + par.n_params) + par.n_params),
-               f"{n_chains} chains x {n_steps} SGD steps (span x t_half / lr) on batches of {batch} prompts",
-               "span, lr, n_chains or batch")
+               f"{n_chains} chains x {n_steps} SGD steps (span x t_half / lr) on batches of {batch} prompts of "
+               f"N = {pb.N} tokens", "N, span, lr, n_chains or batch")
     check.memory(8.0 * n_chains * n_rec * (par.n_params + 1 + 3 * D * D + D),
                  f"{n_chains} x {n_rec} SGD records of {D} x {D} matrices", "span, lr, record or n_chains")
     sgd = factorized_descent(pb, par, par.aligned(np.full(pb.D, a0)), n_steps, lr, batch=batch, record=record,

@@ -20,6 +20,8 @@ from typing import Callable
 
 import numpy as np
 
+from linattn import check
+
 from ..experiments.base import MODES
 
 #: figures that take longest in quick mode (measured in a fresh-clone ``make run``: phase ≈ 50 s, fig2, fig3 and
@@ -129,7 +131,10 @@ def points(name: str, mode: str) -> int:
     """
     from ..experiments.base import get
 
-    exp = get(registry()[name].experiment)
+    figures = registry()
+    if not isinstance(name, str) or name not in figures:
+        check.fail("name", name, f"one of the registered figures {tuple(figures)}")
+    exp = get(figures[name].experiment)
     return len(exp.points(exp.settings(mode)))
 
 

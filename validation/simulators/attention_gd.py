@@ -75,6 +75,9 @@ def attention_gradient_descent(Z, yq, lam, n_steps, lr, W0=None, record=None) ->
     n_steps = check.nonneg_int("n_steps", n_steps)
     lr = check.positive("lr", lr)
     W = np.zeros((d1, d1)) if W0 is None else check.finite_array("W0", W0, shape=(d1, d1)).copy()
+    if record is None:      # every step: the record (and W at each) grows with n_steps — checked before it is built
+        check.memory(8.0 * (n_steps + 1) * (1 + d1 * d1), f"W at {n_steps + 1} recorded steps (record=None: every "
+                     "step)", "n_steps (or pass record)")
     rec = np.arange(n_steps + 1) if record is None else np.unique(check.counts("record", record))
     if rec.size == 0 or rec.max() > n_steps:
         check.fail("record", record, f"a non-empty list of integer steps in [0, n_steps = {n_steps}]")

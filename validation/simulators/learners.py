@@ -141,6 +141,20 @@ def _n_test(pb, n_test_prompts, N=None):
     return n_test_prompts
 
 
+def _test_problem(pb, N_test):
+    """``pb`` at the test context length ``N_test`` (checked: ``None`` gives ``pb``), with the memory of a batch of its
+    prompts (a nonlinear link's contexts, :func:`linattn.Problem.sample`) checked naming ``N_test``."""
+    N_test = check.n_test(N_test)
+    if N_test is None:
+        return pb, None
+    if not pb.link.is_linear:
+        width = max(pb.D, 2 * N_test)
+        batch = max(64, (1 << 17) // width)
+        check.memory(8.0 * 4 * batch * width,
+                     f"a batch of {batch} test prompts of a nonlinear link (N_test = {N_test})", "N_test")
+    return dataclasses.replace(pb, N=N_test, tasks=None), N_test
+
+
 def kernel_learner(pb, P, lam, rng=None, features="hermite2", N_test=None) -> LearnerRun:
     """Train the kernel learner (module docstring) to its ridge solution; its test errors are exact
     (:func:`linattn.kernel_learner.kernel_test_error`: fresh tasks, and the pool's tasks when ``pb.tasks`` is set).
@@ -298,8 +312,7 @@ def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10
     check.choice("second_stage", second_stage, SECOND_STAGES)
     if knots == "labels" and second_stage != "joint":
         check.fail("second_stage", second_stage, '"joint" with knots="labels" (one joint stage from Γ = 0)')
-    N_test = check.n_test(N_test)
-    pbt = pb if N_test is None else dataclasses.replace(pb, N=N_test, tasks=None)
+    pbt, N_test = _test_problem(pb, N_test)
     n_knots = check.nonneg_int("n_knots", n_knots, maximum=64)
     max_steps = check.positive_int("max_steps", max_steps)
     tol = check.tolerance("tol", tol)
@@ -379,14 +392,13 @@ def feature_test_error(pb, run, N_test=None, n_test_prompts=100_000, rng=None, i
     if run.problem is not None and pb != run.problem:       # the labels (link, noise) and prompts the readout fits
         check.fail("pb", pb, f"the problem the run was trained on ({run.problem}; use N_test for another test "
                              "context length)")
-    N_test = check.n_test(N_test)
+    pbt, N_test = _test_problem(pb, N_test)
     n_test_prompts = _n_test(pb, n_test_prompts, N_test)
     in_distribution = check.boolean("in_distribution", in_distribution)
     gen = check.rng(rng)
     pool = run.params.get("pool")
     if in_distribution and pool is None:
         check.fail("in_distribution", True, "False for a run trained without a task pool")
-    pbt = pb if N_test is None else dataclasses.replace(pb, N=N_test, tasks=None)
     return _feature_error(pbt, run.params, n_test_prompts, gen, pool if in_distribution else None)
 
 
@@ -463,8 +475,8 @@ def binned_readout_error(pb, Gamma, n=1_000_000, bins=500, rng=0, N_test=None, p
     if pb.covariance is not None:
         check.fail("pb", pb, "a problem with isotropic inputs for binned_readout_error")
     G = check.finite_array("Gamma", Gamma, shape=(pb.D, pb.D))
-    bins = check.positive_int("bins", bins, minimum=2)
-    n = check.positive_int("n", n, minimum=10 * bins)
+    n = check.positive_int("n", n, minimum=20)
+    bins = check.positive_int("bins", bins, minimum=2, maximum=n // 10)        # at least 10 test prompts per bin
     if pool is not None:
         pool = check.finite_array("pool", pool, shape=(None, pb.D))
     separate = not (isinstance(fit_pool, str) and fit_pool == "test")
