@@ -56,8 +56,8 @@ class LearnersScaling(Experiment):
     presets = {mode: dict(D=D, lam=LAM, **rest) for mode, rest in (
         ("smoke", dict(P=300, N=[4, 8, 16, 32], N_fit=[4, 32], sim_N=[8], N_train=8, N_test=[4, 8, 16, 32],
                        sim_N_test=[4, 16], n_sets=2, n_test_prompts=2000)),
-        ("quick", dict(P=1000, N=[4, 8, 16, 32, 64, 128], N_fit=[8, 128], sim_N=[4, 32], N_train=16,
-                       N_test=[2, 4, 16, 64, 256], sim_N_test=[4, 64], n_sets=3, n_test_prompts=20_000)),
+        ("quick", dict(P=1000, N=[4, 8, 16, 32, 64, 128], N_fit=[8, 128], sim_N=[4, 8, 32, 64], N_train=16,
+                       N_test=[2, 4, 16, 64, 256], sim_N_test=[2, 4, 16, 64, 256], n_sets=3, n_test_prompts=20_000)),
         ("full", dict(P=1000, N=[2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256], N_fit=[8, 256],
                       sim_N=[2, 4, 8, 16, 32, 64, 128], N_train=16,
                       N_test=[2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512],

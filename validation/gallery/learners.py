@@ -52,6 +52,13 @@ def _sim_marks(ax, x, y, k, k_se, f, f_se, theory_lr):
             ax.plot(xi, yi, "X", color="k", ms=9)
 
 
+def _memo_line(ax, D):
+    """Dotted line at ``P = D²`` (the feature learner's ``Γ`` has ``D²`` parameters: memorisation to its left)."""
+    ax.axvline(D**2, color="k", ls=":", lw=1.0)
+    ax.annotate(r"$P = D^2$", (D**2, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -10),
+                textcoords="offset points", fontsize=7, va="top")
+
+
 def _legend_marks():
     from matplotlib.lines import Line2D
 
@@ -83,6 +90,7 @@ def plot(d, s):
         _sim_marks(ax, P[j], N[i], d[f"{name}_sim_kernel"], d[f"{name}_sim_kernel_se"], d[f"{name}_sim_feature"],
                    d[f"{name}_sim_feature_se"], lr[name][i, j])
         _grid_axes(ax, P, N)
+        _memo_line(ax, s["D"])
         ax.set_xlabel("training prompts P (= task diversity)")
         ax.set_ylabel("context length N (train = test)")
         ax.set_title(f"link {TITLES[name]}")
@@ -144,6 +152,7 @@ def plot_pools(d, s):
             lr = z[i, j] * np.log(10.0)
             _sim_marks(ax, P[j], K[i], k, d[f"{name}_sim_kernel{sfx}_se"], f, d[f"{name}_sim_feature{sfx}_se"], lr)
             _grid_axes(ax, P, K)
+            _memo_line(ax, s["D"])
             ax.set_xlabel("training prompts P")
             ax.set_ylabel("task-pool size K")
             ax.set_title(f"link {TITLES[name]}: {title}")
