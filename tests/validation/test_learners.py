@@ -145,7 +145,7 @@ def test_learners_report_section_smoke():
     quantities = [c.quantity for c in rows]
     assert sum("as trained, test error" in q for q in quantities) == 8
     assert sum("training loss" in q for q in quantities) == 4
-    assert sum("N_test = 3 ≠ N" in q or "N_test = 48 ≠ N" in q for q in quantities) == 4
+    assert sum("N_test = 4 ≠ N" in q or "N_test = 64 ≠ N" in q for q in quantities) == 4     # smoke: N = 16
     assert not any("KNOWN FAILURE" in q for q in quantities)
     assert get("learners").report_order is not None
 

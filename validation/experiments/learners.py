@@ -182,7 +182,7 @@ class Learners(Experiment):
     title = "Kernel vs feature learner: which wins over (P, N), theory with simulated cells"
     presets = {mode: dict(D=D, lam=LAM, **rest) for mode, rest in (
         ("smoke", dict(P=[60, 300], N=[4, 16], sim=[[1, 1]], n_sets=2, n_test_prompts=2000,
-                       check_N=12, check_P_kernel=300, check_n_kernel=3, check_P_feature=300, check_P_memo=300,
+                       check_N=16, check_P_kernel=300, check_n_kernel=3, check_P_feature=300, check_P_memo=300,
                        check_n_feature=2, check_n_memo=2, check_n_test_prompts=2000, check_n_binned=20_000)),
         ("quick", dict(P=[10, 100, 200, 400, 800, 1600, 3200, 6400], N=[4, 8, 16, 32, 64],
                        sim=[[0, 5], [2, 3], [2, 7], [4, 5], [2, 0]], n_sets=3, n_test_prompts=20_000,
