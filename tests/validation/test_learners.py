@@ -131,16 +131,35 @@ def test_feature_test_error_at_another_length_matches_retraining():
 
 def test_learners_report_section_smoke():
     """Experiment ``learners`` (figure and report section) runs in smoke mode, its result holds finite numbers and the
-    report section's ten rows come from it (the three figure experiments run in smoke mode in
-    tests/validation/test_cli_figures.py, which also checks that their saved data are finite)."""
+    report section's 18 rows come from it — per link: the kernel learner's test and training errors, the optimal
+    readout of the trained Γ, and the feature learner as trained (test error and training loss at two P, test error at
+    N_test = N/4 and 4N); the three figure experiments run in smoke mode in tests/validation/test_cli_figures.py,
+    which also checks that their saved data are finite."""
     from validation.experiments.base import get, run
 
     r = run("learners", mode="smoke", progress=False)
     for k, v in r.data.items():
         assert np.all(np.isfinite(np.asarray(v, float))), k
     rows = get("learners").checks(r)
-    assert len(rows) == 10 and all(c.section == "learners" for c in rows)
+    assert len(rows) == 18 and all(c.section == "learners" for c in rows)
+    quantities = [c.quantity for c in rows]
+    assert sum("as trained, test error" in q for q in quantities) == 8
+    assert sum("training loss" in q for q in quantities) == 4
+    assert sum("N_test = 4 ≠ N" in q or "N_test = 64 ≠ N" in q for q in quantities) == 4     # smoke: N = 16
+    assert not any("KNOWN FAILURE" in q for q in quantities)
     assert get("learners").report_order is not None
+
+
+def test_trained_row_flags_the_optimal_baseline():
+    """A report row of the feature learner as trained passes within 3 s.e. + FEATURE_ACCURACY of its theory and states
+    whether the optimal-readout baseline would pass the same criterion."""
+    from validation.experiments.learners import FEATURE_ACCURACY, _trained_row
+
+    sim = np.array([0.20, 0.21, 0.19, 0.20])          # mean 0.2, s.e. 0.0041
+    row = _trained_row("q", "p", sim, None, 0.2 * (1 + FEATURE_ACCURACY / 2), 0.001, 0.15)
+    assert row.passed and "FAILS" in row.rel_error
+    row = _trained_row("q", "p", sim, None, 0.15, 0.001, 0.2)
+    assert not row.passed and "passes" in row.rel_error
 
 
 def test_fit_power_law_recovers_a_power_law():
