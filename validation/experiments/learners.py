@@ -43,7 +43,8 @@ criteria (each error estimate stated):
   another context length, :func:`validation.simulators.learners.feature_test_error`, no retraining): the theory as
   trained vs the mean over training sets; passes when ``|sim − th| ≤ 3 s.e. + FEATURE_ACCURACY·th`` (s.e. of the
   simulation ⊕ the theory's own ``test_se``; :data:`FEATURE_ACCURACY` = 5 %, the largest measured excess over
-  3 s.e., 2.9 % over 50 cells at ``D = 6`` and none over 60 cells at ``D = 10``, rounded up: ``docs/learners.md``). Beside it: the deviation of the
+  3 s.e., 2.9 % over 50 cells at ``D = 6`` and none over 60 cells at ``D = 10``, rounded up: ``docs/learners.md``).
+  Beside it: the deviation of the
   optimal-readout theory (the baseline the trained theory replaces) and whether it would pass the same criterion —
   it fails in memorisation and at ``N_test < N`` (it has no finite-``P`` fit of the readout and no inference-time
   scale of ``t``).
