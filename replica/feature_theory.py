@@ -828,7 +828,8 @@ def _balanced_cached(pb, P, lam, key, centre, seed, decay, max_iter, tol):
     if h(x_hi) >= 0.0:       # λ ≥ λ*: the trained Γ vanishes (to ‖Γ̂‖ ≤ λ*/LAM_EFF_LIMIT at the root, if any)
         limit = laws[x_hi]
         D = limit.mean.shape[0]
-        return dataclasses.replace(limit, mean=np.zeros((D, D)), cov=np.zeros((D, D)), norm2=0.0), float("inf")
+        return (dataclasses.replace(limit, mean=np.zeros((D, D)), cov=np.zeros((D, D)), norm2=0.0,
+                                    resolvent=np.zeros((D, D))), float("inf"))
     x_lo = min(float(np.log(lam)), x_hi - 1.0)
     for _ in range(max_iter):          # λ_eff down by e per step: near the interpolation threshold P ≈ D² the ridge
         if h(x_lo) > 0.0:              # law's norm grows fast as λ_eff → 0, and far below the root its resolvent

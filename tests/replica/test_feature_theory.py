@@ -165,14 +165,15 @@ def test_pool_theory_against_the_trained_gamma():
     from validation.simulators.learners import feature_learner
 
     pb = linattn.Problem(6, 12, 0.0, link="tanh", tasks=3)
-    fresh = ft.feature_learner_theory(linattn.Problem(6, 12, 0.0, link="tanh"), 2000, 0.01).test
+    fresh = ft.feature_learner_theory(linattn.Problem(6, 12, 0.0, link="tanh"), 2000, 0.01,
+                                       readout="optimal").test
     diff = {"idg": [], "icl": []}
     ref = {"idg": [], "icl": []}
     bias, se_th = 0.0, {"idg": [], "icl": []}
     for seed in range(3):
         run = feature_learner(pb, 2000, 0.01, rng=(6, 3, 2000, seed), n_test_prompts=1000)
         pool, G = run.params["pool"], run.params["Gamma"]
-        th = ft.feature_learner_theory(pb, 2000, 0.01, pool=pool, rng=seed)
+        th = ft.feature_learner_theory(pb, 2000, 0.01, pool=pool, rng=seed, readout="optimal")
         bi = binned_readout_error(pb, G, n=200_000, bins=100, rng=seed, pool=pool)
         bc = binned_readout_error(pb, G, n=200_000, bins=100, rng=seed + 10, fit_pool=pool)
         for key, t, b in (("idg", th.test_idg, bi), ("icl", th.test, bc)):

@@ -271,7 +271,7 @@ def test_acceptance_pool_paired_with_the_datasets():
 
 def test_feature_learner_dispatch():
     """``learner="feature"`` returns the feature theory's ICL and IDG errors as Python floats (fresh tasks and a pool);
-    ``train`` is None (not derived for the optimal readout), ``train_linear`` the linear readout's training loss."""
+    ``train`` the training loss of the learner as trained with its s.e., ``train_linear`` the linear readout's."""
     from replica.feature_theory import feature_learner_theory
 
     pb = linattn.Problem(4, 8, 0.0, link="tanh", tasks=3)
@@ -279,7 +279,8 @@ def test_feature_learner_dispatch():
     ref = feature_learner_theory(pb, 300, 0.01, n_contexts=256)
     assert (th.test, th.test_idg, th.test_se, th.test_idg_se) == (ref.test, ref.test_idg, ref.test_se, ref.test_idg_se)
     assert all(type(x) is float for x in (th.test, th.test_idg, th.test_se, th.test_idg_se, th.train_linear))
-    assert th.train is None and th.readout == "optimal" and th.test_idg < th.test
+    assert (th.train, th.train_se) == (ref.train, ref.train_se) and type(th.train) is float and th.train_se > 0
+    assert th.readout == "trained" and th.test_idg < th.test and th.train < th.test
     fresh = learner_theory(linattn.Problem(4, 8, 0.0, link="tanh"), 300, 0.01, learner="feature", n_contexts=256)
     assert fresh.test_idg is None and type(fresh.test) is float
 

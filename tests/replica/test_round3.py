@@ -210,8 +210,9 @@ def test_feature_theory_names_n_test():
 @pytest.mark.parametrize("link", ["tanh", "relu"])
 def test_feature_theory_large_decay_is_the_constant_readout(link):
     """Defect 7: at λ = 1 … 1e300 the balanced decay λ/‖W‖ has no fixed point (λ above λ* = lim λ_eff‖Γ̂‖, 0.16 for
-    tanh and 0.15 for relu here) and the trained W is exactly zero: every readout is the constant E_train y, with the
-    error ½(V − (E y)²) — not a ConvergenceError or a ValueError as before. V and E y are written here from the
+    tanh and 0.15 for relu here) and the trained W is exactly zero: every population readout is the constant E_train y,
+    with the error ½(V − (E y)²) — not a ConvergenceError or a ValueError as before; the trained readout is the
+    decayed intercept of the P training labels. V and E y are written here from the
     task-norm law: E y = E√r/√(2π) for relu (E√r = √(2/D) Γ((D+1)/2)/Γ(D/2)), 0 for tanh; V = E f(√r z)² (1/2 for
     relu; adaptive quadrature over r ~ χ²_D/D and z for tanh)."""
     from scipy import integrate, special, stats
@@ -232,8 +233,14 @@ def test_feature_theory_large_decay_is_the_constant_readout(link):
     for lam in (1.0, 1e5, 1e20, 1e300):
         th = replica.feature_learner_theory(pb, 200, lam, law="finite")
         assert th.lam_effective == np.inf and th.rho == 0.0 and th.sigma2 == 0.0
-        for err in (th.test, th.test_linear, th.test_optimal):
+        for err in (th.test_linear, th.test_optimal):
             assert err == pytest.approx(0.5 * (V - Ey**2), rel=1e-10)
+        # the learner as trained: t ≡ 0 and its readout is the decayed intercept a₀ = ȳ/(1 + λ) of P = 200 labels,
+        # E = ½(V − 2 Ey E a₀ + E a₀²) with E a₀ = Ey/(1 + λ), E a₀² = (Ey² + (V − Ey²)/P)/(1 + λ)² (the theory
+        # samples the labels: within 4 of its s.e.)
+        shrink = 1.0 / (1.0 + lam)
+        trained = 0.5 * (V - 2 * Ey**2 * shrink + (Ey**2 + (V - Ey**2) / 200) * shrink**2)
+        assert abs(th.test - trained) <= 4 * th.test_se + 1e-12 * V
         b0 = Ey / (1.0 + lam)                               # the penalised intercept of the linear-readout learner
         assert th.test_ridge == pytest.approx(0.5 * (V - 2 * b0 * Ey + b0**2), rel=1e-10)
     below = replica.feature_learner_theory(pb, 200, 0.01, law="gaussian")
