@@ -181,5 +181,5 @@ def certified_cg(apply, b, precondition, lam, rtol, maxiter, *, true_residual=No
         rz_new = _dot(r, z)
         p = z + (rz_new / rz) * p
         rz = rz_new
-    raise NotCertified(f"{name}: conjugate gradients did not reach |r| <= {target:.3g} in {maxiter} iterations "
-                       f"(|r| = {rn:.3g})", target, rn, x_norm(x), maxiter)
+    raise NotCertified(f"{name}: conjugate gradients did not reach |r| <= {target:.3g} in maxiter = {maxiter} "
+                       f"iterations (|r| = {rn:.3g}; raise maxiter or rtol)", target, rn, x_norm(x), maxiter)
