@@ -33,7 +33,7 @@ import linattn
 from linattn import check, validate
 from linattn.results import short_repr
 
-from .pool_theory import GAUSS_POOLS, POOL_WORK, _theory_work
+from .pool_theory import GAUSS_POOLS, POOL_WORK, theory_work
 from .stationary import stationary
 
 
@@ -80,7 +80,7 @@ def phase_boundary(pb, beta, lam, level=5.0, model="reduced", law="finite", P_ra
         check.fail("P_range", P_range, "a pair (lo, hi) with 1 <= lo < hi")
     n_scan = check.positive_int("n_scan", n_scan, minimum=2, maximum=10**5)    # each point: one theory solve
     # each point (and each of Brent's ~50 steps at most): one theory, ~1e7 operations, or one pool theory of 16 pools
-    per_point = 1e7 if pb.tasks is None else _theory_work(pb, 16, law)
+    per_point = 1e7 if pb.tasks is None else theory_work(pb, 16, law)
     check.work((n_scan + 50) * per_point, f"the theory at {n_scan} + 50 values of P", "n_scan")
 
     def gap(P):
@@ -190,7 +190,7 @@ def diversity_transition(pb, P, beta, lam, K_values=None, level=0.5, model="full
                    f"an increasing 1-d array of at least two integers >= 1 and <= {check.MAX_INT}")
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)
     check.choice("law", law, ("finite", "mp", "factor"))
-    check.work(Ks.size * _theory_work(pb, n_pools, law), f"{Ks.size} pool theories of {n_pools} pools at D = {pb.D}",
+    check.work(Ks.size * theory_work(pb, n_pools, law), f"{Ks.size} pool theories of {n_pools} pools at D = {pb.D}",
                "K_values or n_pools")
     # the largest pool is drawn n_pools (x 32 Gaussian-theory pools with law="finite") times: the pool theory's bound
     n_draw = n_pools * (GAUSS_POOLS if law == "finite" else 1)

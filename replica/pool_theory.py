@@ -324,10 +324,27 @@ GAUSS_POOLS = 32       # Gaussian-theory pools per finite-D pool in the pool ave
 POOL_WORK = float(2**30)
 
 
-def _theory_work(pb, n_pools, law="finite"):
+def theory_work(pb, n_pools, law="finite"):
     """Operations of one pool theory (:func:`pool_errors` of ``n_pools`` pools), for :func:`linattn.check.work`: about
     1e9 per pool of the finite-D theory (its 8192 prompt types and their fixed point; a second on one core at
-    D = 20, more for the D x D products beyond), 32 Gaussian-theory pools per pool of ``law="finite"``."""
+    D = 20, more for the D x D products beyond), 32 Gaussian-theory pools per pool of ``law="finite"``. Used by the
+    work guards of :func:`replica.stationary_curve`, :func:`replica.phase_boundary` and
+    :func:`replica.diversity_transition`.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+        The pooled problem (its ``D``).
+    n_pools : int
+        Pools averaged.
+    law : str
+        ``"finite"`` (the finite-D theory) or another law (the Gaussian theory's cost).
+
+    Returns
+    -------
+    float
+        Operations, ``n_pools · (1e9 or 3e7) · max(1, (D/20)³)``.
+    """
     per_pool = 1e9 if law == "finite" else 3e7
     return float(n_pools) * per_pool * max(1.0, (pb.D / 20.0) ** 3)
 

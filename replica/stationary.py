@@ -13,7 +13,7 @@ from linattn import check, validate
 from linattn.results import short_repr
 from linattn.threads import blas_threads
 
-from .pool_theory import _theory_work, pool_stationary
+from .pool_theory import pool_stationary, theory_work
 from .theory import StationaryTheory, fresh_stationary
 
 
@@ -147,7 +147,7 @@ def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", cha
         check.fail("P_values", P_values, "a non-empty 1-d array of numbers of prompts >= 1")
     N_test = check.n_test(N_test)
     # each point solves the saddle-point equations (~1.5 ms); with a pool, one pool theory of 16 pools
-    per_point = 1e7 if pb.tasks is None else _theory_work(pb, 16, law)
+    per_point = 1e7 if pb.tasks is None else theory_work(pb, 16, law)
     check.work(per_point * Ps.size, f"the theory at {Ps.size} values of P", "P_values")
     pts = [stationary(pb, P, beta, lam, model, law, channel, N_test=N_test) for P in Ps]
     return StationaryCurve(P=Ps, train=np.array([p.train for p in pts]), test=np.array([p.test for p in pts]),

@@ -69,7 +69,7 @@ from .. import check
 from ..errors import ConvergenceError
 from ..numerics.stats import mean_se
 from ..results import python_scalars, short_repr
-from .chains import Chains, _stationary, blame_concentration, guard_memory, transition_matrices
+from .chains import Chains, blame_concentration, guard_memory, named_stationary, transition_matrices
 
 COVARIANCES = ("multinomial", "markov")
 _RANK_TOL = 1e-10          # relative singular-value cutoff of the row-centred embedding
@@ -222,7 +222,7 @@ def bigram_laws(pool):
     T = transition_matrices("pool", pool, min_ndim=3)
     if T.ndim != 3:
         check.fail("pool", f"<array with shape {T.shape}>", "an array of shape (K, C, C)")
-    pi = _stationary(T, "pool")
+    pi = named_stationary("pool", T)
     return (pi[:, :, None] * T).reshape(T.shape[0], -1)
 
 

@@ -210,11 +210,22 @@ def stationary(T):
     >>> markov.stationary(T)
     array([0.75, 0.25])
     """
-    return _stationary(T, "T")
+    return named_stationary("T", T)
 
 
-def _stationary(T, name):
-    """:func:`stationary` of the argument ``name`` (named in the refusals)."""
+def named_stationary(name, T):
+    """:func:`stationary` of the argument called ``name`` by the caller (the name its refusals give; the library's
+    estimators pass ``"pool"``).
+
+    Parameters
+    ----------
+    name : str
+    T : array_like, shape (..., C, C)
+
+    Returns
+    -------
+    ndarray, shape (..., C)
+    """
     T = transition_matrices(name, T)
     A = np.array(T, dtype=np.float64, copy=True)
     C = A.shape[-1]
@@ -279,15 +290,26 @@ def first_law(T, first_state):
     -------
     ndarray, shape (..., C)
     """
-    return _first_law(T, first_state, "T")
+    return named_first_law("T", T, first_state)
 
 
-def _first_law(T, first_state, name):
-    """:func:`first_law` of the argument ``name`` (named in the refusals)."""
+def named_first_law(name, T, first_state):
+    """:func:`first_law` of the argument called ``name`` by the caller (the name its refusals give).
+
+    Parameters
+    ----------
+    name : str
+    T : array_like, shape (..., C, C)
+    first_state : {"stationary", "uniform", "onestep"}
+
+    Returns
+    -------
+    ndarray, shape (..., C)
+    """
     check.choice("first_state", first_state, FIRST_STATES)
     T = transition_matrices(name, T)
     if first_state == "stationary":
-        return _stationary(T, name)
+        return named_stationary(name, T)
     if first_state == "uniform":
         return np.full(T.shape[:-1], 1.0 / T.shape[-1])
     return T.mean(axis=-2)
@@ -436,7 +458,7 @@ class Chains:
                     check.fail("pool", f"<array with shape {chains.shape}>", f"an array of shape ({self.K}, {C}, {C})")
             task = gen.integers(self.K, size=n_seq).astype(np.int64)
         with blame_concentration(self.concentration) if pool is None else contextlib.nullcontext():
-            first = _first_law(chains, self.first_state, "pool")
+            first = named_first_law("pool", chains, self.first_state)
         states = np.empty((n_seq, length), dtype=np.int64)
         paths_kernel(np.cumsum(chains, axis=-1), np.cumsum(first, axis=-1), task, check.seed_int("rng", gen), 0, states)
         return Sample(states=states, pool=chains, task=task)

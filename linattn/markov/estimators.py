@@ -54,14 +54,14 @@ from ..random_kernels import next_uniform, seed_state
 from ..results import python_scalars, short_repr
 from .chains import (
     Chains,
-    _first_law,
-    _stationary,
     blame_concentration,
     draw_chains_kernel,
     first_law,
     guard_memory,
     guard_work,
     log_gamma_variate,
+    named_first_law,
+    named_stationary,
     paths_kernel,
     transition_matrices,
 )
@@ -400,8 +400,8 @@ def _pool_layout(pool, first_state, C):
         return z, z, np.zeros((1, C, 0)), np.zeros((1, C, 0)), np.zeros((C, 0))
     with np.errstate(divide="ignore"):
         Tp = np.ascontiguousarray(pool.transpose(1, 2, 0))
-        pi = np.ascontiguousarray(_stationary(pool, "pool").T)[None]
-        phi = np.ascontiguousarray(_first_law(pool, first_state, "pool").T)
+        pi = np.ascontiguousarray(named_stationary("pool", pool).T)[None]
+        phi = np.ascontiguousarray(named_first_law("pool", pool, first_state).T)
         return Tp, np.log(Tp), pi, np.log(pi), np.log(phi)
 
 
@@ -624,8 +624,8 @@ def _naive(x, name, pool, C, concentration, first, pseudo):
         num = np.take_along_axis(rows, b[..., None], axis=-1)[..., 0] + concentration
         return -np.log(num / (rows.sum(-1) + C * concentration))
     logT = np.log(pool)
-    logpi = np.log(_stationary(pool, "pool"))
-    logphi = np.log(_first_law(pool, first, "pool"))
+    logpi = np.log(named_stationary("pool", pool))
+    logphi = np.log(named_first_law("pool", pool, first))
     step = np.moveaxis(logT[:, a, b], 0, -1)  # (n_seq, L−1, K): log T_k(x_n, x_{n+1})
     if name == "1-mem":
         ll = np.cumsum(np.moveaxis(logpi[:, x[:, :-1]], 0, -1), axis=1)
