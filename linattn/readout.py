@@ -104,9 +104,18 @@ def fit_readout(t, y, knots, lam):
     Returns
     -------
     ndarray (J + 2,)
+        Computed from the SVD ``Ψ/√P = U diag(s) Vᵀ`` as ``a = V diag(s/(s² + λ)) Uᵀy/√P``, the same ridge written
+        so that it stays finite for every ``λ > 0``: singular values below rounding (``s <= s_max · ε · max(P,
+        J + 2)``, a direction ``Ψ`` does not see) contribute 0, their value at exact ``s = 0`` — so a ``λ`` below
+        float64's resolution of ``ΨᵀΨ/P`` gives the minimum-norm least-squares readout, the ``λ → 0`` limit.
     """
     Psi = hinge_features(t, knots)
+    if Psi.shape[0] == 0:
+        check.fail("t", "<empty array>", "at least one training value of t")
     y = check.finite_array("y", y, shape=(Psi.shape[0],))
     lam = check.positive("lam", lam)
     P = y.size
-    return np.linalg.solve(Psi.T @ Psi / P + lam * np.eye(Psi.shape[1]), Psi.T @ y / P)
+    u, s, vt = np.linalg.svd(Psi / np.sqrt(P), full_matrices=False)
+    seen = s > s[0] * np.finfo(float).eps * max(Psi.shape)
+    gain = np.divide(s, s * s + lam, out=np.zeros_like(s), where=seen)
+    return vt.T @ (gain * (u.T @ y)) / np.sqrt(P)
