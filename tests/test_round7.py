@@ -1,9 +1,13 @@
 """No silent wrong answer, round 7: what the fifth adversarial pass over every public function and the command line
 found — each case as found, with the argument its message must name (or the value it must return)."""
+import tempfile
+
 import numpy as np
 import pytest
 
+import validation
 from linattn import readout
+from validation import gallery
 
 KNOTS = np.array([-1.0, 0.0, 1.0])
 
@@ -11,6 +15,19 @@ KNOTS = np.array([-1.0, 0.0, 1.0])
 REFUSED = [
     # silent wrong values: P = 0 training pairs divided by zero (a NaN readout)
     ("fit-readout-empty-t", lambda: readout.fit_readout([], [], KNOTS, 0.1), "t"),
+    # raw exceptions: an unhashable name reached a dict lookup (TypeError: unhashable type: 'list')
+    ("experiments-get-list", lambda: validation.experiments.get(["fig2"]), "name"),
+    ("code-hash-list", lambda: gallery.code_hash(["spectra"]), "experiment"),
+    # the name in the message: get's argument is name (it said experiment); run_experiment's is experiment
+    ("experiments-get-unknown", lambda: validation.experiments.get("nope"), "name"),
+    ("run-experiment-unknown", lambda: validation.run_experiment("nope", "smoke", progress=False), "experiment"),
+    # accepted nonsense: every selected figure excluded ran nothing and returned []; a str was read letter by letter
+    ("make-exclude-all", lambda: gallery.make(["fig4"], tempfile.mkdtemp(), mode="smoke", progress=False,
+                                              exclude=["fig4"]), "exclude"),
+    ("make-selected-str", lambda: gallery.make("fig4", tempfile.mkdtemp(), mode="smoke", progress=False),
+     "selected"),
+    ("make-exclude-str", lambda: gallery.make(["all"], tempfile.mkdtemp(), mode="smoke", progress=False,
+                                              exclude="fig1"), "exclude"),
 ]
 
 

@@ -466,9 +466,7 @@ def get(name: str) -> Experiment:
     Experiment
     """
     reg = registry()
-    if name not in reg:
-        check.fail("experiment", name, f"one of the registered experiments {sorted(reg)}")
-    return reg[name]()
+    return reg[check.choice("name", name, sorted(reg))]()
 
 
 def _point_task(name, settings, point, rng=None):
@@ -530,7 +528,7 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
     """
     from ..sweeps import run_points
 
-    exp = get(experiment) if isinstance(experiment, str) else experiment
+    exp = get(check.choice("experiment", experiment, sorted(registry()))) if isinstance(experiment, str) else experiment
     if not isinstance(exp, Experiment):
         check.fail("experiment", experiment, "an experiment name or an Experiment instance")
     check.choice("mode", mode, MODES)

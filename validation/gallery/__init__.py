@@ -253,8 +253,9 @@ def code_hash(experiment):
     import hashlib
     import inspect
 
-    from ..experiments import get
+    from ..experiments import get, registry
 
+    experiment = check.choice("experiment", experiment, sorted(registry()))
     source = inspect.getsource(inspect.getmodule(type(get(experiment))))
     return hashlib.sha256(source.encode()).hexdigest()[:16]
 
@@ -370,8 +371,8 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, sto
         uses 2 on two cores, after running ``fig1`` — one dense ``10⁴ × 10⁴`` eigenproblem — alone on
         both cores).
     exclude : sequence of str
-        Figure names to leave out (e.g. ``all`` but ``fig1``). With ``jobs > 1`` the per-figure progress bars are
-        replaced by one bar over the figures.
+        Figure names to leave out (e.g. ``all`` but ``fig1``; refused, naming ``exclude``, where none of
+        ``selected`` is left). With ``jobs > 1`` the per-figure progress bars are replaced by one bar over the figures.
     workers : int
         With ``store``: a Dask ``LocalCluster`` of this many single-threaded workers evaluates each
         experiment's points (1: this process).
@@ -388,6 +389,9 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, sto
     progress = check.boolean("progress", progress)
     reg = registry()
     alias = {stem: name for name, fig in reg.items() for stem in fig.stems}
+    for arg, names in (("selected", selected), ("exclude", exclude)):   # a str would be taken letter by letter
+        if not isinstance(names, (list, tuple)) or not all(isinstance(s, str) for s in names):
+            check.fail(arg, names, "a list of figure names (str)")
     if list(selected) == ["all"] or not selected:
         selected = list(reg)
     unknown = [s for s in list(selected) + list(exclude) if s not in reg and s not in alias]
@@ -397,7 +401,10 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, sto
     selected = list(dict.fromkeys(alias.get(s, s) for s in selected))     # a file's stem runs its figure
     exclude = [alias.get(s, s) for s in exclude]
     jobs = check.positive_int("jobs", jobs)
-    selected = [s for s in selected if s not in set(exclude)]
+    left = [s for s in selected if s not in set(exclude)]
+    if not left:
+        check.fail("exclude", list(exclude), f"names that leave at least one of the selected figures {selected}")
+    selected = left
     writable_folder(out_dir)
     manifest = os.path.join(out_dir, MANIFEST)
     if os.path.exists(manifest) and not os.path.isfile(manifest):      # refused before any figure is computed
