@@ -285,7 +285,12 @@ def teacher_overlap(L, omega, law: PromptLaw):
     if omega.shape[-1:] != law.weights.shape:
         check.fail("omega", f"<array with shape {omega.shape}>",
                    f"an array whose last axis has {law.weights.size} nodes")
-    return _teacher_overlap(L, omega, law)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        rho = _teacher_overlap(L, omega, law)
+    if np.any(L + _cmatmul(omega, law.weights * law.f2) == 0):      # 0/0 or x/0: no overlap, not NaN or inf
+        check.fail("omega", "<node weights with L + E[f² ω] = 0>", "node weights with L + E[f² ω] != 0 (the "
+                   "denominator of the overlap)")
+    return check.finite_result(rho, {"omega": omega, "L": L}, "the overlap")
 
 
 def _teacher_overlap(L, omega, law):
@@ -345,20 +350,29 @@ def block_overlaps(nu1, nu2, om1, om2, rho1, rho2, law: PromptLaw, P):
     def node_sum(x):  # E[x ω1 ω2] for every pair: (n1, n2)
         return om1 @ np.ascontiguousarray(x[:, None] * om2T)
 
-    Y2 = np.stack([node_sum(law.y2 * wx[:, i]) for i in range(B)], -1)
-    FY = np.stack([node_sum(law.fy * wx[:, i]) for i in range(B)], -1)
-    F2 = np.stack([node_sum(law.f2 * wx[:, i]) for i in range(B)], -1)
-    r1, r2 = rho1[:, None, None], rho2[None, :, None]
-    rhs = Y2 - (r1 + r2) * FY + r1 * r2 * F2                      # E[ξ_i Y12 ω1 ω2]
-    G = np.stack([np.stack([node_sum(wx[:, i] * xi[:, j]) for j in range(B)], -1) for i in range(B)], -2)
-    # row i is divided by max(1, |ν_1i ν_2i|) (the solution is unchanged): at a large ridge (ν ~ λ') the product
-    # q ν_1 ν_2 would overflow, and the scaled rows give S → 0, the limit, instead of inf/inf
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):     # overflow: refused below, by name
+        Y2 = np.stack([node_sum(law.y2 * wx[:, i]) for i in range(B)], -1)
+        FY = np.stack([node_sum(law.fy * wx[:, i]) for i in range(B)], -1)
+        F2 = np.stack([node_sum(law.f2 * wx[:, i]) for i in range(B)], -1)
+        r1, r2 = rho1[:, None, None], rho2[None, :, None]
+        rhs = Y2 - (r1 + r2) * FY + r1 * r2 * F2                      # E[ξ_i Y12 ω1 ω2]
+        G = np.stack([np.stack([node_sum(wx[:, i] * xi[:, j]) for j in range(B)], -1) for i in range(B)], -2)
+        # row i is divided by max(1, |ν_1i ν_2i|) (the solution is unchanged): at a large ridge (ν ~ λ') the product
+        # q ν_1 ν_2 would overflow, and the scaled rows give S → 0, the limit, instead of inf/inf
         half = np.exp(-0.5 * np.maximum(0.0, np.log(np.abs(nu1))[:, None, :] + np.log(np.abs(nu2))[None, :, :]))
-    A = -G * (half * half)[..., None]
-    idx = np.arange(B)
-    A[..., idx, idx] += q * (nu1[:, None, :] * half) * (nu2[None, :, :] * half)
-    return np.linalg.solve(A, (rhs * half * half)[..., None])[..., 0]
+        A = -G * (half * half)[..., None]
+        idx = np.arange(B)
+        A[..., idx, idx] += q * (nu1[:, None, :] * half) * (nu2[None, :, :] * half)
+        b = (rhs * half * half)[..., None]
+    culprits = {"om1": om1, "om2": om2, "nu1": nu1, "nu2": nu2, "rho1": rho1, "rho2": rho2}
+    A = check.finite_result(A, culprits, "the block overlaps' linear system")
+    b = check.finite_result(b, culprits, "the block overlaps' linear system")
+    try:
+        S = np.linalg.solve(A, b)[..., 0]
+    except np.linalg.LinAlgError:        # e.g. ν = 0 and ω = 0: q ν₁ν₂ S − G S = rhs has no unique solution
+        check.fail("nu1", "<a pair (nu1, nu2, om1, om2) whose linear system is singular>",
+                   "values for which q_i nu1_i nu2_i S_i - E[xi_i xi_j omega1 omega2] S_j = rhs_i has one solution")
+    return check.finite_result(S, culprits, "the block overlaps")
 
 
 def data_transforms(z, P, law: PromptLaw) -> DataTransforms:

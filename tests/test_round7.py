@@ -5,16 +5,27 @@ import tempfile
 import numpy as np
 import pytest
 
+import linattn
+import spectra
 import validation
 from linattn import readout
 from validation import gallery
 
 KNOTS = np.array([-1.0, 0.0, 1.0])
+LAW = spectra.prompt_law(linattn.Problem(4, 8, 0.1), n_nodes=64, log2_points=10)
+K, B = LAW.weights.size, LAW.n_blocks
 
 # (id, call, the argument the ValueError must name)
 REFUSED = [
     # silent wrong values: P = 0 training pairs divided by zero (a NaN readout)
     ("fit-readout-empty-t", lambda: readout.fit_readout([], [], KNOTS, 0.1), "t"),
+    # silent NaN: 0/0 where the overlap's denominator L + E[f² ω] vanishes
+    ("teacher-overlap-zero", lambda: spectra.teacher_overlap(0.0, np.zeros(K), LAW), "omega"),
+    # NaN from inputs whose node sums overflow (inf · 0); numpy's LinAlgError for a singular system
+    ("block-overlaps-huge", lambda: spectra.block_overlaps(np.full(B, 1e300), np.full(B, 1e300), np.full(K, 1e300),
+                                                           np.full(K, 1e300), 1e300, 1e300, LAW, 30.0), "om1"),
+    ("block-overlaps-singular", lambda: spectra.block_overlaps(np.zeros(B), np.zeros(B), np.zeros(K), np.zeros(K),
+                                                               0.0, 0.0, LAW, 30.0), "nu1"),
     # raw exceptions: an unhashable name reached a dict lookup (TypeError: unhashable type: 'list')
     ("experiments-get-list", lambda: validation.experiments.get(["fig2"]), "name"),
     ("code-hash-list", lambda: gallery.code_hash(["spectra"]), "experiment"),
