@@ -1,14 +1,28 @@
-import sys, os; sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+# ruff: noqa  (a throwaway adversarial harness, not part of the suite: one-line statements kept short on purpose)
+import sys; import os; sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 """Adversarial pass 5: mutate each argument of a baseline call with a battery; classify outcomes (not collected by
 pytest). Usage: python tests/adversarial/adv5_harness.py [group ...] > out.jsonl"""
-import dataclasses, json, math, os, signal, sys, time, traceback
+import dataclasses
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+
 os.environ.setdefault("LINATTN_MEMORY_LIMIT", str(2 << 30))
 import numpy as np
-import linattn, replica, spectra, dynamics, validation, diagnostics
-from linattn import readout as ro, markov, factorized
-from linattn.numerics import quadrature, stats
+
+import diagnostics
+import dynamics
+import linattn
+import replica
+import spectra
+import validation
+from linattn import factorized, markov
+from linattn import readout as ro
 from validation import gallery, sweeps
-from validation.simulators import learners as simlearn
+
 
 class Hang(Exception): pass
 def _alarm(*a): raise Hang()
@@ -192,6 +206,76 @@ def sweepsg():
     mutate("grid_function", sweeps.grid_function, dict(name="linattn.relative_gap"))
     mutate("gallery.points", gallery.points, dict(name="fig2", mode="quick"))
     mutate("experiments.get", validation.experiments.get, dict(name="fig2"))
+
+
+
+# ----------------------------------------------------------------------------- batch 2
+DATA_F = PB.sample(30, rng=0, model="full") if "model" in __import__("inspect").signature(PB.sample).parameters else DATA
+DK = PBK.sample(30, rng=0)
+
+@group
+def core():
+    mutate("Problem", linattn.Problem, dict(D=4, N=8, noise=0.1, tasks=3))
+    mutate("train_energy", linattn.train_energy, dict(data=DATA, Gamma=np.eye(4) * 0.1, lam=0.01))
+    mutate("train_gradient", linattn.train_gradient, dict(data=DATA, Gamma=np.eye(4) * 0.1, lam=0.01))
+    mutate("Problem.sample", PB.sample, dict(P=30, rng=0))
+    mutate("Chains", markov.Chains, dict(C=3, concentration=1.0, K=4))
+
+@group
+def replica2():
+    mutate("gibbs", replica.gibbs, dict(data=DATA, pb=PB, beta=10.0, lam=0.01))
+    mutate("dataset_average", replica.dataset_average, dict(pb=PB, P=30, beta=10.0, lam=0.01, n_datasets=3))
+    mutate("stationary", replica.stationary, dict(pb=PB, P=30.0, beta=10.0, lam=0.01))
+    mutate("stationary_curve", replica.stationary_curve, dict(pb=PB, P_values=[20.0, 40.0], beta=10.0, lam=0.01))
+    mutate("rs_functional", replica.rs_functional, dict(pb=PB, P=30.0, beta=10.0, lam=0.01, rho=0.5, norm2=1.0, Delta=0.5))
+    mutate("phase_boundary", replica.phase_boundary, dict(pb=PB, beta=np.inf, lam=0.01, n_scan=20), timeout=20)
+    mutate("ridge", replica.ridge, dict(data=DATA, pb=PB, lam=0.01))
+    mutate("ridge_pool", replica.ridge, dict(data=DK, pb=PBK, lam=0.01, N_test=5))
+
+@group
+def dyn():
+    mutate("gradient_flow", dynamics.gradient_flow, dict(data=DATA, pb=PB, lam=0.01, times=[0.0, 1.0, 10.0]))
+    mutate("gradient_descent", dynamics.gradient_descent, dict(data=DATA, pb=PB, lam=0.01, steps=[0, 5, 10], lr=0.1))
+    mutate("long_time_limit", dynamics.long_time_limit, dict(data=DATA, pb=PB, lam=0.01))
+    mutate("averaged_curves", dynamics.averaged_curves, dict(pb=PB, P=30.0, lam=0.01, times=[0.0, 1.0, 10.0]))
+    mutate("gap_sweep", dynamics.gap_sweep, dict(pb=PB, P_values=[20, 40], lam=0.01, n_datasets=2))
+    mutate("mode_constants", dynamics.mode_constants, dict(pb=PB))
+    mutate("mode_flow", dynamics.mode_flow, dict(pb=PB, p0=0.01, q0=0.01, times=[0.0, 1.0, 5.0]))
+    par = factorized.Parametrization("merged", 4)
+    mutate("mean_flow", dynamics.mean_flow, dict(pb=PB, parametrization=par, theta0=np.full(16, 0.01), times=[0.0, 1.0]))
+    mutate("markov_minimal_loss", dynamics.markov_minimal_loss,
+           dict(score_scale=0.5, delta=0.1, C=3, N=8, concentration=1.0, n_mc=1000, rng=0))
+    mutate("markov_minimal_theory", dynamics.markov_minimal_theory,
+           dict(C=3, N=8, concentration=1.0, n_mc=1000, rng=0), timeout=20)
+
+@group
+def markov2():
+    CH = markov.Chains(C=3, concentration=1.0, K=4)
+    S = CH.sample(6, 10, 0)
+    mutate("losses", markov.losses, dict(chains=CH, n_seq=4, length=8, rng=0, n_pools=1, n_mc=8))
+    mutate("log_losses", markov.log_losses, dict(states=S.states, name="1-gen", chains=CH))
+    mutate("log_losses_naive", markov.log_losses_naive, dict(states=S.states, name="1-gen", chains=CH))
+    mutate("predict", markov.predict, dict(states=S.states, name="2-gen", chains=CH, n_mc=8, rng=0))
+    mutate("Chains.sample", CH.sample, dict(n_seq=6, length=10, rng=0))
+
+@group
+def sims2():
+    mutate("chain", validation.chain, dict(data=DATA, pb=PB, beta=10.0, lam=0.01))
+    ch = validation.chain(DATA, PB, 10.0, 0.01)
+    mutate("choose_dt", validation.choose_dt, dict(ch=ch, n_samples=10, stride=10))
+    mutate("langevin", validation.langevin, dict(data=DATA, pb=PB, beta=10.0, lam=0.01, n_equilibrate=100, n_samples=5,
+                                                stride=10, on_unequilibrated="warn"), timeout=20)
+    mutate("descent_from_random_inits", validation.descent_from_random_inits,
+           dict(data=DATA, pb=PB, lam=0.01, steps=[0, 5], lr=0.1, init_sd=0.1, n_init=2, rng=0))
+    par = factorized.Parametrization("merged", 4)
+    mutate("factorized_descent", validation.factorized_descent,
+           dict(pb=PB, parametrization=par, theta0=np.full(16, 0.01), n_steps=10, lr=0.01, batch=8, record=5))
+    mutate("pool_average", validation.pool_average, dict(pb=PBK, P=30, lam=0.01, n_datasets=2))
+    mutate("attention_gradient_descent", validation.attention_gradient_descent,
+           dict(Z=np.ones((3, 5, 4)), yq=np.ones(3), lam=0.1, n_steps=5, lr=0.01))
+    mutate("rank_dynamics", validation.rank_dynamics,
+           dict(spectrum=np.array([1.0, 0.5]), N=8, n_chains=1, batch=8, record=3, n_grid=20), timeout=20)
+
 
 if __name__ == "__main__":
     for g in sys.argv[1:] or GROUPS:
