@@ -171,6 +171,81 @@ def test_fit_power_law_recovers_a_power_law():
                                                                                                               rel=1e-3)
 
 
+def test_gamma_check_resolves_a_different_exponent():
+    """The exponent check: simulated points on the theory's own power law give a difference within 3 s.e.; points on
+    a power law with γ = 0.4 instead of 0.7 (s.e. 1 %) give a difference of about −0.3, far beyond 3 s.e. — the row
+    can fail."""
+    from validation.experiments.learners_scaling import gamma_check
+
+    N = np.array([4, 8, 16, 32, 64.0])
+    th = 0.1 + 2.0 * N**-0.7
+    same = gamma_check(N, th, 0.01 * th, th, 0.001 * th, n_boot=50)
+    assert same[0] == pytest.approx(0.7, rel=1e-3) and abs(same[1] - same[0]) <= 3 * same[2]
+    other = 0.1 + 2.0 * N**-0.4
+    diff = gamma_check(N, other, 0.01 * other, th, 0.001 * th, n_boot=50)
+    assert diff[1] == pytest.approx(0.4, rel=1e-2) and abs(diff[1] - diff[0]) > 3 * diff[2]
+
+
+def test_student_t_widens_the_three_se_for_few_sets():
+    from validation.experiments.learners_scaling import student_t
+
+    assert student_t(10**6) == pytest.approx(3.0, abs=0.01)
+    assert 4.0 < student_t(6) < 7.0 and student_t(3) > student_t(6)
+
+
+def _scaling_result(factor=1.0, swap=False):
+    """A synthetic ``learners_scaling`` result: simulated errors = ``factor`` × the theory (s.e. 1 %; theory s.e.
+    0.1 %) on power laws, and planes whose theories have the feature learner winning (the kernel learner: ``swap``)
+    while the simulation has the feature learner winning."""
+    import types
+
+    from validation.experiments.base import get
+    from validation.experiments.learners import winner_agreement
+    from validation.experiments.learners_scaling import gamma_check
+
+    s = dict(get("learners_scaling").settings("smoke"), n_sets=6, n_sets_memo=6)
+    N, Nt = np.array([4, 8, 16, 32.0]), np.array([4, 8, 16.0])
+    d = {"N": N, "N_test": Nt, "sim_N": N, "sim_N_test": Nt}
+    for name in ("relu", "quad"):
+        for learner, scale in (("kernel", 2.0), ("feature", 1.0)):
+            for x, key, sim_key in ((N, "N", "sim"), (Nt, "Ntest", "simtest")):
+                th = scale * (0.1 + x**-0.6)
+                d[f"{name}_{key}_{learner}"], d[f"{name}_{key}_{learner}_se"] = th, 1e-3 * th
+                d[f"{name}_{sim_key}_{learner}"], d[f"{name}_{sim_key}_{learner}_se"] = factor * th, 0.01 * th
+            th = d[f"{name}_N_{learner}"]
+            d[f"{name}_{learner}_gamma_check"] = gamma_check(N, factor * th, 0.01 * th, th, 1e-3 * th, n_boot=20)
+        k, f = 2.0 * np.ones((4, 3)), np.ones((4, 3))
+        for plane in ("gen", "memo"):
+            dec, agr = winner_agreement(np.log(f / k) if swap else np.log(k / f), k, 0.01 * k, f, 0.01 * f)
+            d[f"{name}_{plane}_decided"], d[f"{name}_{plane}_agrees"] = dec, agr
+    return types.SimpleNamespace(settings=s, data=d)
+
+
+def test_scaling_report_rows_pass_on_the_theory_and_fail_off_it():
+    """The report rows of ``learners_scaling``: simulations equal to the theories pass every row (16); simulations
+    30 % off the theories fail the error rows; theories with the winners swapped fail the plane rows."""
+    from validation.experiments.base import get
+
+    exp = get("learners_scaling")
+    rows = exp.checks(_scaling_result())
+    assert len(rows) == 16 and all(r.passed for r in rows)
+    off = exp.checks(_scaling_result(factor=1.3))
+    assert all(not r.passed for r in off if "error vs" in r.quantity)
+    swapped = exp.checks(_scaling_result(swap=True))
+    assert all(not r.passed for r in swapped if r.quantity.startswith("winner"))
+
+
+def test_scaling_settings_put_the_simulated_cells_on_the_plane():
+    """A simulated length off the plane's grid is refused before anything is computed."""
+    from validation.experiments.base import get
+
+    exp = get("learners_scaling")
+    with pytest.raises(ValueError, match="must be a value of plane_N"):
+        exp.points(exp.settings("smoke", plane_N=[4, 16, 32]))
+    with pytest.raises(ValueError, match="must be a value of N_test"):
+        exp.points(exp.settings("smoke", sim_N_test=[16]))
+
+
 @pytest.mark.slow
 def test_simulated_winner_agrees_with_the_theory_where_the_margin_is_resolved():
     """Statistical test of the phase diagram: at the quick-mode simulated cells (relu and quad, 3 training sets each),

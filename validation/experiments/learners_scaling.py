@@ -4,23 +4,60 @@ and ``quad``), a fixed number of training prompts ``P``.
 
 * **Train = test length**: each learner's test error against ``N`` (theory on a fine grid of ``N``); the exponent
   ``γ`` of ``E(N) − E_∞ ≈ A N^{−γ}`` fitted to the theory over ``N_fit`` (least squares in ``log N`` for the three
-  parameters :func:`fit_power_law`), and simulated points (``n_sets`` training sets at ``sim_N`` and ``N_train``: 5
+  parameters, :func:`fit_power_law`), and simulated points (``n_sets`` training sets at ``sim_N`` and ``N_train``: 5
   context lengths in quick mode, 7 in full).
-* **Train ≠ inference length**: the models trained at ``N_train`` evaluated at ``N_test`` (theory on a grid of
-  ``N_test``; the same simulated training sets evaluated at ``sim_N_test`` — 5 lengths in quick mode, 7 in full —
-  without retraining: exact for the kernel learner, Monte Carlo for the feature learner).
+* **Which learner wins over** ``(N, N_test)``: both theories on the plane ``plane_N × N_test`` at ``P``
+  (generalisation, ``P > D²``) and at ``P_memo`` (memorisation, ``P < D²``); simulated cells at every
+  ``(N, N_test)`` of ``sim_N × sim_N_test`` (every simulated training set evaluated at every ``sim_N_test``, without
+  retraining: exact for the kernel learner, Monte Carlo for the feature learner; at ``P_memo`` with ``n_sets_memo``
+  sets, as the spread between sets is large there).
+* **Train ≠ inference length**: the row ``N = N_train`` of the plane at ``P`` — the models trained at ``N_train``
+  evaluated at every ``N_test`` (theory), the simulated sets at ``sim_N_test`` (5 lengths in quick mode, 7 in
+  full).
 
 The feature learner's theory is the learner as trained (:func:`validation.experiments.learners.feature_theory`): its
 readout is the one fitted at the training length, applied to the ``t`` of the test length, so ``N_test ≠ N`` is in
 the theory (the optimal-readout theory it replaces was off at ``N_test < N``, ``docs/learners.md``).
+
+Report section ``learners_scaling`` (:meth:`LearnersScaling.checks`), per link and learner:
+
+* **the error against N** at the ``sim_N`` lengths (train = test, ``P``) and **against N_test** at the ``sim_N_test``
+  lengths (trained at ``N_train``): every length within ``t·s.e. + accuracy``, where s.e. combines the simulation's
+  (spread between sets ⊕ Monte Carlo) and the theory's own, ``t`` is the two-sided 99.73 % quantile of Student's t
+  with ``n_sets − 1`` degrees of freedom (the "3 s.e." of a normal, widened for an s.e. estimated from few sets),
+  and the accuracy is ``E/M`` (kernel learner, ``M = F²``) or :data:`~validation.experiments.learners.FEATURE_ACCURACY`
+  ``·E`` (feature learner);
+* **the exponent**: ``γ`` fitted by :func:`fit_power_law` to the simulated points and to the theory at the same
+  ``sim_N``; passes when they differ by ≤ 3 s.e. of the difference (parametric bootstrap: both fitted again to
+  normal draws around each point with its s.e.; :func:`gamma_check`);
+* **the winner** on each ``(N, N_test)`` plane: where the simulation resolves one (``|ln(E_k/E_f)| > 2`` s.e. of the
+  simulated ratio, and the theory's ratio as far from 1), it is the theory's
+  (:func:`validation.experiments.learners.winner_agreement`).
 """
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, stats
 
-from .base import Experiment
-from .learners import LAM, LINKS, D, feature_theory, kernel_theory, problem, simulate_cell
+from linattn.kernel_learner import n_features
+
+from .base import Check, Experiment
+from .learners import (
+    FEATURE_ACCURACY,
+    LAM,
+    LINKS,
+    D,
+    feature_theory,
+    kernel_theory,
+    problem,
+    simulate_cell,
+    winner_agreement,
+)
+
+#: the planes of the (N, N_test) diagrams: generalisation (at ``P``) and memorisation (at ``P_memo``)
+PLANES = ("gen", "memo")
+#: parametric-bootstrap draws of the exponent check
+N_BOOT = 200
 
 
 def fit_power_law(N, E):
@@ -52,71 +89,211 @@ def fit_power_law(N, E):
     return float(gam), float(einf), float(np.exp(loga))
 
 
+def gamma_check(N, sim, sim_se, th, th_se, rng=0, n_boot=N_BOOT):
+    """The exponent ``γ`` of :func:`fit_power_law` fitted to simulated points and to the theory at the same lengths,
+    with the s.e. of their difference from a parametric bootstrap (both refitted to normal draws around each point,
+    floored at a tenth of the point).
+
+    Parameters
+    ----------
+    N : array_like
+        Context lengths (at least 4).
+    sim, sim_se, th, th_se : array_like
+        Simulated errors and their s.e.; the theory and its s.e. (Monte Carlo of the theory), at ``N``.
+    rng : int
+        Seed of the bootstrap.
+    n_boot : int
+        Bootstrap draws.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``[γ_theory, γ_simulation, s.e. of γ_simulation − γ_theory]``.
+    """
+    sim, sim_se, th, th_se = (np.asarray(x, float) for x in (sim, sim_se, th, th_se))
+    g = np.random.default_rng(rng)
+    diffs = []
+    for _ in range(n_boot):
+        s = np.maximum(sim + sim_se * g.standard_normal(sim.size), 0.1 * sim)
+        t = np.maximum(th + th_se * g.standard_normal(th.size), 0.1 * th)
+        diffs.append(fit_power_law(N, s)[0] - fit_power_law(N, t)[0])
+    return np.array([fit_power_law(N, th)[0], fit_power_law(N, sim)[0], float(np.std(diffs, ddof=1))])
+
+
+def student_t(n_sets):
+    """The two-sided 99.73 % quantile of Student's t with ``n_sets − 1`` degrees of freedom: the "3 s.e." of a
+    normal (3.0 for many sets), widened for an s.e. estimated from ``n_sets`` training sets."""
+    return float(stats.t.ppf(0.5 + 0.9973 / 2, max(int(n_sets) - 1, 1)))
+
+
+def _index(grid, values, grid_name, values_name):
+    """Positions of ``values`` (setting ``values_name``) on ``grid`` (setting ``grid_name``): each must be a grid
+    value, as the simulated cells lie on the theory's grids."""
+    grid, values = np.asarray(grid), np.asarray(values)
+    idx = np.searchsorted(grid, values)
+    if np.any(idx >= grid.size) or np.any(grid[np.minimum(idx, grid.size - 1)] != values):
+        raise ValueError(f"settings: every value of {values_name} = {values.tolist()} must be a value of "
+                         f"{grid_name} = {grid.tolist()} (the simulated cells lie on the theory's grid)")
+    return idx
+
+
 class LearnersScaling(Experiment):
-    """Test error against ``N`` (train = test) and against ``N_test`` at ``N_train`` (module docstring): one theory
-    point per ``(link, kind)``, one simulation point per ``(link, N)``."""
+    """Test error against ``N`` (train = test) and against ``N_test`` at ``N_train``, and which learner wins over
+    ``(N, N_test)`` at ``P`` and ``P_memo`` (module docstring): one theory point per ``(link, kind)`` and per
+    ``(link, plane, N)``, one simulation point per ``(link, plane, N)``."""
 
     name = "learners_scaling"
-    title = "Kernel vs feature learner: context-length scaling (train = test length, and train ≠ test length)"
+    title = "Kernel vs feature learner: context-length scaling, and which wins over (N, N_test)"
     presets = {mode: dict(D=D, lam=LAM, **rest) for mode, rest in (
-        ("smoke", dict(P=300, N=[4, 8, 16, 32], N_fit=[4, 32], sim_N=[8], N_train=8, N_test=[4, 8, 16, 32],
-                       sim_N_test=[4, 16], n_sets=2, n_test_prompts=2000)),
-        ("quick", dict(P=1000, N=[4, 8, 16, 32, 64, 128], N_fit=[8, 128], sim_N=[4, 8, 32, 64], N_train=16,
-                       N_test=[2, 4, 16, 64, 256], sim_N_test=[2, 4, 16, 64, 256], n_sets=3, n_test_prompts=20_000)),
-        ("full", dict(P=1000, N=[2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256], N_fit=[8, 256],
+        ("smoke", dict(P=300, P_memo=20, N=[4, 8, 16, 32], N_fit=[4, 32], sim_N=[4, 16, 32], N_train=8,
+                       N_test=[8], sim_N_test=[8], plane_N=[4, 8, 16, 32], n_sets=2, n_sets_memo=2,
+                       n_test_prompts=2000)),
+        ("quick", dict(P=1000, P_memo=20, N=[4, 8, 16, 32, 64, 128], N_fit=[8, 128], sim_N=[4, 8, 32, 64],
+                       N_train=16, N_test=[2, 4, 16, 64, 256], sim_N_test=[2, 4, 16, 64, 256],
+                       plane_N=[4, 8, 16, 32, 64], n_sets=6, n_sets_memo=6,
+                       n_test_prompts=20_000)),
+        ("full", dict(P=1000, P_memo=20, N=[2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256], N_fit=[8, 256],
                       sim_N=[2, 4, 8, 16, 32, 64, 128], N_train=16,
                       N_test=[2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512],
-                      sim_N_test=[2, 4, 8, 32, 64, 128, 256], n_sets=5, n_test_prompts=100_000)))}
+                      sim_N_test=[2, 4, 8, 32, 64, 128, 256], plane_N=[2, 4, 8, 16, 32, 64, 128],
+                      n_sets=12, n_sets_memo=16, n_test_prompts=100_000)))}
+    report_order = 63
+
+    @staticmethod
+    def _sim_N(s):
+        return sorted(set(s.sim_N) | {s.N_train})
 
     def points(self, s):
+        # the simulated cells on the theory's grids: refused before any work
+        _index(s.N, self._sim_N(s), "N", "sim_N and N_train")
+        _index(s.plane_N, self._sim_N(s), "plane_N", "sim_N and N_train")
+        _index(s.N_test, s.sim_N_test, "N_test", "sim_N_test")
         return ([dict(kind="theory_N", link=name) for name in LINKS]
-                + [dict(kind="theory_Ntest", link=name) for name in LINKS]
-                + [dict(kind="sim", link=name, N=int(N)) for name in LINKS
-                   for N in sorted(set(s.sim_N) | {s.N_train})])
+                + [dict(kind="theory_plane", link=name, plane=plane, N=int(N)) for name in LINKS for plane in PLANES
+                   for N in s.plane_N]
+                + [dict(kind="sim", link=name, plane=plane, N=int(N)) for name in LINKS for plane in PLANES
+                   for N in self._sim_N(s)])
 
     def compute(self, s, point):
         name = point["link"]
-        if point["kind"] == "theory_N":
-            k = [kernel_theory(problem(name, N, D=s.D), s.P, lam=s.lam) for N in s.N]
-            f = [feature_theory(problem(name, N, D=s.D), s.P, lam=s.lam) for N in s.N]
-        elif point["kind"] == "theory_Ntest":
-            pb = problem(name, s.N_train, D=s.D)
-            k = [kernel_theory(pb, s.P, N_test=n, lam=s.lam) for n in s.N_test]
-            f = [feature_theory(pb, s.P, N_test=n, lam=s.lam) for n in s.N_test]
-        else:
+        P = s.P_memo if point.get("plane") == "memo" else s.P
+        if point["kind"] == "sim":
             N = point["N"]
-            return simulate_cell(problem(name, N, D=s.D), s.P, s.n_sets, (N, s.P, 7), s.n_test_prompts,
-                                 N_tests=s.sim_N_test if N == s.N_train else (), lam=s.lam)
+            n_sets = s.n_sets_memo if point["plane"] == "memo" else s.n_sets
+            return simulate_cell(problem(name, N, D=s.D), P, n_sets, (N, P, 7), s.n_test_prompts,
+                                 N_tests=s.sim_N_test, lam=s.lam)
+        if point["kind"] == "theory_N":
+            cells = [(problem(name, N, D=s.D), None) for N in s.N]
+        else:
+            cells = [(problem(name, point["N"], D=s.D), n) for n in s.N_test]
+        k = [kernel_theory(pb, P, N_test=n, lam=s.lam) for pb, n in cells]
+        f = [feature_theory(pb, P, N_test=n, lam=s.lam) for pb, n in cells]
         return {"kernel": np.array([x["test"] for x in k]), "kernel_se": np.array([x["test_se"] for x in k]),
-                "feature": np.array([x["test"] for x in f])}
+                "feature": np.array([x["test"] for x in f]), "feature_se": np.array([x["test_se"] for x in f])}
 
     def assemble(self, s, outputs):
-        data = {"P": np.array(s.P), "N": np.array(s.N), "N_test": np.array(s.N_test), "N_train": np.array(s.N_train),
-                "sim_N": np.array(sorted(set(s.sim_N) | {s.N_train})), "sim_N_test": np.array(s.sim_N_test),
-                "N_fit": np.array(s.N_fit)}
-        meta, sims = {}, {}
+        sim_N = np.array(self._sim_N(s))
+        data = {"P": np.array(s.P), "P_memo": np.array(s.P_memo), "N": np.array(s.N), "N_test": np.array(s.N_test),
+                "N_train": np.array(s.N_train), "sim_N": sim_N, "sim_N_test": np.array(s.sim_N_test),
+                "N_fit": np.array(s.N_fit), "plane_N": np.array(s.plane_N)}
+        at_N = _index(s.N, sim_N, "N", "sim_N")
+        pi = _index(s.plane_N, sim_N, "plane_N", "sim_N")
+        pj = _index(s.N_test, s.sim_N_test, "N_test", "sim_N_test")
+        row = _index(s.plane_N, [s.N_train], "plane_N", "N_train")[0]
+        meta, sims = {"decided": 0, "agree": 0}, {}
         lo, hi = s.N_fit
         sel = (data["N"] >= lo) & (data["N"] <= hi)
+        tags = ("kernel", "kernel_se", "feature", "feature_se")
         for p, out in zip(self.points(s), outputs):
             name = p["link"]
             if p["kind"] == "theory_N":
-                for tag in ("kernel", "kernel_se", "feature"):
+                for tag in tags:
                     data[f"{name}_N_{tag}"] = out[tag]
                 for learner in ("kernel", "feature"):
                     gam, einf, A = fit_power_law(data["N"][sel], out[learner][sel])
                     data[f"{name}_{learner}_fit"] = np.array([gam, einf, A])
                     meta[f"{name}_{learner}_gamma"] = gam
-            elif p["kind"] == "theory_Ntest":
-                for tag in ("kernel", "kernel_se", "feature"):
-                    data[f"{name}_Ntest_{tag}"] = out[tag]
+            elif p["kind"] == "theory_plane":
+                for tag in tags:
+                    key = f"{name}_plane_{p['plane']}_{tag}"
+                    data.setdefault(key, np.zeros((len(s.plane_N), len(s.N_test))))[
+                        list(s.plane_N).index(p["N"])] = out[tag]
             else:
-                sims[(name, p["N"])] = out
+                sims[(name, p["plane"], p["N"])] = out
         for name in LINKS:
             data[f"{name}_V2"] = np.array(0.5 * problem(name, s.N_train, D=s.D).label_variance)
+            gen = [sims[(name, "gen", int(N))] for N in sim_N]
             for tag in ("kernel", "kernel_se", "feature", "feature_se", "unconverged"):
-                data[f"{name}_sim_{tag}"] = np.array([sims[(name, int(N))][tag] for N in data["sim_N"]], float)
-            own = sims[(name, int(s.N_train))]           # the N_test evaluations of the N_train sets
-            for tag in ("kernel", "feature"):
-                data[f"{name}_simtest_{tag}"] = np.array([own[f"{tag}_N{int(n)}"] for n in s.sim_N_test])
-                data[f"{name}_simtest_{tag}_se"] = np.array([own[f"{tag}_N{int(n)}_se"] for n in s.sim_N_test])
+                data[f"{name}_sim_{tag}"] = np.array([o[tag] for o in gen], float)
+            own = sims[(name, "gen", int(s.N_train))]           # the N_test evaluations of the N_train sets
+            for tag in tags:
+                data[f"{name}_Ntest_{tag}"] = data[f"{name}_plane_gen_{tag}"][row]
+            for learner in ("kernel", "feature"):
+                data[f"{name}_simtest_{learner}"] = np.array([own[f"{learner}_N{int(n)}"] for n in s.sim_N_test])
+                data[f"{name}_simtest_{learner}_se"] = np.array([own[f"{learner}_N{int(n)}_se"] for n in s.sim_N_test])
+                data[f"{name}_{learner}_gamma_check"] = gamma_check(
+                    sim_N, data[f"{name}_sim_{learner}"], data[f"{name}_sim_{learner}_se"],
+                    data[f"{name}_N_{learner}"][at_N], data[f"{name}_N_{learner}_se"][at_N])
+            for plane in PLANES:
+                for learner in ("kernel", "feature"):
+                    for sfx in ("", "_se"):
+                        data[f"{name}_simplane_{plane}_{learner}{sfx}"] = np.array(
+                            [[sims[(name, plane, int(N))][f"{learner}_N{int(n)}{sfx}"] for n in s.sim_N_test]
+                             for N in sim_N])
+                th = {ln: data[f"{name}_plane_{plane}_{ln}"][np.ix_(pi, pj)] for ln in ("kernel", "feature")}
+                dec, agr = winner_agreement(np.log(th["kernel"] / th["feature"]),
+                                            *(data[f"{name}_simplane_{plane}_{t}"] for t in tags))
+                data[f"{name}_{plane}_decided"], data[f"{name}_{plane}_agrees"] = dec, agr
+                meta["decided"] += int(dec.sum())
+                meta["agree"] += int((dec & agr).sum())
         return data, meta
+
+    def checks(self, r):
+        s, d = r.settings, r.data
+        M = n_features(s["D"], "hermite2") ** 2
+        t_gen = student_t(s["n_sets"])
+        rows = []
+        at_N = _index(d["N"], d["sim_N"], "N", "sim_N")
+        at_Nt = _index(d["N_test"], d["sim_N_test"], "N_test", "sim_N_test")
+        for name in LINKS:
+            for learner in ("kernel", "feature"):
+                acc = ("E/M", lambda e: e / M) if learner == "kernel" else \
+                    (f"{FEATURE_ACCURACY:.0%}·E", lambda e: FEATURE_ACCURACY * e)
+                crit = (f"every length ≤ {t_gen:.2f} s.e. + {acc[0]} (Student's t, {s['n_sets']} sets; s.e. of sim ⊕ "
+                        "theory)")
+                for what, xs, sim, se, th, th_se, params in (
+                        ("error vs N (train = test)", d["sim_N"], d[f"{name}_sim_{learner}"],
+                         d[f"{name}_sim_{learner}_se"], d[f"{name}_N_{learner}"][at_N],
+                         d[f"{name}_N_{learner}_se"][at_N], "N"),
+                        (f"error vs N_test (trained at N = {s['N_train']})", d["sim_N_test"],
+                         d[f"{name}_simtest_{learner}"], d[f"{name}_simtest_{learner}_se"],
+                         d[f"{name}_Ntest_{learner}"][at_Nt], d[f"{name}_Ntest_{learner}_se"][at_Nt], "N_test")):
+                    tol = t_gen * np.hypot(se, th_se) + acc[1](th)
+                    dev = np.abs(sim - th) / tol
+                    w = int(np.argmax(dev))
+                    rows.append(Check("learners_scaling", f"{learner} learner, {what}",
+                                      f"link {name}, D={s['D']}, P={s['P']}, λ={s['lam']:g}, {params} ∈ "
+                                      f"{[int(x) for x in xs]}, {s['n_sets']} training sets each",
+                                      f"{th[w]:.4g} ± {th_se[w]:.1g} (worst length, {params} = {int(xs[w])})",
+                                      f"{sim[w]:.4g} ± {se[w]:.2g}",
+                                      f"{sim[w] / th[w] - 1:+.1%} (max |dev|/tol {dev.max():.2f} over "
+                                      f"{len(xs)} lengths)", bool(np.all(dev <= 1)), crit))
+                g_th, g_sim, g_se = (float(x) for x in d[f"{name}_{learner}_gamma_check"])
+                rows.append(Check("learners_scaling", f"{learner} learner, exponent γ of E − E∞ ∝ N^−γ",
+                                  f"link {name}, P={s['P']}, fitted over N ∈ {[int(x) for x in d['sim_N']]}",
+                                  f"{g_th:.3g}", f"{g_sim:.3g}", f"{g_sim - g_th:+.3g} (± {g_se:.2g})",
+                                  bool(abs(g_sim - g_th) <= 3 * g_se),
+                                  f"≤ 3 s.e. of the difference (parametric bootstrap, {N_BOOT} draws)"))
+            for plane in PLANES:
+                dec, agr = d[f"{name}_{plane}_decided"], d[f"{name}_{plane}_agrees"]
+                P = s["P"] if plane == "gen" else s["P_memo"]
+                regime = "generalisation, P > D²" if P > s["D"] ** 2 else "memorisation, P < D²"
+                n_sets = s["n_sets"] if plane == "gen" else s["n_sets_memo"]
+                rows.append(Check("learners_scaling", f"winner over (N, N_test) ({regime})",
+                                  f"link {name}, P={P}, N ∈ {[int(x) for x in d['sim_N']]} × N_test ∈ "
+                                  f"{[int(x) for x in d['sim_N_test']]}, {n_sets} training sets a cell",
+                                  "theories' winner", f"{int(dec.sum())} of {dec.size} cells resolved",
+                                  f"{int((dec & agr).sum())} of {int(dec.sum())} agree",
+                                  bool(np.all(agr[dec])),
+                                  "every resolved cell (|ln ratio| > 2 s.e., theory's too) agrees with the theory"))
+        return rows
