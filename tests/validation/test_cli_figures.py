@@ -144,7 +144,8 @@ def test_validate_runs_and_writes_the_report(tmp_path):
     text = (tmp_path / "validation_report.md").read_text()
     rows = json.loads((tmp_path / "validation_report.json").read_text())
     assert {r["section"] for r in rows} == {"spectra", "dynamics", "replica", "langevin", "transition", "nonlinear",
-                                           "learners", "learners_scaling", "factorized", "diagnostics", "pools", "markov"}
+                                           "learners", "learners_scaling", "factorized", "diagnostics", "pools",
+                                           "markov"}
     assert f"of {len(rows)} comparisons pass" in text
 
 
