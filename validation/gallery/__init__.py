@@ -28,7 +28,8 @@ from ..experiments.base import MODES
 #: factorized_gap ≈ 60 s, fig5 ≈ 50 s each beside the report; fig2 and fig3 have since taken over the points of the
 #: report sections langevin, transition and replica, which the report no longer computes — not measured again);
 #: ``make(..., jobs > 1)`` starts them first so that no long figure runs alone at the end
-LONG_FIRST = ("phase", "fig2", "fig3", "factorized_gap", "fig5", "fig6", "learners", "nonlinear_errors")
+LONG_FIRST = ("phase", "fig2", "fig3", "factorized_gap", "fig5", "fig6", "learners", "learners_scaling",
+              "nonlinear_errors")
 
 _REGISTRY: dict[str, "Figure"] = {}
 
