@@ -307,10 +307,10 @@ def load_checkpoints(source, names=None, step=None) -> Checkpoints:
     Raises
     ------
     ValueError
-        No checkpoint files; a damaged, empty, complex or non-numeric file (the message names it); two files
-        with the same step; no weight name common to every file; weights whose sizes, claimed by the files' headers
-        and checked before any array is read, exceed the memory limit (:func:`linattn.check.memory`, naming
-        ``source``).
+        No checkpoint files; a damaged, empty, complex or non-numeric file, or a kept weight holding NaN or inf
+        (the message names the file); two files with the same step; no weight name common to every file; weights
+        whose sizes, claimed by the files' headers and checked before any array is read, exceed the memory limit
+        (:func:`linattn.check.memory`, naming ``source``).
 
     Examples
     --------
@@ -363,6 +363,10 @@ def load_checkpoints(source, names=None, step=None) -> Checkpoints:
         shapes = {w[n].shape for w in loaded}
         if len(shapes) != 1:
             check.fail("source", source, f"checkpoints whose weight {n!r} has one shape (found {sorted(shapes)})")
+        for w, i in zip(loaded, order):
+            if not np.all(np.isfinite(w[n])):
+                check.fail("source", source, f"finite weights; {n!r} in {files[i]!r} holds NaN or inf (a diverged "
+                           "run: pass names= without it, or the files before the divergence)")
         weights[n] = np.stack([w[n] for w in loaded])
     if np.all(sorted_steps == np.round(sorted_steps)) and np.all(np.abs(sorted_steps) < 2**62):
         sorted_steps = sorted_steps.astype(np.int64)

@@ -973,7 +973,8 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="trained", law="fini
     P : float
         Training prompts (``>= 1``).
     lam : float
-        Weight decay ``λ > 0`` of the feature learner (on ``Γ`` and the readout).
+        Weight decay ``λ >= 1e-20`` (:data:`replica.learners.LAM_MIN`) of the feature learner (on ``Γ`` and the
+        readout).
     N_test : int, optional
         Context length of the test prompts (default ``pb.N``); the readout is the one of the training length.
     readout : {"trained", "optimal", "linear"}

@@ -659,7 +659,7 @@ def ridge_law(pb, P, lam, pool=None, centre=0.0, n_contexts=None, rng=0) -> Ridg
     P : float
         Prompts (``>= 1``).
     lam : float
-        Weight decay ``λ > 0``.
+        Weight decay ``λ >= 1e-20`` (:data:`replica.learners.LAM_MIN`).
     pool : None or array_like (K, D)
         ``None``: fresh tasks; else the tasks of the pool (each context draws them in turn).
     centre : float

@@ -46,7 +46,7 @@ def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool
     P : float
         Prompts (``P >= 1``).
     lam : float
-        Weight decay ``λ > 0``.
+        Weight decay ``λ >= 1e-20`` (:data:`replica.learners.LAM_MIN`, the ridgeless limit of the test errors).
     learner : {"kernel", "feature"}
         The kernel learner (:mod:`replica.kernel_theory`) or the feature learner (:mod:`replica.feature_theory`).
     N_test : None or int

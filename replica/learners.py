@@ -17,6 +17,14 @@ from linattn.results import short_repr
 #: the learners with a theory
 LEARNERS = ("kernel", "feature")
 
+#: smallest weight decay the learner theories accept. Their resolvent equations are solved for ``log a`` with
+#: ``a ~ 1/λ`` in the blocks that interpolate (``P`` below the block's dimension), so a smaller ``λ`` only moves the
+#: fixed point further out: below ``1e-20`` the iteration ran out of steps or overflowed (ConvergenceError, or a
+#: feature-learner solve over a minute, at ``λ = 1e-300``) and the pool theory returned a different, wrong test error,
+#: while the test errors at ``1e-50 <= λ <= 1e-20`` agree to 1e-12 relative: ``λ = 1e-20`` is already the ridgeless
+#: limit of the test errors, and the training loss is ``O(λ)`` there (adversarial pass 6).
+LAM_MIN = 1e-20
+
 
 @dataclass(frozen=True, eq=False)
 class LearnerTheory:
@@ -78,7 +86,8 @@ class LearnerTheory:
 
 def learner_arguments(pb, P, lam):
     """The checks of every learner theory: a :class:`linattn.Problem` with isotropic inputs and ``D >= 2``,
-    ``P >= 1`` prompts and a weight decay ``λ > 0``.
+    ``P >= 1`` prompts and a weight decay ``λ >= LAM_MIN`` (:data:`LAM_MIN`, ``1e-20``: the ridgeless limit of the
+    test errors).
 
     Parameters
     ----------
@@ -100,4 +109,4 @@ def learner_arguments(pb, P, lam):
         check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None) for the learners' theory")
     if pb.D < 2:
         check.fail("pb", pb, "a Problem with D >= 2 for the learners' theory")
-    return pb, check.real("P", P, low=1.0), check.positive("lam", lam)
+    return pb, check.real("P", P, low=1.0), check.real("lam", lam, low=LAM_MIN, allow_inf=False)

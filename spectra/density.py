@@ -40,6 +40,12 @@ IM_RESOLUTION = 1e-9
 #: limit is taken at ``Im z ≈ 1e-12``, which is not small against ``x``.
 X_MIN = 1e-10
 
+#: largest sample ratio ``α = P/D²`` at which :func:`density` evaluates the real-axis fixed point: its peaks, of
+#: width ``~α^{-1/2}`` around the population spectrum, are then so sharp that Newton's method misses its 1e-11
+#: residual (measured: from ``α = 1e10``, tanh link, ``law="mp"``, full model; ``1e11`` for the others), so the
+#: accepted range stops a factor 100 below.
+ALPHA_MAX = 1e8
+
 
 def _args(alpha, pb, law, model):
     alpha = check.positive("alpha", alpha)
@@ -123,7 +129,7 @@ def density(x, alpha, pb, law="finite", model="reduced") -> np.ndarray:
     x : array_like
         Real points.
     alpha : float
-        ``P / D² > 0``.
+        ``P / D²`` in ``(0, 1e8]`` (:data:`ALPHA_MAX`: beyond, the peaks are too sharp for the real-axis fixed point).
     pb : linattn.Problem
     law : {"finite", "mp"}
     model : {"reduced", "full"}
@@ -132,6 +138,11 @@ def density(x, alpha, pb, law="finite", model="reduced") -> np.ndarray:
     -------
     ndarray (shape of ``x``)
         Per-parameter density (it integrates to ``1 − zero_atom``).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument out of its range.
 
     Examples
     --------
@@ -143,6 +154,9 @@ def density(x, alpha, pb, law="finite", model="reduced") -> np.ndarray:
     True
     """
     alpha, P, lw = _args(alpha, pb, law, model)
+    if alpha > ALPHA_MAX:
+        check.fail("alpha", alpha, f"a real number in (0, {ALPHA_MAX!r}] (beyond, the density's peaks are too sharp "
+                   "for the real-axis fixed point)")
     xs = check.finite_array("x", x)
     out = np.zeros(xs.shape)
     pos = xs > 0

@@ -493,16 +493,17 @@ def ridge_resolvent(P, lam, law: PromptLaw, tol: float = 1e-13, maxit: int = 200
     Raises
     ------
     ValueError
-        For ``λ' = 0`` at ``P = M`` (the min-norm solution has infinite norm there).
+        For ``λ' = 0`` at ``P = M`` (the min-norm solution has infinite norm there); naming ``P`` or ``lam`` outside
+        the ranges below.
     ConvergenceError
         If the residual stays above ``tol`` (relative).
 
     Parameters
     ----------
     P : float
-        Number of prompts ``> 0``.
+        Number of prompts, ``P >= 1e-300 M`` (``M = law.M``: the ratios ``M/P`` stay within float64).
     lam : float
-        ``λ' >= 0`` in ``H/c`` units.
+        ``λ' >= 0`` in ``H/c`` units (``λ' P/M <= 1e300`` when ``P >= M``).
     law : PromptLaw
     tol : float
         Relative residual tolerance in ``(0, 1)``.
@@ -519,6 +520,10 @@ def ridge_resolvent(P, lam, law: PromptLaw, tol: float = 1e-13, maxit: int = 200
     tol = check.tolerance("tol", tol)
     maxit = check.positive_int("maxit", maxit, maximum=10**6)   # the kernels count in int32
     M = law.M
+    if P < M * 1e-300:      # the ratios M/P (and 1/a ~ M/P as P → 0) beyond float64's range
+        check.fail("P", P, f"a real number in [{M * 1e-300!r}, inf) (M/P <= 1e300, with M = {M})")
+    if P >= M and lam * (P / M) > 1e300:     # a ≈ (λ' + E[ξ]) P/M beyond float64's range
+        check.fail("lam", lam, f"a real number in [0, {1e300 * M / P!r}] at P = {P!r} >= M = {M} (λ' P/M <= 1e300)")
     q = law.ratios(P)
     interp = P < M
     if lam == 0.0 and abs(P - M) <= 1e-9 * M:
@@ -563,8 +568,9 @@ def _ridge_one_block(q, eps, L, law, interp, maxit, P, lam):
             else:
                 raise ConvergenceError(f"ridge resolvent: no sign change found below the root (P={P}, lam={lam})")
     try:
-        a0, info = optimize.brentq(g, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, full_output=True,
-                                   maxiter=maxit)
+        # xtol far below the root, which is ~1/q as P → 0 (an absolute 1e-300 stopped at a = 0 for q > 1e300)
+        a0, info = optimize.brentq(g, lo, hi, xtol=1e-3 * min(1e-300, 1.0 / q), rtol=4 * np.finfo(float).eps,
+                                   full_output=True, maxiter=maxit)
     except RuntimeError as err:          # scipy's "failed to converge after maxit iterations"
         raise ConvergenceError(f"ridge resolvent: Brent's method did not converge in maxit = {maxit} iterations "
                                f"({err}; P={P}, lam={lam})") from None

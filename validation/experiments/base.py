@@ -155,6 +155,7 @@ class Result:
         for key in ("settings", "data", "meta"):
             if not isinstance(getattr(self, key), Mapping):
                 check.fail(key, getattr(self, key), "a dict")
+        _check_data_keys(self.data)
 
     def __repr__(self):
         return (f"Result({self.experiment!r}, mode={self.mode!r}, {len(self.data)} arrays, "
@@ -210,10 +211,8 @@ class Result:
         if not isinstance(self.data, Mapping):
             check.fail("data", self.data, "a dict of str to arrays")
         arrays = {}
+        _check_data_keys(self.data)                 # again: the dict may have changed since the result was made
         for k, v in self.data.items():
-            if not isinstance(k, str) or k == "__result__":
-                check.fail("data", f"<dict with key {k!r}>",
-                           "a dict with str keys other than the reserved '__result__'")
             try:
                 arr = np.asarray(v)
             except Exception:  # ragged or exotic input
@@ -272,6 +271,15 @@ class Result:
 
 #: the modes a result records: a preset, or "custom" (hand-made settings, :func:`run`)
 RESULT_MODES = MODES + ("custom",)
+
+
+def _check_data_keys(data):
+    """Refuse a key of ``data`` that :meth:`Result.save` could not write as an ``.npz`` member (a non-str, or the
+    reserved ``"__result__"``): ``ValueError`` naming ``data``."""
+    for k in data:
+        if not isinstance(k, str) or k == "__result__":
+            check.fail("data", f"<dict with key {k!r}>",
+                       "a dict with str keys other than the reserved '__result__'")
 
 
 def _check_header(header):
