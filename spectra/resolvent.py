@@ -503,7 +503,7 @@ def ridge_resolvent(P, lam, law: PromptLaw, tol: float = 1e-13, maxit: int = 200
     P : float
         Number of prompts, ``P >= 1e-300 M`` (``M = law.M``: the ratios ``M/P`` stay within float64).
     lam : float
-        ``λ' >= 0`` in ``H/c`` units (``λ' P/M <= 1e300`` when ``P >= M``).
+        ``λ' >= 0`` in ``H/c`` units (``λ' P/M <= 1e305`` when ``P >= M``).
     law : PromptLaw
     tol : float
         Relative residual tolerance in ``(0, 1)``.
@@ -522,8 +522,8 @@ def ridge_resolvent(P, lam, law: PromptLaw, tol: float = 1e-13, maxit: int = 200
     M = law.M
     if P < M * 1e-300:      # the ratios M/P (and 1/a ~ M/P as P → 0) beyond float64's range
         check.fail("P", P, f"a real number in [{M * 1e-300!r}, inf) (M/P <= 1e300, with M = {M})")
-    if P >= M and lam * (P / M) > 1e300:     # a ≈ (λ' + E[ξ]) P/M beyond float64's range
-        check.fail("lam", lam, f"a real number in [0, {1e300 * M / P!r}] at P = {P!r} >= M = {M} (λ' P/M <= 1e300)")
+    if P >= M and lam * (P / M) > 1e305:     # a ≈ (λ' + E[ξ]) P/M near float64's largest value (1.8e308)
+        check.fail("lam", lam, f"a real number in [0, {1e305 * M / P!r}] at P = {P!r} >= M = {M} (λ' P/M <= 1e305)")
     q = law.ratios(P)
     interp = P < M
     if lam == 0.0 and abs(P - M) <= 1e-9 * M:
