@@ -9,6 +9,7 @@ import validation
 from linattn import sampling
 from validation import gallery as plots
 from validation.app import report
+from validation.experiments import learners_scaling
 
 PB = linattn.Problem(3, 4, 0.1)
 DATA = PB.sample(20, rng=0)
@@ -114,3 +115,12 @@ EXTRA = [
         dict(mode="choice", progress="bool")),
 ]
 _, test_figure_and_report_arguments, _ = sweep_tests([r for r in EXTRA], validation, NOT_INPUTS)
+
+_NS = np.array([4, 8, 16, 32.0])
+SCALING = [
+    Row("learners_scaling.gamma_check", learners_scaling.gamma_check,
+        dict(N=_NS, sim=1.0 / _NS, sim_se=0.01 / _NS, th=1.0 / _NS, th_se=0.001 / _NS, rng=0, n_boot=3),
+        dict(N="array", sim="array", sim_se="array", th="array", th_se="array", rng="seed", n_boot="posint")),
+    Row("learners_scaling.student_t", learners_scaling.student_t, dict(n_sets=6), dict(n_sets="posint")),
+]
+_, test_scaling_helpers_arguments, _ = sweep_tests(SCALING, validation, NOT_INPUTS)

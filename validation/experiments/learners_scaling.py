@@ -39,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize, stats
 
+from linattn import check
 from linattn.kernel_learner import n_features
 
 from .base import Check, Experiment
@@ -101,17 +102,28 @@ def gamma_check(N, sim, sim_se, th, th_se, rng=0, n_boot=N_BOOT):
     sim, sim_se, th, th_se : array_like
         Simulated errors and their s.e.; the theory and its s.e. (Monte Carlo of the theory), at ``N``.
     rng : int
-        Seed of the bootstrap.
+        Seed of the bootstrap (``>= 0``).
     n_boot : int
-        Bootstrap draws.
+        Bootstrap draws (2 to 10⁵).
 
     Returns
     -------
     numpy.ndarray
         ``[γ_theory, γ_simulation, s.e. of γ_simulation − γ_theory]``.
     """
-    sim, sim_se, th, th_se = (np.asarray(x, float) for x in (sim, sim_se, th, th_se))
-    g = np.random.default_rng(rng)
+    N = check.real_array("N", N, low=0.0, low_open=True)
+    if N.ndim != 1 or N.size < 4:
+        check.fail("N", N, "a 1-d array of at least 4 context lengths > 0")
+    sim, th = (check.finite_array(name, x, shape=N.shape) for name, x in (("sim", sim), ("th", th)))
+    sim_se, th_se = (check.finite_array(name, x, shape=N.shape) for name, x in (("sim_se", sim_se), ("th_se", th_se)))
+    for name, x in (("sim", sim), ("th", th)):
+        if np.any(x <= 0):
+            check.fail(name, x, "an array of errors > 0")
+    for name, x in (("sim_se", sim_se), ("th_se", th_se)):
+        if np.any(x < 0):
+            check.fail(name, x, "an array of standard errors >= 0")
+    n_boot = check.positive_int("n_boot", n_boot, minimum=2, maximum=10**5)
+    g = np.random.default_rng(check.seed_int("rng", rng))
     diffs = []
     for _ in range(n_boot):
         s = np.maximum(sim + sim_se * g.standard_normal(sim.size), 0.1 * sim)
@@ -123,7 +135,8 @@ def gamma_check(N, sim, sim_se, th, th_se, rng=0, n_boot=N_BOOT):
 def student_t(n_sets):
     """The two-sided 99.73 % quantile of Student's t with ``n_sets − 1`` degrees of freedom: the "3 s.e." of a
     normal (3.0 for many sets), widened for an s.e. estimated from ``n_sets`` training sets."""
-    return float(stats.t.ppf(0.5 + 0.9973 / 2, max(int(n_sets) - 1, 1)))
+    n_sets = check.positive_int("n_sets", n_sets, minimum=2)
+    return float(stats.t.ppf(0.5 + 0.9973 / 2, n_sets - 1))
 
 
 def _index(grid, values, grid_name, values_name):
