@@ -46,6 +46,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import logging
 import os
 import re
 import subprocess
@@ -472,7 +473,9 @@ MAX_WORKERS = 1024
 def local_cluster(workers):
     """A Dask ``LocalCluster`` of ``workers`` single-threaded worker processes and its client.
 
-    Worker processes inherit one BLAS/OpenMP/numba thread each (no oversubscription).
+    Worker processes inherit one BLAS/OpenMP/numba thread each (no oversubscription). The cluster's own log
+    messages below ``ERROR`` are silenced (its warnings about cancelled tasks and killed workers after a Ctrl-C would
+    bury the one line that says how to resume); errors of the cluster and the points' own warnings still show.
 
     Parameters
     ----------
@@ -490,7 +493,7 @@ def local_cluster(workers):
 @contextlib.contextmanager
 def _local_cluster(workers, distributed):
     with worker_env(), distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                 dashboard_address=None) as cluster, \
+                                                 dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
             distributed.Client(cluster) as client:
         yield client
 

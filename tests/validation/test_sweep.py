@@ -406,7 +406,11 @@ def f(i, rng=None):
     time.sleep(0.2 if i < 3 or os.environ.get("FAST") else 60.0)
     return {{"y": np.array(float(i))}}
 try:
-    sw.run_points(f, 10, "ctrl_c", store={store!r}, workers=2)
+    if {dask!r}:
+        with sw.local_cluster(2) as client:
+            sw.run_points(f, 10, "ctrl_c", store={store!r}, client=client)
+    else:
+        sw.run_points(f, 10, "ctrl_c", store={store!r}, workers=2)
 except KeyboardInterrupt as err:
     print(err, file=sys.stderr)
     sys.exit(130)
@@ -414,19 +418,22 @@ print("done", file=sys.stderr)
 """
 
 
-def test_ctrl_c_leaves_one_line_no_worker_and_a_store_that_resumes(tmp_path):
-    """Ctrl-C (SIGINT to the process group, as a terminal sends it) during a stored run on two workers: one line
-    saying how many points are stored and how to resume (it was a 44-line traceback and a distributed
-    CancelledError), the workers gone, and the same call completes the store."""
+@pytest.mark.parametrize("dask", [False, True], ids=["processes", "dask"])
+def test_ctrl_c_leaves_one_line_no_worker_and_a_store_that_resumes(tmp_path, dask):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) during a stored run on two workers (local
+    processes, or a Dask ``LocalCluster``): one line saying how many points are stored and how to resume (it was a
+    44-line traceback and a distributed CancelledError), the workers gone, and the same call completes the store."""
     import re
     import signal
     import time
 
     import zarr
 
+    if dask:
+        pytest.importorskip("distributed")
     pids, store = tmp_path / "pids", str(tmp_path / "store")
     pids.mkdir()
-    script = _CTRL_C.format(pids=str(pids), store=store)
+    script = _CTRL_C.format(pids=str(pids), store=store, dask=dask)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     run = subprocess.Popen([sys.executable, "-c", script], env=env, stderr=subprocess.PIPE, text=True,
                            start_new_session=True)
