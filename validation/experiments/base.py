@@ -513,7 +513,8 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
         Settings of your own (e.g. ``Exp.settings("quick", n_datasets=50)``).
     store : str, optional
         Zarr folder: each point is written as it finishes and a re-run resumes (optional extra ``[dask]``); a
-        finished store is an ``xarray.open_zarr`` dataset over ``point`` (:func:`validation.sweeps.run_points`).
+        finished store is an ``xarray.open_zarr`` dataset over ``point`` (:func:`validation.sweeps.run_points`)
+        and keeps the assembled result beside it (:data:`ASSEMBLED`), so reopening it assembles nothing.
         Ctrl-C raises ``KeyboardInterrupt`` saying how many points are stored; the same call resumes.
     client : dask.distributed.Client, optional
         Evaluate the points on this cluster.
@@ -567,5 +568,77 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
                              attrs={"settings": json.dumps(_jsonable(dict(s)))},
                              store=store, client=client, workers=workers, progress=progress, allow_mixed=allow_mixed,
                              source=type(exp), coords=point_coords(pts))
+    if store is None:
+        data, meta = exp.assemble(s, outputs)
+        return Result(exp.name, label, dict(s), data, meta)
+    return _assembled(exp, s, label, outputs, os.fspath(store))
+
+
+#: the file of a finished store that holds its assembled result (``{key}``: :func:`_assembly_key`)
+ASSEMBLED = "assembled-{key}.npz"
+
+
+def _assembled(exp, s, label, outputs, store):
+    """:meth:`Experiment.assemble` of a stored run, kept beside the points (:data:`ASSEMBLED`): reopening a finished
+    store reads it instead of assembling again (the theory curves some experiments compute there take seconds). Its
+    key digests everything the assembly depends on, so any change assembles afresh and replaces the file."""
+    key = _assembly_key(exp, s, label, outputs)
+    path = os.path.join(store, ASSEMBLED.format(key=key)) if key else None
+    if path and os.path.isfile(path):
+        try:
+            return Result.load(path)
+        except ValueError:                        # a file cut short: assembled again below
+            pass
     data, meta = exp.assemble(s, outputs)
-    return Result(exp.name, label, dict(s), data, meta)
+    result = Result(exp.name, label, dict(s), data, meta)
+    if path:
+        for old in os.listdir(store):
+            if old.startswith("assembled-") and old.endswith(".npz"):
+                os.remove(os.path.join(store, old))
+        tmp = result.save(path[:-len(".npz")] + ".partial.npz")
+        os.replace(tmp, path)                     # whole or absent
+    return result
+
+
+def _assembly_key(exp, s, label, outputs):
+    """SHA-256 (24 hex digits) of what :meth:`Experiment.assemble` reads: the experiment's class and its source, the
+    settings and mode, every point's outputs, and the source of the library's packages (the theory it calls);
+    ``None`` (no caching) for a class without source, e.g. one defined in ``python -c``."""
+    import hashlib
+    import inspect
+
+    try:
+        source = inspect.getsource(type(exp))
+    except (OSError, TypeError):
+        return None
+    h = hashlib.sha256()
+    for part in (type(exp).__qualname__, source, label, json.dumps(_jsonable(dict(s)), sort_keys=True),
+                 _library_digest()):
+        h.update(part.encode() + b"\0")
+    for out in outputs:
+        for k in sorted(out):
+            a = np.ascontiguousarray(out[k])
+            h.update(f"{k}:{a.dtype.str}:{a.shape}".encode())
+            h.update(a.tobytes())
+    return h.hexdigest()[:24]
+
+
+_LIBRARY_DIGEST = []
+
+
+def _library_digest():
+    """SHA-256 of the source files of the library's packages (once per process)."""
+    if not _LIBRARY_DIGEST:
+        import hashlib
+
+        h = hashlib.sha256()
+        for package in ("linattn", "replica", "spectra", "dynamics", "diagnostics", "validation"):
+            root = os.path.dirname(importlib.import_module(package).__file__)
+            for folder, dirs, files in sorted(os.walk(root)):
+                dirs.sort()
+                for name in sorted(files):
+                    if name.endswith(".py"):
+                        with open(os.path.join(folder, name), "rb") as fh:
+                            h.update(name.encode() + b"\0" + fh.read())
+        _LIBRARY_DIGEST.append(h.hexdigest())
+    return _LIBRARY_DIGEST[0]
