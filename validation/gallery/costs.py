@@ -1,8 +1,10 @@
 """What each figure costs, measured: seconds of each figure in a fresh-clone ``make run`` (quick settings, 2-core
 AMD EPYC, two figures at a time beside the validation report, so an upper bound of a figure run alone; fig1 ran
 alone on both cores; 2026-12-06, commit 64985fe). ``figures/manifest.json`` records the seconds of every figure a
-run makes; ``benchmarks/figure_costs.py`` measures one figure at a time. Full-mode costs are not measured yet
-(``None``): a full run takes ``--store DIR --workers N`` to spread its points and to resume.
+run makes; ``benchmarks/figure_costs.py`` measures one figure at a time. Full-mode costs: ``benchmarks/figure_costs.py
+full NAME`` (one process; fig5 with ``--store DIR --workers 2``) beside another one-process job on the same 2 cores
+(2026-12-06, session 48), so upper bounds; ``None`` where not measured yet (the long figures: a full run takes
+``--store DIR --workers N`` to spread its points and to resume).
 ``linattn figures --list`` shows these beside each figure's number of points.
 """
 
@@ -14,21 +16,21 @@ COSTS: dict[str, tuple] = {
     'fig3': (45.6, None),
     'factorized_gap': (30.6, None),
     'fig6': (13.7, None),
-    'fig5': (25.7, None),
+    'fig5': (25.7, 181.6),   # full: --store --workers 2 (a Dask LocalCluster)
     'nonlinear_errors': (23.8, None),
-    'fig4': (5.0, None),
+    'fig4': (5.0, 33.8),
     'nonlinear_boundary': (26.2, None),
     'learners_scaling': (129.9, None),   # re-measured after its (N, N_test) planes: make run of 266b957
     'learners': (152.1, None),
-    'staged': (6.3, None),
-    'saddles': (11.7, None),
-    'rank_dynamics': (4.2, None),
+    'staged': (6.3, 142.8),
+    'saddles': (11.7, 53.8),
+    'rank_dynamics': (4.2, 28.2),
     'learners_pools': (80.3, None),
     'pools_gtask': (29.5, None),
     'pools_double_descent': (38.0, None),
-    'pools_phase': (2.1, None),
-    'markov_minimal': (4.8, None),
-    'markov_bottleneck': (10.7, None),
-    'markov_estimators': (9.1, None),
+    'pools_phase': (2.1, 20.7),
+    'markov_minimal': (4.8, 78.1),
+    'markov_bottleneck': (10.7, 115.0),
+    'markov_estimators': (9.1, 171.8),
     'pools_finite_d': (29.5, None),
 }
