@@ -33,6 +33,9 @@ REFUSED = [
     # ConvergenceError; markov_minimal_loss refuses the same point naming score_scale
     ("markov-flow-huge-start", lambda: dynamics.markov_minimal_flow(**{**MARKOV, "score_scale0": 1e300},
                                                                    times=[0.0, 1.0]), "score_scale0"),
+    # Link.__call__ documents real z (±inf allowed) but returned NaN for NaN (every link: silent non-finite values)
+    ("link-nan", lambda: linattn.Problem(3, 6, 0.1, link="relu").link(np.array([0.0, np.nan])), "z"),
+    ("link-nan-scalar", lambda: linattn.Problem(3, 6, 0.1, link="hermite:3").link(float("nan")), "z"),
     # gallery.make: an unknown name in exclude was refused as "figure names must be among …" (naming no argument)
     ("gallery-exclude-unknown", lambda: gallery.make(["fig1"], tempfile.mkdtemp(), mode="smoke", exclude=["nope"]),
      "exclude"),
