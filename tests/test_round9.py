@@ -10,6 +10,7 @@ import dynamics
 import linattn
 from validation import gallery, sweeps
 from validation.app import cli
+from validation.experiments.stationary import stationary_sweep
 
 PB = linattn.Problem(4, 8, 0.1)
 MARKOV = dict(score_scale0=0.1, delta0=0.1, C=3, N=8, concentration=1.0, n_mc=2000, rng=0)
@@ -36,6 +37,11 @@ REFUSED = [
     # Link.__call__ documents real z (±inf allowed) but returned NaN for NaN (every link: silent non-finite values)
     ("link-nan", lambda: linattn.Problem(3, 6, 0.1, link="relu").link(np.array([0.0, np.nan])), "z"),
     ("link-nan-scalar", lambda: linattn.Problem(3, 6, 0.1, link="hermite:3").link(float("nan")), "z"),
+    # stationary_sweep: an unsorted or repeated P_exact / P_sim was refused deep inside, naming "P" (not an argument
+    # of stationary_sweep); an unsorted P_theory was accepted and drawn as a zigzag
+    ("stationary-sweep-P-exact-unsorted", lambda: stationary_sweep(PB, P_exact=[20, 10]), "P_exact"),
+    ("stationary-sweep-P-sim-repeated", lambda: stationary_sweep(PB, P_sim=[10, 10]), "P_sim"),
+    ("stationary-sweep-P-theory-unsorted", lambda: stationary_sweep(PB, P_theory=[20.0, 5.0]), "P_theory"),
     # gallery.make: an unknown name in exclude was refused as "figure names must be among …" (naming no argument)
     ("gallery-exclude-unknown", lambda: gallery.make(["fig1"], tempfile.mkdtemp(), mode="smoke", exclude=["nope"]),
      "exclude"),

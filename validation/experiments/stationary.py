@@ -216,12 +216,14 @@ def boundary_from_means(P, train_mean, test_mean, level=5.0):
 
 
 def _grid(name, values, default, integer):
-    """One ``P`` grid: the default for ``None``, else a non-empty 1-d array of numbers ``>= 1`` (integers for data)."""
+    """One ``P`` grid: the default for ``None``, else a non-empty increasing 1-d array of numbers ``>= 1`` (integers
+    for data)."""
     if values is None:
         return default
     P = check.finite_array(name, values, ndim=1)
-    if P.size == 0 or np.any(P < 1) or (integer and np.any(P != np.round(P))):
-        check.fail(name, P.tolist()[:8], "a non-empty list of " + ("integers" if integer else "numbers") + " >= 1")
+    if P.size == 0 or np.any(P < 1) or (integer and np.any(P != np.round(P))) or np.any(np.diff(P) <= 0):
+        check.fail(name, P.tolist()[:8], "a non-empty increasing list of " + ("integers" if integer else "numbers")
+                   + " >= 1")
     return P.astype(int) if integer else P
 
 
@@ -496,7 +498,7 @@ def stationary_sweep(pb, model="reduced", beta=1e3, lam=0.01, P_theory=None, P_e
     beta, lam : float
         ``β > 0`` (finite: Langevin) and ``λ >= 0``.
     P_theory, P_exact, P_sim : array_like, optional
-        Grids of the theory curve, the exact dataset averages and the simulations.
+        Increasing grids of the theory curve, the exact dataset averages and the simulations.
     n_exact, n_sim : int
         Datasets per exact point (``>= 2``) and per simulated point (``>= 2``).
     langevin_kw : dict, optional
