@@ -8,6 +8,7 @@ import pytest
 
 import dynamics
 import linattn
+import validation
 from validation import gallery, sweeps
 from validation.app import cli
 from validation.experiments.stationary import stationary_sweep
@@ -42,6 +43,14 @@ REFUSED = [
     ("stationary-sweep-P-exact-unsorted", lambda: stationary_sweep(PB, P_exact=[20, 10]), "P_exact"),
     ("stationary-sweep-P-sim-repeated", lambda: stationary_sweep(PB, P_sim=[10, 10]), "P_sim"),
     ("stationary-sweep-P-theory-unsorted", lambda: stationary_sweep(PB, P_theory=[20.0, 5.0]), "P_theory"),
+    # the stationary experiment's settings n_exact / n_sim were not checked: n_sim = -1 raised a raw KeyError (10),
+    # 2.5 a TypeError, 1 an AttributeError; -1 for n_exact was refused naming n_datasets
+    ("experiment-n-sim", lambda: validation.run_experiment("stationary", "smoke", settings={"n_sim": -1},
+                                                          progress=False), "n_sim"),
+    ("experiment-n-sim-one", lambda: validation.run_experiment("stationary", "smoke", settings={"n_sim": 1},
+                                                              progress=False), "n_sim"),
+    ("experiment-n-exact", lambda: validation.run_experiment("stationary", "smoke", settings={"n_exact": -1},
+                                                            progress=False), "n_exact"),
     # gallery.make: an unknown name in exclude was refused as "figure names must be among …" (naming no argument)
     ("gallery-exclude-unknown", lambda: gallery.make(["fig1"], tempfile.mkdtemp(), mode="smoke", exclude=["nope"]),
      "exclude"),

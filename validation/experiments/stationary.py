@@ -234,6 +234,12 @@ def _grids(P_theory, P_exact, P_sim):
             _grid("P_sim", P_sim, np.array([10, 30, 100, 300, 1000, 3000]), True))
 
 
+def _counts(n_exact, n_sim):
+    """The datasets per exact point and per simulated point (``>= 2`` each; settings or arguments)."""
+    return (check.positive_int("n_exact", n_exact, minimum=2, maximum=10**6),
+            check.positive_int("n_sim", n_sim, minimum=2, maximum=10**6))
+
+
 #: arguments of langevin that the experiment sets itself
 _LANGEVIN_FIXED = ("data", "pb", "beta", "lam", "model", "rng")
 
@@ -315,6 +321,7 @@ class StationaryErrors(Experiment):
 
     def points(self, s):
         _langevin_kw(s.langevin_kw)
+        _counts(s.n_exact, s.n_sim)
         _, P_exact, P_sim = _grids(s.P_theory, s.P_exact, s.P_sim)
         pts = []
         for k in range(len(s.problems)):
@@ -533,8 +540,7 @@ def stationary_sweep(pb, model="reduced", beta=1e3, lam=0.01, P_theory=None, P_e
     beta = check.positive("beta", beta)
     lam = check.nonnegative("lam", lam)
     P_theory, P_exact, P_sim = _grids(P_theory, P_exact, P_sim)
-    n_exact = check.positive_int("n_exact", n_exact, minimum=2, maximum=10**6)     # datasets per point
-    n_sim = check.positive_int("n_sim", n_sim, minimum=2, maximum=10**6)
+    n_exact, n_sim = _counts(n_exact, n_sim)
     rng = check.seed_int("rng", rng)
     progress = check.boolean("progress", progress)
     if store is not None and (not isinstance(store, (str, os.PathLike)) or not str(store).strip()):
