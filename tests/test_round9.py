@@ -51,6 +51,22 @@ REFUSED = [
                                                               progress=False), "n_sim"),
     ("experiment-n-exact", lambda: validation.run_experiment("stationary", "smoke", settings={"n_exact": -1},
                                                             progress=False), "n_exact"),
+    # the other experiments' settings were not checked either (every experiment, run_experiment(settings=...)):
+    # 2.5 for a count raised numpy's TypeError "'float' object cannot be interpreted as an integer", -1 numpy's
+    # "Number of samples, -1, must be non-negative" or "max() arg is an empty sequence", an empty list of context
+    # lengths returned a result with non-finite arrays; now each override is checked against its presets' kind
+    ("experiment-count-fraction", lambda: validation.run_experiment("phase", "smoke", settings={"n_P": 2.5},
+                                                                   progress=False), "n_P"),
+    ("experiment-count-negative", lambda: validation.run_experiment("saddles", "smoke",
+                                                                   settings={"saddle_starts": -1},
+                                                                   progress=False), "saddle_starts"),
+    ("experiment-empty-list", lambda: validation.run_experiment("gaps_finite_time", "smoke",
+                                                               settings={"N_values": []}, progress=False),
+     "N_values"),
+    ("experiment-nan-float", lambda: validation.run_experiment("flow_curves", "smoke",
+                                                              settings={"sigma0": float("nan")}, progress=False),
+     "sigma0"),
+    ("experiment-settings-method", lambda: validation.experiments.get("phase").settings("smoke", n_P="3"), "n_P"),
     # gallery.make: an unknown name in exclude was refused as "figure names must be among …" (naming no argument)
     ("gallery-exclude-unknown", lambda: gallery.make(["fig1"], tempfile.mkdtemp(), mode="smoke", exclude=["nope"]),
      "exclude"),
@@ -95,3 +111,11 @@ def test_cli_figures_store_that_is_a_file(capsys):
     f = tempfile.NamedTemporaryFile(suffix=".toml", delete=False).name
     assert cli.main(["figures", "--smoke", "--no-progress", "--store", f, "fig1", "--out", tempfile.mkdtemp()]) == 2
     assert "--store" in capsys.readouterr().err
+
+
+@pytest.mark.xfail(strict=True, reason="no upper bound on an experiment's counts: the presets give a type, not a "
+                   "size; flow_curves n_marks = 1e12 reaches numpy (MemoryError), n_datasets = 1e12 hangs — each "
+                   "experiment needs its own memory/work guard")
+def test_experiment_huge_count_is_refused():
+    with pytest.raises(ValueError, match="n_marks"):
+        validation.run_experiment("flow_curves", "smoke", settings={"n_marks": 10**12}, progress=False)
