@@ -119,3 +119,10 @@ def test_cli_figures_store_that_is_a_file(capsys):
 def test_experiment_huge_count_is_refused():
     with pytest.raises(ValueError, match="n_marks"):
         validation.run_experiment("flow_curves", "smoke", settings={"n_marks": 10**12}, progress=False)
+
+
+def test_experiment_overrides_of_the_presets_kind_still_pass():
+    """Seed 0 (presets 1…), a numpy array for a list, an integral float for a count."""
+    s = validation.experiments.get("staged").settings("smoke", seed=0)
+    assert s.seed == 0
+    validation.experiments.get("gaps_finite_time").settings("smoke", N_values=np.array([10, 20]), n_P=4.0)

@@ -384,9 +384,9 @@ class Experiment:
     @classmethod
     def check_overrides(cls, overrides):
         """Refuse an override of another kind than the presets' values of its key, naming the key: an integer where
-        every preset is one (``>= 1`` where every preset is), ``True``/``False`` for a flag, a finite number where
-        every preset is one, a non-empty list where every preset is one (ranges beyond these: the experiment's own
-        checks).
+        every preset is one (``>= 1`` where every preset is, seeds ``>= 0``), ``True``/``False`` for a flag, a finite
+        number where every preset is one, a non-empty list where every preset is one (ranges beyond these: the
+        experiment's own checks).
 
         Parameters
         ----------
@@ -399,11 +399,12 @@ class Experiment:
             if all(isinstance(v, bool) for v in vals):
                 check.boolean(key, value)
             elif all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in vals):
-                check.positive_int(key, value, minimum=1 if min(vals) >= 1 else 0)
+                check.positive_int(key, value, minimum=0 if "seed" in key or min(vals) < 1 else 1)
             elif all(isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) for v in vals):
                 check.real(key, value)
             elif all(isinstance(v, (list, tuple)) and len(v) > 0 for v in vals):
-                if not isinstance(value, (list, tuple)) or len(value) == 0:
+                listed = isinstance(value, (list, tuple, np.ndarray)) and getattr(value, "ndim", 1) > 0
+                if not listed or len(value) == 0:
                     check.fail(key, value, "a non-empty list (as in the presets)")
 
     # -- the work ---------------------------------------------------------------------------------------
