@@ -126,3 +126,14 @@ def test_experiment_overrides_of_the_presets_kind_still_pass():
     s = validation.experiments.get("staged").settings("smoke", seed=0)
     assert s.seed == 0
     validation.experiments.get("gaps_finite_time").settings("smoke", N_values=np.array([10, 20]), n_P=4.0)
+
+
+def test_markov_transformer_without_torch_says_how_to_install_it():
+    """``run_experiment("markov_transformer")`` without the extra raised ``ModuleNotFoundError: No module named
+    'torch'`` from its own ``import torch``; now the library's ImportError with the install line."""
+    from validation.simulators.transformers import torch_available
+
+    if torch_available():
+        pytest.skip("torch is installed")
+    with pytest.raises(ImportError, match=r"\[torch\]"):
+        validation.run_experiment("markov_transformer", "smoke", progress=False)
