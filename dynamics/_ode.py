@@ -22,6 +22,9 @@ from linattn.errors import ConvergenceError
 MAX_EVALUATIONS = 100_000
 #: a state beyond this magnitude has left the range where the flows' products (|θ|², θ⁴) are finite in float64
 OVERFLOW_SCALE = 1e150
+#: a time span shorter than this is integrated in the rescaled time ``s = (t − t₀)/span`` ∈ [0, 1]: LSODA stalls at
+#: ``t₀`` for spans below ~1e-120 (measured: ``mode_flow`` to ``t = 1e-150 … 1e-300`` used up the evaluation budget)
+SHORT_SPAN = 1e-50
 
 
 class _Budget(Exception):
@@ -84,6 +87,8 @@ def integrate(name, rhs, span, y0, **kw):
     """
     if span[1] <= span[0]:              # nothing to integrate (every report time is the start): the initial state
         return _at_start(span[0], y0, kw)
+    if span[1] - span[0] < SHORT_SPAN:
+        return _rescaled(name, rhs, span, y0, kw)
     watched = _Watched(rhs, span[0])
     overflow = (f"{name}: the integrator's state overflowed float64 before t = {span[1]:.6g} (a step too long for "
                 "the flow, or a flow that blows up: check the times, gamma and the initial condition)")
@@ -111,6 +116,37 @@ def integrate(name, rhs, span, y0, **kw):
                            "that blows up, times far beyond the flow's time scales (a step below the float64 "
                            "resolution of t), or a flow too stiff for rtol: check the initial condition, the times and "
                            "rtol")
+
+
+def _rescaled(name, rhs, span, y0, kw):
+    """:func:`integrate` over a span shorter than :data:`SHORT_SPAN`, in the time ``s = (t − t₀)/L``, ``L = span``
+    (``dy/ds = L f(t₀ + sL, y)``: the same flow, in steps LSODA can take); times and event times mapped back."""
+    t0, length = float(span[0]), float(span[1]) - float(span[0])
+
+    def at(f):
+        return lambda s, y: f(t0 + s * length, y)
+
+    kw = dict(kw)
+    t_eval = kw.get("t_eval")
+    if t_eval is not None:
+        kw["t_eval"] = np.clip((np.asarray(t_eval, dtype=float) - t0) / length, 0.0, 1.0)
+    if callable(kw.get("jac")):
+        jac = kw["jac"]
+        kw["jac"] = lambda s, y: length * np.asarray(jac(t0 + s * length, y))
+    events = kw.get("events")
+    if events is not None:
+        single = callable(events)
+        wrapped = []
+        for ev in [events] if single else events:
+            w = at(ev)
+            w.terminal, w.direction = getattr(ev, "terminal", False), getattr(ev, "direction", 0)
+            wrapped.append(w)
+        kw["events"] = wrapped[0] if single else wrapped
+    sol = integrate(name, lambda s, y: length * np.asarray(rhs(t0 + s * length, y)), (0.0, 1.0), y0, **kw)
+    sol.t = np.asarray(t_eval, dtype=float) if t_eval is not None else t0 + sol.t * length
+    if sol.t_events is not None:
+        sol.t_events = [t0 + np.asarray(te) * length for te in sol.t_events]
+    return sol
 
 
 def _at_start(t0, y0, kw):

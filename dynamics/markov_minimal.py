@@ -413,6 +413,16 @@ def _patterns(C, N, concentration, first_state, method, n_mc, rng):
     return _mc_patterns(C, N, concentration, first_state, n_mc, rng)
 
 
+def _finite_evaluate(score_scale, delta, pat, variant, eps, names):
+    """:func:`_evaluate` with its gradient and Hessian, refused (``ValueError`` naming ``names[0]`` or ``names[1]``,
+    the larger in magnitude) where they are not finite in float64."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _evaluate(score_scale, delta, pat, variant, eps)
+    values = np.concatenate([[out["loss"], out["loss_seen"]], np.ravel(out["grad"]), np.ravel(out["hessian"])])
+    check.finite_result(values, dict(zip(names, (score_scale, delta))), "the loss with its gradient and Hessian")
+    return out
+
+
 @dataclass(frozen=True)
 class MarkovMinimalLoss:
     """The loss of the two-parameter minimal model at one ``(β, δ)`` (module docstring).
@@ -528,10 +538,7 @@ def markov_minimal_loss(score_scale, delta, C, N, concentration, first_state="on
     C, N, concentration, first_state, variant, method, eps, n_mc = _check_common(
         C, N, concentration, first_state, variant, method, eps, n_mc)
     pat = _patterns(C, N, concentration, first_state, method, n_mc, rng)
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = _evaluate(score_scale, delta, pat, variant, eps)
-    values = np.concatenate([[out["loss"], out["loss_seen"]], np.ravel(out["grad"]), np.ravel(out["hessian"])])
-    check.finite_result(values, {"score_scale": score_scale, "delta": delta}, "the loss with its gradient and Hessian")
+    out = _finite_evaluate(score_scale, delta, pat, variant, eps, ("score_scale", "delta"))
     return MarkovMinimalLoss(score_scale=score_scale, delta=delta, C=C, N=N, concentration=concentration,
                              first_state=first_state,
                              variant=variant, method=method, eps=eps, n_sequences=pat.n_sequences,
@@ -638,6 +645,7 @@ def markov_minimal_flow(score_scale0, delta0, C, N, concentration, times, first_
     d_s = delta0 if delta_saddle is None else check.real("delta_saddle", delta_saddle)
     radius = check.positive("radius", radius)
     pat = _patterns(C, N, concentration, first_state, method, n_mc, rng)
+    _finite_evaluate(score_scale0, delta0, pat, variant, eps, ("score_scale0", "delta0"))  # a start in float64's range
 
     def rhs(_, th):
         return -gamma * _evaluate(th[0], th[1], pat, variant, eps, order=1)["grad"]

@@ -254,7 +254,8 @@ class Link:
         Parameters
         ----------
         z : array_like
-            Real numbers (``±inf`` allowed; booleans, strings and complex numbers are refused, naming ``z``).
+            Real numbers (``±inf`` allowed; NaN, booleans, strings and complex numbers are refused, naming
+            ``z``).
 
         Returns
         -------
@@ -268,6 +269,9 @@ class Link:
             check.fail("z", z if raw_z.ndim == 0 else f"<array of dtype {raw_z.dtype}>",
                        "a real number or an array of them")
         z = raw_z.astype(float)
+        if np.isnan(z).any():
+            check.fail("z", float(z) if z.ndim == 0 else f"<array with {int(np.isnan(z).sum())} NaN>",
+                       "real numbers (±inf allowed), not NaN")
         try:
             raw = np.asarray(self.fn(z))
         except Exception as err:                    # the callable's own failure, named as the link's

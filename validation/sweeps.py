@@ -1039,8 +1039,15 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
     RuntimeError
         If a point failed (its error is in the message and, with a store, in the store).
     """
+    if not callable(fn):
+        check.fail("fn", fn, "a callable fn(i, rng=None) returning a dict of numeric arrays")
     n_points = check.positive_int("n_points", n_points)
+    check.memory(1000.0 * n_points, f"the bookkeeping of {n_points} points", "n_points")   # ~1 kB a point, as sweep
     workers = check.positive_int("workers", workers, maximum=MAX_WORKERS)
+    progress = check.boolean("progress", progress)
+    allow_mixed = check.boolean("allow_mixed", allow_mixed)
+    if attrs is not None and not isinstance(attrs, dict):
+        check.fail("attrs", attrs, "None or a dict of attributes")
     coords = _point_coords(coords, n_points)
     tasks = [Task((i,), {"point": i}, 0, (0,)) for i in range(n_points)]
     code = _code_attrs(source if source is not None else fn, name, {"point": list(range(n_points))}, 1, 0)

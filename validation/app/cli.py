@@ -50,8 +50,8 @@ def _figures(args):
         print("no figures are registered yet")
         return 0
     check.positive_int("--workers", args.workers)
-    if args.store is not None and not args.store.strip():
-        check.fail("--store", args.store, "a folder path")
+    if args.store is not None and (not args.store.strip() or os.path.isfile(args.store)):
+        check.fail("--store", args.store, "a folder path (not a file)")
     if (args.workers != 1 or args.scheduler) and not args.store:
         raise ValueError("--workers and --scheduler evaluate a figure's points into a store: give --store DIR")
     if args.scheduler is not None and not args.scheduler.strip():

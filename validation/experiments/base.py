@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
+import numbers
 import os
 import pkgutil
 import zipfile
@@ -375,8 +377,35 @@ class Experiment:
         if unknown:
             raise ValueError(f"settings of experiment {cls.name!r} have no key {unknown[0]!r}; "
                              f"known keys: {sorted(base)}")
+        cls.check_overrides(overrides)
         base.update(overrides)
         return Settings(base)
+
+    @classmethod
+    def check_overrides(cls, overrides):
+        """Refuse an override of another kind than the presets' values of its key, naming the key: an integer where
+        every preset is one (``>= 1`` where every preset is, seeds ``>= 0``), ``True``/``False`` for a flag, a finite
+        number where every preset is one, a non-empty list where every preset is one (ranges beyond these: the
+        experiment's own checks).
+
+        Parameters
+        ----------
+        overrides : dict
+        """
+        for key, value in overrides.items():
+            vals = [p[key] for p in cls.presets.values() if key in p]
+            if not vals:
+                continue
+            if all(isinstance(v, bool) for v in vals):
+                check.boolean(key, value)
+            elif all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in vals):
+                check.positive_int(key, value, minimum=0 if "seed" in key or min(vals) < 1 else 1)
+            elif all(isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) for v in vals):
+                check.real(key, value)
+            elif all(isinstance(v, (list, tuple)) and len(v) > 0 for v in vals):
+                listed = isinstance(value, (list, tuple, np.ndarray)) and getattr(value, "ndim", 1) > 0
+                if not listed or len(value) == 0:
+                    check.fail(key, value, "a non-empty list (as in the presets)")
 
     # -- the work ---------------------------------------------------------------------------------------
     def points(self, s: Settings) -> list:
@@ -552,6 +581,7 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
         if unknown:
             check.fail("settings", sorted(settings), f"the keys of experiment {exp.name!r}'s settings: {sorted(full)} "
                        f"(unknown: {unknown}); start from {type(exp).__name__}.settings(mode, **overrides)")
+        exp.check_overrides(dict(settings))
     s = exp.settings(mode) if settings is None else Settings({**exp.settings(mode), **dict(settings)})
     pts = exp.points(s)
     label = mode if settings is None else "custom"

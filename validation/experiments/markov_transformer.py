@@ -54,11 +54,12 @@ class MarkovTransformer(Experiment):
         return [dict(K=K, length=int(L), seed=int(seed)) for K in s.K for L in s.lengths for seed in s.seeds]
 
     def compute(self, s, point):
-        import torch
-
         from linattn import markov
 
         from ..simulators.markov_transformer import train_markov_transformer
+        from ..simulators.transformers import require_torch
+
+        torch = require_torch()             # without the extra: an ImportError that says how to install it
 
         torch.set_num_threads(1)
         chains = markov.Chains(s.C, s.concentration, point["K"])

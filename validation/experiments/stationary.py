@@ -216,12 +216,14 @@ def boundary_from_means(P, train_mean, test_mean, level=5.0):
 
 
 def _grid(name, values, default, integer):
-    """One ``P`` grid: the default for ``None``, else a non-empty 1-d array of numbers ``>= 1`` (integers for data)."""
+    """One ``P`` grid: the default for ``None``, else a non-empty increasing 1-d array of numbers ``>= 1`` (integers
+    for data)."""
     if values is None:
         return default
     P = check.finite_array(name, values, ndim=1)
-    if P.size == 0 or np.any(P < 1) or (integer and np.any(P != np.round(P))):
-        check.fail(name, P.tolist()[:8], "a non-empty list of " + ("integers" if integer else "numbers") + " >= 1")
+    if P.size == 0 or np.any(P < 1) or (integer and np.any(P != np.round(P))) or np.any(np.diff(P) <= 0):
+        check.fail(name, P.tolist()[:8], "a non-empty increasing list of " + ("integers" if integer else "numbers")
+                   + " >= 1")
     return P.astype(int) if integer else P
 
 
@@ -230,6 +232,12 @@ def _grids(P_theory, P_exact, P_sim):
     return (_grid("P_theory", P_theory, np.geomspace(1, 1e4, 100), False),
             _grid("P_exact", P_exact, np.unique(np.round(np.geomspace(1, 1e4, 13)).astype(int)), True),
             _grid("P_sim", P_sim, np.array([10, 30, 100, 300, 1000, 3000]), True))
+
+
+def _counts(n_exact, n_sim):
+    """The datasets per exact point and per simulated point (``>= 2`` each; settings or arguments)."""
+    return (check.positive_int("n_exact", n_exact, minimum=2, maximum=10**6),
+            check.positive_int("n_sim", n_sim, minimum=2, maximum=10**6))
 
 
 #: arguments of langevin that the experiment sets itself
@@ -313,6 +321,7 @@ class StationaryErrors(Experiment):
 
     def points(self, s):
         _langevin_kw(s.langevin_kw)
+        _counts(s.n_exact, s.n_sim)
         _, P_exact, P_sim = _grids(s.P_theory, s.P_exact, s.P_sim)
         pts = []
         for k in range(len(s.problems)):
@@ -496,7 +505,7 @@ def stationary_sweep(pb, model="reduced", beta=1e3, lam=0.01, P_theory=None, P_e
     beta, lam : float
         ``β > 0`` (finite: Langevin) and ``λ >= 0``.
     P_theory, P_exact, P_sim : array_like, optional
-        Grids of the theory curve, the exact dataset averages and the simulations.
+        Increasing grids of the theory curve, the exact dataset averages and the simulations.
     n_exact, n_sim : int
         Datasets per exact point (``>= 2``) and per simulated point (``>= 2``).
     langevin_kw : dict, optional
@@ -531,8 +540,7 @@ def stationary_sweep(pb, model="reduced", beta=1e3, lam=0.01, P_theory=None, P_e
     beta = check.positive("beta", beta)
     lam = check.nonnegative("lam", lam)
     P_theory, P_exact, P_sim = _grids(P_theory, P_exact, P_sim)
-    n_exact = check.positive_int("n_exact", n_exact, minimum=2, maximum=10**6)     # datasets per point
-    n_sim = check.positive_int("n_sim", n_sim, minimum=2, maximum=10**6)
+    n_exact, n_sim = _counts(n_exact, n_sim)
     rng = check.seed_int("rng", rng)
     progress = check.boolean("progress", progress)
     if store is not None and (not isinstance(store, (str, os.PathLike)) or not str(store).strip()):

@@ -395,10 +395,11 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, sto
             check.fail(arg, names, "a list of figure names (str)")
     if list(selected) == ["all"] or not selected:
         selected = list(reg)
-    unknown = [s for s in list(selected) + list(exclude) if s not in reg and s not in alias]
-    if unknown:
-        raise ValueError(f"figure names must be among {list(reg) + sorted(set(alias) - set(reg)) + ['all']}; "
-                         f"got {unknown}")
+    known = list(reg) + sorted(set(alias) - set(reg))
+    for arg, names in (("selected", selected), ("exclude", exclude)):
+        unknown = [s for s in names if s not in reg and s not in alias]
+        if unknown:
+            check.fail(arg, unknown, f"figure names among {known + ['all'] if arg == 'selected' else known}")
     selected = list(dict.fromkeys(alias.get(s, s) for s in selected))     # a file's stem runs its figure
     exclude = [alias.get(s, s) for s in exclude]
     jobs = check.positive_int("jobs", jobs)
