@@ -40,6 +40,9 @@ from linattn import check
 
 #: the modes of every experiment and figure
 MODES = ("smoke", "quick", "full")
+#: a count in an experiment's settings may be at most this many times its largest preset (a thousand full-size runs
+#: of work; beyond it a count of 10¹² reached numpy's allocator or looped for hours)
+MAX_SCALE = 1000
 
 
 @dataclass(frozen=True)
@@ -384,9 +387,10 @@ class Experiment:
     @classmethod
     def check_overrides(cls, overrides):
         """Refuse an override of another kind than the presets' values of its key, naming the key: an integer where
-        every preset is one (``>= 1`` where every preset is, seeds ``>= 0``), ``True``/``False`` for a flag, a finite
-        number where every preset is one, a non-empty list where every preset is one (ranges beyond these: the
-        experiment's own checks).
+        every preset is one (``>= 1`` where every preset is, seeds ``>= 0``; a count at most :data:`MAX_SCALE` times
+        its largest preset, as an experiment's work and memory grow with its counts), ``True``/``False`` for a flag,
+        a finite number where every preset is one, a non-empty list where every preset is one (ranges beyond these:
+        the experiment's own checks).
 
         Parameters
         ----------
@@ -399,7 +403,9 @@ class Experiment:
             if all(isinstance(v, bool) for v in vals):
                 check.boolean(key, value)
             elif all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in vals):
-                check.positive_int(key, value, minimum=0 if "seed" in key or min(vals) < 1 else 1)
+                seed = "seed" in key
+                check.positive_int(key, value, minimum=0 if seed or min(vals) < 1 else 1,
+                                   maximum=None if seed else MAX_SCALE * max(1, max(vals)))
             elif all(isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) for v in vals):
                 check.real(key, value)
             elif all(isinstance(v, (list, tuple)) and len(v) > 0 for v in vals):
