@@ -2,7 +2,8 @@
 AMD EPYC, two figures at a time beside the validation report, so an upper bound of a figure run alone; fig1 ran
 alone on both cores; 2026-12-06, commit 64985fe). ``figures/manifest.json`` records the seconds of every figure a
 run makes; ``benchmarks/figure_costs.py`` measures one figure at a time. Full-mode costs: ``benchmarks/figure_costs.py
-full NAME`` (one process; fig5 with ``--store DIR --workers 2``) beside another one-process job on the same 2 cores
+full NAME`` (one process; fig5 and learners_scaling with
+``--store DIR --workers 2``) beside another one-process job on the same 2 cores
 (2026-12-06, session 48), so upper bounds; ``None`` where not measured yet (the long figures: a full run takes
 ``--store DIR --workers N`` to spread its points and to resume).
 ``linattn figures --list`` shows these beside each figure's number of points.
@@ -20,7 +21,7 @@ COSTS: dict[str, tuple] = {
     'nonlinear_errors': (23.8, None),
     'fig4': (5.0, 33.8),
     'nonlinear_boundary': (26.2, None),
-    'learners_scaling': (129.9, None),   # re-measured after its (N, N_test) planes: make run of 266b957
+    'learners_scaling': (129.9, 1396.8),   # quick: make run of 266b957; full: --store --workers 2 (a Dask LocalCluster)
     'learners': (152.1, None),
     'staged': (6.3, 142.8),
     'saddles': (11.7, 53.8),
