@@ -410,6 +410,10 @@ def test_an_experiment_store_is_an_xarray_dataset_over_its_points(tmp_path, monk
     base.run("gaps_long_time", "smoke", store=store, progress=False)
     now = glob.glob(f"{store}/assembled-*.npz")
     assert assembled == [1, 1] and len(now) == 1 and now != cached
+    g["gap_mean"][0] = 124.0                                 # a store it cannot write to: the result all the same
+    g["p0"]["gap_mean"][...] = 124.0
+    monkeypatch.setattr(base.Result, "save", lambda self, path: (_ for _ in ()).throw(OSError("read-only")))
+    assert list(base.run("gaps_long_time", "smoke", store=store, progress=False).data) == ["x"]
 
 
 

@@ -628,11 +628,14 @@ def _assembled(exp, s, label, outputs, store):
     data, meta = exp.assemble(s, outputs)
     result = Result(exp.name, label, dict(s), data, meta)
     if path:
-        for old in os.listdir(store):
-            if old.startswith("assembled-") and old.endswith(".npz"):
-                os.remove(os.path.join(store, old))
-        tmp = result.save(path[:-len(".npz")] + ".partial.npz")
-        os.replace(tmp, path)                     # whole or absent
+        try:
+            for old in os.listdir(store):
+                if old.startswith("assembled-") and old.endswith(".npz"):
+                    os.remove(os.path.join(store, old))
+            tmp = result.save(f"{path[:-len('.npz')]}.{os.getpid()}.partial.npz")
+            os.replace(tmp, path)                 # whole or absent
+        except (OSError, ValueError):             # a read-only store: the result, not kept
+            pass
     return result
 
 
