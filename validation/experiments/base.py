@@ -545,7 +545,9 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
     mode : {"smoke", "quick", "full"}
         The preset (when ``settings`` is given: the values of the keys it does not set).
     settings : Settings or dict, optional
-        Settings of your own (e.g. ``Exp.settings("quick", n_datasets=50)``).
+        Settings of your own (e.g. ``Exp.settings("quick", n_datasets=50)``): each key one of the presets', its value
+        of the presets' kind (:meth:`Experiment.check_overrides`; a count at most :data:`MAX_SCALE` times its
+        largest preset).
     store : str, optional
         Zarr folder: each point is written as it finishes and a re-run resumes (optional extra ``[dask]``); a
         finished store is an ``xarray.open_zarr`` dataset over ``point`` (:func:`validation.sweeps.run_points`)
