@@ -260,6 +260,9 @@ class Link:
         Returns
         -------
         ndarray
+            ``f(z)``. A polynomial link (``"cubic"``, ``"hermite:k"``, ...) is ``±inf`` at ``±inf`` and wherever its
+            value exceeds float64's range (``He₃(1e300)/√6 ≈ 4e899``: ``inf``, the float64 rounding of the true
+            value), with the sign of its leading term there.
         """
         try:
             raw_z = np.asarray(z)
@@ -273,7 +276,11 @@ class Link:
             check.fail("z", float(z) if z.ndim == 0 else f"<array with {int(np.isnan(z).sum())} NaN>",
                        "real numbers (±inf allowed), not NaN")
         try:
-            raw = np.asarray(self.fn(z))
+            if self.hermite_coef is not None:    # a polynomial overflows to ±inf (or inf − inf: below) far out
+                with np.errstate(over="ignore", invalid="ignore"):
+                    raw = np.asarray(self.fn(z))
+            else:
+                raw = np.asarray(self.fn(z))
         except Exception as err:                    # the callable's own failure, named as the link's
             raise ValueError(f"link must evaluate on float arrays; {self.name} raised {type(err).__name__}: "
                              f"{err}") from err
@@ -285,6 +292,13 @@ class Link:
         if out.shape != z.shape:
             raise ValueError(f"link must be vectorised (return an array of the input's shape {z.shape}); "
                              f"{self.name} returned shape {out.shape}")
+        if self.hermite_coef is not None and self.degree > 0 and np.isnan(out).any():
+            # a polynomial at ±inf or where its terms overflow (inf − inf in the recurrence: He₄(1e160), He₃(∞)):
+            # its leading term's limit, ±inf (the float64 rounding of the true value)
+            nan = np.isnan(out)
+            lead = np.sign(self.hermite_coef[-1]) * np.sign(z[nan]) ** self.degree
+            out = np.where(nan, 0.0, out)
+            out[nan] = lead * np.inf
         return out
 
     @property

@@ -339,6 +339,69 @@ def _check_npz_sizes(path, where):
             raise ValueError(short[0])
 
 
+def _element_kind(e):
+    """The kind of one element of a preset's list (:func:`_check_elements`)."""
+    if e is None:
+        return "None"
+    if isinstance(e, str):
+        return "str"
+    if isinstance(e, numbers.Integral) and not isinstance(e, bool):
+        return "int"
+    if isinstance(e, numbers.Real) and not isinstance(e, bool):
+        return "float"
+    return "list" if isinstance(e, (list, tuple)) else "other"
+
+
+def _is_number(x):
+    return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_)) and math.isfinite(x)
+
+
+def _check_elements(key, value, preset_elements):
+    """Refuse a list override whose elements are not of the kind of its presets' elements, naming ``key``: integers
+    (``>= 1`` where every preset's are, ``>= 0`` for seeds; at most :data:`MAX_SCALE` times the largest preset's),
+    finite numbers (``> 0`` where every preset's are), strings, ``None`` where a preset has it, non-empty lists of
+    finite numbers (or, in-process, a :class:`linattn.Problem`) where the presets hold lists."""
+    kinds = {_element_kind(e) for e in preset_elements}
+    if "other" in kinds:
+        return
+    ints = [e for e in preset_elements if _element_kind(e) == "int"]
+    floats = [e for e in preset_elements if _element_kind(e) in ("int", "float")]
+    # numbers (a spectrum, task ratios, scales): > 0 where every preset's are (0 or less refused under inner names)
+    positive = "float" in kinds and min(floats) > 0
+    seed = "seed" in key
+    low = 0 if seed or (ints and min(ints) < 1) else 1
+    high = None if seed or not ints else MAX_SCALE * max(1, max(ints))
+    accepted = {"None": "None", "str": "strings",
+                "int": f"integers >= {low}" + ("" if high is None else f" and <= {high}"),
+                "float": "finite numbers" + (" > 0" if positive else ""), "list": "non-empty lists of finite numbers"}
+
+    def ok(e):
+        if e is None or isinstance(e, str):
+            return ("None" if e is None else "str") in kinds
+        if isinstance(e, numbers.Integral) and not isinstance(e, (bool, np.bool_)):
+            if "int" in kinds:
+                return low <= e and (high is None or e <= high)
+            return "float" in kinds and (e > 0 or not positive)
+        if _is_number(e):
+            return "float" in kinds and (e > 0 or not positive)
+        if isinstance(e, (list, tuple, np.ndarray)) and "list" in kinds:
+            items = np.asarray(e, dtype=object).ravel().tolist() if isinstance(e, np.ndarray) else list(e)
+            return len(items) > 0 and all(_is_number(x) for x in items)
+        if "list" in kinds and key == "problems":
+            import linattn
+
+            return isinstance(e, linattn.Problem)
+        return False
+
+    if isinstance(value, np.ndarray) and value.ndim > 1 and "list" in kinds:
+        value = list(value)
+    items = value.tolist() if isinstance(value, np.ndarray) and "list" not in kinds else list(value)
+    bad = [e for e in items if not ok(e)]
+    if bad:
+        check.fail(key, value, "a non-empty list of " + " or ".join(accepted[k] for k in sorted(kinds))
+                   + f" (as in the presets; not: {bad[0]!r})")
+
+
 class Experiment:
     """Base class of an experiment (module docstring). Subclasses set ``name``, ``title``, ``presets``
     and implement :meth:`points`, :meth:`compute`, :meth:`assemble` and (optionally) :meth:`checks`.
@@ -350,6 +413,10 @@ class Experiment:
     title: ClassVar[str] = ""
     presets: ClassVar[dict] = {}
     report_order: ClassVar[float | None] = None
+    #: settings whose presets are dicts that also accept ``None`` (:meth:`check_overrides`)
+    nullable: ClassVar[tuple] = ()
+    #: number settings that must be ``> 0`` (a rate, scale, inverse temperature; others need ``>= 0``)
+    positive: ClassVar[tuple] = ()
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -389,8 +456,10 @@ class Experiment:
         """Refuse an override of another kind than the presets' values of its key, naming the key: an integer where
         every preset is one (``>= 1`` where every preset is, seeds ``>= 0``; a count at most :data:`MAX_SCALE` times
         its largest preset, as an experiment's work and memory grow with its counts), ``True``/``False`` for a flag,
-        a finite number where every preset is one, a non-empty list where every preset is one (ranges beyond these:
-        the experiment's own checks).
+        a finite number where every preset is one (``>= 0`` where every preset is, ``> 0`` for a key in
+        :attr:`positive`), a non-empty list where every preset is one, its elements of the kind of the presets'
+        elements (:func:`_check_elements`), a string or a dict where every preset is one (or ``None`` for a dict
+        in :attr:`nullable`) (ranges beyond these: the experiment's own checks).
 
         Parameters
         ----------
@@ -407,11 +476,23 @@ class Experiment:
                 check.positive_int(key, value, minimum=0 if seed or min(vals) < 1 else 1,
                                    maximum=None if seed else MAX_SCALE * max(1, max(vals)))
             elif all(isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) for v in vals):
-                check.real(key, value)
+                if key in cls.positive:
+                    check.positive(key, value)
+                elif min(vals) >= 0:    # a time, scale or penalty: refused here, not under an inner name
+                    check.nonnegative(key, value)
+                else:
+                    check.real(key, value)
             elif all(isinstance(v, (list, tuple)) and len(v) > 0 for v in vals):
                 listed = isinstance(value, (list, tuple, np.ndarray)) and getattr(value, "ndim", 1) > 0
                 if not listed or len(value) == 0:
                     check.fail(key, value, "a non-empty list (as in the presets)")
+                _check_elements(key, value, [e for v in vals for e in v])
+            elif all(isinstance(v, str) for v in vals):
+                if not isinstance(value, str):
+                    check.fail(key, value, "a string (as in the presets)")
+            elif all(isinstance(v, Mapping) for v in vals):
+                if not isinstance(value, Mapping) and not (value is None and key in cls.nullable):
+                    check.fail(key, value, ("None or " if key in cls.nullable else "") + "a dict (as in the presets)")
 
     # -- the work ---------------------------------------------------------------------------------------
     def points(self, s: Settings) -> list:

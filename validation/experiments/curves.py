@@ -42,6 +42,7 @@ class FlowCurves(Experiment):
 
     name = "flow_curves"
     title = "Gradient flow: curves of one dataset vs gradient descent, dataset averages vs theory"
+    positive = ("t_max",)
     MODELS = ("reduced", "full")
     presets = {mode: dict(D=D, N=N, lam=LAM, sigma0=SIGMA0, **rest) for mode, rest in (
         ("smoke", dict(n_init=2, n_marks=3, t_max=20.0, seed=0, n_datasets=3, P=[10, 100])),

@@ -114,6 +114,7 @@ class Saddles(Experiment):
 
     name = "saddles"
     title = "Separate key/query heads learn saddle to saddle; a merged head drops once"
+    positive = ("step", "saddle_scale")
     _common = dict(spectrum=list(ZHANG_SPECTRUM), N=31, seed=0)
     presets = {"smoke": dict(t_max=300.0, n_chains=2, batch=32, step=0.2, saddle_starts=1, saddle_scale=0.1,
                              saddle_points=800, **_common),

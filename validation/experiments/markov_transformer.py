@@ -42,6 +42,7 @@ class MarkovTransformer(Experiment):
 
     name = "markov_transformer"
     title = "A two-layer transformer on K Markov chains: losses beside the estimators, phases and order parameters"
+    positive = ("lr", "concentration")
     presets = {
         "smoke": dict(COMMON, K=[2, None], lengths=[8], seeds=[0], steps=20, record=10, d_model=8, batch=8,
                       n_eval=16),

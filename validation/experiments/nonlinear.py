@@ -83,6 +83,7 @@ class NonlinearErrors(Experiment):
 
     name = "nonlinear_errors"
     title = "Stationary errors vs P for nonlinear links: exact averages, D → ∞ equivalence, exact-law theory"
+    positive = ("beta",)
     presets = {mode: dict(D=D, N=N, beta=BETA, lam=LAM, **rest) for mode, rest in (
         ("smoke", dict(n_P=3, n_datasets=4, n_theory=5, check_datasets=3, check_P=[30], mc_prompts=2000,
                        langevin_chains=2)),

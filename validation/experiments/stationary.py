@@ -221,9 +221,10 @@ def _grid(name, values, default, integer):
     if values is None:
         return default
     P = check.finite_array(name, values, ndim=1)
-    if P.size == 0 or np.any(P < 1) or (integer and np.any(P != np.round(P))) or np.any(np.diff(P) <= 0):
+    if (P.size == 0 or np.any(P < 1) or (integer and (np.any(P != np.round(P)) or np.any(P > check.MAX_INT)))
+            or np.any(np.diff(P) <= 0)):
         check.fail(name, P.tolist()[:8], "a non-empty increasing list of " + ("integers" if integer else "numbers")
-                   + " >= 1")
+                   + " >= 1" + (f" and <= {check.MAX_INT}" if integer else ""))
     return P.astype(int) if integer else P
 
 
@@ -305,6 +306,8 @@ class StationaryErrors(Experiment):
 
     name = "stationary"
     title = "Stationary train/test errors vs P: replica theory, exact Gibbs averages, Langevin"
+    nullable = ("langevin_kw", *SECTION_KEYS)
+    positive = ("beta",)
     presets = {"smoke": dict(problems=[[10, 100]], n_exact=2, n_sim=2, langevin_kw=dict(n_chains=1), seed=None,
                              P_theory=np.geomspace(1, 1e3, 6).tolist(), P_exact=[10, 100], P_sim=[10, 300],
                              **_SEED_SETTINGS, **_NO_SECTIONS),
@@ -320,9 +323,16 @@ class StationaryErrors(Experiment):
         return pb, (pb.D * 1000 + pb.N if s.seed is None else s.seed)
 
     def points(self, s):
+        if s.seed is not None:      # Langevin seeds seed · 7919 + j (j < n_sim <= 10⁶) stay below 2⁶³
+            check.positive_int("seed", s.seed, minimum=0, maximum=(2**63 - 1) // 7919 - 10**6)
         _langevin_kw(s.langevin_kw)
         _counts(s.n_exact, s.n_sim)
         _, P_exact, P_sim = _grids(s.P_theory, s.P_exact, s.P_sim)
+        for k in range(len(s.problems)):    # the largest dataset of each grid, refused here naming its grid
+            D = self._problem(s, k)[0].D
+            for name, grid in (("P_exact", P_exact), ("P_sim", P_sim)):
+                check.memory(8.0 * float(grid[-1]) * (3 * D + 2), f"a dataset of {int(grid[-1])} prompts of "
+                             f"dimension D = {D}", name)
         pts = []
         for k in range(len(s.problems)):
             pts.append(dict(problem=k, kind="theory"))
