@@ -16,9 +16,9 @@ COSTS: dict[str, tuple] = {
     'phase': (67.2, None),
     'fig3': (45.6, None),
     'factorized_gap': (30.6, None),
-    'fig6': (13.7, None),
+    'fig6': (13.7, 74.0),
     'fig5': (25.7, 181.6),   # full: --store --workers 2 (a Dask LocalCluster)
-    'nonlinear_errors': (23.8, None),
+    'nonlinear_errors': (23.8, 81.5),
     'fig4': (5.0, 33.8),
     'nonlinear_boundary': (26.2, None),
     'learners_scaling': (129.9, 1396.8),   # quick: make run of 266b957; full: --store --workers 2 (a Dask LocalCluster)
@@ -27,11 +27,11 @@ COSTS: dict[str, tuple] = {
     'saddles': (11.7, 53.8),
     'rank_dynamics': (4.2, 28.2),
     'learners_pools': (80.3, None),
-    'pools_gtask': (29.5, None),
+    'pools_gtask': (29.5, 363.6),
     'pools_double_descent': (38.0, None),
     'pools_phase': (2.1, 20.7),
     'markov_minimal': (4.8, 78.1),
     'markov_bottleneck': (10.7, 115.0),
     'markov_estimators': (9.1, 171.8),
-    'pools_finite_d': (29.5, None),
+    'pools_finite_d': (29.5, 503.5),
 }
