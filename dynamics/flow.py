@@ -338,9 +338,12 @@ def gradient_flow(data, pb, lam, times, gamma=1.0, init=None, model="reduced", r
     N_test = check.n_test(N_test)
     gamma = check.positive("gamma", gamma)
     return_params = check.boolean("return_params", return_params)
+    per_time = 8.0 * (3 * es.k + (2 * pb.n_params(model) if return_params else 0))
+    what = f"the modes{' and parameters' if return_params else ''}"
+    if isinstance(times, np.ndarray):          # a huge array: refused by its size before its values are scanned
+        check.memory(per_time * times.size, f"{what} at {times.size} times", "times")
     t = np.atleast_1d(check.finite_array("times", times))
-    check.memory(8.0 * t.size * (3 * es.k + (2 * pb.n_params(model) if return_params else 0)),
-                 f"the modes{' and parameters' if return_params else ''} at {t.size} times", "times")
+    check.memory(per_time * t.size, f"{what} at {t.size} times", "times")
     if t.ndim != 1 or np.any(t < 0):
         check.fail("times", f"<array with shape {t.shape}, minimum {t.min()!r}>", "a 1-d array of times >= 0")
     with np.errstate(over="ignore"):     # γ a t beyond float64: the decay is exactly 0
