@@ -142,7 +142,10 @@ def _rescaled(name, rhs, span, y0, kw):
             w.terminal, w.direction = getattr(ev, "terminal", False), getattr(ev, "direction", 0)
             wrapped.append(w)
         kw["events"] = wrapped[0] if single else wrapped
-    sol = integrate(name, lambda s, y: length * np.asarray(rhs(t0 + s * length, y)), (0.0, 1.0), y0, **kw)
+    try:
+        sol = integrate(name, lambda s, y: length * np.asarray(rhs(t0 + s * length, y)), (0.0, 1.0), y0, **kw)
+    except ConvergenceError as err:              # its times are s: say how they map back
+        raise ConvergenceError(f"{err} (times s of the rescaled span: t = {t0:g} + s · {length:g})") from None
     sol.t = np.asarray(t_eval, dtype=float) if t_eval is not None else t0 + sol.t * length
     if sol.t_events is not None:
         sol.t_events = [t0 + np.asarray(te) * length for te in sol.t_events]

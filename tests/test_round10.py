@@ -126,3 +126,20 @@ def test_gap_one_integrates_on_while_the_product_model_moves(monkeypatch):
     monkeypatch.setattr(staged, "GAP_DOUBLINGS", 0)
     with pytest.raises(la.ConvergenceError, match="t_max"):
         staged.gap_one(pb, 30, 0, 0.01, t_max=50.0, rng=3)
+
+
+def test_stationary_sweep_counts_and_seeds_as_documented():
+    """``stationary_sweep`` documents n_exact, n_sim up to 10⁶ and a Generator for rng, but its settings were refused
+    by the experiments' generic count bound (n_sim <= 10 000, naming the bound of 1000 × the preset) and by the
+    Langevin seed bound (a Generator's draw below 2⁶³, named ``seed``); the bound of rng is now its own, by name."""
+    from validation.experiments import stationary as st
+
+    assert st.StationaryErrors.settings("smoke", n_sim=20_000, n_exact=10**6).n_sim == 20_000
+    with pytest.raises(ValueError, match="n_sim"):
+        st.StationaryErrors.settings("smoke", n_sim=10**6 + 1)
+    with pytest.raises(ValueError, match=rf"rng.*<= {st.SEED_MAX}\b"):
+        st.stationary_sweep(linattn.Problem(4, 8), P_theory=[1.0, 10.0], P_exact=[10], P_sim=[10], rng=2**60)
+    r = st.stationary_sweep(linattn.Problem(3, 6), P_theory=[1.0, 10.0], P_exact=[6], P_sim=[6], n_exact=2, n_sim=2,
+                            rng=np.random.default_rng(0),
+                            langevin_kw=dict(n_chains=1, n_equilibrate=2000, n_samples=4, stride=200))
+    assert np.all(np.isfinite(r.exact_test))

@@ -475,7 +475,8 @@ def local_cluster(workers):
 
     Worker processes inherit one BLAS/OpenMP/numba thread each (no oversubscription). The cluster's own log
     messages below ``ERROR`` are silenced (its warnings about cancelled tasks and killed workers after a Ctrl-C would
-    bury the one line that says how to resume); errors of the cluster and the points' own warnings still show.
+    bury the one line that says how to resume); errors of the cluster and the points' own warnings still show. Its
+    HTTP server listens on a free port (two clusters at once: no "port 8787 is already in use" warning).
 
     Parameters
     ----------
@@ -493,7 +494,7 @@ def local_cluster(workers):
 @contextlib.contextmanager
 def _local_cluster(workers, distributed):
     with worker_env(), distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                 dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+                                                 dashboard_address=":0", silence_logs=logging.ERROR) as cluster, \
             distributed.Client(cluster) as client:
         yield client
 

@@ -410,6 +410,15 @@ def test_an_experiment_store_is_an_xarray_dataset_over_its_points(tmp_path, monk
     base.run("gaps_long_time", "smoke", store=store, progress=False)
     now = glob.glob(f"{store}/assembled-*.npz")
     assert assembled == [1, 1] and len(now) == 1 and now != cached
+    monkeypatch.setattr(base, "_LOADED_DIGEST", "other")      # the library edited since it was loaded: no cache
+    base.run("gaps_long_time", "smoke", store=store, progress=False)
+    assert assembled == [1, 1, 1] and glob.glob(f"{store}/assembled-*.npz") == now
+    monkeypatch.setattr(base, "_LOADED_DIGEST", base._library_digest())
+
+    scaled = GapsLongTime()                                  # an instance with state of its own: no cache
+    scaled.factor = 2.0
+    base.run(scaled, "smoke", store=store, progress=False)
+    assert assembled == [1, 1, 1, 1] and glob.glob(f"{store}/assembled-*.npz") == now
     g["gap_mean"][0] = 124.0                                 # a store it cannot write to: the result all the same
     g["p0"]["gap_mean"][...] = 124.0
     monkeypatch.setattr(base.Result, "save", lambda self, path: (_ for _ in ()).throw(OSError("read-only")))

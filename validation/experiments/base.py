@@ -413,6 +413,9 @@ class Experiment:
     title: ClassVar[str] = ""
     presets: ClassVar[dict] = {}
     report_order: ClassVar[float | None] = None
+    #: counts whose largest accepted value is the experiment's own, not :data:`MAX_SCALE` times the largest preset
+    #: (:meth:`check_overrides`)
+    count_limits: ClassVar[dict] = {}
     #: settings whose presets are dicts that also accept ``None`` (:meth:`check_overrides`)
     nullable: ClassVar[tuple] = ()
     #: number settings that must be ``> 0`` (a rate, scale, inverse temperature; others need ``>= 0``)
@@ -474,7 +477,7 @@ class Experiment:
             elif all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in vals):
                 seed = "seed" in key
                 check.positive_int(key, value, minimum=0 if seed or min(vals) < 1 else 1,
-                                   maximum=None if seed else MAX_SCALE * max(1, max(vals)))
+                                   maximum=None if seed else cls.count_limits.get(key, MAX_SCALE * max(1, max(vals))))
             elif all(isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) for v in vals):
                 if key in cls.positive:
                     check.positive(key, value)
@@ -723,19 +726,20 @@ def _assembled(exp, s, label, outputs, store):
 
 
 def _assembly_key(exp, s, label, outputs):
-    """SHA-256 (24 hex digits) of what :meth:`Experiment.assemble` reads: the experiment's class and its source, the
-    settings and mode, every point's outputs, and the source of the library's packages (the theory it calls);
-    ``None`` (no caching) for a class without source, e.g. one defined in ``python -c``."""
+    """SHA-256 (24 hex digits) of what :meth:`Experiment.assemble` reads: the experiment's name and class, the
+    settings and mode, every point's outputs, and the source of the library's packages (the experiments and the
+    theory they call). ``None`` (no caching) for anything the key cannot vouch for: an experiment that is not the
+    registered class of its name or that carries state of its own (an instance with attributes), or a library whose
+    source changed since this process loaded it (an edit during a run, a module reloaded)."""
     import hashlib
-    import inspect
 
-    try:
-        source = inspect.getsource(type(exp))
-    except (OSError, TypeError):
+    if registry().get(exp.name) is not type(exp) or vars(exp):
+        return None
+    source = _library_digest()
+    if source != _LOADED_DIGEST:
         return None
     h = hashlib.sha256()
-    for part in (type(exp).__qualname__, source, label, json.dumps(_jsonable(dict(s)), sort_keys=True),
-                 _library_digest()):
+    for part in (exp.name, type(exp).__qualname__, label, json.dumps(_jsonable(dict(s)), sort_keys=True), source):
         h.update(part.encode() + b"\0")
     for out in outputs:
         for k in sorted(out):
@@ -745,22 +749,25 @@ def _assembly_key(exp, s, label, outputs):
     return h.hexdigest()[:24]
 
 
-_LIBRARY_DIGEST = []
+#: the folder that holds the library's packages (this file is ``validation/experiments/base.py`` in it)
+_PACKAGES_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_PACKAGES = ("linattn", "replica", "spectra", "dynamics", "diagnostics", "validation")
 
 
 def _library_digest():
-    """SHA-256 of the source files of the library's packages (once per process)."""
-    if not _LIBRARY_DIGEST:
-        import hashlib
+    """SHA-256 of the source files of the library's packages as they are on disk now (~4 ms)."""
+    import hashlib
 
-        h = hashlib.sha256()
-        for package in ("linattn", "replica", "spectra", "dynamics", "diagnostics", "validation"):
-            root = os.path.dirname(importlib.import_module(package).__file__)
-            for folder, dirs, files in sorted(os.walk(root)):
-                dirs.sort()
-                for name in sorted(files):
-                    if name.endswith(".py"):
-                        with open(os.path.join(folder, name), "rb") as fh:
-                            h.update(name.encode() + b"\0" + fh.read())
-        _LIBRARY_DIGEST.append(h.hexdigest())
-    return _LIBRARY_DIGEST[0]
+    h = hashlib.sha256()
+    for package in _PACKAGES:
+        for folder, dirs, files in sorted(os.walk(os.path.join(_PACKAGES_ROOT, package))):
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    with open(os.path.join(folder, name), "rb") as fh:
+                        h.update(name.encode() + b"\0" + fh.read())
+    return h.hexdigest()
+
+
+#: the library's source when this module was loaded: a result is cached only while the source is unchanged
+_LOADED_DIGEST = _library_digest()

@@ -235,10 +235,16 @@ def _grids(P_theory, P_exact, P_sim):
             _grid("P_sim", P_sim, np.array([10, 30, 100, 300, 1000, 3000]), True))
 
 
+#: datasets per exact point and per simulated point, at most
+MAX_DATASETS = 10**6
+#: largest ``seed``: the Langevin seeds ``seed · 7919 + j`` (``j < n_sim <= MAX_DATASETS``) stay below 2⁶³
+SEED_MAX = (2**63 - 1) // 7919 - MAX_DATASETS
+
+
 def _counts(n_exact, n_sim):
     """The datasets per exact point and per simulated point (``>= 2`` each; settings or arguments)."""
-    return (check.positive_int("n_exact", n_exact, minimum=2, maximum=10**6),
-            check.positive_int("n_sim", n_sim, minimum=2, maximum=10**6))
+    return (check.positive_int("n_exact", n_exact, minimum=2, maximum=MAX_DATASETS),
+            check.positive_int("n_sim", n_sim, minimum=2, maximum=MAX_DATASETS))
 
 
 #: arguments of langevin that the experiment sets itself
@@ -308,6 +314,7 @@ class StationaryErrors(Experiment):
     title = "Stationary train/test errors vs P: replica theory, exact Gibbs averages, Langevin"
     nullable = ("langevin_kw", *SECTION_KEYS)
     positive = ("beta",)
+    count_limits = {"n_exact": MAX_DATASETS, "n_sim": MAX_DATASETS}
     presets = {"smoke": dict(problems=[[10, 100]], n_exact=2, n_sim=2, langevin_kw=dict(n_chains=1), seed=None,
                              P_theory=np.geomspace(1, 1e3, 6).tolist(), P_exact=[10, 100], P_sim=[10, 300],
                              **_SEED_SETTINGS, **_NO_SECTIONS),
@@ -323,8 +330,8 @@ class StationaryErrors(Experiment):
         return pb, (pb.D * 1000 + pb.N if s.seed is None else s.seed)
 
     def points(self, s):
-        if s.seed is not None:      # Langevin seeds seed · 7919 + j (j < n_sim <= 10⁶) stay below 2⁶³
-            check.positive_int("seed", s.seed, minimum=0, maximum=(2**63 - 1) // 7919 - 10**6)
+        if s.seed is not None:
+            check.positive_int("seed", s.seed, minimum=0, maximum=SEED_MAX)
         _langevin_kw(s.langevin_kw)
         _counts(s.n_exact, s.n_sim)
         _, P_exact, P_sim = _grids(s.P_theory, s.P_exact, s.P_sim)
@@ -520,7 +527,8 @@ def stationary_sweep(pb, model="reduced", beta=1e3, lam=0.01, P_theory=None, P_e
         Datasets per exact point (``>= 2``) and per simulated point (``>= 2``).
     langevin_kw : dict, optional
         Passed to :func:`validation.simulators.langevin` (protocol, chains).
-    rng : int
+    rng : int or numpy.random.Generator
+        The seed, ``0 … SEED_MAX`` (a Generator gives one draw of it).
     progress : bool
     store : str, optional
         A folder: the points (theory, each exact marker, each simulated dataset) are computed into a
@@ -551,7 +559,9 @@ def stationary_sweep(pb, model="reduced", beta=1e3, lam=0.01, P_theory=None, P_e
     lam = check.nonnegative("lam", lam)
     P_theory, P_exact, P_sim = _grids(P_theory, P_exact, P_sim)
     n_exact, n_sim = _counts(n_exact, n_sim)
-    rng = check.seed_int("rng", rng)
+    if isinstance(rng, np.random.Generator):       # one draw of the seed (reproducible with the generator's state)
+        rng = int(rng.integers(SEED_MAX + 1))
+    rng = check.positive_int("rng", rng, minimum=0, maximum=SEED_MAX)
     progress = check.boolean("progress", progress)
     if store is not None and (not isinstance(store, (str, os.PathLike)) or not str(store).strip()):
         check.fail("store", store, "None or a folder path")

@@ -2,8 +2,8 @@
 AMD EPYC, two figures at a time beside the validation report, so an upper bound of a figure run alone; fig1 ran
 alone on both cores; 2026-12-06, commit 64985fe). ``figures/manifest.json`` records the seconds of every figure a
 run makes; ``benchmarks/figure_costs.py`` measures one figure at a time. Full-mode costs: ``benchmarks/figure_costs.py
-full NAME`` (one process; fig5, factorized_gap and learners_scaling
-with ``--store DIR --workers 2``) beside another one-process job on the same 2 cores
+full NAME`` (one process; fig5, factorized_gap, learners_scaling,
+nonlinear_boundary and phase with ``--store DIR --workers 2``) beside another one-process job on the same 2 cores
 (2026-12-06, session 48), so upper bounds; ``None`` where not measured yet (the long figures: a full run takes
 ``--store DIR --workers N`` to spread its points and to resume).
 ``linattn figures --list`` shows these beside each figure's number of points.
@@ -13,14 +13,14 @@ with ``--store DIR --workers 2``) beside another one-process job on the same 2 c
 COSTS: dict[str, tuple] = {
     'fig1': (128.7, None),
     'fig2': (47.1, None),
-    'phase': (67.2, None),
+    'phase': (67.2, 51.1),   # full: --store --workers 2
     'fig3': (45.6, None),
     'factorized_gap': (30.6, 93.5),   # full: --store --workers 2
     'fig6': (13.7, 74.0),
     'fig5': (25.7, 181.6),   # full: --store --workers 2 (a Dask LocalCluster)
     'nonlinear_errors': (23.8, 81.5),
     'fig4': (5.0, 33.8),
-    'nonlinear_boundary': (26.2, None),
+    'nonlinear_boundary': (26.2, 130.8),   # full: --store --workers 2
     'learners_scaling': (129.9, 1396.8),   # quick: make run of 266b957; full: --store --workers 2 (a Dask LocalCluster)
     'learners': (152.1, None),
     'staged': (6.3, 142.8),
