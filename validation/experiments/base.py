@@ -356,7 +356,17 @@ def _is_number(x):
     return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_)) and math.isfinite(x)
 
 
-def _check_elements(key, value, preset_elements):
+def _count_range(key, preset_counts, limit=None):
+    """``(low, high)`` of a count override (a scalar or a list element) of setting ``key`` whose presets are the
+    integers ``preset_counts``: ``>= 0`` and unbounded for a seed; else ``>= 1`` where every preset is, and at most
+    ``limit`` (the experiment's :attr:`Experiment.count_limits`) or :data:`MAX_SCALE` times the largest preset."""
+    if "seed" in key:
+        return 0, None
+    low = 0 if min(preset_counts) < 1 else 1
+    return low, limit if limit is not None else MAX_SCALE * max(1, max(preset_counts))
+
+
+def _check_elements(key, value, preset_elements, limit=None):
     """Refuse a list override whose elements are not of the kind of its presets' elements, naming ``key``: integers
     (``>= 1`` where every preset's are, ``>= 0`` for seeds; at most :data:`MAX_SCALE` times the largest preset's),
     finite numbers (``> 0`` where every preset's are), strings, ``None`` where a preset has it, non-empty lists of
@@ -368,9 +378,7 @@ def _check_elements(key, value, preset_elements):
     floats = [e for e in preset_elements if _element_kind(e) in ("int", "float")]
     # numbers (a spectrum, task ratios, scales): > 0 where every preset's are (0 or less refused under inner names)
     positive = "float" in kinds and min(floats) > 0
-    seed = "seed" in key
-    low = 0 if seed or (ints and min(ints) < 1) else 1
-    high = None if seed or not ints else MAX_SCALE * max(1, max(ints))
+    low, high = _count_range(key, ints, limit) if ints else (0 if "seed" in key else 1, None)
     accepted = {"None": "None", "str": "strings",
                 "int": f"integers >= {low}" + ("" if high is None else f" and <= {high}"),
                 "float": "finite numbers" + (" > 0" if positive else ""), "list": "non-empty lists of finite numbers"}
@@ -475,9 +483,8 @@ class Experiment:
             if all(isinstance(v, bool) for v in vals):
                 check.boolean(key, value)
             elif all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in vals):
-                seed = "seed" in key
-                check.positive_int(key, value, minimum=0 if seed or min(vals) < 1 else 1,
-                                   maximum=None if seed else cls.count_limits.get(key, MAX_SCALE * max(1, max(vals))))
+                low, high = _count_range(key, vals, cls.count_limits.get(key))
+                check.positive_int(key, value, minimum=low, maximum=high)
             elif all(isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) for v in vals):
                 if key in cls.positive:
                     check.positive(key, value)
@@ -489,7 +496,7 @@ class Experiment:
                 listed = isinstance(value, (list, tuple, np.ndarray)) and getattr(value, "ndim", 1) > 0
                 if not listed or len(value) == 0:
                     check.fail(key, value, "a non-empty list (as in the presets)")
-                _check_elements(key, value, [e for v in vals for e in v])
+                _check_elements(key, value, [e for v in vals for e in v], cls.count_limits.get(key))
             elif all(isinstance(v, str) for v in vals):
                 if not isinstance(value, str):
                     check.fail(key, value, "a string (as in the presets)")
