@@ -4,8 +4,9 @@ minimal model's flow).
 scipy's ``solve_ivp`` reports a failed LSODA or RK integration in words that change between scipy versions
 ("Unexpected istate in LSODA" in scipy 1.18, a step-size message before). The library does not read them: it watches
 the states the integrator evaluates and says itself what went wrong — the state or its derivative left float64 (the
-flow overflowed), the evaluation budget ran out (a flow that blows up or is too stiff), or the integrator stopped
-early at a finite state (named with the time it reached).
+flow overflowed), the evaluation budget ran out (a flow that blows up or is too stiff), the integrator stalled (its time
+stopped growing: a right-hand side that jumps), or it stopped early at a finite state (named with the time it
+reached).
 """
 from __future__ import annotations
 
@@ -25,9 +26,20 @@ OVERFLOW_SCALE = 1e150
 #: a time span shorter than this is integrated in the rescaled time ``s = (t − t₀)/span`` ∈ [0, 1]: LSODA stalls at
 #: ``t₀`` for spans below ~1e-120 (measured: ``mode_flow`` to ``t = 1e-150 … 1e-300`` used up the evaluation budget)
 SHORT_SPAN = 1e-50
+#: a stall: over this many consecutive evaluations the integrator's furthest time grew by at most :data:`STALL_GROWTH`
+#: of itself (LSODA retrying the same step, e.g. on a right-hand side that jumps where a softmax saturates, as the
+#: Markov minimal model from β₀ = 1e20 does: ``t`` stuck at 5.5e-20 for the whole budget, 50 s exact and hours with
+#: Monte Carlo losses). A flow whose steps are that short relative to ``t`` would need ≥ 1e9 evaluations to double
+#: ``t``, beyond :data:`MAX_EVALUATIONS` anyway, so the stall test refuses only what the budget would, sooner.
+STALL_WINDOW = 500
+STALL_GROWTH = 1e-6
 
 
 class _Budget(Exception):
+    pass
+
+
+class _Stall(Exception):
     pass
 
 
@@ -36,18 +48,23 @@ class _Overflow(Exception):
 
 
 class _Watched:
-    """``rhs`` counting its calls (raising :class:`_Budget` past :data:`MAX_EVALUATIONS`), stopping the integration
-    (:class:`_Overflow`) at the first state or derivative that is not finite, and remembering the last time and the
-    largest state magnitude."""
+    """``rhs`` counting its calls (raising :class:`_Budget` past :data:`MAX_EVALUATIONS`, :class:`_Stall` where the
+    furthest time stops growing, :data:`STALL_WINDOW`), stopping the integration (:class:`_Overflow`) at the first
+    state or derivative that is not finite, and remembering the furthest time and the largest state magnitude."""
 
     def __init__(self, rhs, t0):
         self.rhs, self.calls, self.t, self.finite, self.top, self.raised = rhs, 0, float(t0), True, 0.0, False
+        self.t_window = self.t                   # the furthest time when the current stall window began
 
     def __call__(self, t, y):
         self.calls += 1
         if self.calls > MAX_EVALUATIONS:
             raise _Budget
         self.t = max(self.t, float(t))
+        if self.calls % STALL_WINDOW == 0:
+            if self.t - self.t_window <= STALL_GROWTH * abs(self.t_window):
+                raise _Stall
+            self.t_window = self.t
         try:
             out = self.rhs(t, y)
         except ValueError:
@@ -100,6 +117,11 @@ def integrate(name, rhs, span, y0, **kw):
         raise ConvergenceError(f"{name}: the integrator took more than {MAX_EVALUATIONS} evaluations before t = "
                                f"{span[1]:.6g} (the flow blows up or is too stiff: check the initial condition, gamma "
                                "and the times)") from None
+    except _Stall:
+        raise ConvergenceError(f"{name}: the integrator stalled at t = {watched.t:.6g} before t = {span[1]:.6g} (no "
+                               f"progress over {STALL_WINDOW} evaluations: a flow that blows up there, a right-hand "
+                               "side that jumps there, e.g. a saturated softmax from an extreme initial condition, or "
+                               "a flow too stiff for rtol: check the initial condition and rtol)") from None
     except _Overflow:
         raise ConvergenceError(f"{overflow}; it reached t = {watched.t:.6g}") from None
     except ValueError as err:

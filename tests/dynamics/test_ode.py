@@ -39,3 +39,27 @@ def test_a_smooth_flow_integrates():
     sol = _ode.integrate("decay", lambda t, y: -y, (0.0, 2.0), [1.0], method="LSODA", t_eval=[0.0, 2.0], rtol=1e-10,
                          atol=1e-12)
     assert sol.y[0, -1] == pytest.approx(np.exp(-2.0), rel=1e-8)
+
+
+@pytest.mark.parametrize("method", ["LSODA", "RK45"])
+def test_a_stalled_integration_is_refused_within_a_few_windows(method):
+    """A right-hand side that jumps (dy/dt = −10⁶ sign(y − ½): chattering at y = ½) keeps the integrator retrying
+    the same step: refused as a stall after a few :data:`STALL_WINDOW`s of evaluations, not after the whole
+    :data:`MAX_EVALUATIONS` budget (the Markov minimal model from β₀ = 1e20 with Monte Carlo losses took hours)."""
+    calls = []
+
+    def jumps(t, y):
+        calls.append(t)
+        return -1e6 * np.sign(y - 0.5)
+    with pytest.raises(linattn.ConvergenceError, match="jump: the integrator stalled at t = .* before t = 10 \\(no "
+                                                       "progress over 500 evaluations"):
+        _ode.integrate("jump", jumps, (0.0, 10.0), [1.0], method=method, rtol=1e-9, atol=1e-12)
+    assert len(calls) <= 4 * _ode.STALL_WINDOW < _ode.MAX_EVALUATIONS
+
+
+def test_the_markov_minimal_flow_from_a_saturated_start_stalls_quickly():
+    """β₀ = 1e20: the δ-gradient is ~1e19 and jumps where the softmax saturates; the flow used to exhaust the 1e5
+    evaluation budget (50 s exact, hours with Monte Carlo losses of 2e5 sequences at 0.3 s an evaluation)."""
+    import dynamics
+    with pytest.raises(linattn.ConvergenceError, match="markov_minimal_flow: the integrator stalled"):
+        dynamics.markov_minimal_flow(1e20, 0.01, 3, 6, 1.0, np.geomspace(1, 1e4, 20))
