@@ -7,20 +7,8 @@ Gibson, Cui & Reddy, *Distinct mechanisms underlying in-context learning in tran
 CPU scale. Data: :class:`linattn.markov.Chains` — sequences ``x_0 … x_{L−1}`` over ``C`` states, each a path of a
 chain with ``Dirichlet(α·1_C)`` rows drawn from a pool of ``K`` chains (or a fresh chain per sequence, ``K = ∞``).
 
-**Model** (the authors' architecture, smaller): token embedding ``C → d``, then two blocks
-``[attention, MLP]`` with pre-LayerNorm residuals
-
-.. math::
-   h ← h + \mathrm{Att}(\mathrm{LN}(h)), \qquad h ← h + W_2\,\mathrm{GELU}(W_1\,\mathrm{LN}(h)),
-
-a final LayerNorm and a linear readout to ``C`` logits. Each attention layer has a single head of size ``d``
-(keys, queries and values ``d × d``, no output matrix), causal softmax weights
-``A_{ij} ∝ \exp(q_i·k_j/\sqrt d + b_{i−j})`` for ``j ≤ i``, and positions either by rotary embeddings of ``q, k``
-(``positions="rotary"``, base 10⁴) or by a learned relative bias ``b_{i−j}`` (``positions="relative"``; the
-authors' RePE); the MLP has width ``4d``. Weights start ``N(0, 1/d)``, the residual outputs (values and the
-second MLP matrix) ``N(0, 1/(4d))`` (the GPT-2 correction for four residual writes). Training: AdamW
-(``β = (0.9, 0.95)``, no weight decay, constant learning rate), fresh batches every step, cross-entropy of every
-next state ``x_{t+1}`` given ``x_0 … x_t``, ``t = 0 … L−2``.
+**Model and training**: :mod:`validation.simulators.markov_transformer` (the authors' two-block pre-LayerNorm
+architecture, smaller). The read-outs below take any model's next-state probabilities and attention weights.
 
 **Read-outs** (on fixed evaluation sequences: ``n_eval`` from the pool, ``n_eval`` from fresh chains):
 

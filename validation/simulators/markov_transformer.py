@@ -2,11 +2,8 @@ r"""A two-layer transformer trained on pools of random Markov chains, read again
 (optional extra ``[torch]``); the read-outs (KL to the estimators, phases, order parameters) are
 :mod:`diagnostics.markov_transformer`.
 
-Gibson, Cui & Reddy, *Distinct mechanisms underlying in-context learning in transformers*, arXiv:2604.12151
-(code: GitHub ``cole-gibson/context-adaptive-transformer``, ``transformer/base/simple_gpt.py``,
-``transformer/base/trainer.py``, ``transformer/pd/divergence.py``, ``transformer/pd/order_params.py``), rebuilt at
-CPU scale. Data: :class:`linattn.markov.Chains` — sequences ``x_0 … x_{L−1}`` over ``C`` states, each a path of a
-chain with ``Dirichlet(α·1_C)`` rows drawn from a pool of ``K`` chains (or a fresh chain per sequence, ``K = ∞``).
+Gibson, Cui & Reddy, *Distinct mechanisms underlying in-context learning in transformers*, arXiv:2604.12151 (the
+paper, its code and the data: :mod:`diagnostics.markov_transformer`), rebuilt at CPU scale.
 
 **Model** (the authors' architecture, smaller): token embedding ``C → d``, then two blocks
 ``[attention, MLP]`` with pre-LayerNorm residuals
@@ -23,18 +20,9 @@ second MLP matrix) ``N(0, 1/(4d))`` (the GPT-2 correction for four residual writ
 (``β = (0.9, 0.95)``, no weight decay, constant learning rate), fresh batches every step, cross-entropy of every
 next state ``x_{t+1}`` given ``x_0 … x_t``, ``t = 0 … L−2``.
 
-**Read-outs** (on fixed evaluation sequences: ``n_eval`` from the pool, ``n_eval`` from fresh chains):
-
-* per-position losses ``ℓ_t = −E ln p_model(x_{t+1} | x_{≤t})`` beside those of the estimators
-  ``1-mem, 2-mem, 1-gen, 2-gen`` and the Bayes predictor (:func:`linattn.markov.predict`);
-* ``KL_t(e ‖ model) = E Σ_c p_e(c | x_{≤t}) \ln[p_e(c | x_{≤t}) / p_model(c | x_{≤t})]`` per estimator ``e``
-  (``transformer/pd/divergence.py`` uses this direction), and the **phase**: the estimator of the four with the
-  smallest position average ``(1/(L−1)) Σ_t KL_t`` (:func:`diagnostics.markov_transformer.phase`);
-* order parameters (``transformer/pd/order_params.py``): layer-1 previous-token attention
-  ``PTA = (1/(L−2)) Σ_{i ≥ 1} E A^{(1)}_{i,i−1}`` and layer-2 induction attention on the matching keys
-  ``M_{ij} = 1[j ≥ 1, x_{j−1} = x_i]`` (``j ≤ i``): ``IHA = E Σ_{ij} M_{ij} A^{(2)}_{ij} / E Σ_{ij} M_{ij}`` (mean
-  weight per match) and ``IHA_tot = (1/(L−1)) E Σ_{ij} M_{ij} A^{(2)}_{ij}`` (weight on all matches per query,
-  ≈ 1 for an induction head); positions ``i = 0 … L−2`` are the model's inputs.
+**Read-outs** (per-position losses beside the estimators', KL to each estimator and the phase, the order
+parameters ``PTA``, ``IHA``, ``IHA_tot``): :mod:`diagnostics.markov_transformer`, on ``n_eval`` fixed sequences from
+the pool and ``n_eval`` from fresh chains.
 
 torch is imported only inside the functions: the library and its tests run without it.
 """
