@@ -85,6 +85,8 @@ class Settings(Mapping):
     """Read-only settings of an experiment: a mapping, also readable as attributes (``s.n_datasets``)."""
 
     def __init__(self, values):
+        if not isinstance(values, Mapping):
+            check.fail("values", values, "a mapping of setting names to values")
         object.__setattr__(self, "_values", dict(values))
 
     def __getitem__(self, key):
@@ -476,6 +478,8 @@ class Experiment:
         ----------
         overrides : dict
         """
+        if not isinstance(overrides, Mapping):
+            check.fail("overrides", overrides, "a dict of setting names to values")
         for key, value in overrides.items():
             vals = [p[key] for p in cls.presets.values() if key in p]
             if not vals:
