@@ -70,6 +70,15 @@ REFUSED = [
     ("check-overrides-list", lambda: validation.experiments.get("stationary").check_overrides([1]), "overrides"),
     ("settings-int", lambda: Settings(3), "values"),
     ("settings-str", lambda: Settings("x"), "values"),
+    # a client that is no dask Client (a string, a number) reached client.submit: AttributeError
+    ("run-experiment-client", lambda: validation.run_experiment("spectra", "smoke", client="x", progress=False),
+     "client"),
+    ("sweep-client", lambda: validation.sweep(lambda a, rng=None: {"y": a}, {"a": [1.0]}, client=3), "client"),
+    # the base class's settings (public as validation.Experiment): KeyError 'smoke'
+    ("experiment-base-settings", lambda: validation.Experiment.settings("smoke"), "mode"),
+    # a grid without a required parameter of the grid function: every point failed with Python's "missing 3
+    # required positional arguments" (linattn sweep long_time_limit --grid <D only>)
+    ("sweep-grid-missing", lambda: validation.sweep(lambda D, N, rng=None: {"y": D}, {"D": [3]}, workers=1), "grid"),
     # StationarySweep.as_dict(prefix=None): "unsupported operand type(s) for +" (from_dict already named prefix)
     ("as-dict-prefix", lambda: _stationary_sweep().as_dict(prefix=None), "prefix"),
 ]

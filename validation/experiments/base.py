@@ -455,6 +455,9 @@ class Experiment:
         Settings
         """
         check.choice("mode", mode, tuple(cls.presets) or MODES)
+        if mode not in cls.presets:          # the base class (or an experiment without this preset): no KeyError
+            check.fail("mode", mode, f"a preset of experiment {cls.name!r}: one of {tuple(cls.presets)} (Experiment "
+                       "itself has none: validation.experiments.get(name).settings(mode))")
         base = dict(cls.presets[mode])
         unknown = sorted(set(overrides) - set(base))
         if unknown:
@@ -667,13 +670,14 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
     >>> r.experiment, r.mode
     ('spectra', 'smoke')
     """
-    from ..sweeps import run_points
+    from ..sweeps import checked_client, run_points
 
     exp = get(check.choice("experiment", experiment, sorted(registry()))) if isinstance(experiment, str) else experiment
     if not isinstance(exp, Experiment):
         check.fail("experiment", experiment, "an experiment name or an Experiment instance")
     check.choice("mode", mode, MODES)
     progress = check.boolean("progress", progress)
+    client = checked_client(client)
     allow_mixed = check.boolean("allow_mixed", allow_mixed)
     workers = check.positive_int("workers", workers)
     if settings is not None:
