@@ -109,3 +109,17 @@ def test_the_shared_conversion_keeps_scalars_and_lists():
     assert check.counts("steps", 5).tolist() == [5]
     assert check.block_lambdas((0.1, 0.2), "full") == (0.1, 0.2)
     assert linattn.markov.first_law(np.full((1, 3, 3), 1 / 3), "stationary").shape == (1, 3)
+
+
+def test_settings_pickle_and_copy():
+    """``pickle``, ``copy.copy`` and ``copy.deepcopy`` of a Settings raised RecursionError (``__getattr__`` looked up
+    ``self._values`` before the unpickled instance had it), e.g. Settings sent to a process pool."""
+    import copy
+    import pickle
+
+    s = validation.experiments.get("spectra").settings("smoke")
+    for clone in (pickle.loads(pickle.dumps(s)), copy.copy(s), copy.deepcopy(s)):
+        assert isinstance(clone, Settings) and dict(clone) == dict(s)
+        assert all(getattr(clone, k) is not None or s[k] is None for k in s)
+    with pytest.raises(AttributeError):
+        s.no_such_setting

@@ -99,9 +99,9 @@ class Settings(Mapping):
         return len(self._values)
 
     def __getattr__(self, key):
-        try:
-            return self._values[key]
-        except KeyError:
+        try:        # not self._values: on an instance being unpickled or copied it is not set yet (infinite recursion)
+            return object.__getattribute__(self, "_values")[key]
+        except (KeyError, AttributeError):
             raise AttributeError(key) from None
 
     def __setattr__(self, key, value):
