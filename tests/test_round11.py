@@ -123,3 +123,17 @@ def test_settings_pickle_and_copy():
         assert all(getattr(clone, k) is not None or s[k] is None for k in s)
     with pytest.raises(AttributeError):
         s.no_such_setting
+
+
+def test_cli_sweep_unknown_grid_function_is_named(capsys):
+    """``linattn sweep nope --grid g.toml``: "fn must be a callable or one of the registered grid functions" named the
+    library's argument ``fn``, not the command line's ``grid_function``."""
+    import tempfile
+
+    from validation.app import cli
+
+    grid = tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False)
+    grid.write("D = [3]\nN = [6]\nP = [10]\nlam = [0.1]\n")
+    grid.close()
+    assert cli.main(["sweep", "nope", "--grid", grid.name, "--workers", "1", "--no-progress"]) == 2
+    assert "grid_function" in capsys.readouterr().err
