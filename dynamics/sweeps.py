@@ -104,7 +104,7 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng
         memory (:func:`linattn.check.memory`).
     """
     validate.problem(pb)
-    Ps = check.finite_array("P_values", np.atleast_1d(P_values), ndim=1)
+    Ps = check.finite_array("P_values", P_values, ndim=1, min_ndim=1)
     if Ps.size == 0 or np.any(Ps < 1) or np.any(Ps != np.round(Ps)) or np.any(Ps > check.MAX_INT):
         check.fail("P_values", P_values, f"a non-empty 1-d array of integers >= 1 and <= {check.MAX_INT}")
     Ps = Ps.astype(np.int64)

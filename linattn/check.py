@@ -171,7 +171,25 @@ def choice(name, value, options):
     return value
 
 
-def finite_array(name, value, ndim=None, shape=None, allow_complex=False):
+def asarray(name, value, accepted="an array of real numbers", min_ndim=0):
+    """``np.asarray(value)`` with at least ``min_ndim`` axes (leading axes of length 1 added, as
+    ``np.atleast_1d``/``np.atleast_2d`` do), refusing ragged or exotic input by ``name`` and ``accepted``:
+    numpy's own words ("setting an array element with a sequence") would not name the argument.
+
+    Returns
+    -------
+    ndarray
+    """
+    try:
+        raw = np.asarray(value)
+    except Exception:  # ragged nested lists or exotic input
+        fail(name, f"<{type(value).__name__} of uneven shape>", accepted)
+    if raw.ndim < min_ndim:
+        raw = raw.reshape((1,) * (min_ndim - raw.ndim) + raw.shape)
+    return raw
+
+
+def finite_array(name, value, ndim=None, shape=None, allow_complex=False, min_ndim=0):
     """Return ``value`` as a float64 (or complex128) array after type, shape and finiteness checks.
 
     Parameters
@@ -183,15 +201,14 @@ def finite_array(name, value, ndim=None, shape=None, allow_complex=False):
     shape : tuple, optional
         May contain ``None`` for free axes.
     allow_complex : bool
+    min_ndim : int
+        Fewer axes are padded with leading axes of length 1 first (``np.atleast_1d``, ``np.atleast_2d``).
 
     Returns
     -------
     ndarray
     """
-    try:
-        raw = np.asarray(value)
-    except Exception:  # ragged or exotic input
-        fail(name, f"<{type(value).__name__}>", "an array of real numbers")
+    raw = asarray(name, value, "an array of real numbers", min_ndim)
     if raw.dtype.kind == "b" or raw.dtype.kind not in "iufc":
         fail(name, value if raw.ndim == 0 else f"<array of dtype {raw.dtype}>",
              "an array of " + ("real or complex" if allow_complex else "real") + " numbers")
@@ -211,18 +228,16 @@ def finite_array(name, value, ndim=None, shape=None, allow_complex=False):
     return arr
 
 
-def real_array(name, value, low=None, low_open=False, allow_inf=False):
+def real_array(name, value, low=None, low_open=False, allow_inf=False, min_ndim=0):
     """A non-empty real array (no NaN; ``+inf`` only if ``allow_inf``) with every entry ``>= low``
-    (``> low`` if ``low_open``).
+    (``> low`` if ``low_open``), with at least ``min_ndim`` axes (:func:`asarray`).
 
     Returns
     -------
     ndarray (float64)
     """
-    try:
-        raw = np.asarray(value) if not isinstance(value, (str, bytes)) else np.asarray([value])
-    except (ValueError, TypeError):        # ragged nested lists: numpy's own words would not name the argument
-        fail(name, f"<{type(value).__name__} of uneven shape>", "a real number or a non-empty array of them")
+    raw = asarray(name, value if not isinstance(value, (str, bytes)) else [value],
+                  "a real number or a non-empty array of them", min_ndim)
     finite = np.where(raw == np.inf, 0.0, raw) if allow_inf and raw.dtype.kind in "iuf" else raw
     finite_array(name, finite)
     arr = raw.astype(np.float64)
@@ -235,7 +250,7 @@ def real_array(name, value, low=None, low_open=False, allow_inf=False):
 
 def counts(name, value):
     """A 1-d array of non-negative integers (step counts), returned as ``int64``."""
-    n = finite_array(name, np.atleast_1d(value) if not isinstance(value, str) else value, ndim=1)
+    n = finite_array(name, value, ndim=1, min_ndim=0 if isinstance(value, str) else 1)
     if np.any(n < 0) or np.any(n != np.round(n)) or np.any(n > MAX_INT):
         fail(name, value, f"a 1-d array of integers >= 0 and <= {MAX_INT}")
     return n.astype(np.int64)
@@ -360,10 +375,11 @@ def block_lambdas(lam, model):
     """``(λ_Γ, λ_v)`` from a weight decay ``lam``: a number (both blocks), or a pair ``(λ_Γ, λ_v)`` for the full
     model (both 0 — the min-norm limit — or both > 0). Lu et al.'s ridge ``λ_L`` is ``(λ_L/D, λ_L)``."""
     model = choice("model", model, MODELS)
-    if np.ndim(lam) == 0:
+    shape = asarray("lam", lam, "a number >= 0, or a pair (lam_Gamma, lam_v) for model='full'").shape
+    if shape == ():
         lg = nonnegative("lam", lam)
         return lg, lg
-    if model != "full" or np.shape(lam) != (2,):
+    if model != "full" or shape != (2,):
         fail("lam", lam, "a number >= 0, or a pair (lam_Gamma, lam_v) for model='full'")
     lg, lv = nonnegative("lam[0]", lam[0]), nonnegative("lam[1]", lam[1])
     if (lg == 0) != (lv == 0):

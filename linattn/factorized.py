@@ -213,12 +213,12 @@ class Parametrization:
         if k == "value_kq_modes":
             P, Q = b["P"], b["Q"]
             d = np.swapaxes(P, -1, -2) @ P - Q @ np.swapaxes(Q, -1, -2)
-            return d.reshape(d.shape[:-2] + (-1,))
+            return d.reshape(d.shape[:-2] + (d.shape[-2] * d.shape[-1],))   # not -1: an empty batch
         if k == "separate_kq":
             v, K, Q = b["v"], b["K"], b["Q"]
             scal = v**2 - np.sum(K**2, axis=(-2, -1))
             mat = np.swapaxes(K, -1, -2) @ K - np.swapaxes(Q, -1, -2) @ Q
-            return np.concatenate([scal, mat.reshape(mat.shape[:-3] + (-1,))], axis=-1)
+            return np.concatenate([scal, mat.reshape(mat.shape[:-3] + (int(np.prod(mat.shape[-3:])),))], axis=-1)
         return b["v"] ** 2 - np.sum(b["Gamma"] ** 2, axis=(-2, -1))
 
     def init(self, scale, rng=None) -> np.ndarray:
@@ -334,17 +334,17 @@ class Objective:
         object.__setattr__(self, "y2", y2)
         object.__setattr__(self, "B", B)
 
-    def _gamma(self, Gamma, stack=False):
-        """``Γ`` (or a stack ``(..., D, D)``) checked: finite, of this objective's shape."""
-        G = check.finite_array("Gamma", Gamma)
+    def _gamma(self, Gamma, stack=False, name="Gamma"):
+        """``Γ`` (or a stack ``(..., D, D)``) checked: finite, of this objective's shape (refused naming ``name``)."""
+        G = check.finite_array(name, Gamma)
         if G.shape[-2:] != self.B.shape or (G.ndim != 2 and not stack) or G.ndim < 2:
-            check.fail("Gamma", f"<array of shape {G.shape}>",
+            check.fail(name, f"<array of shape {G.shape}>",
                        f"an array of shape {'(..., ' if stack else '('}{self.B.shape[0]}, {self.B.shape[1]})")
         return G
 
-    def _finite(self, value, Gamma):
+    def _finite(self, value, Gamma, name="Gamma"):
         with np.errstate(over="ignore", invalid="ignore"):
-            return check.finite_result(value, {"Gamma": Gamma}, "the objective")
+            return check.finite_result(value, {name: Gamma}, "the objective")
 
     def apply(self, Gamma) -> np.ndarray:
         """``𝓗(Γ)`` (``ValueError`` naming ``Gamma`` when it overflows float64)."""
@@ -378,7 +378,7 @@ class Objective:
 
     def values(self, Gammas) -> np.ndarray:
         """``L(Γ)`` for a stack of shape (..., D, D) (vectorised for the population objective)."""
-        G = self._gamma(Gammas, stack=True)
+        G = self._gamma(Gammas, stack=True, name="Gammas")
         if self.data is not None:
             flat = G.reshape((-1,) + G.shape[-2:])
             out = np.array([self._value(g) for g in flat]).reshape(G.shape[:-2])
@@ -386,7 +386,7 @@ class Objective:
             with np.errstate(over="ignore", invalid="ignore"):
                 quad = np.einsum("...ij,ik,...kl,lj->...", G, self.left, G, self.right, optimize=True)
                 out = 0.5 * (self.y2 - 2.0 * np.einsum("ij,...ij->...", self.B, G) + quad)
-        return self._finite(out, G)
+        return self._finite(out, G, "Gammas")
 
 
 def population_objective(pb) -> Objective:

@@ -218,7 +218,8 @@ class Prompts:
                 check.fail("index", index, "a slice of integers with a non-zero step, a boolean mask of shape "
                            f"({self.P},), or a non-empty 1-d array of integers in [-{self.P}, {self.P})")
         else:
-            idx = np.asarray(index)
+            idx = check.asarray("index", index, f"a slice, a boolean mask of shape ({self.P},), or a non-empty 1-d "
+                                f"array of integers in [-{self.P}, {self.P})")
             if idx.dtype == bool:
                 if idx.shape != (self.P,):
                     check.fail("index", f"<bool array with shape {idx.shape}>", f"a boolean mask of shape ({self.P},)")

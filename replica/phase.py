@@ -183,7 +183,7 @@ def diversity_transition(pb, P, beta, lam, K_values=None, level=0.5, model="full
         check.fail("level", level, "a number in (0, 1) (the pool advantage lies between 0 and 1)")
     if K_values is None:
         K_values = np.unique(np.round(np.geomspace(1, 16 * pb.D, 16)))
-    Ks = check.finite_array("K_values", np.atleast_1d(K_values), ndim=1)
+    Ks = check.finite_array("K_values", K_values, ndim=1, min_ndim=1)
     if Ks.size < 2 or np.any(Ks < 1) or np.any(Ks != np.round(Ks)) or np.any(np.diff(Ks) <= 0) \
             or np.any(Ks > check.MAX_INT):
         check.fail("K_values", K_values,

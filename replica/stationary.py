@@ -142,7 +142,7 @@ def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", cha
     StationaryCurve
     """
     validate.problem(pb)
-    Ps = check.real_array("P_values", np.atleast_1d(P_values), low=1.0)
+    Ps = check.real_array("P_values", P_values, low=1.0, min_ndim=1)
     if Ps.ndim != 1 or Ps.size == 0:
         check.fail("P_values", P_values, "a non-empty 1-d array of numbers of prompts >= 1")
     N_test = check.n_test(N_test)

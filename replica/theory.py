@@ -266,8 +266,8 @@ def rs_functional(pb, P, beta, lam, rho, norm2, Delta, model="reduced", law="fin
     if not np.isfinite(beta):
         check.fail("beta", beta, "a finite number > 0 (the functional is defined at finite temperature)")
     rho = check.real("rho", rho, low=-1e150, high=1e150)        # ρ² and the energies stay finite
-    norm2 = check.finite_array("norm2", np.atleast_1d(norm2), shape=(lw.n_blocks,))
-    Delta = check.finite_array("Delta", np.atleast_1d(Delta), shape=(lw.n_blocks,))
+    norm2 = check.finite_array("norm2", norm2, shape=(lw.n_blocks,), min_ndim=1)
+    Delta = check.finite_array("Delta", Delta, shape=(lw.n_blocks,), min_ndim=1)
     if np.any(Delta <= 0):
         check.fail("Delta", Delta.tolist(), "thermal spreads > 0, one per block")
     if np.any(norm2 < 0) or norm2[0] < rho**2:

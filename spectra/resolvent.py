@@ -331,12 +331,12 @@ def block_overlaps(nu1, nu2, om1, om2, rho1, rho2, law: PromptLaw, P):
     _check_law(law)
     P = check.positive("P", P)
     B, K = law.n_blocks, law.weights.size
-    nu1 = check.finite_array("nu1", np.atleast_2d(nu1), shape=(None, B), allow_complex=True)
-    nu2 = check.finite_array("nu2", np.atleast_2d(nu2), shape=(None, B), allow_complex=True)
-    om1 = check.finite_array("om1", np.atleast_2d(om1), shape=(nu1.shape[0], K), allow_complex=True)
-    om2 = check.finite_array("om2", np.atleast_2d(om2), shape=(nu2.shape[0], K), allow_complex=True)
-    rho1 = check.finite_array("rho1", np.atleast_1d(rho1), shape=(nu1.shape[0],), allow_complex=True)
-    rho2 = check.finite_array("rho2", np.atleast_1d(rho2), shape=(nu2.shape[0],), allow_complex=True)
+    nu1 = check.finite_array("nu1", nu1, shape=(None, B), allow_complex=True, min_ndim=2)
+    nu2 = check.finite_array("nu2", nu2, shape=(None, B), allow_complex=True, min_ndim=2)
+    om1 = check.finite_array("om1", om1, shape=(nu1.shape[0], K), allow_complex=True, min_ndim=2)
+    om2 = check.finite_array("om2", om2, shape=(nu2.shape[0], K), allow_complex=True, min_ndim=2)
+    rho1 = check.finite_array("rho1", rho1, shape=(nu1.shape[0],), allow_complex=True, min_ndim=1)
+    rho2 = check.finite_array("rho2", rho2, shape=(nu2.shape[0],), allow_complex=True, min_ndim=1)
     w, xi, q = law.weights, law.xi, law.ratios(P)
     B = law.n_blocks
     cplx = any(np.any(a.imag != 0) for a in (nu1, nu2, om1, om2, rho1, rho2))

@@ -176,6 +176,11 @@ def _grid(fn, grid):
             check.fail(f"grid[{name!r}]", vals, "a list of distinct values (a repeated value would be one point "
                        "twice; use replicates=)")
         out[name] = vals
+    missing = [n for n, p in params.items() if p.default is p.empty and n != "rng" and n not in out
+               and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if missing:                 # else every point fails alike with Python's "missing required positional arguments"
+        check.fail("grid", sorted(out), f"a grid with a list of values for every required parameter of the grid "
+                   f"function (missing: {missing})")
     if "rng" not in params and not accepts_any:
         raise ValueError("fn must accept an argument rng (a numpy.random.Generator); got a function without one")
     return out
@@ -468,6 +473,14 @@ def worker_env():
 #: local worker processes at most (``workers`` of :func:`sweep`, :func:`run_points`, :func:`local_cluster`): each is a
 #: Python process of its own, and a pool never starts more of them than it has points
 MAX_WORKERS = 1024
+
+
+def checked_client(client):
+    """``client`` if it is ``None`` or has a callable ``submit`` (a ``dask.distributed.Client``); else a ValueError
+    naming ``client`` (a string or a number reached ``client.submit``: a raw ``AttributeError``)."""
+    if client is not None and not callable(getattr(client, "submit", None)):
+        check.fail("client", client, "None or a dask.distributed.Client (an object with a submit method)")
+    return client
 
 
 def local_cluster(workers):
@@ -763,6 +776,7 @@ def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, 
     allow_mixed = check.boolean("allow_mixed", allow_mixed)
     progress = check.boolean("progress", progress)
     isolate = check.boolean("isolate", isolate)
+    client = checked_client(client)
     if timeout is not None:
         timeout = check.real("timeout", timeout, low=0.0, low_open=True, high=1e9)
     if client is None:
@@ -1047,6 +1061,7 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
     workers = check.positive_int("workers", workers, maximum=MAX_WORKERS)
     progress = check.boolean("progress", progress)
     allow_mixed = check.boolean("allow_mixed", allow_mixed)
+    client = checked_client(client)
     if attrs is not None and not isinstance(attrs, dict):
         check.fail("attrs", attrs, "None or a dict of attributes")
     coords = _point_coords(coords, n_points)

@@ -186,7 +186,7 @@ def pooled_embedding(states, E):
     array([[0. , 0.5, 0. , 0.5]])
     """
     E, C = _embedding(E)
-    raw = np.asarray(states)
+    raw = check.asarray("states", states, "an integer array of shape (n_seq, L) with n_seq >= 1 and L >= 2")
     if raw.dtype.kind not in "iu" or raw.ndim != 2 or raw.shape[1] < 2 or raw.shape[0] < 1:
         check.fail("states", f"<array of dtype {raw.dtype} with shape {raw.shape}>",
                    "an integer array of shape (n_seq, L) with n_seq >= 1 and L >= 2")
@@ -405,7 +405,7 @@ def information(pool, E, length, n_samples=2048, rng=None, covariance="multinomi
     check.choice("covariance", covariance, COVARIANCES)
     E, C = _embedding(E)
     n = length - 1
-    shape = np.shape(pool)
+    shape = check.asarray("pool", pool, f"an array of shape (K, {C}, {C}) with K >= 1 (C from E)").shape
     if len(shape) != 3 or shape[0] < 1 or shape[1:] != (C, C):
         check.fail("pool", f"<array with shape {shape}>", f"an array of shape (K, {C}, {C}) with K >= 1 (C from E)")
     K = shape[0]
@@ -626,7 +626,8 @@ def k2(C, concentration, E, length, gap=1.0, n_pools=4, rng=None, n_samples=1024
         big = ch.draw_pool((seed, i))
         x0, d0 = 0.0, 0.0                      # K = 1: I = 0 = log2 K exactly
         for j, K in enumerate(Ks):
-            bits[i, j] = information(big[:K], E, length, n_samples, (seed, i, int(K)), covariance).bits
+            with blame_concentration(concentration):     # a drawn pool that underflowed to a reducible chain
+                bits[i, j] = information(big[:K], E, length, n_samples, (seed, i, int(K)), covariance).bits
             deficit = math.log2(K) - bits[i, j]
             if deficit > gap:
                 out[i] = x0 + (gap - d0) / (deficit - d0) * (math.log2(K) - x0)

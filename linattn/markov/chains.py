@@ -155,8 +155,8 @@ def guard_work(terms, what):
 # ----------------------------------------------------------------------------- public helpers
 def transition_matrices(name, T, min_ndim=2):
     T = check.finite_array(name, T)
-    if T.ndim < min_ndim or T.shape[-1] != T.shape[-2] or T.shape[-1] < 1:
-        check.fail(name, f"<array with shape {T.shape}>", "an array of square matrices, shape (..., C, C)")
+    if T.ndim < min_ndim or T.shape[-1] != T.shape[-2] or T.size == 0:
+        check.fail(name, f"<array with shape {T.shape}>", "a non-empty array of square matrices, shape (..., C, C)")
     if np.any(T < 0):
         check.fail(name, f"<array with min {T.min():.3g}>", "row-stochastic matrices (entries >= 0)")
     dev = np.max(np.abs(T.sum(-1) - 1.0))

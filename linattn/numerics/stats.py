@@ -58,7 +58,7 @@ def mean_se(x, axis=None, single=0.0):
     >>> m.tolist(), se.tolist()
     ([2.0, 4.0], [1.0, 2.0])
     """
-    x = np.asarray(x)
+    x = check.asarray("x", x, "real numbers (an array of them)")
     if x.dtype.kind not in "iuf":
         check.fail("x", x if x.ndim == 0 else f"<array of dtype {x.dtype}>", "real numbers (an array of them)")
     if axis is not None:

@@ -96,6 +96,12 @@ def _sweep(args):
             #                                        and a module that calls sys.exit when imported
             raise ValueError(f"grid_function must be a registered name or an importable module:function; "
                              f"{args.grid_function!r}: {type(err).__name__}: {err}") from None
+    else:
+        from .. import experiments  # noqa: F401  (importing it registers the grid functions)
+
+        if fn not in sw.GRID_FUNCTIONS:      # else refused by sweep() under its own argument name, "fn"
+            check.fail("grid_function", fn, f"a registered grid function {sorted(sw.GRID_FUNCTIONS)} or an importable "
+                       "module:function")
     check.seed_int("--seed", args.seed)
     check.positive_int("--replicates", args.replicates)
     if args.workers is not None:

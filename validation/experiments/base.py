@@ -85,6 +85,8 @@ class Settings(Mapping):
     """Read-only settings of an experiment: a mapping, also readable as attributes (``s.n_datasets``)."""
 
     def __init__(self, values):
+        if not isinstance(values, Mapping):
+            check.fail("values", values, "a mapping of setting names to values")
         object.__setattr__(self, "_values", dict(values))
 
     def __getitem__(self, key):
@@ -97,9 +99,9 @@ class Settings(Mapping):
         return len(self._values)
 
     def __getattr__(self, key):
-        try:
-            return self._values[key]
-        except KeyError:
+        try:        # not self._values: on an instance being unpickled or copied it is not set yet (infinite recursion)
+            return object.__getattribute__(self, "_values")[key]
+        except (KeyError, AttributeError):
             raise AttributeError(key) from None
 
     def __setattr__(self, key, value):
@@ -453,6 +455,9 @@ class Experiment:
         Settings
         """
         check.choice("mode", mode, tuple(cls.presets) or MODES)
+        if mode not in cls.presets:          # the base class (or an experiment without this preset): no KeyError
+            check.fail("mode", mode, f"a preset of experiment {cls.name!r}: one of {tuple(cls.presets)} (Experiment "
+                       "itself has none: validation.experiments.get(name).settings(mode))")
         base = dict(cls.presets[mode])
         unknown = sorted(set(overrides) - set(base))
         if unknown:
@@ -476,6 +481,8 @@ class Experiment:
         ----------
         overrides : dict
         """
+        if not isinstance(overrides, Mapping):
+            check.fail("overrides", overrides, "a dict of setting names to values")
         for key, value in overrides.items():
             vals = [p[key] for p in cls.presets.values() if key in p]
             if not vals:
@@ -663,13 +670,14 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
     >>> r.experiment, r.mode
     ('spectra', 'smoke')
     """
-    from ..sweeps import run_points
+    from ..sweeps import checked_client, run_points
 
     exp = get(check.choice("experiment", experiment, sorted(registry()))) if isinstance(experiment, str) else experiment
     if not isinstance(exp, Experiment):
         check.fail("experiment", experiment, "an experiment name or an Experiment instance")
     check.choice("mode", mode, MODES)
     progress = check.boolean("progress", progress)
+    client = checked_client(client)
     allow_mixed = check.boolean("allow_mixed", allow_mixed)
     workers = check.positive_int("workers", workers)
     if settings is not None:

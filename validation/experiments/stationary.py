@@ -111,6 +111,8 @@ class StationarySweep:
         -------
         dict
         """
+        if not isinstance(prefix, str):
+            check.fail("prefix", prefix, "a string")
         out = {}
         for k, v in self.__dict__.items():
             out[prefix + k] = np.nan if v is None else v  # npz storage of "no crossing" (documented)
@@ -212,6 +214,9 @@ def boundary_from_means(P, train_mean, test_mean, level=5.0):
     grid = check.finite_array("P", P, ndim=1)
     train_mean = check.finite_array("train_mean", train_mean, shape=grid.shape)
     test_mean = check.finite_array("test_mean", test_mean, shape=grid.shape)
+    for name, values in (("train_mean", train_mean), ("test_mean", test_mean)):
+        if np.any(values < 0):          # relative_gap would refuse them as its own "train" / "test"
+            check.fail(name, f"<values down to {float(values.min())!r}>", "mean energies >= 0")
     return linattn.transition_point(P, linattn.relative_gap(train_mean, test_mean), level)
 
 
