@@ -137,3 +137,11 @@ def test_cli_sweep_unknown_grid_function_is_named(capsys):
     grid.close()
     assert cli.main(["sweep", "nope", "--grid", grid.name, "--workers", "1", "--no-progress"]) == 2
     assert "grid_function" in capsys.readouterr().err
+
+
+def test_an_unequilibrated_chain_at_a_huge_beta_names_beta():
+    """``stationary_sweep(..., beta=1e300)``: the refusal named only ``n_equilibrate`` (the s.e. of the mean is
+    ~1e-150 at that β, so no finite equilibration suffices); it now says at which ``beta``."""
+    with pytest.raises(ValueError, match=r"n_equilibrate = .* at beta = 1e\+300"):
+        validation.stationary_sweep(linattn.Problem(6, 12), "full", 1e300, 0.01, P_theory=[10, 100], P_exact=[10],
+                                    P_sim=[10], n_exact=2, n_sim=2)

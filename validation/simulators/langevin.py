@@ -536,8 +536,8 @@ def _check_equilibration(ch, dt, n_equilibrate, eta0, se, on_unequilibrated):
             slowest = 1.0 / (ch.gamma * dt * ch.a[0])
         msg = (f"n_equilibrate = {n_equilibrate} steps do not equilibrate this chain: the exact transient bias at "
                f"the first sample is {bt:.3g} (train) and {bg:.3g} (test), more than {BIAS_FRACTION} x the exact "
-               f"s.e. of the mean ({se[0]:.3g}, {se[1]:.3g}); the slowest mode relaxes in {slowest:.3g} steps "
-               f"(dt = {dt:.3g}, smallest eigenvalue of A = {ch.a[0]:.3g}); {advice}")
+               f"s.e. of the mean ({se[0]:.3g}, {se[1]:.3g}) at beta = {ch.beta:.3g}; the slowest mode relaxes in "
+               f"{slowest:.3g} steps (dt = {dt:.3g}, smallest eigenvalue of A = {ch.a[0]:.3g}); {advice}")
         if on_unequilibrated == "raise":
             raise ValueError(msg)
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
