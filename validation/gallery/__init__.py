@@ -159,9 +159,9 @@ def listing() -> str:
         files = f"  (writes {', '.join(fig.stems)}; each name is accepted)" if fig.files else ""
         counts = f"{points(name, 'quick')}/{points(name, 'full')}"
         rows.append(f"{name:22s} {counts:>17s} {cost(quick):>7s} {cost(full):>7s}  {fig.title}{files}")
-    note = ("costs: seconds measured in a fresh-clone `make run` on 2 cores (two figures at a time beside the report: "
-            "an upper bound); — not measured. A full run takes --store DIR --workers N to spread its points and to "
-            "resume.")
+    note = ("costs on 2 cores: quick, measured in a fresh-clone `make run` (two figures at a time beside the report); "
+            "full, `linattn figures NAME --full` (most with --store DIR --workers 2) beside another job: upper bounds; "
+            "— not measured. A full run takes --store DIR --workers N to spread its points and to resume.")
     return "\n".join(rows) + "\n\n" + note
 
 
