@@ -63,3 +63,13 @@ def test_the_markov_minimal_flow_from_a_saturated_start_stalls_quickly():
     import dynamics
     with pytest.raises(linattn.ConvergenceError, match="markov_minimal_flow: the integrator stalled"):
         dynamics.markov_minimal_flow(1e20, 0.01, 3, 6, 1.0, np.geomspace(1, 1e4, 20))
+
+
+def test_a_span_far_from_zero_is_not_a_stall():
+    """The stall test measures the time elapsed since the start of the span, not ``t``: a long flow over
+    ``(1e9, 1e9 + 500)`` (thousands of evaluations, each window advancing ~20, far less than 1e-6 of ``t``)
+    integrates."""
+    def oscillator(t, y):
+        return np.array([y[1], -y[0]])
+    sol = _ode.integrate("ring", oscillator, (1e9, 1e9 + 500.0), [1.0, 0.0], method="RK45", rtol=1e-6, atol=1e-9)
+    assert sol.success and sol.nfev > 4 * _ode.STALL_WINDOW
