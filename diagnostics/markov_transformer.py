@@ -8,7 +8,7 @@ CPU scale. Data: :class:`linattn.markov.Chains` — sequences ``x_0 … x_{L−1
 chain with ``Dirichlet(α·1_C)`` rows drawn from a pool of ``K`` chains (or a fresh chain per sequence, ``K = ∞``).
 
 **Model and training**: :mod:`validation.simulators.markov_transformer` (the authors' two-block pre-LayerNorm
-architecture, smaller). The read-outs below take any model's next-state probabilities and attention weights.
+architecture, smaller).
 
 **Read-outs** (on fixed evaluation sequences: ``n_eval`` from the pool, ``n_eval`` from fresh chains):
 

@@ -26,13 +26,12 @@ OVERFLOW_SCALE = 1e150
 #: a time span shorter than this is integrated in the rescaled time ``s = (t − t₀)/span`` ∈ [0, 1]: LSODA stalls at
 #: ``t₀`` for spans below ~1e-120 (measured: ``mode_flow`` to ``t = 1e-150 … 1e-300`` used up the evaluation budget)
 SHORT_SPAN = 1e-50
-#: a stall: over this many consecutive evaluations the integrator's furthest time grew by at most :data:`STALL_GROWTH`
-#: of the time elapsed since the start of the span: LSODA retrying the same step, e.g. on a right-hand side that jumps
-#: where a softmax saturates, as the Markov minimal model from β₀ = 1e20 does (``t`` stuck at 5.5e-20 for the whole
-#: budget: 50 s exact, hours with Monte Carlo losses). At that pace doubling the elapsed time takes ln 2/1e-6 windows,
-#: 3.5e8 evaluations, far beyond :data:`MAX_EVALUATIONS`: the stall test refuses early what the budget would refuse.
+#: a stall: over this many consecutive evaluations at new times (the calls of a finite-difference Jacobian share one
+#: time and count once) the integrator's furthest time did not advance: every step tried was rejected and retried
+#: shorter. A right-hand side that jumps where a softmax saturates does this (the Markov minimal model from β₀ = 1e20:
+#: ``t`` stuck at exactly 5.74e-20 for the whole budget, 50 s exact, hours with Monte Carlo losses); a flow that only
+#: moves slowly, or a fast transient late in a long plateau, still advances ``t`` with every accepted step
 STALL_WINDOW = 500
-STALL_GROWTH = 1e-6
 
 
 class _Budget(Exception):
@@ -49,22 +48,25 @@ class _Overflow(Exception):
 
 class _Watched:
     """``rhs`` counting its calls (raising :class:`_Budget` past :data:`MAX_EVALUATIONS`, :class:`_Stall` where the
-    furthest time stops growing, :data:`STALL_WINDOW`), stopping the integration (:class:`_Overflow`) at the first
+    furthest time stops advancing, :data:`STALL_WINDOW`), stopping the integration (:class:`_Overflow`) at the first
     state or derivative that is not finite, and remembering the furthest time and the largest state magnitude."""
 
     def __init__(self, rhs, t0):
         self.rhs, self.calls, self.t, self.finite, self.top, self.raised = rhs, 0, float(t0), True, 0.0, False
-        self.t0 = self.t_window = self.t         # the start, and the furthest time when the current window began
+        self.t_window = self.t                   # the furthest time when the current stall window began
+        self.t_last, self.fresh = None, 0         # the last time evaluated, and the evaluations at new times
 
     def __call__(self, t, y):
         self.calls += 1
         if self.calls > MAX_EVALUATIONS:
             raise _Budget
-        self.t = max(self.t, float(t))
-        if self.calls % STALL_WINDOW == 0:
-            if self.t - self.t_window <= STALL_GROWTH * (self.t_window - self.t0):    # time elapsed, not t
-                raise _Stall
-            self.t_window = self.t
+        t = float(t)
+        if t != self.t_last:
+            self.t, self.t_last, self.fresh = max(self.t, t), t, self.fresh + 1
+            if self.fresh % STALL_WINDOW == 0:
+                if self.t <= self.t_window:
+                    raise _Stall
+                self.t_window = self.t
         try:
             out = self.rhs(t, y)
         except ValueError:
@@ -119,9 +121,10 @@ def integrate(name, rhs, span, y0, **kw):
                                "and the times)") from None
     except _Stall:
         raise ConvergenceError(f"{name}: the integrator stalled at t = {watched.t:.6g} before t = {span[1]:.6g} (no "
-                               f"progress over {STALL_WINDOW} evaluations: a flow that blows up there, a right-hand "
-                               "side that jumps there, e.g. a saturated softmax from an extreme initial condition, or "
-                               "a flow too stiff for rtol: check the initial condition and rtol)") from None
+                               f"progress over {STALL_WINDOW} evaluations at new times: a flow that blows up there, a "
+                               "right-hand side that jumps there, e.g. a saturated softmax from an extreme initial "
+                               "condition, or a flow too stiff for rtol: check the initial condition and rtol)"
+                               ) from None
     except _Overflow:
         raise ConvergenceError(f"{overflow}; it reached t = {watched.t:.6g}") from None
     except ValueError as err:

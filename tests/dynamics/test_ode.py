@@ -52,7 +52,7 @@ def test_a_stalled_integration_is_refused_within_a_few_windows(method):
         calls.append(t)
         return -1e6 * np.sign(y - 0.5)
     with pytest.raises(linattn.ConvergenceError, match="jump: the integrator stalled at t = .* before t = 10 \\(no "
-                                                       "progress over 500 evaluations"):
+                                                       "progress over 500 evaluations at new times"):
         _ode.integrate("jump", jumps, (0.0, 10.0), [1.0], method=method, rtol=1e-9, atol=1e-12)
     assert len(calls) <= 4 * _ode.STALL_WINDOW < _ode.MAX_EVALUATIONS
 
@@ -73,3 +73,33 @@ def test_a_span_far_from_zero_is_not_a_stall():
         return np.array([y[1], -y[0]])
     sol = _ode.integrate("ring", oscillator, (1e9, 1e9 + 500.0), [1.0, 0.0], method="RK45", rtol=1e-6, atol=1e-9)
     assert sol.success and sol.nfev > 4 * _ode.STALL_WINDOW
+
+
+def test_a_finite_difference_jacobian_is_not_a_stall():
+    """Radau without ``jac`` estimates the Jacobian with n + 1 calls at one time: for n = 600 that is more than a
+    stall window of calls without progress, yet no stall (they share a time and count once)."""
+    rates = np.geomspace(1e-2, 1e3, 600)
+    sol = _ode.integrate("stiff", lambda t, y: -rates * y, (0.0, 10.0), np.ones(600), method="Radau", rtol=1e-6,
+                         atol=1e-9)
+    assert sol.success and sol.nfev > _ode.STALL_WINDOW
+    np.testing.assert_allclose(sol.y[:, -1], np.exp(-10.0 * rates), rtol=1e-3, atol=1e-8)
+
+
+@pytest.mark.parametrize("method", ["LSODA", "Radau"])
+def test_a_fast_transient_late_in_a_plateau_is_not_a_stall(method):
+    """dy/dt = y²(1 − y) from 1e-10 leaves its plateau at t ≈ 1e10 in a transition of width ~1: hundreds of short
+    steps far below 1e-6 of t, each accepted (t advances) — a flow, not a stall (a relative-growth test refused it)."""
+    sol = _ode.integrate("escape", lambda t, y: y * y * (1.0 - y), (0.0, 3e10), [1e-10], method=method, rtol=1e-9,
+                         atol=1e-12)
+    assert sol.success and sol.y[0, -1] == pytest.approx(1.0, rel=1e-6)
+
+
+def test_a_cubic_parametrization_escaping_late_is_not_a_stall():
+    """``mean_flow`` of separate key/query heads from a 1e-9 start escapes its saddle at t ~ 1e9–1e10 (review of
+    session 49: a relative-growth stall test refused it at t = 9.25e9)."""
+    import dynamics
+    from linattn.factorized import Parametrization
+
+    par = Parametrization("separate_kq", 2)
+    fl = dynamics.mean_flow(linattn.Problem(2, 20), par, par.init(1e-9, rng=0), np.geomspace(1, 1.5e10, 30))
+    assert np.all(np.isfinite(fl.loss)) and fl.loss[-1] < fl.loss[0]

@@ -160,8 +160,8 @@ def listing() -> str:
         counts = f"{points(name, 'quick')}/{points(name, 'full')}"
         rows.append(f"{name:22s} {counts:>17s} {cost(quick):>7s} {cost(full):>7s}  {fig.title}{files}")
     note = ("costs on 2 cores: quick, measured in a fresh-clone `make run` (two figures at a time beside the report); "
-            "full, `linattn figures NAME --full` (most with --store DIR --workers 2) beside another job: upper bounds; "
-            "— not measured. A full run takes --store DIR --workers N to spread its points and to resume.")
+            "full, `linattn figures NAME --full` (one process, or --store DIR --workers 2) beside another job: upper "
+            "bounds; — not measured. A full run takes --store DIR --workers N to spread its points and to resume.")
     return "\n".join(rows) + "\n\n" + note
 
 

@@ -5,11 +5,11 @@ run makes; ``benchmarks/figure_costs.py`` measures one figure at a time. Full-mo
 full NAME`` (one process) or ``linattn figures NAME --full --store DIR --workers 2`` (a Dask LocalCluster of 2
 workers; marked below), beside another job on the same 2 cores, so upper bounds (2026-12-06, session 48; fig1, fig2,
 fig3, learners, learners_pools and pools_double_descent 2026-12-07, session 49, beside a one-core adversarial
-harness). ``None``: not measured (the torch figures).
+harness). A figure not in the table (the torch figures) shows ``—``.
 ``linattn figures --list`` shows these beside each figure's number of points.
 """
 
-#: figure name -> (quick seconds, full seconds or None)
+#: figure name -> (quick seconds, full seconds)
 COSTS: dict[str, tuple] = {
     'fig1': (128.7, 672.0),   # full: --store --workers 2
     'fig2': (47.1, 249.5),   # full: --store --workers 2

@@ -1,6 +1,5 @@
 r"""A two-layer transformer trained on pools of random Markov chains, read against the ideal estimators
-(optional extra ``[torch]``); the read-outs (KL to the estimators, phases, order parameters) are
-:mod:`diagnostics.markov_transformer`.
+(optional extra ``[torch]``).
 
 Gibson, Cui & Reddy, *Distinct mechanisms underlying in-context learning in transformers*, arXiv:2604.12151 (the
 paper, its code and the data: :mod:`diagnostics.markov_transformer`), rebuilt at CPU scale.
