@@ -26,6 +26,12 @@ def _law():
     return spectra.prompt_law(linattn.Problem(4, 8, 0.1), model="full")
 
 
+def _sweep(*args, **kwargs):
+    """``validation.sweep`` (its results are xarray Datasets: skipped without the [dask] extra)."""
+    pytest.importorskip("xarray")
+    return validation.sweep(*args, **kwargs)
+
+
 def _stationary_sweep():
     from dataclasses import fields
     return validation.StationarySweep(**{f.name: None for f in fields(validation.StationarySweep)})
@@ -73,12 +79,12 @@ REFUSED = [
     # a client that is no dask Client (a string, a number) reached client.submit: AttributeError
     ("run-experiment-client", lambda: validation.run_experiment("spectra", "smoke", client="x", progress=False),
      "client"),
-    ("sweep-client", lambda: validation.sweep(lambda a, rng=None: {"y": a}, {"a": [1.0]}, client=3), "client"),
+    ("sweep-client", lambda: _sweep(lambda a, rng=None: {"y": a}, {"a": [1.0]}, client=3), "client"),
     # the base class's settings (public as validation.Experiment): KeyError 'smoke'
     ("experiment-base-settings", lambda: validation.Experiment.settings("smoke"), "mode"),
     # a grid without a required parameter of the grid function: every point failed with Python's "missing 3
     # required positional arguments" (linattn sweep long_time_limit --grid <D only>)
-    ("sweep-grid-missing", lambda: validation.sweep(lambda D, N, rng=None: {"y": D}, {"D": [3]}, workers=1), "grid"),
+    ("sweep-grid-missing", lambda: _sweep(lambda D, N, rng=None: {"y": D}, {"D": [3]}, workers=1), "grid"),
     # StationarySweep.as_dict(prefix=None): "unsupported operand type(s) for +" (from_dict already named prefix)
     ("as-dict-prefix", lambda: _stationary_sweep().as_dict(prefix=None), "prefix"),
 ]
