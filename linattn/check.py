@@ -176,9 +176,25 @@ def asarray(name, value, accepted="an array of real numbers", min_ndim=0):
     ``np.atleast_1d``/``np.atleast_2d`` do), refusing ragged or exotic input by ``name`` and ``accepted``:
     numpy's own words ("setting an array element with a sequence") would not name the argument.
 
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : array_like
+    accepted : str
+        What the argument accepts, for the message.
+    min_ndim : int
+        The fewest axes of the result.
+
     Returns
     -------
     ndarray
+        ``np.asarray(value)`` (no copy where numpy makes none), with leading axes of length 1 up to ``min_ndim``.
+
+    Raises
+    ------
+    ValueError
+        ``value`` that numpy cannot make one array of (ragged nested lists), naming ``name``.
     """
     try:
         raw = np.asarray(value)

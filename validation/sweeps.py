@@ -477,7 +477,23 @@ MAX_WORKERS = 1024
 
 def checked_client(client):
     """``client`` if it is ``None`` or has a callable ``submit`` (a ``dask.distributed.Client``); else a ValueError
-    naming ``client`` (a string or a number reached ``client.submit``: a raw ``AttributeError``)."""
+    naming ``client`` (a string or a number reached ``client.submit``: a raw ``AttributeError``).
+
+    Parameters
+    ----------
+    client : None or dask.distributed.Client
+        The client of :func:`sweep`, :func:`run_points` and :func:`validation.run_experiment`.
+
+    Returns
+    -------
+    None or dask.distributed.Client
+        ``client`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        ``client`` neither ``None`` nor an object with a callable ``submit``.
+    """
     if client is not None and not callable(getattr(client, "submit", None)):
         check.fail("client", client, "None or a dask.distributed.Client (an object with a submit method)")
     return client
