@@ -20,8 +20,8 @@ from _common import report  # noqa: E402
 
 import dynamics  # noqa: E402
 import linattn  # noqa: E402
-from linattn.factorized import Parametrization, dataset_objective  # noqa: E402
-from validation.simulators.factorized import factorized_descent  # noqa: E402
+from linattn.factorized import Parametrization, dataset_objective
+from validation import factorized_descent
 
 
 def numpy_sgd(pb, par, theta, n_steps, step, batch, rng):

@@ -16,8 +16,11 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _common import report  # noqa: E402
 
 import linattn  # noqa: E402
-from validation import _kernels  # noqa: E402
-from validation.simulators.langevin import chain, langevin  # noqa: E402
+from validation import (
+    _kernels,  # noqa: E402
+    chain,
+    langevin,
+)
 
 
 def numpy_loop(A, b, dt, beta, n_steps, rng):
@@ -66,7 +69,7 @@ def main():
     t_wrap = time.perf_counter() - t0
     print(f"numpy loop: {n_np / t_np:,.0f} steps/s (M = {b.size})")
     report("Langevin steps at Fig. 2 settings (kernel time, equal number of chain-steps)", rows)
-    print("one call of validation.simulators.langevin with the seed protocol (2e5 steps, setup included): "
+    print("one call of validation.simulators._langevin with the seed protocol (2e5 steps, setup included): "
           f"{t_wrap:.2f} s")
     t0 = time.perf_counter()
     for N in (10, 20, 50, 100):

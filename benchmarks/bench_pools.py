@@ -72,7 +72,7 @@ import linattn  # noqa: E402
 import replica  # noqa: E402
 
 D, ALPHA, NOISE, RIDGE = 64, 10, 0.1, 1e-4
-_ridge_module = sys.modules["replica.ridge"]
+_ridge_module = sys.modules["replica._ridge"]
 
 
 def peer_route(data, ridge_L):
@@ -131,7 +131,7 @@ def load():
 
 
 def figure(ridge_L=RIDGE):
-    """The peer's quick figure with replica.ridge: total wall time and the part spent in pb.sample."""
+    """The peer's quick figure with replica._ridge: total wall time and the part spent in pb.sample."""
     kappas = np.geomspace(0.2, 32, 12)
     P = 10 * D * D
     t_sample = 0.0
@@ -177,7 +177,7 @@ def bandwidth_rows(rounds):
 
 
 def solve_only(rounds):
-    """Section 1's solve-only rows: the peer's normal equations vs replica.ridge on the same sufficient statistics."""
+    """Section 1's solve-only rows: the peer's normal equations vs replica._ridge on the same sufficient statistics."""
     rows, ratios = [], {}
     for tau in (0.5, 2, 10):
         pb = linattn.Problem(D, ALPHA * D, NOISE, tasks=D, task_law="sphere")
@@ -209,7 +209,7 @@ def print_figure(label, threads, peer=None):
                f"({load()})", rows)
     else:
         print(f"\n{label}. The peer's quick figure, {threads} ({load()}): {t_fig:.1f} s (goal <= 180 s)")
-    print(f"   of which pb.sample {t_sample:.1f} s ({100 * t_sample / t_fig:.0f} %), replica.ridge and the rest "
+    print(f"   of which pb.sample {t_sample:.1f} s ({100 * t_sample / t_fig:.0f} %), replica._ridge and the rest "
           f"{t_fig - t_sample:.1f} s; CG iterations per dataset {min(its)}-{max(its)} (mean {np.mean(its):.1f})")
 
 

@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _common import best_time, report  # noqa: E402
 
 import linattn  # noqa: E402
-from linattn import sampling  # noqa: E402
+from linattn import _sampling as sampling  # noqa: E402
 
 pb = linattn.Problem(D=100, N=100)
 P = 20_000

@@ -77,7 +77,7 @@ def main():
     t_naive = best_time(lambda: naive_density(xs, 1.0, law), repeat=1, warmup=False) * (len(x) / len(xs))
     rows.append(("finite-size density, 400 points", t_naive, t_fast, "well under 1 s"))
     if "--skip-symmetric" not in sys.argv:
-        from spectra.symmetric import symmetric_eigenvalues
+        from spectra import symmetric_eigenvalues
         for n in (3000, 6000):
             X = np.random.default_rng(n).standard_normal((2 * n, n))
             A = X.T @ X / (2 * n)

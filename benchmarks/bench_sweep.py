@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _common import report  # noqa: E402
 
 from validation import sweeps  # noqa: E402
-from validation.experiments import grid_points  # noqa: E402
+from validation.experiments import _grid_functions as grid_points  # noqa: E402
 
 GRID = {"D": [10], "N": [10, 20, 50, 100], "P": [10, 30, 100, 300, 1000, 3000], "beta": [1e3], "lam": [0.01]}
 REPLICATES = 3

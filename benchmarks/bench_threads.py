@@ -7,7 +7,7 @@ Cases (each timed with the library's default, i.e. no thread variable and no lim
    ``τ = P/D² = 0.5`` (Gram route), 2 and 10 (certified CG): best of ``--rounds``.
 2. A dense spectrum: ``spectra.hessian_eigenvalues`` at ``M = 2500`` (``D = 50``, reduced, ``P = 2M``: forming ``H``
    and its eigenvalues) and, unless ``--skip-large``, the eigenvalues of a symmetric ``M = 10⁴`` matrix (the
-   eigenproblem of the seed's Fig. 1 at ``D = 100``; ``spectra.symmetric.symmetric_eigenvalues``; one run each).
+   eigenproblem of the seed's Fig. 1 at ``D = 100``; ``spectra.symmetric_eigenvalues``; one run each).
 3. The task-pool figure of ``benchmarks/bench_pools.py`` reduced to 12 κ × ``--datasets`` datasets (``D = 64``,
    ``τ = α = 10``; sampling included).
 4. End to end at ``D = 48``, ``τ = 2``: the peer's route (Lu et al.'s normal equations from tokens,
@@ -46,7 +46,7 @@ import bench_pools  # noqa: E402
 import linattn  # noqa: E402
 import replica  # noqa: E402
 import spectra  # noqa: E402
-from linattn import threads  # noqa: E402
+from linattn import _threads as threads  # noqa: E402
 
 D = 48
 
@@ -69,7 +69,7 @@ def spectrum_case(Dn, P):
 def eigenvalue_case(M):
     A = np.random.default_rng(3).standard_normal((M, M))
     A += A.T
-    return f"eigenvalues M = {M}", lambda: spectra.symmetric.symmetric_eigenvalues(A)
+    return f"eigenvalues M = {M}", lambda: spectra.symmetric_eigenvalues(A)
 
 
 def pool_figure(n_datasets):

@@ -17,7 +17,7 @@ def costs(mode, names):
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
-            subprocess.run([sys.executable, "-m", "validation.app.cli", "figures", name, f"--{mode}", "--out", tmp,
+            subprocess.run([sys.executable, "-m", "validation._app.cli", "figures", name, f"--{mode}", "--out", tmp,
                             "--no-progress"], check=True, stdout=subprocess.DEVNULL)
             with open(f"{tmp}/manifest.json") as fh:
                 out[name] = json.load(fh)[name]["seconds"]

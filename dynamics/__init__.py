@@ -11,25 +11,31 @@ ModeConstants, mode_loss, logistic_modes, escape_times, saddle_losses; the exact
 minimal model (:mod:`dynamics.markov_minimal`): markov_minimal_loss, markov_minimal_flow, markov_minimal_theory.
 (The training diagnostics moved to the package :mod:`diagnostics`.)
 """
-from .averaged import AveragedCurves, averaged_curves
-from .flow import LearningCurves, LongTimeLimit, gradient_descent, gradient_flow, long_time_limit
-from .markov_minimal import markov_minimal_flow, markov_minimal_loss, markov_minimal_theory
-from .staged import (
-                     ModeConstants,
-                     ModeFlow,
-                     StagedFlow,
-                     escape_times,
-                     logistic_modes,
-                     mean_flow,
-                     mode_constants,
-                     mode_flow,
-                     mode_loss,
-                     saddle_losses,
+from ._averaged import AveragedCurves, averaged_curves
+from ._flow import LearningCurves, LongTimeLimit, gradient_descent, gradient_flow, long_time_limit
+from ._gap_sweep import Sweep, gap_sweep
+from ._minimal_flow import markov_minimal_flow
+from ._minimal_loss import markov_minimal_loss
+from ._minimal_theory import markov_minimal_theory
+from ._staged import (
+    ModeConstants,
+    ModeFlow,
+    StagedFlow,
+    escape_times,
+    logistic_modes,
+    mean_flow,
+    mode_constants,
+    mode_flow,
+    mode_loss,
+    saddle_losses,
 )
-from .sweeps import Sweep, gap_sweep
 
 __all__ = ["gradient_flow", "gradient_descent", "LearningCurves",
            "long_time_limit", "LongTimeLimit", "averaged_curves", "AveragedCurves", "gap_sweep", "Sweep",
            "mean_flow", "StagedFlow", "mode_flow", "ModeFlow", "mode_constants", "ModeConstants", "mode_loss",
            "logistic_modes", "escape_times", "saddle_losses",
            "markov_minimal_loss", "markov_minimal_flow", "markov_minimal_theory"]
+
+from linattn import _deprecated
+
+_deprecated.install(__name__)     # the module paths of 0.1.0, for one release

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from linattn.errors import ConvergenceError
+from linattn._errors import ConvergenceError
 
 #: right-hand-side evaluations an integration may take before it is declared not to converge (a flow that blows up,
 #: e.g. from θ₀ ~ 1e100, or a time span γ·t far beyond the dynamics, would otherwise step for ever); the flows of the

@@ -22,7 +22,7 @@ def demo_checkpoints(folder, steps=1500, every=25, rng=0):
     """Train a 2-layer attention-only transformer on in-context copying and save a state_dict every ``every`` steps."""
     import torch
 
-    from validation.simulators.transformers import build_model, copy_batch
+    from validation.simulators import build_model, copy_batch
 
     torch.manual_seed(rng)
     gen = np.random.default_rng(rng)

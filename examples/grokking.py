@@ -10,7 +10,7 @@ import argparse
 import numpy as np
 
 import diagnostics
-from validation.simulators.transformers import train_modular_addition
+from validation.simulators import train_modular_addition
 
 
 def main():

@@ -8,7 +8,7 @@ weights is half-way down, and the step and depth of the dip of the marginalised 
 """
 import argparse
 
-from validation.simulators.transformers import emergence_study
+from validation.simulators import emergence_study
 
 
 def main():

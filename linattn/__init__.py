@@ -1,45 +1,36 @@
 """linattn — the model: in-context regression with single-layer linear attention.
 
-Public names: :class:`Problem`, :class:`Prompts`, :func:`train_energy`, :func:`train_gradient`,
-:func:`relative_gap` and :func:`transition_point` (the one definition of ``ΔEr`` and ``P*``),
-:class:`ConvergenceError`, and the modules :mod:`linattn.check` (checks of plain arguments shared by the
-library; it imports nothing of the library), :mod:`linattn.validate` (checks of a Problem, Prompts and the two
-together), :mod:`linattn.sampling` (the exact samplers of the prompts),
-:mod:`linattn.attention`, :mod:`linattn.params`,
-:mod:`linattn.invariants`, :mod:`linattn.links` (link functions of single-index tasks, their
-Hermite coefficients and exact Gaussian moments), :mod:`linattn.covariance` (anisotropic inputs),
-:mod:`linattn.pools` (task pools: the exact in-distribution error) and
-:mod:`linattn.factorized` (value/key/query parametrizations of the same predictor and their objectives) and
-:mod:`linattn.markov` (in-context learning of random Markov chains: sampler and ideal estimators) and
-:mod:`linattn.readout` (the feature learner's piecewise-linear readout, fitted by ridge).
-"""
-from . import (
-    attention,
-    check,
-    covariance,
-    factorized,
-    invariants,
-    links,
-    markov,
-    params,
-    pools,
-    readout,
-    sampling,
-    validate,
-)
-from .energy import Gradient, train_energy, train_gradient
-from .errors import ConvergenceError
-from .params import contrast_ratio, pack, unpack
-from .problem import ICLSolution, Problem
-from .prompts import Prompts
-from .transition import relative_gap, transition_point
+Public names: :class:`Problem` (``D``, ``N``, the noise, the link, the task law and the input covariance;
+:class:`ICLSolution`), :class:`Prompts` (training prompts as sufficient statistics), :func:`sample_tokens` (raw
+tokens and labels), :class:`Covariance` (anisotropic inputs), :func:`train_energy` and :func:`train_gradient`
+(:class:`Gradient`), :func:`pack`, :func:`unpack` and :func:`contrast_ratio` (parameter vectors),
+:func:`relative_gap` and :func:`transition_point` (the one definition of ``ΔEr`` and ``P*``), :data:`MODELS`, and
+:class:`ConvergenceError`.
 
-MODELS = check.MODELS
+Namespaces: :mod:`linattn.pools` (task pools: exact in-distribution errors), :mod:`linattn.links` (link functions
+and their moments), :mod:`linattn.factorized` (factorized parametrizations and their objectives),
+:mod:`linattn.kernel_learner` (the kernel learner's exact errors), :mod:`linattn.attention` (the network itself on
+embedded prompts), :mod:`linattn.markov` (in-context learning of random Markov chains) and :mod:`linattn.threads`
+(how the library chooses its BLAS threads).
+"""
+from . import attention, factorized, kernel_learner, links, markov, pools, threads
+from ._check import MODELS
+from ._covariance import Covariance
+from ._energy import Gradient, train_energy, train_gradient
+from ._errors import ConvergenceError
+from ._params import contrast_ratio, pack, unpack
+from ._problem import ICLSolution, Problem
+from ._prompts import Prompts
+from ._sampling import Tokens, sample_tokens
+from ._transition import relative_gap, transition_point
 
 __all__ = [
-    "Problem", "Prompts", "ICLSolution", "train_energy", "train_gradient", "Gradient",
-    "ConvergenceError", "pack", "unpack", "contrast_ratio", "relative_gap", "transition_point", "MODELS",
-    "attention", "check", "covariance", "factorized", "invariants", "links", "markov", "params", "pools", "readout",
-    "sampling", "validate",
+    "Problem", "Prompts", "ICLSolution", "Covariance", "sample_tokens", "Tokens", "train_energy", "train_gradient",
+    "Gradient", "ConvergenceError", "pack", "unpack", "contrast_ratio", "relative_gap", "transition_point", "MODELS",
+    "attention", "factorized", "kernel_learner", "links", "markov", "pools", "threads",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+
+from . import _deprecated
+
+_deprecated.install(__name__)     # the module paths of 0.1.0, for one release

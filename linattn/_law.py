@@ -35,6 +35,10 @@ Anisotropic inputs ``x = U diag(√s) z`` (linear links): in the eigenbasis of `
 ``w̃`` and returns ``s = √s ∘ s_z`` and ``x_q = √s ∘ z_q``; every vector (and the task) is finally rotated
 by ``U``. Still exact, ``O(D)`` per prompt plus one ``D × D`` rotation per batch.
 
+Structured tasks (``Problem(task_covariance=S)``): each task is ``w = F g`` with ``F Fᵀ = S`` (``F`` of shape
+``D × r``, ``r = rank S``) and ``g ~ N(0, I_r)``; the construction above runs unchanged on it (it holds for any
+fixed task).
+
 Task pools (``Problem(tasks=K)``): the pool ``w_1 … w_K`` is drawn first (Gaussian, or on the
 sphere ``|w|² = D``), then each prompt's task index (uniform, or balanced: every task ``⌊P/K⌋`` or
 ``⌈P/K⌉`` times in random order); the construction above then runs unchanged on ``w = w_{task}``,
@@ -47,8 +51,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import check
-from .prompts import FEATURE_LIMIT, Prompts
+from . import _check as check
+from ._prompts import FEATURE_LIMIT, Prompts
 
 
 def batches(P, batch_size):
@@ -63,7 +67,7 @@ def pool_and_tasks(pb, P, gen):
     K, D = pb.tasks, pb.D
     check.memory(8.0 * K * D, f"a pool of {K} tasks in dimension D = {D}", "tasks")
     check.memory(24.0 * P, f"the task indices of {P} prompts (three arrays while drawn)", "P")
-    pool = gen.standard_normal((K, D))
+    pool = gen.standard_normal((K, D)) if pb.task_covariance is None else pb.task_covariance.draw(gen, K)
     if pb.task_law == "sphere":
         pool *= np.sqrt(D) / np.linalg.norm(pool, axis=1, keepdims=True)
     if pb.assignment == "balanced":
@@ -104,7 +108,7 @@ def draw(pb, P, gen, keep_tasks=False):
     for a, b in batches(P, batch_size):
         n = b - a
         if pool is None:
-            w = gen.standard_normal((n, D))
+            w = gen.standard_normal((n, D)) if pb.task_covariance is None else pb.task_covariance.draw(gen, n)
         else:
             idx = task[a:b]
             w = pool[idx]
@@ -153,8 +157,8 @@ def draw(pb, P, gen, keep_tasks=False):
         if cov is not None and cov.basis is not None:
             s[a:b] = cov._rotate_rows(sb)
             xq[a:b] = cov._rotate_rows(xb)
-    _check_drawn(pb, s, xq, yq, y2)
-    return Prompts(s=s, xq=xq, yq=yq, y2=y2, pool=pool, task=task), tasks
+    _check_drawn(pb, s, xq, yq, y2)      # the one check the drawn prompts need (the constructor's would repeat it)
+    return Prompts._trusted(s, xq, yq, y2, pool, task), tasks
 
 
 def _check_drawn(pb, s, xq, yq, y2):

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from linattn import check
+from linattn import _check as check
+from linattn._arguments import array, positive, public
+
+__all__ = ["edges", "atom", "density", "stieltjes", "cdf"]
 
 
+@public(ratio=positive())
 def edges(ratio):
     """Support edges ``((1 − √q)², (1 + √q)²)``.
 
@@ -27,10 +31,15 @@ def edges(ratio):
     -------
     (float, float)
     """
-    ratio = check.positive("ratio", ratio)
+    return _edges(ratio)
+
+
+def _edges(ratio):
+    """:func:`edges` of a checked ``ratio``."""
     return (1 - np.sqrt(ratio)) ** 2, (1 + np.sqrt(ratio)) ** 2
 
 
+@public(ratio=positive())
 def atom(ratio):
     """Mass at zero ``max(0, 1 − 1/q)``.
 
@@ -43,10 +52,15 @@ def atom(ratio):
     -------
     float
     """
-    ratio = check.positive("ratio", ratio)
+    return _atom(ratio)
+
+
+def _atom(ratio):
+    """:func:`atom` of a checked ``ratio``."""
     return max(0.0, 1.0 - 1.0 / ratio)
 
 
+@public(x=array(), ratio=positive())
 def density(x, ratio):
     """Continuous part of the density (normalised by all eigenvalues).
 
@@ -60,15 +74,14 @@ def density(x, ratio):
     -------
     ndarray (shape of ``x``)
     """
-    x = check.finite_array("x", x)
-    ratio = check.positive("ratio", ratio)
-    lo, hi = edges(ratio)
+    lo, hi = _edges(ratio)
     out = np.zeros_like(x)
     inside = (x > lo) & (x < hi) & (x > 0)
     out[inside] = np.sqrt((hi - x[inside]) * (x[inside] - lo)) / (2 * np.pi * ratio * x[inside])
     return out
 
 
+@public(z=array(allow_complex=True), ratio=positive())
 def stieltjes(z, ratio):
     """``m(z) = ∫ ρ(x) dx / (x − z)`` including the atom, for ``Im z > 0`` or real ``z`` off the support.
 
@@ -88,17 +101,20 @@ def stieltjes(z, ratio):
     -------
     ndarray (shape of ``z``), complex
     """
-    z = check.finite_array("z", z, allow_complex=True)
-    ratio = check.positive("ratio", ratio)
     if ratio >= 1.0 and np.any(z == 0):
         check.fail("z", z if z.ndim == 0 else "<array containing 0>",
                    f"complex numbers other than 0 for ratio = {ratio!r} >= 1 (z = 0 is the pole of the atom at zero, "
                    "or the edge x₋ = 0 where m diverges)")
+    return _stieltjes(z, ratio)
+
+
+def _stieltjes(z, ratio):
+    """:func:`stieltjes` of checked arguments (``z`` a complex array, nonzero for ``ratio >= 1``)."""
     if np.any(z.imag < 0):  # conjugate symmetry m(z̄) = conj m(z)
         lower = z.imag < 0
-        out = stieltjes(np.where(lower, np.conj(z), z), ratio)
+        out = _stieltjes(np.where(lower, np.conj(z), z), ratio)
         return np.where(lower, np.conj(out), out)
-    lo, hi = edges(ratio)
+    lo, hi = _edges(ratio)
     sq = np.sqrt(z - lo) * np.sqrt(z - hi)  # product of principal roots: branch cut on [lo, hi]
     s = 1 - ratio - z
     plus, minus = s + sq, s - sq
@@ -112,6 +128,7 @@ def stieltjes(z, ratio):
     return np.where(use_alt, alt, m)
 
 
+@public(x=array(), ratio=positive())
 def cdf(x, ratio):
     """Cumulative distribution including the atom (closed form).
 
@@ -125,10 +142,8 @@ def cdf(x, ratio):
     -------
     ndarray (shape of ``x``)
     """
-    x = check.finite_array("x", x)
-    ratio = check.positive("ratio", ratio)
-    lo, hi = edges(ratio)
-    a0 = atom(ratio)
+    lo, hi = _edges(ratio)
+    a0 = _atom(ratio)
     xc = np.clip(x, lo, hi)
     # ∫ R/x dx = R + m asin((x − m)/h) − √(x₋x₊) asin((m x − x₋x₊)/(h x)),  R = √((x₊ − x)(x − x₋))
     r = np.sqrt(np.maximum((hi - xc) * (xc - lo), 0.0))

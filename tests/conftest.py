@@ -37,6 +37,13 @@ def rng():
     return np.random.default_rng(20261202)
 
 
+@pytest.fixture
+def two_gib_memory_limit(monkeypatch):
+    """A 2 GiB memory limit instead of TEST_MEMORY_LIMIT: the memory guards of the Markov-chain task, its bottleneck
+    and the minimal model checked where a small machine meets them."""
+    monkeypatch.setenv("LINATTN_MEMORY_LIMIT", str(2**31))
+
+
 def pytest_sessionstart(session):
     """Under the test matrix (``LINATTN_EXPECT_INSTALLED=1``, noxfile.py) the library must be the installed wheel,
     not the source tree beside the tests."""

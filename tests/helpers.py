@@ -139,7 +139,7 @@ def within(values, mean, se, tol, k=3.0):
 
 def assert_discriminating(mean, se, theory, baselines, tol, k=3.0, margin=4.0, equivalent=(), label=""):
     """Acceptance of a theory against exact dataset averages, and the proof that the test can tell
-    it from its baselines (issue "Trust" §1).
+    it from its baselines.
 
     (a) the theory is within ``tol·|mean| + k·se`` of the exact mean at every point;
     (b) every baseline (name → values) violates (a) at some point, and is farther from the exact
@@ -186,3 +186,61 @@ def sweep_tests(rows, package, not_inputs):
         assert not missing, f"public callables without a bad-input row: {missing}"
 
     return test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept
+
+
+# ----------------------------------------------------------------------------- refusal tables
+# A unit's refusal table lists calls that must raise a ValueError naming one argument: rows
+# ``(id, call, name)`` or ``(id, call, name, memory limit in bytes)``. Each table states how the name
+# must stand apart in the message, by one of these patterns.
+def name_as_word(name):
+    """``name`` between word boundaries (``name`` is a regular expression: ``pb.D`` also matches ``pb_D``)."""
+    return rf"\b{name}\b"
+
+
+def name_as_escaped_word(name):
+    """``name`` verbatim, between word boundaries."""
+    import re
+
+    return rf"\b{re.escape(name)}\b"
+
+
+def name_not_within_letters(name):
+    """``name`` neither preceded nor followed by a letter or ``_`` (a digit or a dot may touch it)."""
+    return rf"(?<![A-Za-z_]){name}(?![A-Za-z_])"
+
+
+def name_not_within_words_or_after_a_dot(name):
+    """``name`` neither preceded by a word character or a dot nor followed by a word character."""
+    return rf"(?<![\w.]){name}(?![\w])"
+
+
+#: the start of a message raised through a public call: the function's public name (``replica.stationary: ``)
+CALLED = r"(?:[A-Za-z_][\w.]*: )?"
+
+
+def name_starts_too_large(name):
+    """The message starts with ``"<name> too large"``, after the public function called (a memory or work guard names
+    the dominant argument first)."""
+    import re
+
+    return rf"^{CALLED}{re.escape(name)} too large"
+
+
+def refusals(pattern, rows, limit=None):
+    """The rows of a refusal table as pytest parameters ``(call, match, limit)``, each with its id; ``pattern``
+    (one of the ``name_*`` functions above) turns the row's name into the expected match, ``limit`` is the memory
+    limit of rows that state none (``None``: the tests' default, conftest.TEST_MEMORY_LIMIT)."""
+    import pytest
+
+    return [pytest.param(row[1], pattern(row[2]), row[3] if len(row) > 3 else limit, id=row[0]) for row in rows]
+
+
+def assert_refused(call, match, limit, monkeypatch):
+    """``call()`` raises a ValueError whose message matches ``match``, under the memory limit ``limit`` (bytes;
+    ``None``: the tests' default)."""
+    import pytest
+
+    if limit is not None:
+        monkeypatch.setenv("LINATTN_MEMORY_LIMIT", str(limit))
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -20,9 +20,9 @@ import api_pages  # noqa: E402
 sys.path.pop(0)
 
 #: the functions a user meets first: each has an ``Examples`` section (run by tests/test_doctests.py)
-CENTRAL = ("linattn.Problem", "spectra.hessian_eigenvalues", "spectra.density", "spectra.eigensystem",
-           "replica.stationary", "replica.gibbs", "replica.ridge", "replica.asymptotic", "replica.learner_theory",
-           "replica.kernel_ridge", "replica.diversity_transition", "replica.phase_boundary", "dynamics.gradient_flow",
+CENTRAL = ("linattn.Problem", "spectra.hessian_eigenvalues", "spectra._density", "spectra._eigensystem",
+           "replica._stationary", "replica._gibbs", "replica._ridge", "replica._asymptotic", "replica._learner_theory",
+           "replica._kernel_ridge", "replica.diversity_transition", "replica.phase_boundary", "dynamics.gradient_flow",
            "diagnostics.diagnose", "diagnostics.load_checkpoints", "validation.langevin", "validation.pool_average",
            "validation.run_experiment")
 
@@ -102,9 +102,9 @@ def test_roles_render_as_links_and_search_finds_the_entries(site):
     for name, page in pages.items():
         raw = re.findall(r":(?:func|class|meth|mod|data|attr|exc):`", page)
         assert not raw, f"api/{name}: {len(raw)} raw roles"
-    # a cross-reference of a docstring is a link to the entry (replica.stationary's docstring names replica.gibbs's
+    # a cross-reference of a docstring is a link to the entry (replica.stationary's docstring names replica._gibbs's
     # module; StationaryTheory is linked from the learners' pages)
-    assert 'href="#replica.gibbs.gibbs"' in pages["replica"]
+    assert 'href="#replica._gibbs.gibbs"' in pages["replica"]
     links = sum(len(re.findall(r'href="(?:\.\./[a-z]+/)?#[a-z]', p)) for p in pages.values())
     assert links > 300
     index = json.loads((site / "search" / "search_index.json").read_text())

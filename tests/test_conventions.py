@@ -21,12 +21,12 @@ OPTIONAL = {"torch", "dask", "distributed", "zarr", "xarray", "cupy", "cloudpick
 #: (qualified name, argument): allowed uses outside the general rule, each with its reason
 EXCEPTIONS = {
     # sweep grid functions: a grid coordinate is one number, so λ_v is its own coordinate (None: the common λ)
-    ("validation.experiments.grid_points.gibbs_point", "lam_v"),
-    ("validation.experiments.grid_points.langevin_point", "lam_v"),
-    ("validation.experiments.grid_points.long_time_point", "lam_v"),
-    ("validation.experiments.grid_points.decay", "lam_v"),
+    ("validation.experiments._grid_functions.gibbs_point", "lam_v"),
+    ("validation.experiments._grid_functions.langevin_point", "lam_v"),
+    ("validation.experiments._grid_functions.long_time_point", "lam_v"),
+    ("validation.experiments._grid_functions.decay", "lam_v"),
     # a result record stores the two block decays as two numbers
-    ("replica.gibbs.GibbsAverages", "lam_v"),
+    ("replica._gibbs.GibbsAverages", "lam_v"),
 }
 
 
@@ -66,6 +66,8 @@ def _public_signatures():
 
 
 SIGNATURES = _public_signatures()
+#: the modules of the Markov-chain minimal model (its loss, flow and theory, and the law of its sequences)
+MINIMAL_MODEL = "dynamics._minimal_"
 
 
 def _takers(argument):
@@ -73,26 +75,29 @@ def _takers(argument):
 
 
 def _markov(qual):
-    return "markov" in qual or "bottleneck" in qual
+    return "markov" in qual or "bottleneck" in qual or qual.startswith(MINIMAL_MODEL)
 
 
 def test_the_walk_sees_the_library():
     """The walk must reach the modules the rules are about (else every rule below passes vacuously)."""
-    for qual in ("linattn.problem.Problem", "linattn.markov.chains.Chains.sample", "linattn.markov.estimators.losses",
-                 "dynamics.markov_minimal.markov_minimal_loss", "linattn.pools.idg_error",
-                 "validation.simulators.learners.feature_learner", "replica.pool_finite.solve",
-                 "dynamics.flow.gradient_descent", "validation.simulators.gradient_descent.descent_from_random_inits",
-                 "spectra.density.density", "replica.stationary.stationary"):
+    for qual in ("linattn._problem.Problem", "linattn.markov._chains.Chains.sample",
+                 "linattn.markov._loss_curves.losses",
+                 "dynamics._minimal_loss.markov_minimal_loss", "linattn._idg.idg_error",
+                 "validation.simulators._learner_sims.feature_learner", "replica._pool_finite.solve",
+                 "dynamics._flow.gradient_descent", "validation.simulators._gradient_descent.descent_from_random_inits",
+                 "spectra._density.density", "replica._stationary.stationary"):
         assert qual in SIGNATURES, qual
 
 
 @pytest.mark.parametrize("argument, allowed, meaning", [
-    ("alpha", lambda q: q.startswith("spectra."), "α = P/D², the seed paper's sample ratio (spectra)"),
+    ("alpha", lambda q: q.startswith(("spectra.", "validation.experiments._spectra.")),     # and the spectra' data
+     "α = P/D², the seed paper's sample ratio (spectra)"),
     ("beta", lambda q: not _markov(q), "the inverse temperature (never a Markov model weight)"),
-    ("tasks", lambda q: q == "linattn.problem.Problem", "the pool size K of Problem(tasks=K); a drawn pool is `pool`"),
+    ("tasks", lambda q: q == "linattn._problem.Problem", "the pool size K of Problem(tasks=K); a drawn pool is `pool`"),
     ("length", _markov, "the states per Markov sequence"),
     ("concentration", _markov, "the Dirichlet concentration of a chain's rows"),
-    ("score_scale", lambda q: q.startswith("dynamics.markov_minimal."), "the minimal model's layer-2 score scale β"),
+    ("score_scale", lambda q: q.startswith((MINIMAL_MODEL, "validation.experiments._markov_minimal.")),   # and its data
+     "the minimal model's layer-2 score scale β"),
     ("n_test", lambda q: False, "never: the number of test prompts is n_test_prompts, the test length N_test"),
     ("lam_gamma", lambda q: False, "never: a per-block decay is lam=(λ_Γ, λ_v)"),
     ("lam_v", lambda q: False, "never outside the listed exceptions: a per-block decay is lam=(λ_Γ, λ_v)"),
@@ -141,7 +146,7 @@ def test_every_pair_in_the_markov_and_learner_rooms_has_one_order():
 def test_experiment_means_one_thing():
     """An experiment is a unit of validation.experiments; the sweep runner registers grid functions and the staged
     dynamics return runs: no public name outside validation.experiments.base says 'experiment' for them."""
-    import validation.experiments.staged as staged
+    import validation.experiments._staged_runs as staged
     import validation.sweeps as sweeps
 
     assert not [n for n in vars(sweeps) if "experiment" in n.lower() and not n.startswith("_")]

@@ -48,7 +48,7 @@ def test_the_pages_have_blocks():
 def test_extras_are_detected():
     """The detector sees the sweep and torch blocks (so that a page is skipped, not failed, without its extra)."""
     assert EXTRAS["dask"][1].search('ds = sweep("gibbs", grid)') and EXTRAS["dask"][1].search("run(x, store='a')")
-    assert EXTRAS["torch"][1].search("import torch") and not EXTRAS["dask"][1].search("replica.gibbs(data, pb)")
+    assert EXTRAS["torch"][1].search("import torch") and not EXTRAS["dask"][1].search("replica._gibbs(data, pb)")
     assert not EXTRAS["torch"][1].search("x = load(folder)   # .npz files or torch .pt state_dicts")
 
 

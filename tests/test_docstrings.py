@@ -11,7 +11,8 @@ import replica
 import spectra
 import validation
 from validation import gallery as plots
-from validation.app import report
+from validation import sweeps
+from validation._app import report
 
 PACKAGES = (linattn, spectra, dynamics, replica, diagnostics, validation)
 SKIP_MODULES = {"check"}     # the argument checks: documented one-liners used by the library itself
@@ -36,9 +37,10 @@ def public_functions():
                 members = []
             for qual, f in members:
                 seen.setdefault(id(f), (qual, f))
-    for mod in (plots, report):
+    for mod in (plots, sweeps, report):      # the public namespaces: functions of the module or of its private rooms
         for n, f in vars(mod).items():
-            if not n.startswith("_") and inspect.isfunction(f) and f.__module__ == mod.__name__:
+            if not n.startswith("_") and inspect.isfunction(f) and (f.__module__ == mod.__name__
+                                                                     or f.__module__.startswith(mod.__name__ + "._")):
                 seen.setdefault(id(f), (f"{mod.__name__}.{n}", f))
     return sorted(seen.values(), key=lambda t: t[0])
 
@@ -59,5 +61,11 @@ def test_numpydoc_sections(qual, func):
 
 def test_the_scan_finds_the_api():
     names = {q for q, _ in FUNCTIONS}
-    assert {"replica.stationary", "spectra.density", "dynamics.gradient_flow", "validation.langevin"} <= names
+    assert {"replica._stationary", "spectra._density", "dynamics.gradient_flow", "validation.langevin"} <= names
     assert len(FUNCTIONS) > 80
+
+
+def test_the_scan_finds_the_functions_behind_the_faces_of_the_gallery_and_the_sweeps():
+    names = {q for q, _ in FUNCTIONS}
+    assert {"validation.gallery.make", "validation.gallery.write_gallery", "validation.gallery.save",
+            "validation.sweeps.run_points", "validation.sweeps.worker_env", "validation.sweeps.task_seed"} <= names

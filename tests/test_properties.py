@@ -18,7 +18,7 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import linattn  # noqa: E402
-from linattn import links  # noqa: E402
+from linattn import _links as links  # noqa: E402
 
 #: the exceptions a public function may raise on bad or extreme input
 ALLOWED = (ValueError, TypeError, linattn.ConvergenceError)
@@ -170,7 +170,7 @@ def test_result_headers_are_checked_against_the_schema(header):
     import json
     import tempfile
 
-    from validation.experiments.base import Result
+    from validation import Result
 
     with tempfile.TemporaryDirectory() as tmp:
         path = f"{tmp}/r.npz"
@@ -184,7 +184,7 @@ def test_result_headers_are_checked_against_the_schema(header):
 def test_sizes_a_user_controls_meet_the_memory_guard(C):
     """No memory guard: the one-hot bigram embedding (8·C⁴ bytes) is built or refused naming C, never a MemoryError
     (one_hot_embedding(10**4) raised MemoryError; C = 10³ needs 7.5 TB)."""
-    from linattn.markov import bottleneck
+    from linattn.markov import _bottleneck as bottleneck
 
     contract(bottleneck.one_hot_embedding, ("C",), C=C)
 
@@ -193,7 +193,7 @@ def test_sizes_a_user_controls_meet_the_memory_guard(C):
 def test_task_rows_of_any_scale_are_accepted_or_named(log10_scale):
     """The wrong name in the message: pool rows of norm 10^k, k in [−300, 300], give finite context statistics or a
     ValueError naming tasks (norm 1e-200 gave "tasks must be tasks with nonzero rows")."""
-    from linattn import pools
+    from linattn import _idg as pools
 
     pb = linattn.Problem(3, 5, 0.1)
     tasks = 10.0 ** log10_scale * np.array([[1.0, 2.0, -1.0], [0.5, 0.0, 1.0]])
@@ -272,7 +272,7 @@ def test_the_mean_and_standard_error_of_finite_values_are_finite(x):
     """Silent wrong values: the mean ± s.e. of finite values is finite, with the mean inside [min, max] (values
     beyond ~1e154 gave (inf, inf) or se = inf: their sum or squares overflowed — and the pool theory's ``*_se`` at
     β = 1e-300 were inf through it)."""
-    from linattn.numerics.stats import mean_se
+    from linattn._numerics.stats import mean_se
 
     m, se = mean_se(x)
     assert math.isfinite(m) and math.isfinite(se) and se >= 0.0, (m, se)
@@ -299,17 +299,18 @@ def test_pool_theory_errors_and_their_errors_are_finite_or_refused(beta):
 solver_count = st.sampled_from([0, 1, 3, -1, 2.5, 10**18, "x", None, True, float("nan")])
 
 
-@given(extreme, solver_count, st.sampled_from(["anderson", "cg"]))
-def test_the_numerics_solvers_check_their_arguments(tolerance, count, solver):
-    """Raw exceptions / accepted nonsense / hangs: the room's solvers take any tolerance and iteration count and
-    return or refuse naming it (a float count raised "cannot be interpreted as an integer", tol = nan ran every
-    iteration, 10¹⁸ iterations were accepted, a scalar start raised AttributeError)."""
-    from linattn.numerics import cg, fixed_point
+@given(extreme, solver_count, st.sampled_from(["ridge", "kernel_ridge"]))
+def test_the_solvers_tolerance_and_count_are_checked_where_the_user_gives_them(tolerance, count, solver):
+    """Raw exceptions / accepted nonsense / hangs: the public solvers that hand a user's tolerance and iteration count
+    to the numerics room's CG take any of them and return or refuse naming it (a float count raised "cannot be
+    interpreted as an integer", rtol = nan ran every iteration, 10¹⁸ iterations were accepted). The room trusts
+    its callers: the library's Anderson mixing gets only the library's own tolerances and counts."""
+    import replica
 
-    if solver == "anderson":
-        contract(fixed_point.anderson, ("tol", "max_iterations"), g=lambda x: 0.5 * x + 1.0, x0=np.zeros(3),
-                 tol=tolerance, max_iterations=count)
+    pb = linattn.Problem(3, 4, 0.1)
+    if solver == "ridge":
+        contract(replica.ridge, ("rtol", "maxiter"), data=pb.sample(12, rng=0), pb=pb, lam=0.1, method="cg",
+                 rtol=tolerance, maxiter=count)
     else:
-        A = np.diag([1.0, 2.0, 3.0])
-        contract(cg.certified_cg, ("rtol", "maxiter"), apply=lambda p: A @ p, b=np.ones(3),
-                 precondition=lambda r: r, lam=0.5, rtol=tolerance, maxiter=count)
+        contract(replica.kernel_ridge, ("rtol", "maxiter"), data=replica.kernel_data(pb, 12, rng=0, features="linear"),
+                 pb=pb, lam=0.1, rtol=tolerance, maxiter=count)

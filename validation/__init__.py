@@ -9,24 +9,26 @@ report and the command line. Rooms (imports point down the list):
   :func:`sweep_summary`, :func:`local_cluster`) and the points of experiments (:func:`~validation.sweeps.run_points`),
   in this process, on local processes or Dask, resumable into Zarr stores (optional extra ``[dask]``);
 * :mod:`validation.experiments` — every experiment as settings → run → :class:`~validation.experiments.Result`
-  → :class:`~validation.experiments.Check`, and the one-call workflows :func:`stationary_sweep` (theory vs exact
+  (its data an :class:`~validation.experiments.ExperimentData`: named fields) → :class:`~validation.experiments.Check`,
+  and the one-call workflows :func:`stationary_sweep` (theory vs exact
   vs Langevin against ``P``), :func:`pool_average` (exact averages with task pools) and :func:`rank_dynamics`;
 * :mod:`validation.gallery` — figures that draw saved results (registry, gallery);
 * :mod:`validation.app` — the validation report and the ``linattn`` command line.
 """
 import importlib
 
-from .experiments import grid_points  # noqa: F401  (registers the grid functions gibbs, langevin, long_time_limit)
+from .experiments import _grid_functions as grid_points  # noqa: F401  (registers the grid functions gibbs, langevin, long_time_limit)
 
 #: public name -> module that defines it (imported on first use: ``import validation`` and ``linattn --help`` stay
 #: fast, the simulators' numba kernels and the theory floors load only when needed)
 _LAZY = {
-    **dict.fromkeys(["Check", "Experiment", "Result"], "validation.experiments.base"),
-    "run_experiment": "validation.experiments.base:run",
-    **dict.fromkeys(["PoolAverage", "pool_average"], "validation.experiments.pools"),
-    **dict.fromkeys(["RankDynamics", "rank_dynamics"], "validation.experiments.rank_dynamics"),
+    **dict.fromkeys(["Check", "Experiment", "Result"], "validation.experiments._base"),
+    "ExperimentData": "validation.experiments._data",
+    "run_experiment": "validation.experiments._base:run",
+    **dict.fromkeys(["PoolAverage", "pool_average"], "validation.experiments._task_pools"),
+    **dict.fromkeys(["RankDynamics", "rank_dynamics"], "validation.experiments._rank_dynamics"),
     **dict.fromkeys(["StationarySweep", "boundary_from_means", "stationary_sweep"],
-                    "validation.experiments.stationary"),
+                    "validation.experiments._stationary"),
     **dict.fromkeys(["AttentionRun", "BinnedError", "Chain", "DescentRun", "FactorizedRun", "LangevinResult",
                      "LearnerRun", "MeanEstimate", "attention_gradient_descent", "autocorrelation",
                      "binned_readout_error", "chain", "choose_dt", "descent_from_random_inits", "factorized_descent",
@@ -50,3 +52,7 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(_LAZY))
+
+from linattn import _deprecated  # noqa: E402  (after the lazy names it falls back on)
+
+_deprecated.install(__name__)     # the module paths of 0.1.0, for one release

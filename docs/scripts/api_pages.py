@@ -32,7 +32,7 @@ PACKAGES = {
     "spectra": (
         "Hessian spectra of the empirical risk: exact eigenvalues, the Marchenko–Pastur and finite-size laws, and "
         "the per-dataset eigensystem the exact engines share.",
-        "Start with `spectra.hessian_eigenvalues` and `spectra.density`; `spectra.eigensystem` is what `replica` "
+        "Start with `spectra.hessian_eigenvalues` and `spectra._density`; `spectra._eigensystem` is what `replica` "
         "and `dynamics` diagonalise once per dataset."),
     "dynamics": (
         "Learning dynamics: exact gradient flow and descent per dataset, dataset-averaged curves, staged learning "
@@ -41,7 +41,7 @@ PACKAGES = {
     "replica": (
         "Free energies: exact Gibbs averages per dataset, the replica-symmetric theory of the dataset-averaged "
         "errors, task pools at finite and infinite `D`, the learners' theories, and the phase boundaries.",
-        "Start with `replica.stationary` (the theory), `replica.gibbs` and `replica.ridge` (one dataset, exact); "
+        "Start with `replica._stationary` (the theory), `replica._gibbs` and `replica._ridge` (one dataset, exact); "
         "derivations on the [replica page](../replica.md)."),
     "diagnostics": (
         "Diagnostics of any weight trajectory: effective and stable ranks, subspace distances, principal angles, "

@@ -26,8 +26,8 @@ import numpy as np
 
 import linattn
 import replica
-from validation.experiments.learners import LINKS
-from validation.simulators.learners import feature_learner, feature_test_error
+from validation.experiments._learners import LINKS
+from validation.simulators._learner_sims import feature_learner, feature_test_error
 
 LAM = 0.01
 

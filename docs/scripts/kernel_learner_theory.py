@@ -25,9 +25,9 @@ import zlib
 import numpy as np
 
 import linattn
-from linattn.kernel_learner import n_features
-from replica.kernel_ridge import kernel_data, kernel_ridge
-from replica.learner_theory import learner_theory
+from linattn._kernel_errors import n_features
+from replica._kernel_ridge import kernel_data, kernel_ridge
+from replica._learner_theory import learner_theory
 
 LAWS = ("finite", "gaussian", "mp")
 

@@ -10,9 +10,14 @@ embedding carries about the task, measured, and the pool size ``K₂*`` it sets;
 See docs/markov.md.
 """
 from . import bottleneck
-from .chains import FIRST_STATES, Chains, Sample, expected_row_entropy, first_law, stationary
-from .estimators import NAMES, LossCurves, log_losses, log_losses_naive, losses, matched_pseudocount, predict
+from ._chains import FIRST_STATES, Chains, Sample, expected_row_entropy, first_law, stationary
+from ._estimators import NAMES, log_losses, log_losses_naive, matched_pseudocount, predict
+from ._loss_curves import LossCurves, losses
 
 __all__ = ["Chains", "Sample", "stationary", "first_law", "expected_row_entropy", "FIRST_STATES",
            "NAMES", "LossCurves", "losses", "log_losses", "log_losses_naive", "predict", "matched_pseudocount",
            "bottleneck"]
+
+from linattn import _deprecated
+
+_deprecated.install(__name__)     # the module paths of 0.1.0, for one release

@@ -3,7 +3,8 @@ tiny training runs with torch (skipped without it)."""
 import numpy as np
 import pytest
 
-from diagnostics.markov_transformer import PHASES, attention_order_parameters, kl_per_position, phase
+from diagnostics._markov_readouts import PHASES
+from diagnostics.markov import attention_order_parameters, kl_per_position, phase
 from linattn import markov
 
 
@@ -119,7 +120,7 @@ def torch():
 
 @pytest.mark.parametrize("positions", ["rotary", "relative"])
 def test_model_shapes_and_causal_attention(torch, positions):
-    from validation.simulators.markov_transformer import build_markov_model
+    from validation.simulators import build_markov_model
 
     torch.manual_seed(0)
     model = build_markov_model(4, 9, d_model=8, positions=positions)
@@ -138,7 +139,7 @@ def test_model_shapes_and_causal_attention(torch, positions):
 
 
 def _tiny(seed=0, K=2, steps=20, **kw):
-    from validation.simulators.markov_transformer import train_markov_transformer
+    from validation.simulators import train_markov_transformer
 
     kw = dict(dict(d_model=8, batch=8, record=10, n_eval=16), **kw)
     return train_markov_transformer(markov.Chains(3, 1.0, K), 8, steps, seed, **kw)
@@ -187,7 +188,7 @@ def test_a_short_training_run_learns_a_single_chain(torch):
     (dict(rng=-1), "rng must be"),
 ])
 def test_bad_inputs_of_training(torch, kw, words):
-    from validation.simulators.markov_transformer import train_markov_transformer
+    from validation.simulators import train_markov_transformer
 
     args = dict(chains=markov.Chains(3, 1.0, 2), length=8, steps=20, rng=0, record=10, d_model=8, batch=4, n_eval=4)
     args.update(kw)

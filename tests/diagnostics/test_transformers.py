@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from helpers import Row, check_case, sweep_cases
 
-from diagnostics.transformers import TransformerRun, emergence
-from validation.simulators.transformers import torch_available
+from diagnostics import TransformerRun, emergence
+from validation.simulators import torch_available
 
 
 def _synthetic_run(T=60, heads=2, d=6, dh=3):
@@ -60,7 +60,7 @@ def test_emergence_sees_a_dip_of_the_spectrum_beneath_the_top():
 
 
 def test_without_torch_the_training_says_how_to_install_it(monkeypatch):
-    from validation.simulators import transformers
+    from validation.simulators import _transformer_training as transformers
 
     monkeypatch.setitem(sys.modules, "torch", None)            # import torch now raises ImportError
     assert not transformers.torch_available()
@@ -74,7 +74,7 @@ torch_only = pytest.mark.skipif(not torch_available(), reason="optional extra [t
 
 @torch_only
 def test_a_short_run_records_circuits_of_rank_at_most_the_head_size():
-    from validation.simulators.transformers import train_attention_only
+    from validation.simulators import train_attention_only
 
     run = train_attention_only("copy", 2, steps=40, record=10, d_model=16, heads=4, half=6, vocab=12, rng=1)
     assert run.qk.shape == (4, 2, 4, 16, 16) and run.ov.shape == run.qk.shape
@@ -87,7 +87,7 @@ def test_a_short_run_records_circuits_of_rank_at_most_the_head_size():
 
 @torch_only
 def test_regression_loss_starts_at_the_null_predictor():
-    from validation.simulators.transformers import train_attention_only
+    from validation.simulators import train_attention_only
 
     run = train_attention_only("regression", 1, steps=20, record=10, D=4, N=8, lr=1e-6, batch=512, rng=0)
     # with a tiny learning rate the model barely moves from a small output: loss ≈ ½ E[y_q²] = ½ (s.e. ~ 0.5/√(512·10))
@@ -125,7 +125,7 @@ ROWS = [
 @torch_only
 @pytest.mark.parametrize("case", sweep_cases(ROWS), ids=lambda c: c[0])
 def test_bad_input(case):
-    from validation.simulators import transformers
+    from validation.simulators import _transformer_training as transformers
 
     _, row, arg, value = case
     check_case(Row(row.name, getattr(transformers, row.func), row.kwargs, row.kinds), arg, value)
@@ -138,7 +138,7 @@ def test_copy_task_dip_and_early_distance_fall_over_three_seeds():
     in every layer of 2-layer models and never in 1-layer ones (whose rank only falls), and the QK subspace distance
     is half-way down before the loss is — in the 2-layer models only. Measured (quick figure, seeds 0–2): dip depth
     0.13–0.38, in 1 layer exactly 0; distance half-way at 430–690 vs loss half-way at 720–940."""
-    from validation.simulators.transformers import emergence_study
+    from validation.simulators import emergence_study
 
     st = emergence_study("copy", depths=(1, 2), seeds=(0, 1, 2), steps=2000, record=25, half=12, vocab=32)
     one, two = st.events[1], st.events[2]

@@ -2,12 +2,12 @@
 theory, and the theory against the mean of exact per-dataset curves (rungs 1–3)."""
 import numpy as np
 import pytest
-from helpers import assert_discriminating
+from helpers import assert_discriminating, assert_refused, name_as_word, refusals
 
 import dynamics
 import linattn
 import replica
-from dynamics.averaged import exp_contour, filter_poles
+from dynamics._averaged import exp_contour, filter_poles
 
 PB = linattn.Problem(10, 100)
 LAM = 0.01
@@ -60,7 +60,7 @@ CASES = [(model, P) for model in ("reduced", "full") for P in (10, 100, 1000)]
 @pytest.mark.slow
 @pytest.mark.parametrize("model, P", CASES)
 def test_theory_against_exact_dataset_means(P, model):
-    """Acceptance (issue "Trust" §1): the mean of 600 exact per-dataset curves (D = 10, N = 100,
+    """Acceptance: the mean of 600 exact per-dataset curves (D = 10, N = 100,
     λ = 0.01, θ0 = 0, 13 times) against (a) the finite-size theory and (b) its baselines, MP and
     the decoupled label channel, paired on the same exact averages.
 
@@ -120,3 +120,40 @@ def test_memorization_signature():
     inc_se = steps.std(0, ddof=1) / np.sqrt(n)
     assert np.all(inc_mean <= 3 * inc_se + 1e-12)
     assert m100[-1] < 0.5 * m100[0]
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB_3_10 = linattn.Problem(3, 10, 0.1)
+PB_4_8 = linattn.Problem(4, 8, 0.1)
+
+
+REFUSED = refusals(name_as_word, [
+    ("averaged-curves", lambda: dynamics.averaged_curves(PB_4_8, 20, 0.1, np.ones(10**8)), "times"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+@pytest.mark.parametrize("P", [0.5, 0.999])
+def test_averaged_curves_refuses_fewer_than_one_prompt(P):
+    with pytest.raises(ValueError, match="P"):
+        dynamics.averaged_curves(PB_3_10, P, 0.1, [1.0])
+
+
+def test_averaged_curves_at_extreme_decay_and_time():
+    """λ = 1e300 gives E_g(Γ = 0) (the block overlaps overflowed to NaN); t = 1e100 at λ = 0 is the long-time limit
+    (the poles s_k/τ reached the zero atom: SystemError); a spread or a decay beyond float64 names its argument."""
+    import dynamics
+
+    pb = linattn.Problem(3, 4, 0.1)
+    assert np.allclose(dynamics.averaged_curves(pb, 6, 1e300, [1.0], law="mp").test, pb.test_error(np.zeros((3, 3))),
+                       rtol=1e-12)
+    late = dynamics.averaged_curves(pb, 6, 0.0, [1e6, 1e100], law="mp").test
+    assert abs(late[1] - late[0]) < 1e-9 * late[0]          # converged at t = 1e6 (measured: 1e-13)
+    with pytest.raises(ValueError, match=r"^dynamics\.averaged_curves: init must be small enough"):
+        dynamics.averaged_curves(pb, 6, 0.1, [1.0], init=1e300, law="mp")
+    with pytest.raises(ValueError, match=r"^dynamics\.averaged_curves: lam must be small enough"):
+        dynamics.averaged_curves(pb, 6, 1.7e308, [1.0], law="mp")

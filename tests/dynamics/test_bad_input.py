@@ -10,7 +10,7 @@ import diagnostics
 import dynamics
 import linattn
 import spectra
-from dynamics.averaged import exp_contour, filter_poles
+from dynamics._averaged import exp_contour, filter_poles
 
 PB = linattn.Problem(3, 4, 0.1)
 DATA = PB.sample(6, rng=0)
@@ -111,7 +111,7 @@ test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_sw
 
 
 def test_special_cases():
-    """Reproducers of issue "Trust" §2."""
+    """Special cases that returned NaN or a raw exception."""
     cur = dynamics.averaged_curves(PB, 6, 0.1, [0.0, 1e-300, 1e-155, 1e-20, 1e-3])    # was NaN below 1e-155
     assert np.all(np.isfinite(cur.test)) and np.all(np.isfinite(cur.train))
     assert np.all(np.diff(cur.train) <= 0)
@@ -123,3 +123,18 @@ def test_special_cases():
         dynamics.gradient_descent(ES, PB, 0.1, [1.5], 0.01)
     with pytest.raises(ValueError, match="time"):
         dynamics.gap_sweep(PB, [4], 0.1, 2, time=-1.0)
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB_3_10 = linattn.Problem(3, 10, 0.1)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: dynamics.mode_flow(PB_3_10, 0.1, 0.1, t),
+    lambda t: dynamics.logistic_modes(PB_3_10, 0.1, t),
+    lambda t: dynamics.gradient_flow(PB_3_10.sample(5, rng=0), PB_3_10, 0.1, t),
+    lambda t: dynamics.averaged_curves(PB_3_10, 20, 0.1, t),
+])
+def test_two_dimensional_times_refused(call):
+    with pytest.raises(ValueError, match="times"):
+        call([[0.0, 1.0]])

@@ -1,13 +1,14 @@
 """Exact gradient flow / descent per dataset (rungs 1, 2, 5)."""
 import numpy as np
 import pytest
-from helpers import assert_mean
+from helpers import assert_mean, assert_refused, name_as_word, name_not_within_letters, refusals
 
 import dynamics
 import linattn
 import spectra
-from linattn import attention, sampling
-from validation.simulators.attention_gd import attention_gradient_descent
+from linattn import _attention as attention
+from linattn import _sampling as sampling
+from validation import attention_gradient_descent
 
 
 @pytest.mark.parametrize("model", ["reduced", "full"])
@@ -132,3 +133,30 @@ def test_bad_input(rng):
         dynamics.gradient_descent(es, pb, 0.1, [-1], lr=0.1)
     with pytest.raises(ValueError, match="model"):
         dynamics.gradient_flow(es, pb, 0.1, [1.0], model="full")
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB = linattn.Problem(4, 8, 0.1)
+DATA = PB.sample(20, rng=0)
+RAGGED = [[1.0], [1.0, 2.0]]
+
+
+def _data():
+    return PB.sample(12, rng=0)
+
+
+REFUSED = refusals(name_as_word, [
+    ("gradient-flow", lambda: dynamics.gradient_flow(DATA, PB, 0.1, np.zeros(10**9), return_params=True), "times"),
+    ("gradient-descent-steps", lambda: dynamics.gradient_descent(
+        linattn.Problem(20, 8, 0.1).sample(50, rng=0), linattn.Problem(20, 8, 0.1), 0.1,
+        np.zeros(2 * 10**7, dtype=np.int64), 0.01), "steps"),
+]) + refusals(name_not_within_letters, [
+    # a ragged nested list reached np.asarray / np.atleast_1d / np.ndim before the check: numpy's "setting an array
+    # element with a sequence" named no argument (check.counts, check.block_lambdas, np.atleast_*d at the callers)
+    ("gradient-descent-steps-ragged", lambda: dynamics.gradient_descent(_data(), PB, 0.1, RAGGED, 0.1), "steps"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)

@@ -5,20 +5,31 @@ import math
 
 import numpy as np
 import pytest
+from helpers import (
+    assert_refused,
+    name_as_escaped_word,
+    name_as_word,
+    name_not_within_letters,
+    name_starts_too_large,
+    refusals,
+)
 
-from dynamics import markov_minimal as mm
-from dynamics.markov_minimal import markov_minimal_flow, markov_minimal_loss, markov_minimal_theory, n_canonical
+import dynamics
+from dynamics import _minimal_loss as loss_module
+from dynamics import _minimal_sequences as sequences
+from dynamics import markov_minimal_flow, markov_minimal_loss, markov_minimal_theory
+from dynamics._minimal_sequences import n_canonical
 
 
 def _brute(C, N, concentration, first_state, score_scale, delta, variant, law="dirichlet"):
     """All C^(N+1) sequences, no symmetry reduction: (Σ P, E[ℓ; seen], E[∇ℓ; seen])."""
     seqs = np.array(list(itertools.product(range(C), repeat=N + 1)), dtype=np.int8)
     if law == "dirichlet":
-        w = np.exp(mm._log_law(seqs, C, concentration, first_state))
+        w = np.exp(sequences._log_law(seqs, C, concentration, first_state))
     else:                                  # i.i.d. uniform states: the baseline law
         w = np.full(len(seqs), float(C) ** -(N + 1))
-    m, A = mm._features(seqs, N)
-    ell, g, _ = mm._per_pattern(score_scale, delta, m, A, variant)
+    m, A = sequences._features(seqs, N)
+    ell, g, _ = loss_module._per_pattern(score_scale, delta, m, A, variant)
     return w.sum(), w @ ell, w @ g
 
 
@@ -27,7 +38,7 @@ def test_enumeration_is_a_probability_law_and_matches_brute_force(first_state):
     """The canonical enumeration (restricted growth strings × C!/(C−k)!) sums to 1, as does the brute force
     over all C^(N+1) sequences (1e-12: float64 sums of ~10³ terms), and gives the same loss and gradient."""
     C, N, concentration = 3, 5, 0.7
-    pat = mm._exact_patterns(C, N, concentration, first_state)
+    pat = sequences._exact_patterns(C, N, concentration, first_state)
     assert pat.n_sequences == n_canonical(C, N + 1) == 1 + 31 + 90    # Σ_{k≤3} S(6, k)
     assert abs(pat.total - 1) < 1e-12 and abs(pat.weight.sum() - 1) < 1e-12
     total, loss_part, grad_part = _brute(C, N, concentration, first_state, 0.9, 0.4, "released")
@@ -45,12 +56,12 @@ def test_first_state_law_closed_forms():
     C, concentration = 3, 0.5
     seqs = np.array(list(itertools.product(range(C), repeat=2)), dtype=np.int8)
     for fs in ("uniform", "onestep"):
-        p = np.exp(mm._log_law(seqs, C, concentration, fs)).reshape(C, C)
+        p = np.exp(sequences._log_law(seqs, C, concentration, fs)).reshape(C, C)
         assert np.allclose(p.sum(axis=1), 1 / C, atol=1e-15)
-    p_u = np.exp(mm._log_law(seqs, C, concentration, "uniform")).reshape(C, C)
+    p_u = np.exp(sequences._log_law(seqs, C, concentration, "uniform")).reshape(C, C)
     assert abs(np.trace(p_u) - 1 / C) < 1e-15
     # onestep: P(s0 = s1) = Σ_h P(h) [h = s0: (α+1)/(Cα+1) · ... ] — exact value by direct Pólya sums
-    p_o = np.exp(mm._log_law(seqs, C, concentration, "onestep")).reshape(C, C)
+    p_o = np.exp(sequences._log_law(seqs, C, concentration, "onestep")).reshape(C, C)
     direct = (1 / C) * (1 / C) * ((concentration + 1) / (C * concentration + 1)) + (1 / C) * (1 - 1 / C) * (1 / C)
     assert abs(np.trace(p_o) - C * direct) < 1e-15
 
@@ -85,7 +96,7 @@ def test_exact_identities():
     # P(s_2 = s_1) = E over the visit of s_1: the second draw of row s_1 equals the first w.p. (α+1)/(Cα+1)
     # unless the hidden/onestep chain already used row s_1 — exact value from the brute-force law
     seqs = np.array(list(itertools.product(range(3), repeat=3)), dtype=np.int8)
-    w = np.exp(mm._log_law(seqs, 3, 0.5, "onestep"))
+    w = np.exp(sequences._log_law(seqs, 3, 0.5, "onestep"))
     assert abs(r2.p_unseen - w[seqs[:, 2] != seqs[:, 1]].sum()) < 1e-12
     assert abs(r2.loss_seen) < 1e-12                      # one key carrying the target: p = 1
 
@@ -103,7 +114,7 @@ def test_exact_agrees_with_monte_carlo_and_iid_baseline_is_rejected():
     assert np.all(np.abs(ex.grad - mc.grad) < 4 * mc.grad_se)
     total, _, _ = _brute(C, N, concentration, "onestep", b, d, "released", law="iid")
     seqs = np.array(list(itertools.product(range(C), repeat=N + 1)), dtype=np.int8)
-    _, A = mm._features(seqs, N)
+    _, A = sequences._features(seqs, N)
     p_unseen_iid = float((~A.any(axis=1)).sum()) / len(seqs)
     assert abs(total - 1) < 1e-12
     assert abs(p_unseen_iid - mc.p_unseen) > 4 * mc.p_unseen_se
@@ -167,3 +178,107 @@ def test_stationary_first_state_is_monte_carlo_and_reproducible():
     b = markov_minimal_loss(0.5, 0.5, 3, 4, 0.5, first_state="stationary", n_mc=3000, rng=5)
     assert a.method == "mc" and a.n_sequences == 3000 and a.loss_se > 0
     assert a.loss == b.loss and np.array_equal(a.grad, b.grad)
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+MARKOV = dict(score_scale0=0.1, delta0=0.1, C=3, N=8, concentration=1.0, n_mc=2000, rng=0)
+
+
+REFUSED = refusals(name_as_escaped_word, [
+    # a bracket whose width overflows
+    ("theory-bracket-width", lambda: dynamics.markov_minimal_theory(3, 4, 1.0, bracket=(-1e308, 1e308)), "bracket"),
+], limit=2**31) + refusals(name_as_word, [
+    ("markov-minimal-N", lambda: dynamics.markov_minimal_loss(0.5, 0.5, 3, 10**9, 1.0), "N"),
+]) + refusals(name_not_within_letters, [
+    # markov_minimal_flow from a start where the loss overflows: 1e5 integrator evaluations (~50 s) before a
+    # ConvergenceError; markov_minimal_loss refuses the same point naming score_scale
+    ("markov-flow-huge-start", lambda: dynamics.markov_minimal_flow(**{**MARKOV, "score_scale0": 1e300},
+                                                                   times=[0.0, 1.0]), "score_scale0"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+TOO_LARGE = refusals(name_starts_too_large, [
+    # neither n_seq nor length is an argument of markov_minimal_loss
+    ("minimal-loss-n-mc", lambda: dynamics.markov_minimal_loss(0.5, 0.5, 127, 200, 1.0),
+     "dynamics.markov_minimal_loss: n_mc"),
+], limit=2**31)
+
+
+@pytest.mark.parametrize("call, match, limit", TOO_LARGE)
+def test_too_large_names_the_dominant_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+@pytest.mark.parametrize("variant", ["released", "attention"])
+def test_markov_minimal_loss_huge_delta_is_the_limit(variant):
+    """e^δ overflowed float64 (NaN loss and gradient); the kernel now works in e^{−δ} for δ > 0 and gives the
+    δ → ∞ limit, which δ = 50 already reaches to rounding."""
+    far = dynamics.markov_minimal_loss(0.5, 1e300, 3, 4, 1.0, variant=variant)
+    near = dynamics.markov_minimal_loss(0.5, 50.0, 3, 4, 1.0, variant=variant)
+    for r in (far, near):
+        assert np.isfinite(r.loss) and np.all(np.isfinite(r.grad)) and np.all(np.isfinite(r.hessian))
+    assert far.loss == pytest.approx(near.loss, rel=1e-12)
+    np.testing.assert_allclose(far.grad, near.grad, rtol=1e-12, atol=1e-18)
+
+
+@pytest.mark.parametrize("variant", ["released", "attention"])
+def test_markov_minimal_loss_continuous_across_zero(variant):
+    """The two forms of the kernel (e^δ for δ <= 0, e^{−δ} for δ > 0) agree at δ = 0."""
+    a = dynamics.markov_minimal_loss(0.7, 1e-12, 3, 5, 0.5, variant=variant)
+    b = dynamics.markov_minimal_loss(0.7, -1e-12, 3, 5, 0.5, variant=variant)
+    assert a.loss == pytest.approx(b.loss, abs=1e-10)
+    np.testing.assert_allclose(a.grad, b.grad, atol=1e-10)
+    np.testing.assert_allclose(a.hessian, b.hessian, atol=1e-10)
+
+
+def test_markov_minimal_loss_large_delta_gradient_is_accurate():
+    """u = m d − (f m + S) cancelled catastrophically at large e^δ; ∂_δ L ∝ e^{−δ} must scale exactly."""
+    g30 = dynamics.markov_minimal_loss(0.5, 30.0, 3, 4, 1.0).grad[1]
+    g40 = dynamics.markov_minimal_loss(0.5, 40.0, 3, 4, 1.0).grad[1]
+    assert g30 != 0.0
+    assert g40 / g30 == pytest.approx(np.exp(-10.0), rel=1e-6)
+
+
+@pytest.mark.parametrize("score_scale, delta, name", [(0.5, -1e300, "delta"), (1e300, 0.1, "score_scale")])
+def test_markov_minimal_loss_overflow_names_the_argument(score_scale, delta, name):
+    with pytest.raises(ValueError, match=name):
+        dynamics.markov_minimal_loss(score_scale, delta, 3, 4, 1.0, variant="released")
+
+
+def test_markov_minimal_theory_bracket_overflow_is_refused():
+    with pytest.raises(ValueError, match="bracket"):
+        dynamics.markov_minimal_theory(3, 4, 1.0, bracket=(-1e300, 1.0))
+
+
+def test_markov_minimal_flow_single_time():
+    r = dynamics.markov_minimal_flow(0.01, 0.02, 3, 4, 1.0, [0.0])
+    np.testing.assert_array_equal(r.score_scale, [0.01])
+    np.testing.assert_array_equal(r.delta, [0.02])
+
+
+@pytest.mark.usefixtures("two_gib_memory_limit")
+def test_theory_wide_bracket_finds_the_saddle():
+    """A bracket up to 1e40 (or 1e300) raised scipy's raw RuntimeError (100 iterations of brentq)."""
+    ref = dynamics.markov_minimal_theory(3, 4, 1.0)
+    for hi in (1e40, 1e300):
+        wide = dynamics.markov_minimal_theory(3, 4, 1.0, bracket=(-6.0, hi))
+        assert wide.delta_saddle == pytest.approx(ref.delta_saddle, abs=1e-10)
+        assert wide.rate == pytest.approx(ref.rate, rel=1e-8)
+
+
+@pytest.mark.usefixtures("two_gib_memory_limit")
+@pytest.mark.parametrize("concentration", [1e15, 1e308])
+def test_minimal_model_at_huge_concentration_is_the_iid_limit(concentration):
+    """log Γ(α + n) − log Γ(α) cancelled (α = 1e15 gave p_unseen = 0.035, not 8/27) and Cα
+    overflowed (α = 1e308 was refused naming beta); at α → ∞ the states are i.i.d. uniform."""
+    limit = dynamics.markov_minimal_loss(0.5, 0.5, 3, 4, 1e20)
+    for first_state in ("onestep", "uniform"):
+        r = dynamics.markov_minimal_loss(0.5, 0.5, 3, 4, concentration, first_state=first_state)
+        assert r.p_unseen == pytest.approx(8 / 27, abs=1e-12)
+        assert r.loss == pytest.approx(limit.loss, abs=1e-10)
+        np.testing.assert_allclose(r.grad, limit.grad, atol=1e-12)

@@ -3,6 +3,7 @@ versions)."""
 import numpy as np
 import pytest
 
+import dynamics
 import linattn
 from dynamics import _ode
 
@@ -95,11 +96,50 @@ def test_a_fast_transient_late_in_a_plateau_is_not_a_stall(method):
 
 
 def test_a_cubic_parametrization_escaping_late_is_not_a_stall():
-    """``mean_flow`` of separate key/query heads from a 1e-9 start escapes its saddle at t ~ 1e9–1e10 (review of
-    session 49: a relative-growth stall test refused it at t = 9.25e9)."""
+    """``mean_flow`` of separate key/query heads from a 1e-9 start escapes its saddle at t ~ 1e9–1e10 (a
+    relative-growth stall test refused it at t = 9.25e9)."""
     import dynamics
     from linattn.factorized import Parametrization
 
     par = Parametrization("separate_kq", 2)
     fl = dynamics.mean_flow(linattn.Problem(2, 20), par, par.init(1e-9, rng=0), np.geomspace(1, 1.5e10, 30))
     assert np.all(np.isfinite(fl.loss)) and fl.loss[-1] < fl.loss[0]
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB = linattn.Problem(4, 8, 0.1)
+MARKOV = dict(score_scale0=0.1, delta0=0.1, C=3, N=8, concentration=1.0, n_mc=2000, rng=0)
+
+
+@pytest.mark.parametrize("end", [1e-150, 1e-300, 5e-324 * 4])
+def test_flows_over_a_span_below_lsodas_step_are_the_initial_state(end):
+    """A last time of 1e-150 … 1e-300: LSODA stalled at t = 0 and ``mode_flow`` raised ConvergenceError after 1e5
+    evaluations (3–6 s); ``markov_minimal_flow`` took ~50 s for the same. Over such a span the flow does not move:
+    the answer is the initial state at every time (now integrated in the rescaled time ``(t − t₀)/span``)."""
+    t = np.array([0.0, end / 2, end])
+    mf = dynamics.mode_flow(PB, 0.1, 0.2, t)
+    assert np.array_equal(mf.times, t) and np.allclose(mf.p, 0.1) and np.allclose(mf.q, 0.2)
+    fl = dynamics.markov_minimal_flow(**MARKOV, times=t)
+    assert np.allclose(fl.score_scale, 0.1, rtol=1e-12) and np.allclose(fl.delta, 0.1, rtol=1e-12)
+    assert fl.escape_time == np.inf
+
+
+def test_rescaled_short_span_agrees_with_the_direct_integration():
+    """Just below the rescaling threshold and just above it the flow is the same (to its first-order change)."""
+    from dynamics import _ode
+
+    for span in (_ode.SHORT_SPAN * 0.5, _ode.SHORT_SPAN * 2):
+        fl = dynamics.mode_flow(PB, 0.1, 0.2, np.array([0.0, span]))
+        assert np.allclose(fl.p[-1], 0.1, rtol=1e-12) and np.allclose(fl.q[-1], 0.2, rtol=1e-12)
+
+
+def test_a_flow_that_blows_up_stops_with_a_convergence_error(monkeypatch):
+    """mode_flow from p0 = 1e200 stepped for ever; every integration of dynamics.staged now has an evaluation budget
+    (lowered here to keep the test short) and ends with ConvergenceError naming the likely cause."""
+    import dynamics
+    import dynamics._ode
+
+    monkeypatch.setattr(dynamics._ode, "MAX_EVALUATIONS", 2000)
+    pb = linattn.Problem(3, 4, 0.1, covariance=[1.0, 0.5, 0.25])
+    with pytest.raises(linattn.ConvergenceError, match="blows up"):
+        dynamics.mode_flow(pb, 1e200, [0.1, 0.2, 0.1], [0.0, 1.0])

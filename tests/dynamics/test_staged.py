@@ -1,10 +1,12 @@
 """Staged learning: closed forms vs exact mean-flow ODE, fixed points, escape times, saddles, finite P."""
 import numpy as np
 import pytest
+from helpers import assert_refused, name_not_within_letters, refusals
 
 import dynamics
 import linattn
-from dynamics.staged import escape_times, logistic_modes, mean_flow, mode_constants, mode_flow, saddle_losses
+from dynamics import escape_times, logistic_modes, mean_flow, mode_constants, mode_flow, saddle_losses
+from linattn import _parametrizations as factorized
 from linattn.factorized import Parametrization
 
 SPEC = np.array([1.0, 0.5, 0.25])
@@ -166,3 +168,58 @@ def test_mode_flow_scales_to_64_modes():
     t = np.linspace(0.0, 1.2 * escape_times(pb, a0).max(), 10_000)
     mf = mode_flow(pb, np.sqrt(a0), np.sqrt(a0), t)
     assert np.abs(mf.modes - logistic_modes(pb, a0, t)).max() < 1e-6
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB_ISOTROPIC = linattn.Problem(3, 10, 0.1)
+PB_4_8 = linattn.Problem(4, 8, 0.1)
+
+
+REFUSED = refusals(name_not_within_letters, [
+    ("mean-flow-theta0", lambda: dynamics.mean_flow(PB_4_8, factorized.Parametrization("merged", 4), np.full(16, 2e300),
+                                                    np.linspace(0.0, 5.0, 6)), "theta0"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_mode_flow_single_time():
+    """times=[0.0] crashed with AttributeError (solve_ivp's y is a list on an empty span)."""
+    r = dynamics.mode_flow(PB_ISOTROPIC, 0.1, 0.2, [0.0])
+    np.testing.assert_array_equal(r.p, [[0.1] * 3])
+    np.testing.assert_array_equal(r.q, [[0.2] * 3])
+
+
+def test_mean_flow_single_time_and_list():
+    par = Parametrization("value_kq_modes", 3)
+    theta0 = par.init(0.1, rng=0)
+    r = dynamics.mean_flow(PB_ISOTROPIC, par, theta0, [0.0])
+    np.testing.assert_array_equal(r.theta, theta0[None])
+    r2 = dynamics.mean_flow(PB_ISOTROPIC, par, theta0, [0.0, 0.5])
+    assert r2.theta.shape == (2, theta0.size)
+
+
+def test_mode_flow_wrong_shape_start_names_it():
+    with pytest.raises(ValueError, match="p0"):
+        dynamics.mode_flow(PB_ISOTROPIC, [0.1, 0.2], 0.1, [0.0, 1.0])
+
+
+def test_staged_dynamics_name_their_arguments():
+    import dynamics
+
+    pb = linattn.Problem(3, 4, 0.1, covariance=[1.0, 0.5, 0.25])
+    with pytest.raises(ValueError, match=r"^dynamics\.mode_loss: modes must be small enough"):
+        dynamics.mode_loss(pb, [1e200, 0.0, 0.0])
+    with pytest.raises(ValueError, match=r"^dynamics\.saddle_losses: spectrum must be eigenvalues in"):
+        dynamics.saddle_losses([1e300, 1.0], 31)
+    par = linattn.factorized.Parametrization("value_kq", 3)
+    # the library's own diagnosis, whatever scipy's words ("Unexpected istate in LSODA" in scipy 1.18, "Repeated
+    # convergence failures" in 1.17): depending on the solver's steps the state overflows (scipy 1.10) or stays
+    # finite and the integrator stops short of the last time (1.17); either way the message names the flow, the
+    # time it did not reach and the times to check
+    with pytest.raises(linattn.ConvergenceError, match="^mean_flow: the integrator.* before t = 1e\\+300") as info:
+        dynamics.mean_flow(pb, par, par.init(0.1, 0), [0.0, 1e300])
+    assert "times" in str(info.value) and "LSODA" not in str(info.value)

@@ -1,12 +1,13 @@
 """Anisotropic inputs x ~ N(0, Σ): exact moments against raw tokens, sampler, isotropic special case."""
 import numpy as np
 import pytest
-from helpers import assert_discriminating
+from helpers import assert_discriminating, assert_refused, name_as_word, name_not_within_words_or_after_a_dot, refusals
 from scipy import stats
 
 import linattn
 import replica
-from linattn import sampling
+from linattn import Covariance
+from linattn import _sampling as sampling
 
 D, N = 4, 6
 _A = np.random.default_rng(7).standard_normal((D, D))
@@ -110,3 +111,44 @@ def test_isotropic_theories_refuse_anisotropic_problems():
         linattn.Problem(D, N, 0.1, covariance=-VECTOR)
     with pytest.raises(ValueError, match="covariance"):
         linattn.Problem(D, N, 0.1, covariance=MATRIX + np.triu(np.ones((D, D)), 1))
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+ROTATED = Covariance(np.ones(3) * 2, np.eye(3))
+
+
+REFUSED = refusals(name_not_within_words_or_after_a_dot, [
+    ("function-length", lambda: Covariance(np.ones(3) * 2).function([1.0, 2.0]), "values"),
+    ("function-nan", lambda: Covariance(np.ones(3) * 2).function([1, np.nan, 1]), "values"),
+    ("apply-power-nan", lambda: Covariance(np.ones(3) * 2).apply(np.eye(3), np.nan), "power"),
+    ("apply-power-huge", lambda: Covariance(np.ones(3) * 2).apply(np.eye(3), 1e300), "power"),
+    ("apply-A-huge", lambda: Covariance(np.ones(3) * 2).apply(np.eye(3) * 1e308, 1.0), "A"),
+    ("apply-shape", lambda: ROTATED.apply(np.eye(2)), "A"),
+    ("apply-str", lambda: ROTATED.apply("abc"), "A"),
+    ("to-eigenbasis-shape", lambda: ROTATED.to_eigenbasis(np.eye(2)), "A"),
+    ("to-eigenbasis-shape-diag", lambda: Covariance(np.ones(3) * 2).to_eigenbasis(np.eye(2)), "A"),
+    ("from-eigenbasis-shape", lambda: ROTATED.from_eigenbasis(np.eye(2)), "A"),
+    ("rotate-rows-shape", lambda: ROTATED.rotate_rows(np.eye(2)), "X"),
+    ("rotate-rows-nan", lambda: ROTATED.rotate_rows(np.full(3, np.nan)), "X"),
+]) + refusals(name_as_word, [
+    # silent values and accepted nonsense
+    ("covariance-nan", lambda: Covariance(np.array([np.nan, 1.0])), "spectrum"),
+    ("covariance-negative", lambda: Covariance(np.array([-1.0, 1.0])), "spectrum"),
+    ("covariance-basis", lambda: Covariance(np.array([1.0, 1.0]), basis=np.ones((2, 2))), "basis"),
+    ("covariance-basis-shape", lambda: Covariance(np.array([1.0, 1.0]), basis=np.eye(3)), "basis"),
+    ("covariance-str", lambda: Covariance("a"), "spectrum"),
+    ("problem-covariance", lambda: linattn.Problem(2, 8, 0.1, covariance=Covariance(np.array([-1.0, 1.0]))),
+     "spectrum"),
+
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_covariance_eigenvalues_must_keep_fourth_moments_finite():
+    with pytest.raises(ValueError, match="covariance"):
+        linattn.Problem(3, 6, covariance=[1e200, 1.0, 1.0])
+    assert np.isfinite(linattn.Problem(3, 6, covariance=[1e40, 1.0, 1.0]).icl_solution().test_error)

@@ -1,9 +1,18 @@
 """Factorized parametrizations: chain rule, objectives, conservation laws, the attention forward pass."""
 import numpy as np
 import pytest
+from helpers import (
+    assert_refused,
+    name_as_word,
+    name_not_within_letters,
+    name_not_within_words_or_after_a_dot,
+    refusals,
+)
 
 import linattn
-from linattn import attention, sampling
+from linattn import _attention as attention
+from linattn import _parametrizations as factorized
+from linattn import _sampling as sampling
 from linattn.factorized import Parametrization, dataset_objective, population_objective
 
 D = 4
@@ -96,3 +105,80 @@ def test_aligned_start_and_bad_kinds():
         Parametrization("value_kq", 3, heads=2)
     with pytest.raises(ValueError, match="rank"):
         Parametrization("separate_kq", 3, rank=4)
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB_4_8 = linattn.Problem(4, 8, 0.1)
+DATA = PB_4_8.sample(20, rng=0)
+
+
+REFUSED = refusals(name_not_within_words_or_after_a_dot, [
+    ("objective-data-str", lambda: factorized.Objective(1.0, np.eye(2), data="x").value(np.eye(2)), "data"),
+    ("objective-nothing", lambda: factorized.Objective(1.0, np.eye(2)).value(np.eye(2)), "left"),
+    ("objective-left-only", lambda: factorized.Objective(1.0, np.eye(2), left=np.eye(2)), "right"),
+    ("objective-data-D", lambda: factorized.Objective(1.0, np.eye(3), data=DATA).value(np.eye(3)), "data"),
+    ("objective-data-and-left", lambda: factorized.Objective(1.0, np.eye(4), data=DATA, left=np.eye(4)), "left"),
+    ("apply-overflow", lambda: factorized.dataset_objective(DATA).apply(np.ones((4, 4)) * 1e307), "Gamma"),
+    ("objective-empty", lambda: factorized.Objective(1.0, np.zeros((0, 0))), "B"),
+    ("pullback-batch", lambda: Parametrization("merged", 2).pullback(np.ones((3, 4)), np.eye(2)), "theta"),
+    ("pullback-batch-modes", lambda: Parametrization("value_kq_modes", 2).pullback(np.ones((3, 8)), np.eye(2)),
+     "theta"),
+    ("pullback-batch-heads", lambda: Parametrization("separate_kq", 2, heads=2).pullback(
+        np.ones((3, Parametrization("separate_kq", 2, heads=2).n_params)), np.eye(2)), "theta"),
+    ("join-unknown", lambda: Parametrization("merged", 2).join(Gamma=np.eye(2), junk=5), "blocks"),
+]) + refusals(name_as_word, [
+    ("objective-nan", lambda: factorized.population_objective(PB_4_8).value(np.full((4, 4), np.nan)), "Gamma"),
+    ("objective-shape", lambda: factorized.population_objective(PB_4_8).gradient(np.ones((3, 3))), "Gamma"),
+    ("objective-y2", lambda: factorized.Objective(np.nan, np.eye(4)), "y2"),
+    ("objective-B", lambda: factorized.Objective(1.0, np.ones((2, 3))), "B"),
+]) + refusals(name_not_within_letters, [
+    # Objective.values refused its stack under the name of the single-matrix methods, "Gamma"
+    ("objective-values-nan", lambda: population_objective(PB_4_8).values(np.full((2, 4, 4), np.nan)), "Gammas"),
+    ("objective-values-shape", lambda: population_objective(PB_4_8).values(np.ones(48)), "Gammas"),
+    ("objective-values-overflow", lambda: population_objective(PB_4_8).values(np.full((2, 4, 4), 1e300)), "Gammas"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_parametrization_memory_guard():
+    with pytest.raises(ValueError, match=r"heads=1000000000.*too large.*GiB"):
+        factorized.Parametrization("separate_kq", 3, heads=10**9)
+    with pytest.raises(ValueError, match=r"D=1000000.*too large.*GiB"):
+        factorized.Parametrization("merged", 10**6)
+
+
+def test_aligned_refuses_non_orthogonal_basis():
+    par = factorized.Parametrization("value_kq_modes", 2)
+    with pytest.raises(ValueError, match="basis"):
+        par.aligned([1.0, 2.0], [[1.0, 1.0], [0.0, 1.0]])
+    U = np.array([[0.6, -0.8], [0.8, 0.6]])
+    theta = par.aligned([1.0, 2.0], U)
+    np.testing.assert_allclose(par.gamma(theta), U @ np.diag([1.0, 2.0]) @ U.T, atol=1e-14)
+
+
+def test_conserved_quantities_of_an_empty_batch():
+    """``conserved`` of an empty batch of parameters raised numpy's "cannot reshape array of size 0 into shape
+    (0,newaxis)"; it is the empty batch of the quantities, as ``split`` and ``gamma`` give."""
+    for kind, kw in (("value_kq_modes", {}), ("separate_kq", {"heads": 2, "rank": 2})):
+        par = Parametrization(kind, 3, **kw)
+        one = par.conserved(np.full(par.n_params, 0.1))
+        out = par.conserved(np.empty((0, par.n_params)))
+        assert out.shape == (0,) + one.shape
+
+
+def test_factorized_products_that_overflow_name_their_argument():
+    par = linattn.factorized.Parametrization("value_kq", 3)
+    big = np.full(par.n_params, 1e200)
+    for call, name, method in ((lambda: par.init(1e300, rng=0), "scale", "init"),
+                               (lambda: par.gamma(big), "theta", "gamma"),
+                               (lambda: par.conserved(big), "theta", "conserved"),
+                               (lambda: par.pullback(big, 1e200 * np.eye(3)), "theta", "pullback")):
+        called = rf"linattn\.factorized\.Parametrization\.{method}: "
+        with pytest.raises(ValueError, match=f"^{called}{name} must be small enough"):
+            call()
+    with pytest.raises(ValueError, match=r"^linattn\.relative_gap: test must be an array of the shape of train"):
+        linattn.relative_gap([1.0, 2.0], [1.0, 2.0, 3.0])

@@ -1,4 +1,4 @@
-"""Exact test errors of the kernel learner (linattn.kernel_learner; issue 25, part 2).
+"""Exact test errors of the kernel learner (linattn.kernel_learner).
 
 Three layers of checks:
 
@@ -14,14 +14,24 @@ Three layers of checks:
 """
 import numpy as np
 import pytest
-from helpers import Row, check_case, sweep_cases
+from helpers import (
+    Row,
+    assert_refused,
+    check_case,
+    name_as_word,
+    name_not_within_words_or_after_a_dot,
+    refusals,
+    sweep_cases,
+)
 from scipy import integrate, stats
 
 import linattn
-from linattn import sampling
+from linattn import _kernel_errors as kernel_errors
+from linattn import _sampling as sampling
+from linattn._kernel_errors import block_directions
+from linattn._numerics import quadrature
 from linattn.kernel_learner import kernel_test_error, n_features
-from linattn.numerics import quadrature
-from validation.simulators.learners import hermite_features, kernel_learner
+from validation import hermite_features, kernel_learner
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -277,3 +287,34 @@ def test_n_test_is_the_same_problem_at_that_context_length():
         linattn.pools.idg_error(pb, pool, G, N_test=0)
     with pytest.raises(ValueError, match="features"):
         kernel_test_error(pb, G, features="cubic")
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+REFUSED = refusals(name_not_within_words_or_after_a_dot, [
+    ("kernel-moments-D", lambda: kernel_errors.kernel_moments(linattn.Problem(2000, 8, 0.1)), "pb.D"),
+    ("hermite-features-D0", lambda: kernel_errors.hermite_features(np.ones((2, 0))), "X"),
+]) + refusals(name_as_word, [
+    ("trace-direction", lambda: kernel_errors.trace_direction(10**9), "D"),
+    ("hermite-features", lambda: linattn.kernel_learner.hermite_features(np.ones((10**5, 10**3))), "X"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_block_directions_D1_has_an_empty_Q_block():
+    """D = 1 divided by √(1 − 1/D) = 0 (NaN); the Q⊥ block has dimension 0 there: its direction is 0."""
+    U = block_directions(np.array([[1.0], [-1.0]]))
+    assert U.shape == (2, 3, n_features(1))
+    assert np.all(np.isfinite(U))
+    np.testing.assert_array_equal(U[:, 2], 0.0)
+    np.testing.assert_array_equal(U[:, 0, 0], [1.0, -1.0])
+
+
+def test_block_directions_unit_rows_unchanged():
+    w = np.array([[0.6, 0.8, 0.0]])
+    U = block_directions(w)
+    np.testing.assert_allclose(np.linalg.norm(U, axis=-1), 1.0, rtol=1e-14)
+

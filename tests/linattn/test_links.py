@@ -2,13 +2,23 @@
 and the surrogate of a linear link against the library's linear results."""
 import numpy as np
 import pytest
+from helpers import (
+    CALLED,
+    assert_refused,
+    name_as_word,
+    name_not_within_letters,
+    name_not_within_words_or_after_a_dot,
+    refusals,
+)
 from scipy import integrate
 
 import dynamics
 import linattn
 import replica
 import spectra
-from linattn import links, sampling
+from linattn import _invariants as invariants
+from linattn import _links as links
+from linattn import _sampling as sampling
 from linattn.links import Link, as_link
 
 PHI = lambda z: np.exp(-0.5 * z * z) / np.sqrt(2 * np.pi)   # noqa: E731
@@ -25,7 +35,7 @@ PHI = lambda z: np.exp(-0.5 * z * z) / np.sqrt(2 * np.pi)   # noqa: E731
     ("hermite:5", (0.0, 0.0, 1.0)),
 ])
 def test_hermite_closed_forms(name, expected):
-    """μ₀, μ₁, μ_*² to 1e-12 (the issue's accuracy) where they are known in closed form."""
+    """μ₀, μ₁, μ_*² to 1e-12 (the accuracy asked of them) where they are known in closed form."""
     assert np.allclose(tuple(as_link(name).hermite), expected, rtol=0, atol=1e-12)
 
 
@@ -204,3 +214,133 @@ def test_odd_links_converge_at_large_task_norms(link):
     got = kernel_test_error(linattn.Problem(D, 6, 0.2, link), G, pool=tasks, N_test=9)
     ref = kernel_test_error(linattn.Problem(D, 6, 0.2, "cubic"), G, pool=tasks, N_test=9)
     assert np.isfinite(got) and got == pytest.approx(ref, rel=1e-10)
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+TL = links.as_link("tanh")
+
+
+REFUSED = refusals(name_not_within_words_or_after_a_dot, [
+    # a linear slope (or a link's scale) whose a⁴ over- or underflows float64
+    ("slope-1e100", lambda: linattn.Problem(4, 8, 0.0, link=Link.linear(1e100)).feature_variance_v, "slope"),
+    ("slope-1e78", lambda: Link.linear(1e78), "slope"),
+    ("slope-1e41", lambda: Link.linear(-1e41), "slope"),
+    ("polynomial-1e50", lambda: Link.polynomial([0.0, 1e50]), "coefficients"),
+    ("scaled-callable", lambda: linattn.Problem(4, 8, 0.0, link=lambda z: 1e60 * np.tanh(z)), "link"),
+    ("slope-1e-100", lambda: linattn.Problem(4, 8, 0.0, link=Link.linear(1e-100)).test_metric_ratio(16), "slope"),
+    ("slope-1e-41", lambda: Link.linear(1e-41), "slope"),
+    ("tiny-callable", lambda: linattn.Problem(4, 8, 0.0, link=lambda z: 1e-90 * np.tanh(z)), "link"),
+    ("radial-moments", lambda: links.radial_moments(Link.linear(1e100), 4), "slope"),
+    ("sample-slope", lambda: linattn.Problem(4, 8, 0.0, link=Link.linear(1e100)).sample(5, rng=0), "slope"),
+    # the argument of a link (the quadrature's building blocks until_converged, moment_table and power_size trust
+    # their callers: the library's own orders, powers and arrays)
+    ("link-call-str", lambda: TL("abc"), "z"),
+    ("link-call-complex", lambda: TL(np.ones(2) * 1j), "z"),
+    ("link-call-ragged", lambda: TL([[1.0], [1.0, 2.0]]), "z"),
+]) + refusals(name_as_word, [
+
+
+    ("power-size", lambda: links.power_size(np.array([1e300]), np.array([1e300]), 2), "values"),
+
+    ("moment-table-scales", lambda: links.moment_table(TL, np.ones(10**8), 20, [(1, 2)]), "scales"),
+]) + refusals(name_not_within_letters, [
+    ("radial-moments-D", lambda: linattn.links.radial_moments("tanh", [1, 2]), "D"),
+    # Link.__call__ documents real z (±inf allowed) but returned NaN for NaN (every link: silent non-finite values)
+    ("link-nan", lambda: linattn.Problem(3, 6, 0.1, link="relu").link(np.array([0.0, np.nan])), "z"),
+    ("link-nan-scalar", lambda: linattn.Problem(3, 6, 0.1, link="hermite:3").link(float("nan")), "z"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+@pytest.mark.parametrize("slope", [1e40, -1e40, 1e-40, -1e-40])
+@pytest.mark.parametrize("noise", [0.0, 1.0, 1e6])
+def test_the_edges_of_the_slope_range_give_finite_nonzero_moments(slope, noise):
+    """At the ends of SLOPE_RANGE every exact moment is finite and non-zero (a⁴ at 1e100 overflowed, c_v at
+    1e-100 underflowed to 0), also at the largest sizes D, N."""
+    for D, N in ((1, 1), (4, 8), (2**20, 2**53)):
+        pb = linattn.Problem(D, N, noise, link=Link.linear(slope))
+        values = [pb.feature_variance, pb.feature_variance_v, pb.label_variance, pb.teacher_strength,
+                  pb.teacher_norm2, *pb.test_metric_ratio(3)]
+        assert np.all(np.isfinite(values)) and np.all(np.asarray(values) > 0), (D, N, values)
+    pb = linattn.Problem(4, 8, noise, link=Link.linear(slope))
+    m = links.radial_moments(pb.link, 4)
+    assert all(np.isfinite(x) and x > 0 for x in (m.phi1_sq, m.phi2, m.phi22, m.phi4, m.phi2_sq))
+    u = np.array([[1e-300] * 8, [0.5] * 8, [1 - 1e-16] * 8])
+    inv = invariants.from_uniforms(pb, u)
+    assert all(np.all(np.isfinite(x)) for x in (inv.xi1, inv.xi2, inv.f, inv.y))
+    assert np.isfinite(pb.test_error(np.eye(4), np.ones(4)))
+    assert np.all(np.isfinite(pb.sample(50, rng=0).y2))
+
+
+@pytest.mark.parametrize("scale", [1e39, 1e-39])
+def test_the_edges_of_the_link_scale_give_finite_nonzero_moments(scale):
+    """A nonlinear link of scale 1e±39 (within LINK_SCALE) has finite, non-zero moments and test-metric ratios
+    (1e-90·tanh gave c_v = 0 and a ZeroDivisionError)."""
+    pb = linattn.Problem(4, 8, 0.0, link=lambda z: scale * np.tanh(z))
+    values = [pb.feature_variance, pb.feature_variance_v, *pb.test_metric_ratio(16)]
+    assert np.all(np.isfinite(values)) and np.all(np.asarray(values) > 0)
+    inv = invariants.from_uniforms(pb, np.full((3, invariants.n_primitives(pb)), 0.5))
+    assert np.all(np.isfinite(inv.xi2))
+
+
+@pytest.mark.parametrize("link, z, expected", [
+    # He₃(1e300)/√6 ≈ 4e899 is beyond float64: inf is its float64 rounding (the docstring's ±inf for polynomials)
+    ("hermite:3", 1e300, np.inf), ("hermite:3", -1e300, -np.inf),
+    # at ±inf (documented as accepted) the Hermite recurrence formed inf − inf: NaN; now the leading term's limit
+    ("hermite:3", np.inf, np.inf), ("hermite:3", -np.inf, -np.inf),
+    # He₄, He₅, He₆ at 1e160 overflowed inside the recurrence: NaN (a silent non-finite value)
+    ("hermite:4", 1e160, np.inf), ("hermite:4", -1e160, np.inf), ("hermite:5", -1e160, -np.inf),
+    ("hermite:6", 1e100, np.inf), ("hermite:40", -np.inf, np.inf), ("cubic", -1e300, -np.inf),
+])
+def test_polynomial_link_far_out_is_its_leading_terms_limit(link, z, expected):
+    f = linattn.Problem(3, 6, 0.1, link=link).link
+    assert f(z) == expected
+    out = f(np.array([z, 2.0]))
+    assert out[0] == expected and np.isfinite(out[1])
+
+
+def test_polynomial_link_near_the_origin_is_unchanged():
+    f = linattn.Problem(3, 6, 0.1, link="hermite:3").link
+    z = np.array([-2.0, 0.0, 0.5, 3.0])
+    assert np.allclose(f(z), (z**3 - 3 * z) / np.sqrt(6.0))
+
+
+def test_links_must_be_real_and_may_be_float32():
+    with pytest.raises(ValueError, match="link"):
+        linattn.Problem(6, 12, link=lambda z: z + 0j)
+    h = linattn.Problem(6, 12, link=lambda z: (z**3).astype(np.float32)).hermite   # its own precision, ~1e-7
+    assert h.mu1 == pytest.approx(3.0, rel=1e-5) and h.mu_star2 == pytest.approx(6.0, rel=1e-5)
+
+
+def test_a_link_that_fails_or_leaves_float64_is_refused_by_name():
+    """A callable link's own exception, a degree that is not a decimal integer, and values whose fourth powers leave
+    float64 (the moments would be 0 or inf: teacher_norm2 divided 0 by 0) are ValueErrors naming the link."""
+    for link, words in ((lambda z: 1 / 0, "raised ZeroDivisionError"), (lambda z: z + "a", "raised UFuncTypeError"),
+                        (lambda z: 1e-200 * z, "magnitude between"), (lambda z: 1e200 + 0 * z, "magnitude between"),
+                        ("hermite:\u00b2", "k an integer"), ("hermite:" + "9" * 5000, "k an integer")):
+        with pytest.raises(ValueError, match=f"^link must .*{words}"):
+            linattn.Problem(3, 4, link=link)
+    with pytest.raises(ValueError, match="^noise must be > 0 when the link is 0"):
+        linattn.Problem(3, 4, link=lambda z: 0 * z)
+    assert linattn.Problem(3, 4, 0.1, link=lambda z: 0 * z).teacher_norm2 == 0.0
+
+
+def test_radial_moments_converge_at_large_D():
+    """The task-norm rule covers the window ±40/√D around ρ = 1 (tanh at D = 10⁷ was refused as not converged): the
+    moments tend to the D → ∞ values, μ₁² for E_r φ₁² up to O(1/D) = 1e-7."""
+    mu1 = linattn.links.as_link("tanh").hermite.mu1
+    assert linattn.links.radial_moments("tanh", 10**7).phi1_sq == pytest.approx(mu1**2, abs=1e-6)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: linattn.links.Link.linear(1e200), "slope"),
+    (lambda: linattn.links.Link.linear(1e-200), "slope"),
+    (lambda: linattn.links.Link("linear", None, slope=np.nan), "slope"),
+])
+def test_invalid_input_that_was_accepted_is_refused_by_name(call, name):
+    with pytest.raises(ValueError, match=f"^{CALLED}{name} must"):
+        call()

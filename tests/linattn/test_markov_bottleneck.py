@@ -1,12 +1,20 @@
-"""The bigram-embedding bottleneck of the Markov-chain task (linattn.markov.bottleneck; arXiv:2604.12151)."""
+"""The bigram-embedding bottleneck of the Markov-chain task (linattn.markov._bottleneck; arXiv:2604.12151)."""
 import math
 
 import numpy as np
 import pytest
+from helpers import (
+    assert_refused,
+    name_as_escaped_word,
+    name_as_word,
+    name_not_within_letters,
+    name_starts_too_large,
+    refusals,
+)
 
 from linattn import ConvergenceError, markov
-from linattn.markov import bottleneck as bn
-from replica import bottleneck_theory as bt
+from linattn.markov import _bottleneck as bn
+from replica import _bottleneck_theory as bt
 
 C = 10
 
@@ -231,3 +239,75 @@ test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_sw
     ROWS, markov, {"Sample", "LossCurves", "NAMES", "FIRST_STATES", "Chains", "stationary", "first_law",
                    "expected_row_entropy", "losses", "log_losses", "log_losses_naive", "predict",
                    "matched_pseudocount"})
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+CHK = markov.Chains(C=3, concentration=1.0, K=4)
+E9 = np.random.default_rng(0).normal(size=(9, 2))
+
+
+REFUSED = refusals(name_as_escaped_word, [
+    ("bigram-laws-reducible", lambda: bn.bigram_laws(np.eye(3)[None]), "pool"),
+], limit=2**31) + refusals(name_as_word, [
+    ("information-mean", lambda: markov.bottleneck.information_mean(3, 1.0, 4, E9, 10, n_pools=10**9), "n_pools"),
+    ("k2-step", lambda: markov.bottleneck.k2(3, 1.0, E9, 10, step=1e-12), "step"),
+    ("k2-pools", lambda: markov.bottleneck.k2(3, 1.0, E9, 10, n_pools=10**9), "n_pools"),
+    ("prior-moments-concentration", lambda: markov.bottleneck.prior_moments(3, 1e-300, n_chains=100), "concentration"),
+]) + refusals(name_not_within_letters, [
+    ("information-mean-K", lambda: markov.bottleneck.information_mean(3, 1.0, None, E9, 10, n_pools=2, rng=0,
+                                                                      n_samples=64), "K"),
+    ("information-mean-concentration", lambda: markov.bottleneck.information_mean(3, 1e-300, 4, E9, 10, n_pools=2,
+                                                                                  rng=0, n_samples=64),
+     "concentration"),
+    ("information-pool", lambda: bn.information([np.eye(3), [[1.0]]], bn.one_hot_embedding(3), 50), "pool"),
+    ("pooled-embedding-states", lambda: bn.pooled_embedding([[0, 1], [1]], np.eye(4)), "states"),
+    ("bigram-laws-empty", lambda: bn.bigram_laws(np.empty((0, 3, 3))), "pool"),
+    # k2 with a concentration so small that the drawn pool underflows to a reducible chain: "pool must be
+    # irreducible" (pool is no argument of k2); information_mean already named concentration
+    ("k2-tiny-concentration", lambda: bn.k2(3, 1e-300, bn.one_hot_embedding(3), 50, n_pools=2,
+                                           n_samples=64, K_max=8, rng=0), "concentration"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+TOO_LARGE = refusals(name_starts_too_large, [
+    ("prior-moments-closed", lambda: bn.prior_moments(300, 1.0, n_chains=0), "C"),
+    ("prior-moments-sampled", lambda: bn.prior_moments(300, 1.0, n_chains=100), "C"),
+    ("information-n-samples", lambda: bn.information(CHK.draw_pool(0), np.eye(9), 10, n_samples=10**7,
+                                                     rng=0), "n_samples"),
+    ("information-mean-K", lambda: bn.information_mean(3, 1.0, 10**7, E9, 10, n_samples=2), "K"),
+    ("k2-K-max", lambda: bn.k2(3, 1.0, E9, 10, K_max=10**9), "K_max"),
+], limit=2**31)
+
+
+@pytest.mark.parametrize("call, match, limit", TOO_LARGE)
+def test_too_large_names_the_dominant_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_one_hot_embedding_memory_guard():
+    with pytest.raises(ValueError, match=r"C too large.*GiB"):
+        bn.one_hot_embedding(10**4)
+
+
+def test_unigram_embedding_memory_guard():
+    with pytest.raises(ValueError, match=r"C, d too large.*GiB"):
+        bn.unigram_embedding(10**4, 10**4, rng=0)
+
+
+@pytest.mark.usefixtures("two_gib_memory_limit")
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+def test_bottleneck_is_scale_invariant_in_the_embedding(scale):
+    """E·1e200 gave NaN bits and a NaN channel; the quantities do not depend on the scale of E."""
+    pool = CHK.draw_pool(0)
+    ref, big = bn.information(pool, E9, 10, rng=0), bn.information(pool, E9 * scale, 10, rng=0)
+    assert big.bits == pytest.approx(ref.bits, abs=1e-12) and big.bits_se == pytest.approx(ref.bits_se, abs=1e-12)
+    for moments in (bn.prior_moments(3, 1.0, 0), bn.prior_moments(3, 1.0, 200)):
+        a, b = bt.channel(E9, 10, moments), bt.channel(E9 * scale, 10, moments)
+        np.testing.assert_allclose(b.snr, a.snr, rtol=1e-10)
+        assert b.capacity_bits == pytest.approx(a.capacity_bits, rel=1e-10)
+        assert b.spread == pytest.approx(a.spread, rel=1e-10)

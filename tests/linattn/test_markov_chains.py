@@ -1,8 +1,19 @@
-"""Markov-chain task (issue 24, arXiv:2604.12151): the sampler, the stationary law, E[H(row)]."""
+"""Markov-chain task (arXiv:2604.12151): the sampler, the stationary law, E[H(row)]."""
+import math
+
 import numpy as np
 import pytest
+from helpers import (
+    assert_refused,
+    name_as_escaped_word,
+    name_as_word,
+    name_not_within_letters,
+    name_starts_too_large,
+    refusals,
+)
 from scipy import integrate, special
 
+import linattn
 from linattn import markov
 
 
@@ -135,3 +146,47 @@ def test_bad_inputs():
         markov.stationary([[0.5, 0.5]])
     with pytest.raises(ValueError, match="n_seq"):
         markov.Chains(C=3, concentration=1.0).sample(10**9, 10**4, 0)                # memory guard
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+CHK = markov.Chains(C=3, concentration=1.0, K=4)
+
+
+REFUSED = refusals(name_as_escaped_word, [
+    # the reducible pool was called T
+    ("sample-pool-reducible", lambda: CHK.sample(2, 5, 0, pool=np.tile(np.eye(3), (4, 1, 1))), "pool"),
+], limit=2**31) + refusals(name_as_word, [
+    # the name in the message
+    ("chains-concentration", lambda: markov.Chains(C=3, concentration=1e-3).sample(4, 10, 0), "concentration"),
+]) + refusals(name_not_within_letters, [
+    # an empty stack of transition matrices: numpy's "zero-size array to reduction operation maximum"
+    ("first-law-empty", lambda: linattn.markov.first_law(np.empty((0, 3, 3)), "stationary"), "T"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+TOO_LARGE = refusals(name_starts_too_large, [
+    # the dominant factor, not the arguments that happen to enter the size
+    ("sample-C", lambda: markov.Chains(C=10**6, concentration=1.0).sample(1, 2, 0), "C"),
+    ("sample-K", lambda: markov.Chains(C=3, concentration=1, K=10**12).sample(1, 2, 0), "K"),
+    ("sample-n-seq", lambda: markov.Chains(C=3, concentration=1.0).sample(10**9, 10, 0), "n_seq"),
+    ("draw-chains-C", lambda: markov.Chains(C=10**6, concentration=1).draw_chains(1, 0), "C"),
+    ("draw-pool-K", lambda: markov.Chains(C=3, concentration=1, K=10**12).draw_pool(0), "K"),
+], limit=2**31)
+
+
+@pytest.mark.parametrize("call, match, limit", TOO_LARGE)
+def test_too_large_names_the_dominant_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+@pytest.mark.usefixtures("two_gib_memory_limit")
+def test_row_entropy_huge_alpha_is_log_C():
+    """C·concentration overflowed to inf."""
+    assert markov.expected_row_entropy(10, 1e308) == pytest.approx(math.log(10), abs=1e-12)
+    assert markov.expected_row_entropy(2**53, 1e300) == pytest.approx(53 * math.log(2), abs=1e-12)
+    assert markov.expected_row_entropy(10, 1e307) == pytest.approx(math.log(10), abs=1e-12)

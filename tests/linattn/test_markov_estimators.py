@@ -1,7 +1,18 @@
-"""Ideal estimators of the Markov-chain task (issue 24, arXiv:2604.12151): 1-mem, 2-mem, 1-gen, 2-gen, bayes."""
+"""Ideal estimators of the Markov-chain task (arXiv:2604.12151): 1-mem, 2-mem, 1-gen, 2-gen, bayes."""
+import math
+
 import numpy as np
 import pytest
-from helpers import Row, sweep_tests
+from helpers import (
+    Row,
+    assert_refused,
+    name_as_escaped_word,
+    name_as_word,
+    name_not_within_letters,
+    name_starts_too_large,
+    refusals,
+    sweep_tests,
+)
 from scipy import special, stats
 
 from linattn import markov
@@ -64,7 +75,7 @@ def test_posterior_recovers_after_underflow():
 def test_losses_is_the_mean_of_log_losses_on_the_same_sample(monkeypatch):
     """losses() draws exactly chains.sample(...) from the same generator; its numbers do not depend on the
     block size of the kernels."""
-    from linattn.markov import estimators
+    from linattn.markov import _loss_curves as loss_curves
 
     ch = markov.Chains(C=3, concentration=0.8, K=4, first_state="onestep")
     r = markov.losses(ch, 50, 15, rng=7)
@@ -81,7 +92,7 @@ def test_losses_is_the_mean_of_log_losses_on_the_same_sample(monkeypatch):
     f = markov.Chains(C=3, concentration=0.8, first_state="onestep").sample(50, 15, gen)
     np.testing.assert_allclose(fresh.mean["2-mem"], markov.log_losses(f.states, "2-mem", pool=pool).mean(0),
                                atol=1e-12)
-    monkeypatch.setattr(estimators, "_BLOCK", 7)
+    monkeypatch.setattr(loss_curves, "_BLOCK", 7)
     again = markov.losses(ch, 50, 15, rng=8, on="fresh")
     for name in fresh.names:
         np.testing.assert_allclose(again.mean[name], fresh.mean[name], atol=1e-12)
@@ -268,3 +279,94 @@ def test_special_bad_inputs():
         markov.losses(markov.Chains(C=3, concentration=1.0), 3, 4, rng=0, names=["1-mem"])
     with pytest.raises(ValueError, match="probability 0"):                      # infinite loss is not hidden
         markov.log_losses([[0, 1]], "2-mem", pool=[[[1.0, 0.0], [0.5, 0.5]]])
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+CH = markov.Chains(C=3, concentration=1.0)
+SMALL = CH.sample(6, 10, 0)
+ZERO_POOL = np.array([[[0.0, 1.0], [1.0, 0.0]]])        # the transition 0 -> 0 has probability 0
+
+
+REFUSED = refusals(name_as_escaped_word, [
+    # C·concentration beyond float64 gave inf
+    ("matched-pseudocount", lambda: markov.matched_pseudocount(10, 1e308), "concentration"),
+    # zero-probability transitions gave inf / nan (log_losses raises)
+    ("naive-1-mem-zero", lambda: markov.log_losses_naive(np.array([[0, 0, 1]]), "1-mem", pool=ZERO_POOL), "pool"),
+    ("naive-2-mem-zero", lambda: markov.log_losses_naive(np.array([[0, 0, 1]]), "2-mem", pool=ZERO_POOL), "pool"),
+    ("log-losses-pool-reducible", lambda: markov.log_losses(SMALL.states, "1-mem", pool=np.eye(3)[None]), "pool"),
+    ("naive-pool-reducible", lambda: markov.log_losses_naive(SMALL.states, "1-mem", pool=np.eye(3)[None]), "pool"),
+], limit=2**31) + refusals(name_as_word, [
+    ("bayes-n-mc", lambda: markov.log_losses(SMALL.states, "bayes", chains=markov.Chains(C=3, concentration=1.0),
+                                             n_mc=10**13), "n_mc"),
+    ("losses-n-seq", lambda: markov.losses(markov.Chains(C=3, concentration=1.0, K=4), 10**9, 10, 0), "n_seq"),
+    ("losses-length", lambda: markov.losses(markov.Chains(C=3, concentration=1.0, K=4), 10, 10**9, 0), "length"),
+    ("losses-pools", lambda: markov.losses(markov.Chains(C=3, concentration=1.0, K=4), 10, 10, 0, n_pools=10**10),
+     "n_pools"),
+    ("losses-concentration", lambda: markov.losses(markov.Chains(C=3, concentration=1e-300), 10, 10, 0),
+     "concentration"),
+    ("losses-pools-loop", lambda: markov.losses(markov.Chains(C=3, concentration=1.0, K=4), 1, 2, 0, n_pools=10**8,
+                                                names=["1-gen"]), "n_pools"),
+]) + refusals(name_not_within_letters, [
+    ("log-losses-unused-pool", lambda: markov.log_losses(SMALL.states, "1-gen", pool=np.full((2, 3, 3), np.nan),
+                                                         chains=CH), "pool"),
+    ("predict-unused-rng", lambda: markov.predict(SMALL.states, "2-gen", chains=CH, rng="x"), "rng"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+TOO_LARGE = refusals(name_starts_too_large, [
+    # memory guards missing or underestimated
+    ("naive-2-gen-C", lambda: markov.log_losses_naive(np.zeros((1, 2), int), "2-gen",
+                                                      chains=markov.Chains(C=10**4, concentration=1.0)), "chains.C"),
+    ("log-losses-C", lambda: markov.log_losses(np.zeros((1, 3), int), "1-gen",
+                                               chains=markov.Chains(C=10**5, concentration=1.0)), "chains.C"),
+    ("predict-broadcast", lambda: markov.predict(np.broadcast_to(np.zeros(1, int), (10**6, 10**6)), "1-gen",
+                                                 chains=CH), "states"),
+    ("losses-C", lambda: markov.losses(markov.Chains(C=10**5, concentration=1, K=4), 4, 5, 0), "chains.C"),
+    ("losses-K", lambda: markov.losses(markov.Chains(C=3, concentration=1, K=10**12), 4, 5, 0), "chains.K"),
+], limit=2**31)
+
+
+@pytest.mark.parametrize("call, match, limit", TOO_LARGE)
+def test_too_large_names_the_dominant_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_losses_n_seq_memory_names_n_seq():
+    """The n_seq term of the memory plan blamed length."""
+    chains = markov.Chains(C=3, concentration=1.0, K=4)
+    with pytest.raises(ValueError, match=r"^linattn\.markov\.losses: n_seq too large"):
+        markov.losses(chains, n_seq=10**13, length=20, rng=0)
+
+
+@pytest.mark.usefixtures("two_gib_memory_limit")
+def test_naive_estimators_without_the_identity():
+    """np.eye(C²) (60 GiB at C = 300) was built for two states; np.eye(C) (80 GB at C = 10⁵) for 1-gen."""
+    chains = markov.Chains(C=300, concentration=1.0)
+    states = np.array([[0, 0, 1]])
+    np.testing.assert_allclose(markov.log_losses_naive(states, "2-gen", chains=chains),
+                               markov.log_losses(states, "2-gen", chains=chains), rtol=1e-12)
+    C = 10**5                              # 1-gen, β = α = 1: (N_y + 1)/(n + 1 + C)
+    np.testing.assert_allclose(markov.log_losses_naive(states, "1-gen", chains=markov.Chains(C=C, concentration=1.0)),
+                               [[-math.log(2 / (1 + C)), -math.log(1 / (2 + C))]], rtol=1e-12)
+
+
+@pytest.mark.usefixtures("two_gib_memory_limit")
+def test_estimators_at_huge_concentration_are_uniform():
+    """C·α (and C·β) overflowed in the kernels: 1-gen and 2-gen gave inf losses, NaN s.e."""
+    ch = markov.Chains(C=3, concentration=1e308)
+    states = ch.sample(3, 6, 0).states
+    for name in ("1-gen", "2-gen", "bayes"):
+        np.testing.assert_allclose(markov.log_losses(states, name, chains=ch, rng=0, n_mc=4), math.log(3), rtol=1e-12)
+    for name in ("1-gen", "2-gen"):
+        np.testing.assert_allclose(markov.log_losses_naive(states, name, chains=ch), math.log(3), rtol=1e-12)
+    np.testing.assert_allclose(markov.log_losses(states, "1-gen", chains=CH, pseudocount=1e308), math.log(3),
+                               rtol=1e-12)
+    r = markov.losses(markov.Chains(C=3, concentration=1e308, K=2), 4, 5, 0)
+    for name in r.names:
+        np.testing.assert_allclose(r.mean[name], math.log(3), rtol=1e-12)
+        assert np.all(np.isfinite(r.se[name]))

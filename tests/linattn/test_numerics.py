@@ -1,10 +1,11 @@
-"""The numerics room (linattn.numerics): the certified CG and Anderson mixing on problems with known solutions."""
+"""The numerics room (linattn._numerics): the certified CG and Anderson mixing on problems with known solutions."""
 import numpy as np
 import pytest
+from helpers import assert_refused, name_not_within_letters, refusals
 
-from linattn.errors import ConvergenceError
-from linattn.numerics.cg import NotCertified, certified_cg
-from linattn.numerics.fixed_point import anderson
+from linattn import ConvergenceError
+from linattn._numerics.cg import NotCertified, certified_cg
+from linattn._numerics.fixed_point import anderson
 
 
 def _spd(n, lam, rng, cond=1e4):
@@ -119,3 +120,33 @@ def test_anderson_reports_an_overflowing_map_as_not_converged():
 
     fp = anderson(g, np.ones(3), 1e-12, 50)
     assert not fp.converged and fp.residual == float("inf") and np.all(np.isfinite(fp.x))
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+A3 = np.diag([1.0, 2.0, 3.0])
+
+
+def _cg(**kw):
+    args = dict(apply=lambda x: A3 @ x, b=np.ones(3), precondition=lambda r: r, lam=0.1, rtol=1e-8, maxiter=100)
+    return certified_cg(**{**args, **kw})
+
+
+def _anderson(**kw):
+    args = dict(g=lambda x: 0.5 * x + 1.0, x0=np.zeros(3), tol=1e-10, max_iterations=100)
+    return anderson(**{**args, **kw})
+
+
+REFUSED = refusals(name_not_within_letters, [
+    ("anderson-g-shape", lambda: _anderson(g=lambda x: np.ones(4)), "g"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_anderson_stops_where_the_map_leaves_float64():
+    """g(x) with NaN: numpy's lstsq raised LinAlgError; now not converged, the last finite iterate kept."""
+    fp = _anderson(g=lambda x: x * np.nan)
+    assert not fp.converged and np.all(np.isfinite(fp.x)) and fp.iterations == 1

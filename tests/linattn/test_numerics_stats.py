@@ -1,11 +1,11 @@
-"""linattn.numerics.stats: the one mean ± standard-error helper, bit-identical to the formula it replaced."""
+"""linattn._numerics.stats: the one mean ± standard-error helper, bit-identical to the formula it replaced."""
 import math
 import warnings
 
 import numpy as np
 import pytest
 
-from linattn.numerics.stats import mean_se
+from linattn._numerics.stats import mean_se
 
 
 def _bits(a):
@@ -86,3 +86,19 @@ def test_single_is_only_for_one_value():
         a, b = mean_se(x, axis), mean_se(x, axis, single=np.nan)
         np.testing.assert_array_equal(_bits(a[0]), _bits(b[0]))
         np.testing.assert_array_equal(_bits(a[1]), _bits(b[1]))
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+RAGGED = [[1.0], [1.0, 2.0]]
+
+
+
+def test_statistics_of_huge_finite_values_are_finite():
+    """mean_se of finite values whose squares (or sum) overflow: (inf, inf) before; now the same statistics of
+    x / max|x| scaled back (and bit-identical to the plain formula where it does not overflow)."""
+    m, se = mean_se([1e308, 1e308, -1e308])
+    assert m == pytest.approx(1e308 / 3) and se == pytest.approx(2 / 3 * 1e308)
+    m, se = mean_se(np.array([[1e300, 1.0], [3e300, 3.0]]), axis=0)
+    assert np.allclose(m, [2e300, 2.0]) and np.allclose(se, [1e300, 1.0])
+    x = np.random.default_rng(0).normal(size=50)
+    assert mean_se(x) == (float(x.mean()), float(x.std(ddof=1) / np.sqrt(50)))

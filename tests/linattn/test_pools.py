@@ -1,10 +1,12 @@
 """Task pools: sampler, exact in-distribution error (rungs 1–2)."""
 import numpy as np
 import pytest
-from helpers import assert_mean
+from helpers import assert_mean, assert_refused, name_as_word, name_not_within_words_or_after_a_dot, refusals
 
 import linattn
-from linattn import pools, sampling
+from linattn import _idg as pools
+from linattn import _sampling as sampling
+from linattn._task_moments import error_from_moments
 
 
 def test_pool_sampler_shapes_laws_and_assignment():
@@ -75,7 +77,7 @@ def test_gaussian_task_average_is_the_fresh_task_error():
     G, v = rng.standard_normal((3, 3)), rng.standard_normal(3)
     # exact moments of the Gaussian law inserted by hand
     mo = pools.TaskMoments(K=1, mean_sq=1.0, R=np.eye(3) / 3, m=np.zeros(3), v2=(1 + 0.25) ** 2 + 2 / 3)
-    assert pools._idg_from_moments(pb, mo, G, v) == pytest.approx(pb.test_error(G, v), rel=1e-13)
+    assert error_from_moments(pb, mo, G, v) == pytest.approx(pb.test_error(G, v), rel=1e-13)
 
 
 def test_bad_pool_arguments():
@@ -93,3 +95,47 @@ def test_bad_pool_arguments():
     # the reduced model with a nonlinear link is exact (linattn.kernel_learner, φ(x) = x; tested against Monte Carlo
     # in tests/linattn/test_kernel_learner.py)
     assert pools.idg_error(linattn.Problem(3, 4, link="tanh"), np.ones((2, 3)), np.eye(3)) > 0
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB = linattn.Problem(3, 4, 0.1)
+PB_4_8 = linattn.Problem(4, 8, 0.1)
+POOL = linattn.Problem(4, 8, 0.1, tasks=3)
+
+
+REFUSED = refusals(name_not_within_words_or_after_a_dot, [
+    ("idg-error-nan", lambda: pools.idg_metric(POOL, np.ones((2, 4))).error(np.full(16, np.nan)), "theta"),
+    ("idg-error-huge", lambda: pools.idg_metric(POOL, np.ones((2, 4))).error(np.ones(16) * 1e200), "theta"),
+    ("idg-error-shape", lambda: pools.idg_metric(POOL, np.ones((2, 4))).error(np.ones(5)), "theta"),
+    ("idg-apply-str", lambda: pools.idg_metric(POOL, np.ones((2, 4))).apply("abc"), "theta"),
+    ("idg-apply-scalar", lambda: pools.idg_metric(POOL, np.ones((2, 4))).apply(1.0), "theta"),
+]) + refusals(name_as_word, [
+    ("task-moments", lambda: linattn.pools.task_moments(PB_4_8, np.ones((3, 4)) * 1e200), "pool"),
+    # memory guards
+    ("draw-pool", lambda: linattn.pools.draw_pool(linattn.Problem(4, 8, 0.1, tasks=3), 10**9, rng=0), "P"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_context_statistics_tiny_rows_accepted():
+    """Rows of norm 1e-200 underflowed |w|² to 0 and were refused as zero rows with a garbled message."""
+    rng = np.random.default_rng(0)
+    chi2, zeta = rng.chisquare(4, 2), rng.standard_normal((2, 3))
+    s, y2 = pools.context_statistics(PB, np.full((2, 3), 1e-200), chi2, zeta)
+    assert np.all(np.isfinite(s)) and np.all(np.isfinite(y2))
+    s1, y21 = pools.context_statistics(PB, np.full((2, 3), 1e-100), chi2, zeta)
+    np.testing.assert_allclose(s, s1, rtol=1e-12, atol=1e-300)      # the task's contribution is below rounding
+
+
+def test_context_statistics_zero_row_message():
+    with pytest.raises(ValueError, match=r"w must be an array of shape \(n, 3\) without a zero row.*row 1"):
+        pools.context_statistics(PB, np.array([[1.0, 0, 0], [0, 0, 0]]), np.full(2, 4.0), np.ones((2, 3)))
+
+
+def test_context_statistics_overflow_names_w():
+    with pytest.raises(ValueError, match=r"\bw\b"):
+        pools.context_statistics(PB, np.full((2, 3), 1e200), np.full(2, 4.0), np.ones((2, 3)))

@@ -1,10 +1,10 @@
 """Problem: validation, exact population quantities against Monte Carlo (test ladder rung 1)."""
 import numpy as np
 import pytest
-from helpers import assert_mean
+from helpers import CALLED, assert_mean, assert_refused, name_as_word, name_not_within_words_or_after_a_dot, refusals
 
 import linattn
-from linattn import Problem
+from linattn import Covariance, Problem
 
 
 @pytest.mark.parametrize("kwargs, name", [
@@ -74,7 +74,7 @@ def test_test_error_with_token_level_prompts(rng):
     pb = Problem(5, 12, 0.3)
     Gamma = rng.standard_normal((5, 5)) / 5
     v = rng.standard_normal(5) / 5
-    tok = linattn.sampling.sample_tokens(pb, 100_000, rng).prompts()
+    tok = linattn.sample_tokens(pb, 100_000, rng).prompts()
     loss = 0.5 * (tok.yq - tok.predict(Gamma, v)) ** 2
     assert_mean(loss, pb.test_error(Gamma, v), label="E_g tokens")
 
@@ -92,3 +92,64 @@ def test_icl_solution(rng):
         assert pb.test_error(icl.Gamma + dG, 1e-3 * rng.standard_normal(8)) > icl.test_error
     fresh = pb.sample(300_000, rng)
     assert_mean(0.5 * (fresh.yq - fresh.predict(icl.Gamma)) ** 2, icl.test_error, label="E_g(ICL)")
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB = linattn.Problem(4, 8, 0.1)
+
+
+REFUSED = refusals(name_not_within_words_or_after_a_dot, [
+    ("surrogate-noise", lambda: linattn.Problem(4, 8, 1e6, link="tanh").surrogate(), "noise"),
+    ("surrogate-scale", lambda: linattn.Problem(4, 8, 0.0, link=lambda z: 1e39 * np.tanh(z)).surrogate(), "link"),
+    ("moments-shapes", lambda: PB.test_error_from_moments(np.ones(3), np.ones(2)), "norm"),
+    ("moments-overflow", lambda: PB.test_error_from_moments(-1.7e308, 1.7e308), "overlap"),
+]) + refusals(name_as_word, [
+    ("covariance-dimension", lambda: linattn.Problem(4, 8, 0.1, covariance=Covariance(np.ones(3))), "covariance"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_test_error_from_moments_is_finite_where_the_error_is():
+    """½(V − 2·overlap + norm) with 2·overlap beyond float64 but the error itself representable."""
+    assert PB.test_error_from_moments(-1e308, 1e308) == pytest.approx(1.5e308)
+    assert PB.test_error_from_moments(1e308, 1e308) == pytest.approx(-5e307)
+    assert PB.test_error_from_moments(0.1, 0.2) == pytest.approx(0.5 * (PB.label_variance - 0.2 + 0.2))
+
+
+def test_the_surrogate_keeps_the_task_pool():
+    pb = linattn.Problem(6, 12, 0.1, tasks=3, task_law="sphere", link="tanh")
+    s = pb.surrogate()
+    assert (s.tasks, s.task_law, s.link.is_linear) == (3, "sphere", True)
+    assert pb.surrogate(finite_size=True).tasks == 3
+
+
+def test_moments_indices_and_estimates_are_validated():
+    """The one formula of the test error checks its moments; Prompts.take checks its index; a SpectralEstimate its
+    counts (they raised raw TypeError/IndexError or were accepted)."""
+    import spectra
+
+    pb = linattn.Problem(3, 4, 0.1)
+    for overlap, norm, name in ((0.0, -1.0, "norm"), (1j, 0.0, "overlap"), (np.nan, 0.0, "overlap"),
+                                (None, 0.0, "overlap"), (10**400, 0.0, "overlap")):
+        with pytest.raises(ValueError, match=rf"^linattn\.Problem\.test_error_from_moments: {name} must"):
+            pb.test_error_from_moments(overlap, norm)
+    assert pb.test_error_from_moments(0.5, 0.3) == pytest.approx(0.5 * (pb.label_variance - 1.0 + 0.3))
+    data = pb.sample(6, rng=0)
+    for index in (np.array([50]), np.array([1.5]), "a", np.array([], int)):
+        with pytest.raises(ValueError, match=r"^linattn\.Prompts\.take: index must"):
+            data.take(index)
+    assert data.take(np.array([0, 2])).P == 2 and data.take(slice(1, 3)).P == 2
+    with pytest.raises(ValueError, match="^n_probes must"):
+        spectra.SpectralEstimate(nodes=np.ones(3), weights=np.ones(3) / 3, n_probes=-1, steps=3, matvecs=3)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: linattn.Problem(3, 4, 0.0, link=linattn.links.Link.linear(0.0)), "noise"),
+])
+def test_invalid_input_that_was_accepted_is_refused_by_name(call, name):
+    with pytest.raises(ValueError, match=f"^{CALLED}{name} must"):
+        call()

@@ -1,9 +1,17 @@
 """Prompts, features, energies and the real attention forward pass (rung 2 and error paths)."""
 import numpy as np
 import pytest
+from helpers import (
+    assert_refused,
+    name_as_word,
+    name_not_within_letters,
+    name_not_within_words_or_after_a_dot,
+    refusals,
+)
 
 import linattn
-from linattn import Problem, Prompts, attention, train_energy, train_gradient
+from linattn import Problem, Prompts, train_energy, train_gradient
+from linattn import _attention as attention
 
 
 def test_prompts_validation():
@@ -62,7 +70,7 @@ def test_gradient_against_finite_differences(rng):
 
 def test_forward_pass_equals_reduced_prediction(rng):
     pb = Problem(5, 9, 0.4)
-    tok = linattn.sampling.sample_tokens(pb, 30, rng)
+    tok = linattn.sample_tokens(pb, 30, rng)
     Z = tok.embed()
     assert Z.shape == (30, 6, 10)
     W = rng.standard_normal((6, 6))
@@ -79,7 +87,7 @@ def test_forward_pass_equals_reduced_prediction(rng):
 
 def test_prediction_gradient_from_forward_pass(rng):
     pb = Problem(3, 4, 0.1)
-    Z = linattn.sampling.sample_tokens(pb, 5, rng).embed()
+    Z = linattn.sample_tokens(pb, 5, rng).embed()
     W = rng.standard_normal((4, 4))
     grad = attention.prediction_gradient(Z)
     h = 1e-6
@@ -99,3 +107,39 @@ def test_pack_unpack_and_contrast_ratio(rng):
     assert linattn.contrast_ratio(np.eye(4) * 2.5) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="theta"):
         linattn.unpack(th, 3, "reduced")
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB = linattn.Problem(4, 8, 0.1)
+DATA = PB.sample(20, rng=0)
+
+
+def _data():
+    return PB.sample(12, rng=0)
+
+
+REFUSED = refusals(name_not_within_words_or_after_a_dot, [
+    ("train-gradient", lambda: linattn.train_gradient(DATA, np.eye(4) * 1e10, 1e300), "lam"),
+    ("train-gradient-v", lambda: linattn.train_gradient(DATA, np.eye(4), 0.1, v=np.ones(4) * 1e307), "v"),
+    ("value-kq-Z", lambda: attention.predict_value_kq(np.ones((2, 5, 4)) * 1e200, np.ones(5), np.eye(5)), "Z"),
+    ("value-kq-W", lambda: attention.predict_value_kq(np.ones((2, 5, 4)), np.ones(5) * 1e300, np.eye(5) * 1e300),
+     "value_row"),
+    ("embed-no-context", lambda: attention.embed(np.ones((2, 0, 3)), np.ones((2, 0)), np.ones((2, 3))), "X"),
+    ("embed-no-dimension", lambda: attention.embed(np.ones((2, 3, 0)), np.ones((2, 3)), np.ones((2, 0))), "X"),
+    # a zero-stride view is refused before it is copied
+    ("embed-broadcast", lambda: attention.embed(np.broadcast_to(np.zeros(1), (10**6, 10**3, 10)),
+                                                np.broadcast_to(np.zeros(1), (10**6, 10**3)),
+                                                np.broadcast_to(np.zeros(1), (10**6, 10))), "X"),
+    ("take-zero-step", lambda: DATA.take(slice(0, 5, 0)), "index"),
+    ("take-str-slice", lambda: DATA.take(slice("a", 5)), "index"),
+]) + refusals(name_as_word, [
+    ("prediction-gradient", lambda: linattn.attention.prediction_gradient(np.ones((2, 5, 4)) * 1e200), "Z"),
+    ("prompts-1e300", lambda: linattn.Prompts(s=DATA.s * 1e300, xq=DATA.xq, yq=DATA.yq, y2=DATA.y2), "s"),
+]) + refusals(name_not_within_letters, [
+    ("prompts-take-index", lambda: _data().take([[0], [1, 2]]), "index"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from linattn.numerics import quadrature
+from linattn._numerics import quadrature
 
 
 def _double_factorial(k):
@@ -71,7 +71,7 @@ def test_chi_square_rule_beats_gauss_laguerre_on_the_radius(D):
 def test_chi_square_rule_on_the_pool_theory_resolvent_average(D, c):
     """E[R/(c + R/D)], R ~ χ²_D (the ω-average of replica.pool_finite's resolvent equation) against adaptive
     quadrature, to 1e-12 with the nodes per panel that pool_finite uses."""
-    from replica.pool_finite import _radius_nodes
+    from replica._pool_finite import _radius_nodes
 
     def f(R):
         return R / (c + R / D)
@@ -98,3 +98,4 @@ def test_normalised_hermite_is_orthonormal_and_matches_numpy():
         ref = np.polynomial.hermite_e.hermeval(x, np.eye(21)[k]) / math.sqrt(math.factorial(k))
         assert np.allclose(Hx[k], ref, rtol=1e-12, atol=1e-12), k
     assert quadrature.normalised_hermite(np.zeros((2, 3)), 2).shape == (3, 2, 3)
+

@@ -1,11 +1,14 @@
 """The exact O(D) sampler against the naive sampler that builds X (test ladder rungs 1–2)."""
 import numpy as np
 import pytest
-from helpers import assert_mean
+from helpers import assert_mean, assert_refused, name_as_word, name_not_within_words_or_after_a_dot, refusals
 from scipy import stats
 
 import linattn
-from linattn import Problem, invariants, sampling
+from linattn import Problem
+from linattn import _invariants as invariants
+from linattn import _sampling as sampling
+from linattn.links import Link
 
 # Two-sample KS tests at level 1e-3: a correct sampler fails one by chance with probability 1e-3.
 ALPHA = 1e-3
@@ -79,3 +82,32 @@ def test_invariants_transport_map_matches_prompts(pb, rng):
     assert_mean(mapped.xi1, 1.0, label="E xi1")
     assert_mean(mapped.xi2, pb.feature_variance_v / pb.feature_variance, label="E xi2")
     assert_mean(mapped.f * mapped.y, np.sqrt(pb.teacher_norm2), label="E f y = t")
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB = linattn.Problem(4, 8, 0.1)
+
+
+def _huge_in_the_sampler(z):
+    """tanh on the quadrature's arrays, 1e80·tanh on the sampler's (n, N = 8) context labels."""
+    return np.tanh(z) * (1e80 if np.shape(z)[-1:] == (8,) else 1.0)
+
+
+REFUSED = refusals(name_not_within_words_or_after_a_dot, [
+    ("sample-link", lambda: linattn.Problem(4, 8, 0.0, link=_huge_in_the_sampler).sample(5, rng=0), "pb"),
+    ("sample-naive-link", lambda: sampling.sample_naive(linattn.Problem(4, 8, 0.0, link=_huge_in_the_sampler), 5,
+                                                        rng=0), "pb"),
+    ("sample-covariance", lambda: linattn.Problem(4, 8, 1.0, link=Link.linear(1e30),
+                                                  covariance=[1e30, 1, 1, 1]).sample(5, rng=0), "pb"),
+    ("sample-naive-N", lambda: sampling.sample_naive(linattn.Problem(4, 10**9), 1, rng=0), "pb.N"),
+    ("sample-tokens-N", lambda: sampling.sample_tokens(linattn.Problem(4, 10**9), 1), "pb.N"),
+    ("sample-D", lambda: linattn.Problem(10**9, 8).sample(1), "pb.D"),
+]) + refusals(name_as_word, [
+    # hangs: loops bounded by validated sizes
+    ("sample-naive", lambda: sampling.sample_naive(PB, 10**9, rng=0), "P"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)

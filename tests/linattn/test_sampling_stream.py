@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import linattn
-from linattn import check
-from linattn.sampling import draw_pool
+from linattn import _check as check
+from linattn.pools import draw_pool
 
 
 def _reference(pb, P, seed):

@@ -1,11 +1,12 @@
-"""linattn.threads: BLAS threads chosen per routine, the user's choice kept."""
+"""linattn._threads: BLAS threads chosen per routine, the user's choice kept."""
 import numpy as np
 import pytest
+from helpers import assert_refused, name_as_word, refusals
 from threadpoolctl import ThreadpoolController, threadpool_limits
 
 import linattn
 import replica
-from linattn import threads
+from linattn import _threads as threads
 
 
 def _blas_counts():
@@ -72,3 +73,15 @@ def test_the_numbers_do_not_depend_on_the_threads(pristine):
     assert managed.certified and both.certified
     assert np.linalg.norm(managed.Gamma - both.Gamma) <= managed.error_bound + both.error_bound
     assert abs(managed.test - both.test) <= managed.test_bound + both.test_bound
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+REFUSED = refusals(name_as_word, [
+    ("threads-nan", lambda: linattn.threads.choose(float("nan")), "work"),
+    ("threads-str", lambda: linattn.threads.choose("a"), "work"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)

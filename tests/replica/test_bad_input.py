@@ -80,7 +80,21 @@ ROWS += [
              decay="choice", n_pools="posint", n_contexts="posint", rng="seed", max_iter="posint", tol="tol")),
 ]
 
-NOT_INPUTS = {"AsymptoticErrors", "RidgeSolution", "GibbsAverages", "DatasetAverage", "StationaryTheory",
+# the feature theory's overlaps of a given Γ; the Gaussian channel of the Markov-chain bottleneck (C = 3, d = 2)
+PRIOR = linattn.markov.bottleneck.prior_moments(3, 1.0, n_chains=200, rng=0)
+CHANNEL = replica.projection_channel(3, 1.0, 2, 20)
+ROWS += [
+    Row("gamma_overlaps", replica.gamma_overlaps, dict(pb=PB_TANH, Gamma=np.eye(3), N_test=7),
+        dict(pb="problem", Gamma="array", N_test="posint")),
+    Row("channel", replica.channel, dict(E=np.eye(9)[:, :2], length=20, moments=PRIOR, n_logdet=64),
+        dict(E="array", length="posint", n_logdet="posint")),
+    Row("projection_channel", replica.projection_channel, dict(C=3, concentration=1.0, d=2, length=20),
+        dict(C="posint", concentration="positive", d="posint", length="posint")),
+    Row("information_theory", replica.information_theory, dict(K=4, ch=CHANNEL), dict(K="positive")),
+    Row("k2_theory", replica.k2_theory, dict(ch=CHANNEL, gap=1.0), dict(gap="positive")),
+]
+
+NOT_INPUTS = {"Channel", "AsymptoticErrors", "RidgeSolution", "GibbsAverages", "DatasetAverage", "StationaryTheory",
               "StationaryCurve", "OrderParameters", "PoolErrors", "LearnerTheory", "FeatureTheory",
               "KernelRidgeSolution", "DiversityTransition"}
 test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
@@ -88,7 +102,7 @@ test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_sw
 
 
 def test_special_cases():
-    """Reproducers of issue "Trust" §2."""
+    """Special cases that returned garbage or a raw exception."""
     with pytest.raises(ValueError, match="pb"):
         replica.gibbs(ES, linattn.Problem(3, 5), 100.0, 0.1)             # answered for the eigensystem's problem
     with pytest.raises(ValueError, match="beta"):
@@ -123,3 +137,21 @@ def test_asymptotic_never_fails_inside_its_documented_ranges():
             continue
         out = replica.asymptotic(a, t, k, s, r)
         assert np.isfinite(out.test) and np.isfinite(out.test_idg), (a, t, k, s, r)
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+def test_remaining_replica_and_flow_cases_name_their_argument():
+    """Each names the argument at fault."""
+    import dynamics
+    pb = linattn.Problem(3, 4, 0.1)
+    with pytest.raises(ValueError, match="rho"):
+        replica.rs_functional(pb, 5, 100, 0.1, rho=1e300, norm2=[1e301], Delta=[1.0])
+    for bad in ([], [-1.0]):
+        with pytest.raises(ValueError, match="P_values"):
+            replica.stationary_curve(pb, bad, np.inf, 0.1)
+    with pytest.raises(ValueError, match="pool"):
+        replica.stationary(linattn.Problem(3, 4, 0.1, tasks=2), 5, np.inf, 0.1, pool=np.zeros((2, 3)))
+    d = pb.sample(6, rng=0)
+    zero = linattn.Prompts(s=d.s, xq=d.xq, yq=np.zeros(6), y2=d.y2)
+    with pytest.raises(ValueError, match="data"):
+        dynamics.long_time_limit(zero, pb, 0.1)

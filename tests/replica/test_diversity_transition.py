@@ -4,6 +4,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from helpers import assert_refused, name_not_within_letters, refusals
 
 import linattn
 import replica
@@ -52,3 +53,22 @@ def test_bad_input_names_the_argument(kwargs, name):
     args = dict(pb=PB, P=1000, beta=np.inf, lam=0.01) | kwargs
     with pytest.raises(ValueError, match=name):
         replica.diversity_transition(**args)
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB_4_8 = linattn.Problem(4, 8, 0.1)
+
+
+REFUSED = refusals(name_not_within_letters, [
+    # the name in the message
+    ("diversity-K-huge", lambda: replica.diversity_transition(PB_4_8, 200.0, np.inf, 0.01, K_values=[1, 10**15],
+                                                              n_pools=2), "K_values"),
+    # hangs: work guards that count what the work costs
+    ("diversity-K-many", lambda: replica.diversity_transition(PB_4_8, 200.0, np.inf, 0.01,
+                                                              K_values=np.arange(1, 20000)), "K_values"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)

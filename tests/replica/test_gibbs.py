@@ -1,7 +1,7 @@
 """Exact Gibbs averages and free energy (rung 1: identities against finite differences and Monte Carlo)."""
 import numpy as np
 import pytest
-from helpers import assert_mean
+from helpers import assert_mean, assert_refused, name_as_word, refusals
 
 import linattn
 import replica
@@ -85,3 +85,21 @@ def test_bad_input(rng):
         replica.gibbs(data, pb, 1.0, -0.1)
     with pytest.raises(ValueError, match="model"):
         replica.gibbs(data, pb, 1.0, 0.1, model="giant")
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB = linattn.Problem(4, 8, 0.1)
+DATA = PB.sample(20, rng=0)
+MiB = 1 << 20
+
+
+REFUSED = refusals(name_as_word, [
+    ("gibbs-beta", lambda: replica.gibbs(DATA, PB, np.ones(10**4), 0.1), "beta", 1 * MiB),
+    ("gibbs-shapes", lambda: replica.gibbs(DATA, PB, [1.0, 10.0], [0.1, 0.2, 0.3]), "lam", None),
+    ("dataset-average", lambda: replica.dataset_average(PB, 10, 10.0, 0.1, n_datasets=10**9), "n_datasets"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)

@@ -4,9 +4,11 @@ import numpy as np
 import pytest
 
 import linattn
-from linattn.errors import ConvergenceError
-from linattn.kernel_learner import hermite_features, kernel_test_error
-from replica.kernel_ridge import KernelData, kernel_data, kernel_ridge
+from linattn import ConvergenceError
+from linattn.kernel_learner import kernel_test_error
+from replica import kernel_data, kernel_ridge
+from replica._kernel_ridge import KernelData
+from validation import hermite_features
 
 
 def _dense(data, lam):
@@ -58,8 +60,8 @@ def test_data_from_raw_tokens_and_n_test():
     pb = linattn.Problem(3, 5, 0.2, "tanh", tasks=2)
     data = kernel_data(pb, 7, rng=3)
     gen = np.random.default_rng(3)
-    pool, task = linattn.sampling.draw_pool(pb, 7, gen)
-    tok = linattn.sampling.sample_tokens(pb, 7, gen, w=pool[task])
+    pool, task = linattn.pools.draw_pool(pb, 7, gen)
+    tok = linattn.sample_tokens(pb, 7, gen, w=pool[task])
     np.testing.assert_allclose(data.s, np.einsum("pn,pnf->pf", tok.y, hermite_features(tok.X)) / 5, rtol=1e-14)
     np.testing.assert_array_equal(data.phi, hermite_features(tok.xq))
     np.testing.assert_array_equal(data.pool, pool)
@@ -88,3 +90,34 @@ def test_convergence_error_and_bad_input():
     with pytest.raises(ValueError, match="P"):
         kernel_data(pb, 0)
     assert isinstance(data, KernelData) and data.P == 60
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB = linattn.Problem(D=4, N=8, noise=0.1)
+
+
+def test_kernel_ridge_extreme_lambda():
+    """λ = 1e300 (ConvergenceError before) gives Γ ≈ b/λ and E = V/2; λ = 1e-300 is refused naming
+    lam (it asked to raise maxiter)."""
+    data = kernel_data(PB, 20, rng=0)
+    sol = kernel_ridge(data, PB, 1e300)
+    assert sol.certified and np.max(np.abs(sol.Gamma)) < 1e-290
+    assert sol.test == pytest.approx(0.5 * (1 + PB.noise**2), rel=1e-15)
+    with pytest.raises(ValueError, match="lam"):
+        kernel_ridge(data, PB, 1e-300)
+
+
+def test_kernel_ridge_zero_labels():
+    data = kernel_data(PB, 20, rng=0)
+    zero = type(data)(s=data.s, phi=data.phi, yq=np.zeros(20), pool=None, features=data.features, N=data.N)
+    sol = kernel_ridge(zero, PB, 0.1)
+    assert not np.any(sol.Gamma) and sol.certified
+
+
+def test_kernel_ridge_refuses_another_link():
+    """Data made with the linear link, problem with tanh (or another noise): refused, naming pb."""
+    data = kernel_data(PB, 20, rng=0)
+    with pytest.raises(ValueError, match="pb.*link"):
+        kernel_ridge(data, linattn.Problem(D=4, N=8, noise=0.1, link="tanh"), 0.1)
+    with pytest.raises(ValueError, match="pb.*noise"):
+        kernel_ridge(data, linattn.Problem(D=4, N=8, noise=0.2), 0.1)

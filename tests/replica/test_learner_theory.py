@@ -1,4 +1,4 @@
-"""The theory of the trained kernel learner (replica.learner_theory; issue 25, part 3) and the exact moments it is
+"""The theory of the trained kernel learner (replica.learner_theory) and the exact moments it is
 built on (linattn.kernel_learner.kernel_moments, fresh_blocks, block_directions, hermite_features).
 
 * deterministic, to rounding or quadrature accuracy: the moment matrices are the test error's quadratic form; the
@@ -9,25 +9,20 @@ built on (linattn.kernel_learner.kernel_moments, fresh_blocks, block_directions,
   contexts must reproduce its scalar (rotation-invariant) form;
 * the acceptance test (slow): exact dataset averages of the ridge solution (replica.kernel_ridge) at D = 6 and 10.
 """
-import importlib
-
 import numpy as np
 import pytest
+from helpers import assert_refused, name_as_word, name_not_within_letters, refusals
 
 import linattn
 import replica
-from linattn.kernel_learner import (
-    block_directions,
-    fresh_blocks,
-    hermite_features,
-    kernel_moments,
-    kernel_test_error,
-    n_features,
-)
-from replica.kernel_ridge import kernel_data, kernel_ridge
-from replica.learner_theory import learner_theory
-
-lt = importlib.import_module("replica.kernel_theory")      # the kernel learner's theory (module)
+from linattn import _links as links
+from linattn._kernel_errors import block_directions, fresh_blocks
+from linattn.kernel_learner import kernel_moments, kernel_test_error, n_features
+from replica import _kernel_solver as kernel_solver  # the kernel learner's theory: its solvers
+from replica import _kernel_types as kernel_types  # and its prompt types (query scales, labels, contexts)
+from replica import _ridge_law as ridge_law_module
+from replica import kernel_data, kernel_ridge, learner_theory
+from validation import hermite_features
 
 
 # ----------------------------------------------------------------------------- exact moments
@@ -67,7 +62,7 @@ def test_fresh_moments_have_three_eigenspaces_and_the_mean_decomposes():
 
 
 def test_hermite_features_is_the_simulator_map():
-    from validation.simulators.learners import hermite_features as reference
+    from validation import hermite_features as reference
 
     X = np.random.default_rng(2).standard_normal((3, 4, 6))
     np.testing.assert_array_equal(hermite_features(X), reference(X))
@@ -84,8 +79,8 @@ def test_label_moments_given_the_query_norm_average_to_the_exact_ones(link, D):
     agreement to 1e-8 (the χ²_D rule of 6 nodes per panel is converged to ~1e-9; observed ≤ 3e-10)."""
     pb = linattn.Problem(D, 2 * D, 0.3, link)
     W = np.random.default_rng(D).standard_normal((3, D)) * 1.3
-    R, wR, _ = lt.query_scales(D)
-    mco, Ey2 = lt.label_moments(pb, np.sum(W * W, axis=1) / D, R)
+    R, wR, _ = kernel_types.query_scales(D)
+    mco, Ey2 = kernel_types.label_moments(pb, np.sum(W * W, axis=1) / D, R)
     U = block_directions(W / np.linalg.norm(W, axis=1, keepdims=True))
     m = np.einsum("j,kjl,klf->kf", wR, mco, U)
     km = [kernel_moments(pb, pool=w[None]) for w in W]
@@ -105,7 +100,7 @@ def test_query_block_norms_are_functions_of_the_norm():
     got = np.stack([np.sum(phi[:, :D] ** 2, axis=1), pT**2, np.sum(phi[:, D:] ** 2, axis=1) - pT**2], axis=1)
     want = np.stack([R, (R - D) ** 2 / (2 * D), R**2 * (1 - 1 / D) / 2], axis=1)
     np.testing.assert_allclose(got, want, rtol=1e-12)
-    Rn, w, rho = lt.query_scales(D)
+    Rn, w, rho = kernel_types.query_scales(D)
     np.testing.assert_allclose(w @ rho, [D, 1.0, D * (D + 1) / 2 - 1], rtol=1e-9)
 
 
@@ -113,7 +108,7 @@ def test_gaussian_theory_tends_to_the_population_ridge():
     """P → ∞: κ → λ, no fluctuations, Γ̄ = (S̄ + λ)⁻¹B, and the errors are the quadratic forms at Γ̄."""
     pb = linattn.Problem(4, 8, 0.2, "tanh")
     km = kernel_moments(pb)
-    out = lt.gaussian_errors(km.S, km.B, km.V, 1e13, 0.05, [(km.S, km.B, km.V)])
+    out = kernel_solver.gaussian_errors(km.S, km.B, km.V, 1e13, 0.05, [(km.S, km.B, km.V)])
     G = np.linalg.solve(km.S + 0.05 * np.eye(km.S.shape[0]), km.B)
     test = kernel_test_error(pb, G)
     assert out["kappa"] == pytest.approx(0.05, rel=1e-9)
@@ -130,7 +125,7 @@ def test_linear_features_reproduce_the_replica_theory(link, P, lam):
     (measured with 2¹⁶ contexts: within 2.8 s.e., 0.08 %, at D = 10, eight points of P ∈ [50, 1000], λ ∈ [1e-3, 0.1],
     linear and tanh links)."""
     pb = linattn.Problem(10, 20, 0.2, link)
-    full, se = lt._fresh_finite(pb, P, lam, "linear", None, 2**14, 0)
+    full, se = kernel_solver.fresh_finite(pb, P, lam, "linear", None, 2**14, 0)
     ref = replica.stationary(pb, P, np.inf, lam)
     for k in ("train", "test"):
         assert abs(full[k] - getattr(ref, k)) <= 4.0 * se[k], (k, full[k], getattr(ref, k), se[k])
@@ -142,14 +137,14 @@ def test_matrix_form_reproduces_the_scalar_form_on_fresh_tasks():
     spread of the matrix form over 3 samples of 2048 contexts; measured ≤ 0.4 % at D = 6 and 10)."""
     pb = linattn.Problem(6, 12, 0.1, "relu")
     P, lam = 500, 0.01
-    full, se = lt._fresh_finite(pb, P, lam, "hermite2", None, 2**14, 0)
+    full, se = kernel_solver.fresh_finite(pb, P, lam, "hermite2", None, 2**14, 0)
     km = kernel_moments(pb)
     runs = []
     for seed in range(3):
         gen = np.random.default_rng(seed + 10)
         W = gen.standard_normal((2048, 6))
-        out = lt._matrix_finite(pb, P, lam, "hermite2", lt.sample_contexts(pb, W, gen), W, np.arange(2048),
-                                [(km.S, km.B, km.V)])
+        out = kernel_solver.matrix_finite(pb, P, lam, "hermite2", kernel_types.sample_contexts(pb, W, gen), W,
+                                          np.arange(2048), [(km.S, km.B, km.V)])
         runs.append([out["train"], out["errors"][0]])
     runs = np.array(runs)
     mean, sem = runs.mean(axis=0), runs.std(axis=0, ddof=1) / np.sqrt(3)
@@ -272,7 +267,7 @@ def test_acceptance_pool_paired_with_the_datasets():
 def test_feature_learner_dispatch():
     """``learner="feature"`` returns the feature theory's ICL and IDG errors as Python floats (fresh tasks and a pool);
     ``train`` the training loss of the learner as trained with its s.e., ``train_linear`` the linear readout's."""
-    from replica.feature_theory import feature_learner_theory
+    from replica import feature_learner_theory
 
     pb = linattn.Problem(4, 8, 0.0, link="tanh", tasks=3)
     th = learner_theory(pb, 300, 0.01, learner="feature", n_contexts=256)
@@ -297,3 +292,37 @@ def test_a_generator_rng_is_one_draw_of_a_seed(learner):
     other = learner_theory(pb, 300, 0.01, rng=seed + 1, **kw)
     assert (from_gen.test, from_gen.test_idg) == (from_int.test, from_int.test_idg)
     assert (from_gen.test, from_gen.test_idg) != (other.test, other.test_idg)
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+TANH = linattn.Problem(4, 8, 0.0, link="tanh")
+RELU = linattn.Problem(4, 8, 0.01, link="relu")
+PB_POOL = linattn.Problem(4, 8, 0.1, tasks=3)
+MiB = 1 << 20
+
+
+REFUSED = refusals(name_as_word, [
+    # memory guards (a small limit: the arrays of the default sizes exceed it)
+    ("kernel-contexts", lambda: replica.learner_theory(TANH, 20, 0.1, law="finite", n_contexts=2**14),
+     "n_contexts", 16 * MiB),
+    ("ridge-law-contexts", lambda: ridge_law_module.ridge_law(TANH, 20, 0.1, n_contexts=2**14), "n_contexts",
+     16 * MiB),
+    ("query-scales", lambda: kernel_types.query_scales(4, features="x"), "features"),
+    ("centred-link", lambda: ridge_law_module.centred_link(links.as_link("tanh"), np.nan), "mean"),
+    # raw exceptions
+    ("query-scales-D", lambda: kernel_types.query_scales(0), "D"),
+]) + refusals(name_not_within_letters, [
+    ("learner-theory-tiny-lam", lambda: replica.learner_theory(RELU, 100.0, 1e-300, n_contexts=256), "lam"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_pool_learner_theory_at_tiny_lam_was_silently_wrong():
+    """The pool theory at ``lam = 1e-300`` returned a test error of 0.430 where its ridgeless limit (``lam = 1e-50``,
+    ``1e-30``) is 0.529: silent wrong values; now the smallest accepted ``lam`` is 1e-20, at that limit."""
+    th = replica.learner_theory(PB_POOL, 10.0, 1e-20, n_contexts=256, n_pools=2)
+    assert np.isfinite(th.test) and th.train < 1e-18

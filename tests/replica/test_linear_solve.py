@@ -1,7 +1,9 @@
-"""replica.linear_solve: the pool theories' covariance equation c − L(c) = a."""
+"""replica._linear_solve: the pool theories' covariance equation c − L(c) = a."""
 import numpy as np
+import pytest
+from helpers import assert_refused, name_as_word, refusals
 
-from replica.linear_solve import solve_covariance
+from replica._linear_solve import solve_covariance
 
 
 def _contraction(n, radius, seed):
@@ -30,3 +32,20 @@ def test_trivial_cases_are_exact_and_need_no_gmres():
     a = np.arange(1.0, 5.0)
     c, info, res = solve_covariance(lambda x: 1e-20 * x, a, 1e-11, 10, 10)
     assert np.array_equal(c, a) and info == 0 and res < 1e-11
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+REFUSED = refusals(name_as_word, [
+    ("solve-covariance-nan", lambda: solve_covariance(lambda c: 0.5 * c, np.array([np.nan, 1.0]), 1e-10, 20, 10), "a"),
+    ("solve-covariance-restart", lambda: solve_covariance(lambda c: 0.5 * c, np.ones(2), 1e-10, 0, 10), "restart"),
+    ("solve-covariance-restart-huge", lambda: solve_covariance(
+        lambda c: 0.5 * c, np.ones(2), 1e-10, 10**5, 10), "restart"),
+    ("solve-covariance-L", lambda: solve_covariance(3, np.ones(2), 1e-10, 1, 10), "apply_L"),
+    ("solve-covariance-maxiter", lambda: solve_covariance(
+        lambda c: c + 1e-3 * np.roll(c, 1), np.ones(200), 1e-14, 1, 10**13), "maxiter"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)

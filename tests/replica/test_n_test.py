@@ -211,7 +211,7 @@ def test_gibbs_at_n_test_against_raw_token_monte_carlo():
     gen = np.random.default_rng(22)
     thetas = theta_star + gen.standard_normal((n, F.shape[1])) @ np.linalg.cholesky(np.linalg.inv(A) / beta).T
     G, v = linattn.unpack(thetas, D, "full")
-    tok = linattn.sampling.sample_tokens(dataclasses.replace(pb, N=Nt), n, rng=gen)
+    tok = linattn.sample_tokens(dataclasses.replace(pb, N=Nt), n, rng=gen)
     s = np.einsum("pnd,pn->pd", tok.X, tok.y) / Nt
     y2 = np.einsum("pn,pn->p", tok.y, tok.y) / Nt
     pred = np.einsum("pa,pab,pb->p", s, G, tok.xq) + y2 * np.einsum("pd,pd->p", v, tok.xq)

@@ -1,12 +1,16 @@
-"""The finite-D pool theory (replica.pool_finite, law="finite" of replica.stationary with a task pool) against exact
+"""The finite-D pool theory (replica._pool_finite, law="finite" of replica.stationary with a task pool) against exact
 dataset averages, its fresh-task limit (the library's replica theory), and its building blocks."""
 import numpy as np
 import pytest
+from helpers import assert_refused, name_as_word, refusals
 
 import linattn
 import replica
-from linattn.pools import context_statistics, moment_matrices, task_moments
-from replica import pool_finite, pool_theory
+from linattn._numerics import quadrature
+from linattn._task_moments import moment_matrices
+from linattn.pools import context_statistics, task_moments
+from replica import _pool_finite as pool_finite
+from replica import _pool_theory as pool_theory
 
 
 def test_context_statistics_has_the_exact_moments():
@@ -149,3 +153,47 @@ def test_finite_d_theory_approaches_the_gaussian_theory_like_one_over_d():
         rel[D] = np.array([f.test / g.test - 1, f.test_idg / g.test_idg - 1])
     assert np.all(np.abs(rel[160]) <= 2 * (20 / 160) * np.abs(rel[20])), rel
     assert np.all(np.abs(rel[160]) > 1e-4), rel
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB = linattn.Problem(D=4, N=8, noise=0.1)
+PB_POOL = linattn.Problem(D=4, N=8, noise=0.1, tasks=3)
+
+
+REFUSED = refusals(name_as_word, [
+    ("prompt-types-seed", lambda: pool_finite.prompt_types(PB_POOL, np.ones((3, 4)), "reduced", 256, -1), "seed", None),
+    ("prompt-types-zero-row", lambda: pool_finite.prompt_types(PB_POOL, np.zeros((3, 4)), "reduced", 256, 0),
+     "pool", None),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_pool_finite_validates_its_arguments():
+    """radial_nodes(0) returned NaN nodes (now linattn._numerics.quadrature.chi_square_rule, which gets the dimension
+    of a Problem, D >= 1, and the library's own orders): the rule is finite and normalised."""
+    r, w = quadrature.chi_square_rule(4, 8)
+    assert np.all(np.isfinite(r)) and w.sum() == pytest.approx(1.0, rel=1e-14)
+    pool = np.random.default_rng(0).standard_normal((3, 4))
+    with pytest.raises(ValueError, match="pb"):
+        pool_finite.prompt_types(PB, pool, "reduced", 256, 0)
+    with pytest.raises(ValueError, match="pool"):
+        pool_finite.prompt_types(PB_POOL, np.ones((3, 5)), "reduced", 256, 0)
+    with pytest.raises(ValueError, match="model"):
+        pool_finite.prompt_types(PB_POOL, pool, "xl", 256, 0)
+    Z, U = pool_finite.prompt_types(PB_POOL, pool, "reduced", 256, 0)
+    from linattn.pools import task_moments
+
+    mom = task_moments(PB_POOL, pool)
+    for kwargs, name in ((dict(P=0.5), "P"), (dict(lam=-1.0), "lam"), (dict(beta=0.0), "beta"),
+                         (dict(Z=Z[:, :3]), "Z"), (dict(U=U[:10]), "U"), (dict(N_test=0), "N_test"),
+                         (dict(model="xl"), "model")):
+        args = dict(pb=PB_POOL, P=10.0, beta=np.inf, lam=0.1, model="reduced", Z=Z, U=U, moments=mom)
+        args.update(kwargs)
+        with pytest.raises(ValueError, match=name):
+            pool_finite.solve(**args)
+    with pytest.raises(ValueError, match="n_types"):
+        pool_finite.check_types(100)

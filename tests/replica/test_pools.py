@@ -1,13 +1,14 @@
 """Task pools in replica and dynamics: the D → ∞ theory, the fast ridge solver, test_idg of the exact engines."""
 import numpy as np
 import pytest
-from helpers import assert_mean
+from helpers import assert_mean, assert_refused, name_not_within_letters, refusals
 
 import dynamics
 import linattn
 import replica
 import spectra
-from linattn import pools
+from linattn import _idg as pools
+from replica import _pool_theory
 
 
 def _paper_ridgeless_icl(tau, alpha, rho, kappa):
@@ -204,7 +205,7 @@ def test_pool_theory_at_finite_temperature(model):
     fresh = linattn.Problem(20, 40, 0.1)
     for P in (200, 800, 2000):
         avg = replica.dataset_average(pb, P, 200.0, 0.005, 20, model, rng=3)
-        th = replica.pool_theory.pool_errors(pb, P, 200.0, 0.005, model, "finite")
+        th = _pool_theory.pool_errors(pb, P, 200.0, 0.005, model, "finite")
         base = replica.stationary(fresh, P, 200.0, 0.005, model)
         M = pb.n_params(model)
         for name, m, se, t, tse in (("train", avg.train_mean, avg.train_se, th.train, th.train_se),
@@ -212,3 +213,31 @@ def test_pool_theory_at_finite_temperature(model):
                                     ("IDG", avg.test_idg_mean, avg.test_idg_se, th.test_idg, th.test_idg_se)):
             assert abs(t - m) <= m / M + 3 * np.hypot(se, tse), (P, name, t, m, se, tse)
         assert abs(base.test / avg.test_idg_mean - 1) > 0.05 + 3 * avg.test_idg_se / avg.test_idg_mean
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB = linattn.Problem(4, 8, 0.1)
+PB_POOL = linattn.Problem(4, 8, 0.1, tasks=3)
+
+
+def _pool_errors(**kw):
+    args = dict(pb=PB_POOL, P=50.0, beta=np.inf, lam=0.01, model="full", law="mp", n_pools=2)
+    return _pool_theory.pool_errors(**{**args, **kw})
+
+
+REFUSED = refusals(name_not_within_letters, [
+    ("pool-errors-pb", lambda: _pool_errors(pb="x"), "pb"),
+    ("pool-errors-fresh-pb", lambda: _pool_errors(pb=PB), "pb"),
+    ("pool-errors-P", lambda: _pool_errors(P=0), "P"),
+    ("pool-errors-beta", lambda: _pool_errors(beta=0), "beta"),
+    ("pool-errors-n-pools", lambda: _pool_errors(n_pools=0), "n_pools"),
+    ("pool-errors-rng", lambda: _pool_errors(rng=-1), "rng"),
+    ("pool-errors-n-types", lambda: _pool_errors(n_types=[1]), "n_types"),
+    ("pool-errors-law", lambda: _pool_errors(law="nonsense"), "law"),
+    ("pool-errors-N-test", lambda: _pool_errors(N_test=float("nan")), "N_test"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)

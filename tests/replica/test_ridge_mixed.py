@@ -14,9 +14,9 @@ import pytest
 
 import linattn
 import replica
-from linattn.errors import ConvergenceError
+from linattn import ConvergenceError
 
-ridge_module = importlib.import_module("replica.ridge")       # the module (replica.ridge is the function)
+ridge_module = importlib.import_module("replica._ridge")       # the module (replica.ridge is the function)
 
 EPS = np.finfo(np.float64).eps
 

@@ -2,7 +2,7 @@
 acceptance tables against dataset-averaged exact Gibbs values (rungs 1, 3, 5)."""
 import numpy as np
 import pytest
-from helpers import assert_discriminating
+from helpers import assert_discriminating, assert_refused, name_not_within_letters, refusals
 from scipy.optimize import approx_fprime
 
 import linattn
@@ -19,7 +19,7 @@ SETTINGS = [((10, 100, 0.0), "reduced", 400), ((10, 100, 0.0), "full", 400), ((2
 @pytest.mark.slow
 @pytest.mark.parametrize("problem, model, n_datasets", SETTINGS)
 def test_theory_against_dataset_averaged_exact_values(problem, model, n_datasets):
-    """Acceptance (issue "Trust" §1): β = 10³, λ = 0.01, P from 10 to 1000, exact Gibbs averages of
+    """Acceptance: β = 10³, λ = 0.01, P from 10 to 1000, exact Gibbs averages of
     400 (D = 10) or 200 (D = 20) datasets per P against (a) the replica theory with the exact
     finite-D prompt law and (b) its baselines, Marchenko–Pastur and the decoupled label channel
     (conventions §3.2), paired on the same exact averages.
@@ -149,3 +149,21 @@ def test_phase_boundary():
     means = [replica.dataset_average(pb, int(P), np.inf, 0.01, 60, "full", rng=2) for P in grid]
     P_exact = boundary_from_means(grid, [m.train_mean for m in means], [m.test_mean for m in means])
     assert P_exact == pytest.approx(Ps[1], rel=0.15)   # grid spacing 27 % and sampling noise
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB = linattn.Problem(4, 8, 0.1)
+PB_POOL = linattn.Problem(4, 8, 0.1, tasks=3)
+RAGGED = [[1.0], [1.0, 2.0]]
+
+
+REFUSED = refusals(name_not_within_letters, [
+    ("rs-functional-pool", lambda: replica.rs_functional(PB_POOL, 50.0, 10.0, 0.1, 0.5, 1.0, 0.5), "pb"),
+    ("rs-functional-norm2", lambda: replica.rs_functional(PB, 30, 1e3, 0.01, 0.2, RAGGED, [0.1]), "norm2"),
+    ("rs-functional-Delta", lambda: replica.rs_functional(PB, 30, 1e3, 0.01, 0.2, [0.5], RAGGED), "Delta"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)

@@ -5,7 +5,7 @@ import pytest
 
 import linattn
 import replica
-from validation.experiments.pools import pool_average
+from validation import pool_average
 
 PB = linattn.Problem(10, 20, 0.1, tasks=8)
 

@@ -45,7 +45,7 @@ def test_slq_against_exact(rng):
         data = pb.sample(int(alpha * 900), rng)
         ev = spectra.hessian_eigenvalues(data, pb)
         est = spectra.slq_spectrum(data, pb, steps=60, n_probes=4, rng=rng)
-        assert spectra.matrix_free.kolmogorov_distance(est, ev) < 0.05
+        assert spectra._matrix_free.kolmogorov_distance(est, ev) < 0.05
         assert est.atom() == pytest.approx(spectra.zero_atom(alpha), abs=0.05)
 
 
@@ -59,7 +59,7 @@ def test_matvec_and_exact_lanczos(rng):
         assert np.allclose(spectra.hessian_matvec(data, th, model), H @ th, rtol=1e-12, atol=1e-14)
     # with as many steps as the dimension, Lanczos quadrature is exact on the nonzero spectrum
     H = data.features().T @ data.features() / 30
-    nodes, w = spectra.matrix_free.lanczos_quadrature(lambda v: H @ v, 16, 16, rng)
+    nodes, w = spectra._matrix_free.lanczos_quadrature(lambda v: H @ v, 16, 16, rng)
     ev = np.linalg.eigvalsh(H)
     for n in nodes[nodes > 1e-8]:
         assert np.min(np.abs(ev - n)) < 1e-8

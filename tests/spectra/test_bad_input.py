@@ -1,12 +1,13 @@
-"""Bad-input sweep of spectra (rung 5): every public callable, every argument, and the silent
-wrong answers found by the review of issue "Trust"."""
+"""Bad-input sweep of spectra (rung 5): every public callable, every argument, and silent
+wrong answers that are now refused or corrected."""
 import numpy as np
 import pytest
 from helpers import Row, sweep_tests
 
 import linattn
 import spectra
-from spectra import matrix_free, mp
+from spectra import _matrix_free as matrix_free
+from spectra import mp
 
 PB = linattn.Problem(3, 4, 0.1)
 DATA = PB.sample(6, rng=0)
@@ -87,6 +88,8 @@ ROWS = [
     Row("mp.density", mp.density, dict(x=[0.5], ratio=2.0), dict(x="array", ratio="positive")),
     Row("mp.stieltjes", mp.stieltjes, dict(z=[0.5 + 1j], ratio=2.0), dict(ratio="positive")),
     Row("mp.cdf", mp.cdf, dict(x=[0.5], ratio=2.0), dict(x="array", ratio="positive")),
+    Row("symmetric_eigenvalues", spectra.symmetric_eigenvalues, dict(A=np.eye(3), overwrite=False, method="auto"),
+        dict(A="array", overwrite="bool", method="choice")),
 ]
 
 #: result types (constructed by the library) and constants
@@ -106,7 +109,7 @@ def test_problem_and_data_must_agree():
 
 
 def test_no_silent_wrong_answers(monkeypatch):
-    """Reproducers of issue "Trust" §2: each returned garbage or a raw numba error before."""
+    """Special cases: each returned garbage or a raw numba error before."""
     pb = linattn.Problem(5, 20, 0.1)
     dens = spectra.density([1e-30, 1e-13, 1e-6], 0.9, pb)     # zero atom leaked in: 1e18 at 1e-30
     assert np.all(dens == 0.0)                                  # below the support's lower edge
@@ -124,3 +127,18 @@ def test_no_silent_wrong_answers(monkeypatch):
                  lambda: data.features()):
         with pytest.raises(ValueError, match="GiB"):           # refused before allocating
             call()
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+def test_spectral_tabulation_and_matvec_failures_are_named():
+    import spectra
+
+    pb = linattn.Problem(3, 4, 0.1)
+    for alpha in (1e-300, 1e8):
+        with pytest.raises(ValueError, match=r"^spectra\.support_edges: alpha must be a sample ratio whose continuous "
+                                             "spectrum"):
+            spectra.support_edges(alpha, pb, law="mp")
+    for matvec, words in ((lambda v: 1 / 0, "raised ZeroDivisionError"), (lambda v: v * np.nan, "non-finite"),
+                          (lambda v: np.ones(3), "shape"), (lambda v: v + 0j, "complex")):
+        with pytest.raises(ValueError, match=f"^matvec must be .*{words}"):
+            matrix_free.lanczos_quadrature(matvec, 4, 3, rng=0)

@@ -6,7 +6,7 @@ from scipy import integrate
 
 import linattn
 import spectra
-from linattn.errors import ConvergenceError
+from linattn import ConvergenceError
 from spectra import mp
 
 

@@ -1,8 +1,9 @@
-"""All eigenvalues of a dense symmetric matrix through LAPACK's two-stage reduction (spectra.symmetric)."""
+"""All eigenvalues of a dense symmetric matrix through LAPACK's two-stage reduction (spectra._symmetric)."""
 import numpy as np
 import pytest
 
-from spectra.symmetric import symmetric_eigenvalues, two_stage_routine
+from spectra import symmetric_eigenvalues
+from spectra._symmetric import two_stage_routine
 
 needs_two_stage = pytest.mark.skipif(two_stage_routine() is None, reason="numpy's BLAS does not export dsyevd_2stage")
 
@@ -58,3 +59,18 @@ def test_bad_method_and_overwrite():
         symmetric_eigenvalues(np.eye(2), method="qr")
     with pytest.raises(ValueError, match="overwrite"):
         symmetric_eigenvalues(np.eye(2), overwrite="yes")
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+@pytest.mark.parametrize("method", ["auto", "eigvalsh"])
+def test_symmetric_eigenvalues_memory_guard(method):
+    """A 10⁵ × 10⁵ input (a zero-stride view: no memory of its own) is refused before any copy, finiteness mask or
+    workspace is allocated (the finiteness check alone took 10 GB)."""
+    A = np.broadcast_to(np.zeros(1), (10**5, 10**5))
+    with pytest.raises(ValueError, match=r"^spectra\.symmetric_eigenvalues: A too large.*GiB"):
+        symmetric_eigenvalues(A, method=method)
+
+
+def test_symmetric_eigenvalues_small_still_exact():
+    A = np.diag([3.0, 1.0, 2.0])
+    np.testing.assert_array_equal(symmetric_eigenvalues(A), [1.0, 2.0, 3.0])

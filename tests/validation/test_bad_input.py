@@ -2,14 +2,15 @@
 import tempfile
 
 import numpy as np
+import pytest
 from helpers import Row, sweep_tests
 
 import linattn
 import validation
-from linattn import sampling
+from linattn import _sampling as sampling
 from validation import gallery as plots
-from validation.app import report
-from validation.experiments import learners_scaling
+from validation._app import report
+from validation.experiments import _learners_scaling as learners_scaling
 
 PB = linattn.Problem(3, 4, 0.1)
 DATA = PB.sample(20, rng=0)
@@ -86,7 +87,8 @@ ROWS = [
 ]
 
 NOT_INPUTS = {"PoolAverage", "LangevinResult", "Chain", "AttentionRun", "DescentRun", "StationarySweep", "MeanEstimate",
-              "LearnerRun", "BinnedError", "FactorizedRun", "RankDynamics", "Check", "Experiment", "Result"}
+              "LearnerRun", "BinnedError", "FactorizedRun", "RankDynamics", "Check", "Experiment", "Result",
+              "ExperimentData"}
 
 try:                         # the sweep runner needs the optional extra [dask]
     import xarray  # noqa: F401
@@ -124,3 +126,32 @@ SCALING = [
     Row("learners_scaling.student_t", learners_scaling.student_t, dict(n_sets=6), dict(n_sets="posint")),
 ]
 _, test_scaling_helpers_arguments, _ = sweep_tests(SCALING, validation, NOT_INPUTS)
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+def test_validation_statistics_and_simulators_name_their_arguments():
+    import validation
+
+    x = np.random.default_rng(0).standard_normal((2, 50))
+    ref = validation.mean_and_se(x)
+    for k in (1e300, 1e-300):
+        est = validation.mean_and_se(k * x)
+        assert est.mean / k == pytest.approx(ref.mean, rel=1e-14) and est.se / k == pytest.approx(ref.se, rel=1e-14)
+        assert np.allclose(validation.autocorrelation(k * x), validation.autocorrelation(x), rtol=0, atol=1e-15)
+    with pytest.raises(ValueError, match=r"^linattn\.kernel_learner\.hermite_features: X must be small enough"):
+        validation.hermite_features(np.full((2, 3), 1e200))
+    pb = linattn.Problem(3, 4, 0.1)
+    t = sampling.sample_tokens(pb, 5, rng=0)
+    for kw, name in ((dict(n_steps=3, lr=0.01, record=[1.5]), "record"), (dict(n_steps=3, lr=0.01, record=[5]),
+                     "record"), (dict(n_steps=2000, lr=1e3, record=[2000]), "lr")):
+        with pytest.raises(ValueError, match=f"^{name} must be"):
+            validation.attention_gradient_descent(t.embed(), t.yq, 0.1, **kw)
+    with pytest.raises(ValueError, match="^init_sd must be small enough"):
+        validation.descent_from_random_inits(pb.sample(6, rng=0), pb, 0.1, [0, 3], 0.01, 1e300, 2, rng=0)
+    with pytest.raises(ValueError, match="^span must be small enough"):
+        validation.rank_dynamics([1.0, 0.5], 5, span=1e300, lr=0.1, batch=4, n_chains=1, record=5, n_grid=16)
+    with pytest.raises(ValueError, match="^train_mean must be an array of shape"):
+        validation.boundary_from_means([1.0, 10.0], [0.1], [1.0, 0.2])
+    with pytest.raises(ValueError, match=r"^langevin_kw must be .*\(not: \['bogus'\]\)"):
+        validation.stationary_sweep(pb, P_theory=[5.0], P_exact=[5], n_exact=2, P_sim=[20], n_sim=2,
+                                    langevin_kw=dict(bogus=1))

@@ -14,8 +14,8 @@ import pytest
 import linattn
 import replica
 import validation
-from validation.experiments import grid_points
-from validation.simulators.langevin import chain, langevin
+from validation import chain, langevin
+from validation.experiments import _grid_functions as grid_points
 
 PB = linattn.Problem(4, 10, 0.2)
 D, M = 4, 20

@@ -4,12 +4,14 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
+from helpers import assert_refused, name_not_within_letters, refusals
 
 from validation import gallery as figures
-from validation.app import cli
+from validation._app import cli
 
 
 def test_help_and_info(capsys):
@@ -86,7 +88,7 @@ def test_cli_sweep_survives_a_module_or_a_point_that_ends_its_process(tmp_path, 
 
 
 def test_cli_error_in_a_real_process_has_no_traceback():
-    res = subprocess.run([sys.executable, "-m", "validation.app.cli", "figures", "fig4", "--out", "/proc/x"],
+    res = subprocess.run([sys.executable, "-m", "validation._app.cli", "figures", "fig4", "--out", "/proc/x"],
                          capture_output=True, text=True)
     assert res.returncode == 2 and res.stderr.strip().count("\n") == 0 and "Traceback" not in res.stderr
 
@@ -111,7 +113,7 @@ TORCH_FIGURES = {"icl_emergence", "grokking", "markov_transformer"}
 def test_every_figure_builder_runs(name, tmp_path, capsys):
     """Smoke test: each registered figure writes its PNG, PDF and data at tiny settings (the figures of
     the optional extra [torch] say that they are skipped and write nothing when torch is absent)."""
-    from validation.simulators.transformers import torch_available
+    from validation.simulators import torch_available
 
     paths = figures.make([name], str(tmp_path), mode="smoke", progress=False)
     if name in TORCH_FIGURES and not torch_available():
@@ -119,6 +121,10 @@ def test_every_figure_builder_runs(name, tmp_path, capsys):
         return
     assert {os.path.splitext(p)[1] for p in paths} == {".png", ".pdf", ".npz"}
     assert all(os.path.getsize(p) > 1000 for p in paths)
+    gallery = (tmp_path / "index.md").read_text()            # the caption, computed from the result it drew
+    fig = figures.registry()[name]
+    caption = fig.caption(figures.compute(fig.experiment, "smoke")) if callable(fig.caption) else fig.caption
+    assert len(caption) > 100 and caption in gallery and "No caption" not in gallery
     for p in paths:
         if p.endswith(".npz"):
             with np.load(p) as d:
@@ -132,7 +138,7 @@ def test_every_figure_builder_runs(name, tmp_path, capsys):
 def test_fig4_data(tmp_path):
     figures.make(["fig4"], str(tmp_path), mode="smoke", progress=False)
     d = np.load(os.path.join(tmp_path, "fig4.npz"))
-    t, test = d["times_P10"], d["test_P10"]
+    t, test = d["figure[10].times"], d["figure[10].test"]          # the members named by field
     assert t.shape == test.shape and np.all(np.isfinite(test))
 
 
@@ -158,7 +164,7 @@ def test_gallery_lists_every_registered_figure(tmp_path):
     text = (tmp_path / "index.md").read_text()
     for name, fig in figures.registry().items():
         assert f"## {name}: {fig.title}" in text
-        assert fig.caption and len(fig.caption) > 100          # a real caption, not a stub
+        assert callable(fig.caption) or len(fig.caption) > 100      # a real caption (or one computed), not a stub
         assert f"linattn figures {name} --out" in text         # not generated yet: how to
     assert "no report yet" in text
     figures.make(["fig4"], out, mode="smoke", progress=False)
@@ -209,8 +215,9 @@ def test_argument_errors_are_one_line_too(argv, capsys):
 
 def test_report_sections_have_distinct_orders(monkeypatch):
     """Every registered section is in the report once; two experiments with one order are refused by name."""
-    from validation.app import report
-    from validation.experiments import base, registry
+    from validation._app import report
+    from validation.experiments import _base as base
+    from validation.experiments import registry
 
     sections = report.report_sections()
     assert len(sections) == sum(exp.report_order is not None for exp in registry().values())
@@ -228,7 +235,7 @@ def test_report_sections_have_distinct_orders(monkeypatch):
 def test_the_report_reuses_what_the_figures_computed(tmp_path):
     """`validate --reuse` takes the result a figure drew (same settings, same source) and computes nothing again;
     a result of other settings, or of other source, is not reused."""
-    from validation.app import report
+    from validation._app import report
     from validation.experiments import Result, get
     from validation.gallery import result_path, save_result
 
@@ -244,3 +251,33 @@ def test_the_report_reuses_what_the_figures_computed(tmp_path):
     stale = Result("flow_curves", "smoke", kept.settings, data=kept.data, meta={**kept.meta, "code_hash": "0" * 16})
     stale.save(path)                                                                 # other source: recomputed
     assert report.reused(str(tmp_path), exp, "smoke") is None
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+REFUSED = refusals(name_not_within_letters, [
+    ("gallery-points", lambda: figures.points("nope", "quick"), "name"),
+    ("code-hash-list", lambda: figures.code_hash(["spectra"]), "experiment"),
+    # accepted nonsense: every selected figure excluded ran nothing and returned []; a str was read letter by letter
+    ("make-exclude-all", lambda: figures.make(["fig4"], tempfile.mkdtemp(), mode="smoke", progress=False,
+                                              exclude=["fig4"]), "exclude"),
+    ("make-selected-str", lambda: figures.make("fig4", tempfile.mkdtemp(), mode="smoke", progress=False),
+     "selected"),
+    ("make-exclude-str", lambda: figures.make(["all"], tempfile.mkdtemp(), mode="smoke", progress=False,
+                                              exclude="fig1"), "exclude"),
+    # figures.make: an unknown name in exclude was refused as "figure names must be among …" (naming no argument)
+    ("gallery-exclude-unknown", lambda: figures.make(["fig1"], tempfile.mkdtemp(), mode="smoke", exclude=["nope"]),
+     "exclude"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_cli_figures_store_that_is_a_file(capsys):
+    """``linattn figures --store FILE``: exit 4 with "Not a directory: 'FILE/stationary_N/smoke'"; now exit 2 naming
+    --store."""
+    f = tempfile.NamedTemporaryFile(suffix=".toml", delete=False).name
+    assert cli.main(["figures", "--smoke", "--no-progress", "--store", f, "fig1", "--out", tempfile.mkdtemp()]) == 2
+    assert "--store" in capsys.readouterr().err

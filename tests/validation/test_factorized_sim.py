@@ -2,13 +2,17 @@
 Langevin vs the exact (merged) Gibbs measure and the equipartition law of the factorized one."""
 import numpy as np
 import pytest
+from helpers import assert_refused, name_as_word, refusals
 from scipy import stats
 
 import linattn
-from dynamics.staged import escape_times, mode_constants
+import validation
+from dynamics import escape_times, mode_constants
+from linattn import _parametrizations as factorized
 from linattn.factorized import Parametrization
-from validation.experiments.staged import gibbs_comparison
-from validation.simulators.factorized import _descent_reference, _kernel_prompts, factorized_descent
+from validation import factorized_descent
+from validation.experiments._staged_runs import gibbs_comparison
+from validation.simulators._factorized_sims import _descent_reference, _kernel_prompts
 
 CASES = [("merged", 1, 1), ("value_kq", 1, 1), ("value_kq_modes", 1, 1), ("separate_kq", 3, 2), ("merged_heads", 2, 1)]
 PB = linattn.Problem(4, 10, 0.2, covariance=[1.0, 0.5, 0.25, 0.1])
@@ -123,7 +127,8 @@ def test_value_kq_kernel_is_descent_through_the_attention_forward_pass():
     of Mainali & Teixeira held at zero, equals the numba kernel's 'value_kq' descent on the reduced
     predictor to 1e-10. Trained too, the null blocks leave zero on a finite training set (their gradient
     vanishes only on average over data), here by more than 1e-3."""
-    from linattn import attention, sampling
+    from linattn import _attention as attention
+    from linattn import _sampling as sampling
 
     pb = linattn.Problem(3, 5, 0.1, covariance=[1.0, 0.6, 0.3])
     tk = sampling.sample_tokens(pb, 40, rng=7)
@@ -154,3 +159,29 @@ def test_value_kq_kernel_is_descent_through_the_attention_forward_pass():
     assert np.abs(run.theta[0, -1, 1:].reshape(3, 3) - W[:3, :3]).max() < 1e-10
     u, W = out[False]
     assert max(np.abs(u[:3]).max(), np.abs(W[3, :3]).max()) > 1e-3
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB_4_8 = linattn.Problem(4, 8, 0.1)
+DATA_4_8 = PB_4_8.sample(20, rng=0)
+
+
+REFUSED = refusals(name_as_word, [
+    ("factorized-theta0", lambda: validation.factorized_descent(PB_4_8, factorized.Parametrization("merged", 4),
+                                                                np.ones(16) * 1e200, 10, 0.01, data=DATA_4_8),
+     "theta0"),
+    ("factorized-batch", lambda: validation.factorized_descent(PB_4_8, factorized.Parametrization("merged", 4),
+                                                               np.ones(16) * 0.1, 10**6, 0.01, batch=10**12), "batch"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_factorized_descent_batch_memory_guard():
+    pb = linattn.Problem(3, 4, 0.1)
+    par = Parametrization("value_kq_modes", 3)
+    with pytest.raises(ValueError, match=r"^batch too large.*GiB"):
+        factorized_descent(pb, par, par.init(0.1, rng=0), 2, 0.01, batch=10**9)

@@ -7,9 +7,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from validation.app.report import report_sections
+from validation import StationarySweep
+from validation._app.report import report_sections
 from validation.experiments import Result, get, run
-from validation.experiments.stationary import StationarySweep, sweeps_of
+from validation.experiments._stationary import sweeps_of
 
 
 @pytest.fixture(scope="module")
@@ -17,9 +18,9 @@ def results():
     return {name: run(name, "smoke", progress=False) for name in ("stationary_N", "stationary_D", "rank_dynamics")}
 
 
-def _with(result, **arrays):
-    """``result`` with some arrays replaced."""
-    return replace(result, data={**result.data, **arrays})
+def _with(result, arrays):
+    """``result`` with some arrays replaced (by member name of its data, :meth:`ExperimentData.to_arrays`)."""
+    return replace(result, data=type(result.data).from_arrays({**result.data.to_arrays(), **arrays}))
 
 
 def test_each_section_comes_from_a_figure_experiment(results):
@@ -38,38 +39,39 @@ def test_each_section_comes_from_a_figure_experiment(results):
 
 
 def test_the_figures_arrays_are_beside_the_sections(results):
-    """The figure's sweeps are read back whole; the sections' arrays have their own prefixes."""
+    """The figure's sweeps are read back whole; the sections' data are fields of their own."""
     for name in ("stationary_N", "stationary_D"):
         r = results[name]
         sweeps = sweeps_of(r)
         assert [(s.D, s.N) for s in sweeps] == [tuple(p) for p in r.settings["problems"]]
-    assert StationarySweep.from_dict(results["stationary_N"].data, "transition_").D == 10
-    assert results["stationary_D"].data["replica_test"].shape == (3, len(results["stationary_D"].settings["replica"]
-                                                                       ["P"]))
+        assert all(isinstance(s, StationarySweep) for s in r.data.sweeps)
+    assert results["stationary_N"].data.transition.D == 10 and results["stationary_N"].data.replica is None
+    assert results["stationary_D"].data.replica.test.shape == (3, len(results["stationary_D"].settings["replica"]
+                                                                      ["P"]))
 
 
 def test_replica_rows_follow_their_criterion(results):
     r = results["stationary_D"]
-    d = r.data
-    exact = _with(r, replica_theory_train=d["replica_train"], replica_theory_test=d["replica_test"])
+    d = r.data.replica
+    exact = _with(r, {"replica.theory_train": d.train, "replica.theory_test": d.test})
     assert all(c.passed for c in get("stationary_D").checks(exact))
-    off = _with(r, replica_theory_train=1.1 * d["replica_train"], replica_theory_test=d["replica_test"])
+    off = _with(r, {"replica.theory_train": 1.1 * d.train, "replica.theory_test": d.test})
     assert not any(c.passed for c in get("stationary_D").checks(off))
 
 
 def test_langevin_and_transition_rows_follow_their_criteria(results):
     r = results["stationary_N"]
-    d = r.data
-    star = d["transition_P_star_theory"]
-    agree = _with(r, langevin_train_exact=d["langevin_train_mean"], langevin_test_exact=d["langevin_test_mean"],
-                  langevin_coarse_discrete_train=d["langevin_coarse_train_mean"], transition_P_star_exact=star,
-                  transition_P_star_sim=star)
+    lg = r.data.langevin
+    star = r.data.transition.P_star_theory
+    agree = _with(r, {"langevin.train_exact": lg.train_mean, "langevin.test_exact": lg.test_mean,
+                      "langevin.coarse.discrete_train": lg.coarse.train_mean, "transition.P_star_exact": star,
+                      "transition.P_star_sim": star})
     assert all(c.passed for c in get("stationary_N").checks(agree))
-    far = 20 * (d["langevin_train_se_exact"] + np.abs(d["langevin_train_bias"]))
-    disagree = _with(agree, langevin_train_exact=d["langevin_train_mean"] + far, transition_P_star_exact=1.5 * star,
-                     transition_P_star_sim=np.nan,
-                     langevin_coarse_discrete_train=d["langevin_coarse_train_mean"]
-                     + 20 * d["langevin_coarse_train_se_exact"])
+    far = 20 * (lg.train_se_exact + np.abs(lg.train_bias))
+    missing = {k: v for k, v in agree.data.to_arrays().items() if k != "transition.P_star_sim"}     # no crossing
+    disagree = _with(replace(agree, data=type(agree.data).from_arrays(missing)),
+                     {"langevin.train_exact": lg.train_mean + far, "transition.P_star_exact": 1.5 * star,
+                      "langevin.coarse.discrete_train": lg.coarse.train_mean + 20 * lg.coarse.train_se_exact})
     rows = get("stationary_N").checks(disagree)
     failed = [(c.section, c.quantity) for c in rows if not c.passed]
     assert failed == [("langevin", "stationary train error")] * 2 + [("langevin", "O(dt) bias of ⟨E_t⟩ at γ·dt·λ_max "
@@ -83,7 +85,7 @@ def test_diagnostics_rows_come_from_the_figure_run(results):
     r = results["rank_dynamics"]
     first = get("rank_dynamics").checks(r)[0]
     assert first.quantity == "effective rank: exact ODE = closed form" and first.passed
-    shifted = _with(r, flow_effective_rank=r.data["flow_effective_rank"] + 1e-3)
+    shifted = _with(r, {"flow.effective_rank": r.data.flow.effective_rank + 1e-3})
     assert not get("rank_dynamics").checks(shifted)[0].passed
     assert f"N={r.settings['N']}" in first.parameters and f"{r.settings['n_chains']} chains" in first.parameters
 

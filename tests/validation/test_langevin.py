@@ -1,13 +1,16 @@
 """The Langevin sampler against its stationary law (rung 4), its exact discrete-time properties,
 the random-number generator, the autocorrelation estimator, and bad input (rung 5)."""
+import functools
+
 import numpy as np
 import pytest
+from helpers import assert_refused, name_as_word, refusals
 from scipy import stats
 
 import linattn
-from validation.simulators import _kernels
-from validation.simulators.langevin import chain, langevin
-from validation.simulators.stats import integrated_time, mean_and_se
+import validation
+from validation import chain, integrated_time, langevin, mean_and_se
+from validation.simulators import _langevin_kernels as _kernels
 
 PB = linattn.Problem(10, 100)
 
@@ -81,7 +84,7 @@ def test_reproducible_and_independent_of_grouping():
 @pytest.mark.parametrize("model", ["reduced", "full"])
 @pytest.mark.parametrize("P", [10, 100, 1000])
 def test_stationary_means_match_exact_gibbs(model, P):
-    """Acceptance (validation issue): with the seed's protocol (10⁵ equilibration steps, 20 samples
+    """Acceptance: with the seed's protocol (10⁵ equilibration steps, 20 samples
     5000 steps apart) and the automatic dt, the sample means of 16 chains agree with the exact
     Gibbs averages. Tolerance: 4 exact standard errors of the discrete chain's sample mean (over
     all 16 chains) plus the exact O(dt) bias, which dt=None keeps below ¼ of that s.e.; the exact
@@ -101,7 +104,7 @@ def test_stationary_means_match_exact_gibbs(model, P):
 
 @pytest.mark.parametrize("link", ["tanh", "sign"])
 def test_langevin_on_nonlinear_labels_matches_exact_gibbs(link):
-    """Nonlinear-label datasets (issue "Nonlinear targets", checks): the energy is still quadratic in
+    """Nonlinear-label datasets: the energy is still quadratic in
     θ, so the exact per-dataset Gibbs averages hold; the seed's protocol agrees within 4 exact s.e.
     (plus the exact O(dt) bias), full model, P = 100."""
     pb = linattn.Problem(10, 100, 0.0, link=link)
@@ -164,7 +167,7 @@ def test_bad_input():
 
 
 def test_unequilibrated_protocols_are_refused():
-    """Issue "Trust" §2: λ = 1e-9 (relaxation time 1e9/dt steps) and dt = 1e-12 used to return
+    """λ = 1e-9 (relaxation time 1e9/dt steps) and dt = 1e-12 used to return
     unequilibrated chains silently. The exact transient bias now refuses them, naming
     n_equilibrate and the number of steps needed."""
     data = PB.sample(10, rng=0)
@@ -176,3 +179,80 @@ def test_unequilibrated_protocols_are_refused():
         langevin(data, PB, 1e3, 0.01, n_samples=1)            # no standard error from one sample
     with pytest.raises(ValueError, match="n_chains"):
         langevin(data, PB, 1e3, 0.01, n_chains=10**6)         # memory guard
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+PB_4_8 = linattn.Problem(4, 8, 0.1)
+DATA = PB_4_8.sample(20, rng=0)
+
+
+@functools.cache
+def _chain():
+    """The exact chain of ``DATA`` at β = 100, λ = 0.1 (built on first use)."""
+    return validation.chain(DATA, PB_4_8, 100.0, 0.1)
+
+
+def _lmax():
+    return _chain().lambda_max
+
+
+def _eta():
+    return np.zeros(_chain().M)
+
+
+REFUSED = refusals(name_as_word, [
+    # every public method of the exact Langevin chain checks its arguments
+    ("chain-se-n-samples", lambda: _chain().standard_errors(0.001, 0, 10), "n_samples"),
+    ("chain-se-n-chains", lambda: _chain().standard_errors(0.001, 10, 10, n_chains=0), "n_chains"),
+    ("chain-se-stride", lambda: _chain().standard_errors(0.001, 10, -10), "stride"),
+    ("chain-se-stride-huge", lambda: _chain().standard_errors(0.001, 10, 2**52), "stride"),
+    ("chain-variances-nan", lambda: _chain().variances(np.nan), "dt"),
+    ("chain-variances-bound", lambda: _chain().variances(2.0 / _lmax()), "dt"),
+    ("chain-variances-beyond", lambda: _chain().variances(3.0 / _lmax()), "dt"),
+    ("chain-variances-negative", lambda: _chain().variances(-1.0), "dt"),
+    ("chain-variances-str", lambda: _chain().variances("a"), "dt"),
+    ("chain-bias-bound", lambda: _chain().bias(2.0 / _lmax()), "dt"),
+    ("chain-means-nan", lambda: _chain().means(np.nan), "dt"),
+    ("chain-autocovariance-lag", lambda: _chain().autocovariance(0.001, [-1]), "lags"),
+    ("chain-autocovariance-str", lambda: _chain().autocovariance(0.001, ["a"]), "lags"),
+    ("chain-autocovariance-dt", lambda: _chain().autocovariance(5.0 / _lmax(), [1]), "dt"),
+    ("chain-transient-steps", lambda: _chain().transient(0.001, -5, _eta()), "n_steps"),
+    ("chain-transient-shape", lambda: _chain().transient(0.001, 5, np.zeros(3)), "eta0"),
+    ("chain-transient-huge", lambda: _chain().transient(0.001, 5, np.ones(_chain().M) * 1e200), "eta0"),
+    ("chain-equilibrate-nan", lambda: _chain().steps_to_equilibrate(0.001, _eta(), np.nan, 1e-3), "target_train"),
+    ("chain-equilibrate-negative", lambda: _chain().steps_to_equilibrate(0.001, _eta(), 1e-3, -1.0), "target_test"),
+    ("chain-equilibrate-start", lambda: _chain().steps_to_equilibrate(0.001, _eta(), 1e-3, 1e-3, start=0), "start"),
+    ("chain-equilibrate-dt", lambda: _chain().steps_to_equilibrate(np.inf, _eta(), 1e-3, 1e-3), "dt"),
+    ("chain-errors-shape", lambda: _chain().errors(np.ones(3)), "eta"),
+    ("chain-errors-huge", lambda: _chain().errors(np.ones(_chain().M) * 1e300), "eta"),
+    ("langevin-steps", lambda: validation.langevin(DATA, PB_4_8, 100.0, 0.1, n_equilibrate=10**13, n_samples=5,
+                                                   stride=10), "n_equilibrate"),
+    ("choose-dt", lambda: validation.choose_dt(validation.chain(DATA, PB_4_8, 100.0, 0.1), 10**13, 10**13),
+     "n_samples"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_chain_dt_message_states_the_stable_range():
+    CH, LMAX = _chain(), _lmax()
+    with pytest.raises(ValueError, match=r"stable range \(0, 2/\(gamma\*lambda_max\(A\)\)\)"):
+        CH.variances(2.0 / LMAX)
+
+
+def test_chain_values_unchanged_inside_the_range():
+    CH, LMAX, ETA = _chain(), _lmax(), _eta()
+    dt = 0.5 / LMAX
+    h = CH.gamma * dt * CH.a
+    assert np.array_equal(CH.variances(dt), 1.0 / (CH.beta * CH.a * (1.0 - 0.5 * h)))
+    assert CH.means(dt) == (CH.gibbs_train + CH.bias(dt)[0], CH.gibbs_test + CH.bias(dt)[1])
+    ct, cg = CH.autocovariance(dt, 3)                         # one lag: an array of one value each
+    assert ct.shape == cg.shape == (1,) and np.all(np.isfinite([ct, cg]))
+    st, sg = CH.standard_errors(dt, 10, 5, 2)
+    assert np.isfinite(st) and np.isfinite(sg) and st > 0 and sg > 0
+    train, test = CH.errors(np.zeros((2, CH.M)))
+    assert train.shape == test.shape == (2,)
+    assert CH.steps_to_equilibrate(dt, ETA, np.inf, np.inf) == 1

@@ -1,13 +1,14 @@
-"""Kernel and feature learners (issue "Nonlinear targets", kernel vs feature learner)."""
+"""Kernel and feature learners (kernel vs feature learner)."""
 import numpy as np
 import pytest
-from helpers import assert_mean
+from helpers import assert_mean, assert_refused, name_as_word, name_not_within_letters, refusals
 
 import dynamics
 import linattn
-from linattn import sampling
-from validation import feature_learner, hermite_features, kernel_learner
-from validation.simulators import learners
+import validation
+from linattn import _sampling as sampling
+from validation import binned_readout_error, feature_learner, hermite_features, kernel_learner
+from validation.simulators import _learner_sims as learners
 
 
 def test_hermite_features_are_orthonormal(rng):
@@ -85,7 +86,7 @@ def test_learners_with_a_pool_and_another_context_length():
     are Monte Carlo with a standard error; memorising a pool of 3 tasks makes the in-distribution error the smaller."""
     import linattn
     from linattn.kernel_learner import kernel_test_error
-    from validation.simulators.learners import feature_learner, kernel_learner
+    from validation import feature_learner, kernel_learner
 
     pb = linattn.Problem(4, 8, 0.1, link="tanh", tasks=3)
     k = kernel_learner(pb, 300, 0.01, rng=0, N_test=16)
@@ -115,7 +116,7 @@ def test_quantile_knots_bring_the_readout_close_to_optimal():
 def test_feature_test_error_at_another_length_matches_retraining():
     """feature_test_error(run, N_test) evaluates the same trained model as feature_learner(..., N_test=) (same rng for
     the training data: identical Γ and readout), so the two Monte-Carlo errors agree within 4 s.e."""
-    from validation.simulators.learners import feature_test_error
+    from validation.simulators._learner_sims import feature_test_error
 
     pb = linattn.Problem(4, 8, 0.0, link="relu")
     run = feature_learner(pb, 300, 0.01, rng=5, n_test_prompts=100)
@@ -135,10 +136,10 @@ def test_learners_report_section_smoke():
     readout of the trained Γ, and the feature learner as trained (test error and training loss at two P, test error at
     N_test = N/4 and 4N); the three figure experiments run in smoke mode in tests/validation/test_cli_figures.py,
     which also checks that their saved data are finite."""
-    from validation.experiments.base import get, run
+    from validation.experiments import get, run
 
     r = run("learners", mode="smoke", progress=False)
-    for k, v in r.data.items():
+    for k, v in r.data.to_arrays().items():
         assert np.all(np.isfinite(np.asarray(v, float))), k
     rows = get("learners").checks(r)
     assert len(rows) == 18 and all(c.section == "learners" for c in rows)
@@ -153,7 +154,7 @@ def test_learners_report_section_smoke():
 def test_trained_row_flags_the_optimal_baseline():
     """A report row of the feature learner as trained passes within 3 s.e. + FEATURE_ACCURACY of its theory and states
     whether the optimal-readout baseline would pass the same criterion."""
-    from validation.experiments.learners import FEATURE_ACCURACY, _trained_row
+    from validation.experiments._learners import FEATURE_ACCURACY, _trained_row
 
     sim = np.array([0.20, 0.21, 0.19, 0.20])          # mean 0.2, s.e. 0.0041
     row = _trained_row("q", "p", sim, None, 0.2 * (1 + FEATURE_ACCURACY / 2), 0.001, 0.15)
@@ -163,7 +164,7 @@ def test_trained_row_flags_the_optimal_baseline():
 
 
 def test_fit_power_law_recovers_a_power_law():
-    from validation.experiments.learners_scaling import fit_power_law
+    from validation.experiments._learners_scaling import fit_power_law
 
     N = np.array([4, 8, 16, 32, 64, 128.0])
     gam, einf, A = fit_power_law(N, 0.1 + 2.0 * N**-0.7)
@@ -175,7 +176,7 @@ def test_gamma_check_resolves_a_different_exponent():
     """The exponent check: simulated points on the theory's own power law give a difference within 3 s.e.; points on
     a power law with γ = 0.4 instead of 0.7 (s.e. 1 %) give a difference of about −0.3, far beyond 3 s.e. — the row
     can fail."""
-    from validation.experiments.learners_scaling import gamma_check
+    from validation.experiments._learners_scaling import gamma_check
 
     N = np.array([4, 8, 16, 32, 64.0])
     th = 0.1 + 2.0 * N**-0.7
@@ -187,7 +188,7 @@ def test_gamma_check_resolves_a_different_exponent():
 
 
 def test_student_t_widens_the_three_se_for_few_sets():
-    from validation.experiments.learners_scaling import student_t
+    from validation.experiments._learners_scaling import student_t
 
     assert student_t(10**6) == pytest.approx(3.0, abs=0.01)
     assert 4.0 < student_t(6) < 7.0 and student_t(3) > student_t(6)
@@ -199,32 +200,39 @@ def _scaling_result(factor=1.0, swap=False):
     while the simulation has the feature learner winning."""
     import types
 
-    from validation.experiments.base import get
-    from validation.experiments.learners import winner_agreement
-    from validation.experiments.learners_scaling import gamma_check
+    from validation.experiments import get
+    from validation.experiments._learners import winner_agreement
+    from validation.experiments._learners_scaling import gamma_check
 
     s = dict(get("learners_scaling").settings("smoke"), n_sets=6, n_sets_memo=6)
     N, Nt = np.array([4, 8, 16, 32.0]), np.array([4, 8, 16.0])
-    d = {"N": N, "N_test": Nt, "sim_N": N, "sim_N_test": Nt}
+    links = {}
     for name in ("relu", "quad"):
+        learners = {}
         for learner, scale in (("kernel", 2.0), ("feature", 1.0)):
-            for x, key, sim_key in ((N, "N", "sim"), (Nt, "Ntest", "simtest")):
+            c = {}
+            for x, key in ((N, "over_N"), (Nt, "over_N_test")):
                 th = scale * (0.1 + x**-0.6)
-                d[f"{name}_{key}_{learner}"], d[f"{name}_{key}_{learner}_se"] = th, 1e-3 * th
-                d[f"{name}_{sim_key}_{learner}"], d[f"{name}_{sim_key}_{learner}_se"] = factor * th, 0.01 * th
-            th = d[f"{name}_N_{learner}"]
-            d[f"{name}_{learner}_gamma_check"] = gamma_check(N, factor * th, 0.01 * th, th, 1e-3 * th, n_boot=20)
+                c[key], c[f"{key}_se"] = th, 1e-3 * th
+                c[f"sim_{key}"], c[f"sim_{key}_se"] = factor * th, 0.01 * th
+            th = c["over_N"]
+            c["gamma_theory"], c["gamma_sim"], c["gamma_se"] = gamma_check(N, factor * th, 0.01 * th, th, 1e-3 * th,
+                                                                           n_boot=20)
+            learners[learner] = types.SimpleNamespace(**c)
         k, f = 2.0 * np.ones((4, 3)), np.ones((4, 3))
+        planes = {}
         for plane in ("gen", "memo"):
             dec, agr = winner_agreement(np.log(f / k) if swap else np.log(k / f), k, 0.01 * k, f, 0.01 * f)
-            d[f"{name}_{plane}_decided"], d[f"{name}_{plane}_agrees"] = dec, agr
+            planes[plane] = types.SimpleNamespace(decided=dec, agrees=agr)
+        links[name] = types.SimpleNamespace(learners=learners, planes=planes)
+    d = types.SimpleNamespace(N=N, N_test=Nt, sim_N=N, sim_N_test=Nt, links=links)
     return types.SimpleNamespace(settings=s, data=d)
 
 
 def test_scaling_report_rows_pass_on_the_theory_and_fail_off_it():
     """The report rows of ``learners_scaling``: simulations equal to the theories pass every row (16); simulations
     30 % off the theories fail the error rows; theories with the winners swapped fail the plane rows."""
-    from validation.experiments.base import get
+    from validation.experiments import get
 
     exp = get("learners_scaling")
     rows = exp.checks(_scaling_result())
@@ -237,7 +245,7 @@ def test_scaling_report_rows_pass_on_the_theory_and_fail_off_it():
 
 def test_scaling_settings_put_the_simulated_cells_on_the_plane():
     """A simulated length off the plane's grid is refused before anything is computed."""
-    from validation.experiments.base import get
+    from validation.experiments import get
 
     exp = get("learners_scaling")
     with pytest.raises(ValueError, match="must be a value of plane_N"):
@@ -252,8 +260,8 @@ def test_simulated_winner_agrees_with_the_theory_where_the_margin_is_resolved():
     wherever the theory's |ln(E_kernel/E_feature)| and the simulation's exceed 2 s.e. of the simulated ratio, the
     winners agree (measured: 8 of 8 cells resolved, 8 agree; the quick mode's simulated cells on a coarser theory
     grid). Swapping the theories' roles must fail."""
-    from validation.experiments.base import get, run
-    from validation.experiments.learners import winner_agreement
+    from validation.experiments import get, run
+    from validation.experiments._learners import winner_agreement
 
     coarse = dict(P=[100, 400, 1600, 6400], N=[4, 16, 64], sim=[[0, 2], [1, 1], [1, 3], [2, 2]])   # quick's cells
     smoke = get("learners").presets["smoke"]          # the report's points are not what this test checks
@@ -261,13 +269,57 @@ def test_simulated_winner_agrees_with_the_theory_where_the_margin_is_resolved():
     r = run("learners", mode="quick", settings=get("learners").settings("quick", **coarse, **checks), progress=False)
     d = r.data
     total = 0
+    i, j = d.sim_N_index, d.sim_P_index
     for name in ("relu", "quad"):
-        dec, agr = d[f"{name}_decided"], d[f"{name}_agrees"]
+        m = d.links[name]
+        dec, agr = m.decided, m.agrees
         assert np.all(agr[dec]), name
         total += int(dec.sum())
-        i, j = d["sim_cells"][:, 0], d["sim_cells"][:, 1]
-        swapped = np.log(d[f"{name}_theory_feature"][i, j] / d[f"{name}_theory_kernel"][i, j])
-        dec2, agr2 = winner_agreement(swapped, d[f"{name}_sim_kernel"], d[f"{name}_sim_kernel_se"],
-                                      d[f"{name}_sim_feature"], d[f"{name}_sim_feature_se"])
+        swapped = np.log(m.theory_feature[i, j] / m.theory_kernel[i, j])
+        dec2, agr2 = winner_agreement(swapped, m.sim_kernel, m.sim_kernel_se, m.sim_feature, m.sim_feature_se)
         assert not np.any(agr2[dec2])
     assert total >= 6
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+TANH = linattn.Problem(4, 8, 0.0, link="tanh")
+TANH_3_6 = linattn.Problem(3, 6, 0.0, link="tanh")
+MiB = 1 << 20
+
+
+REFUSED = refusals(name_as_word, [
+    # the argument named
+    ("binned-n", lambda: binned_readout_error(TANH, np.eye(4), n=10**6, bins=500), "n", 16 * MiB),
+    # the feature learner's step loop under the work guard
+    ("feature-learner-max-steps", lambda: validation.feature_learner(TANH, 2000, 1e-6, rng=0, n_test_prompts=1000,
+                                                                     max_steps=10**9, tol=1e-300), "max_steps"),
+    ("feature-learner-n-test", lambda: validation.feature_learner(linattn.Problem(3, 6, 0.0, link="tanh", tasks=4),
+                                                                  20, 0.1, rng=0, n_test_prompts=10**10),
+     "n_test_prompts"),
+]) + refusals(name_not_within_letters, [
+    ("feature-learner-N-test", lambda: validation.feature_learner(TANH_3_6, 30, 0.1, rng=0, max_steps=200,
+                                                                  n_test_prompts=1000, N_test=10**12), "N_test"),
+    ("binned-bins", lambda: validation.binned_readout_error(TANH_3_6, np.eye(3) * 0.1, n=2000, bins=10**9), "bins"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_feature_test_error_refuses_another_problem():
+    """A run trained on relu labels was scored against tanh labels (or another noise, or a pool) without a
+    word; the run now carries its problem and feature_test_error names pb. Another length goes through N_test."""
+    from validation import feature_learner
+    from validation.simulators._learner_sims import feature_test_error
+
+    pb = linattn.Problem(4, 8, 0.0, link="relu")
+    run = feature_learner(pb, 200, 0.01, rng=5, n_test_prompts=100, max_steps=200)
+    assert run.problem == pb
+    for other in (linattn.Problem(4, 8, 0.0, link="tanh"), linattn.Problem(4, 8, 0.5, link="relu"),
+                  linattn.Problem(4, 16, 0.0, link="relu"), linattn.Problem(4, 8, 0.0, link="relu", tasks=3)):
+        with pytest.raises(ValueError, match="pb"):
+            feature_test_error(other, run, n_test_prompts=100)
+    e, se = feature_test_error(pb, run, N_test=16, n_test_prompts=100, rng=1)
+    assert np.isfinite(e) and se > 0

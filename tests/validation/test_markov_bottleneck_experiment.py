@@ -1,4 +1,4 @@
-"""Experiment ``markov_bottleneck`` (bigram-embedding information and K₂*, issue 24): a smoke run, the assembled
+"""Experiment ``markov_bottleneck`` (bigram-embedding information and K₂*): a smoke run, the assembled
 arrays, the nested standard error, and the checks — including that each check rejects a wrong result."""
 import dataclasses
 import math
@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from validation.experiments import base
-from validation.experiments.markov_bottleneck import _nested_mean
+from validation.experiments import _base as base
+from validation.experiments._markov_bottleneck import _nested_mean
 
 
 @pytest.fixture(scope="module")
@@ -18,19 +18,19 @@ def smoke():
 def test_smoke_run_assembles_consistent_arrays(smoke):
     d, s = smoke.data, smoke.settings
     for L, ds in zip(s["lengths"], s["ds"]):
-        key = f"L{L}"
-        seeds = d[f"{key}_seeds"]
+        scan = d.k2[L]
+        seeds = scan.bigram.seeds
         assert seeds.shape == (len(ds), s["n_proj"], s["n_pools"])
-        assert np.allclose(d[f"{key}_meas"], seeds.mean(axis=(1, 2)), rtol=0, atol=1e-12)   # balanced design
-        assert np.all(d[f"{key}_meas_se"] > 0) and np.all(np.isfinite(d[f"{key}_uni_meas"]))
+        assert np.allclose(scan.bigram.measured, seeds.mean(axis=(1, 2)), rtol=0, atol=1e-12)   # balanced design
+        assert np.all(scan.bigram.measured_se > 0) and np.all(np.isfinite(scan.unigram.measured))
         # the paired difference is the difference of the means (exact identity)
-        assert np.allclose(d[f"{key}_diff"], d[f"{key}_meas"] - d[f"{key}_approx"], rtol=0, atol=1e-12)
-        assert np.all(d[f"{key}_closed"] > 0)
-    Ks = d["Ks"]
+        assert np.allclose(scan.bigram.diff, scan.bigram.measured - scan.bigram.approx, rtol=0, atol=1e-12)
+        assert np.all(scan.closed > 0)
+    Ks = d.Ks
     for dd in s["curve_ds"]:
-        assert np.all(d[f"curve_d{dd}_bits"] <= np.log2(Ks) + 1e-12)        # the estimator never exceeds log2 K
-        assert np.all(d[f"curve_d{dd}_approx"] <= np.log2(Ks) + 1e-12)
-    assert d["curve_uni_bits"].shape == Ks.shape
+        assert np.all(d.curves[dd].bits <= np.log2(Ks) + 1e-12)        # the estimator never exceeds log2 K
+        assert np.all(d.curves[dd].approx <= np.log2(Ks) + 1e-12)
+    assert d.unigram_curve.bits.shape == Ks.shape
 
 
 def test_checks_are_report_rows(smoke):
@@ -40,8 +40,9 @@ def test_checks_are_report_rows(smoke):
     assert all(isinstance(r, base.Check) and r.section == "markov" and r.criterion for r in rows)
 
 
-def _with(result, **data):
-    return dataclasses.replace(result, data={**result.data, **data})
+def _with(result, arrays):
+    """``result`` with some arrays replaced (by member name of its data)."""
+    return dataclasses.replace(result, data=type(result.data).from_arrays({**result.data.to_arrays(), **arrays}))
 
 
 def test_checks_reject_wrong_results(smoke):
@@ -51,22 +52,23 @@ def test_checks_reject_wrong_results(smoke):
     n_info = len(s["curve_ds"])
     # 1. approximation of I(K): equal to the estimate passes; off by 1 bit at one K fails
     dd = s["curve_ds"][0]
-    good = d[f"curve_d{dd}_bits"].copy()
-    assert exp.checks(_with(smoke, **{f"curve_d{dd}_approx": good}))[0].passed
+    good = d.curves[dd].bits.copy()
+    assert exp.checks(_with(smoke, {f"curves[{dd}].approx": good}))[0].passed
     bad = good.copy()
     bad[-1] += 1.0
-    assert not exp.checks(_with(smoke, **{f"curve_d{dd}_approx": bad}))[0].passed
+    assert not exp.checks(_with(smoke, {f"curves[{dd}].approx": bad}))[0].passed
     # 2. measured − approx of log2 K2*: +0.5 passes; −1 − 4 s.e. (not a lower bound) and +2 (too low) fail
-    key = f"L{s['lengths'][0]}"
-    se = d[f"{key}_diff_se"]
-    assert exp.checks(_with(smoke, **{f"{key}_diff": np.full_like(se, 0.5)}))[n_info].passed
-    assert not exp.checks(_with(smoke, **{f"{key}_diff": -1.0 - 4 * se}))[n_info].passed
-    assert not exp.checks(_with(smoke, **{f"{key}_diff": 2.0 + 4 * se}))[n_info].passed
+    L = s["lengths"][0]
+    se = d.k2[L].bigram.diff_se
+    diff = f"k2[{L}].bigram.diff"
+    assert exp.checks(_with(smoke, {diff: np.full_like(se, 0.5)}))[n_info].passed
+    assert not exp.checks(_with(smoke, {diff: -1.0 - 4 * se}))[n_info].passed
+    assert not exp.checks(_with(smoke, {diff: 2.0 + 4 * se}))[n_info].passed
     # 3. baseline: 3 bits below the bigram embedding passes; a baseline that carries as much fails
     top = max(s["curve_ds"])
-    bits = d[f"curve_d{top}_bits"]
-    assert exp.checks(_with(smoke, curve_uni_bits=bits - 3.0))[-1].passed
-    assert not exp.checks(_with(smoke, curve_uni_bits=bits.copy()))[-1].passed
+    bits = d.curves[top].bits
+    assert exp.checks(_with(smoke, {"unigram_curve.bits": bits - 3.0}))[-1].passed
+    assert not exp.checks(_with(smoke, {"unigram_curve.bits": bits.copy()}))[-1].passed
 
 
 def test_nested_standard_error():

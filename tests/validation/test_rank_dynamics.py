@@ -1,8 +1,11 @@
 """Training diagnostics on the exact model: effective rank and subspace distance of staged learning."""
 import numpy as np
 import pytest
+from helpers import assert_refused, name_as_word, name_not_within_letters, refusals
 
-from validation.experiments.rank_dynamics import baseline_rejected, checks, distance_falls, rank_dynamics, step_ups
+import validation
+from validation import rank_dynamics
+from validation.experiments._rank_dynamics import baseline_rejected, checks, distance_falls, step_ups
 
 
 @pytest.fixture(scope="module")
@@ -33,12 +36,12 @@ def test_the_closed_form_itself_and_the_order_of_events(run):
 
 
 def test_a_random_start_delays_every_step(run):
-    # modes must first align (finding of the factorized-attention issue): later than the aligned start
+    # modes must first align: later than the aligned start
     assert np.all(step_ups(run, run.random) > step_ups(run, run.flow))
 
 
 def test_helpers_refuse_other_objects(run):
-    from validation.experiments.rank_dynamics import curvature_onsets, rise_windows
+    from validation.experiments._rank_dynamics import curvature_onsets, rise_windows
 
     for call, name in ((lambda: step_ups(None, run.flow), "r"), (lambda: step_ups(run, run.test_closed), "diag"),
                        (lambda: distance_falls(run, None), "diag"), (lambda: checks(run, lr=-1.0), "lr"),
@@ -47,3 +50,31 @@ def test_helpers_refuse_other_objects(run):
                        (lambda: curvature_onsets("r", run.test_closed), "r"), (lambda: baseline_rejected(1), "r")):
         with pytest.raises(ValueError, match=name):
             call()
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+REFUSED = refusals(name_as_word, [
+    # the spectrum, and the SGD run's size named by the arguments that set it
+    ("rank-spectrum-huge", lambda: validation.rank_dynamics(np.ones(10**4), 8, n_chains=1, batch=4), "spectrum"),
+    ("rank-spectrum-2d", lambda: validation.rank_dynamics([[1.0, 0.5]], 8), "spectrum"),
+    ("rank-span", lambda: validation.rank_dynamics(np.array([1.0, 0.5]), 8, span=1e6, lr=1e-6, n_chains=1,
+                                                   batch=4), "span"),
+    ("rank-n-chains", lambda: validation.rank_dynamics(np.array([1.0, 0.5]), 8, n_chains=0), "n_chains"),
+    ("rank-dynamics", lambda: validation.rank_dynamics(np.array([1.0, 0.5]), 8, n_grid=10**9), "n_grid"),
+    ("rank-dynamics-record", lambda: validation.rank_dynamics(np.array([1.0, 0.5]), 8, record=10**9), "record"),
+]) + refusals(name_not_within_letters, [
+    ("rank-dynamics-N", lambda: validation.rank_dynamics(np.array([1.0, 0.5]), 10**9, n_chains=2, batch=16,
+                                                         record=5, n_grid=40), "N"),
+    ("rank-dynamics-spectrum", lambda: validation.rank_dynamics(np.array([2e300, 1.5e300]), 8), "spectrum"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_rank_dynamics_of_an_isotropic_spectrum_is_a_value():
+    """Two equal eigenvalues (stored as an isotropic problem) gave AttributeError."""
+    r = validation.rank_dynamics([1.0, 1.0], 8, n_chains=1, batch=8, n_grid=32)
+    assert r.t_half.shape == (2,) and r.t_half[0] == r.t_half[1] and np.all(np.isfinite(r.test_closed))

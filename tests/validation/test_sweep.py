@@ -1,16 +1,31 @@
 """validation.sweep: deterministic seeds, serial = local processes = Dask, resumable Zarr store,
-recorded failures, code-version guard, and bad input (issue "Sweeps that outgrow one machine")."""
+recorded failures, code-version guard, and bad input."""
 import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from helpers import assert_refused, name_not_within_letters, refusals
 
-xr = pytest.importorskip("xarray")
-pytest.importorskip("zarr")
+import validation
+from validation import sweeps as sw
+from validation.sweeps import _runners as runners  # noqa: E402
 
-from validation import sweeps as sw  # noqa: E402
+try:
+    import xarray as xr
+    import zarr  # noqa: F401
+except ImportError:             # no [dask] extra
+    xr = None
+
+#: the cases that need neither a dataset nor a store; every other case skips without the [dask] extra
+WITHOUT_THE_EXTRA = {"test_refused_naming_the_argument", "test_run_points_still_runs"}
+
+
+@pytest.fixture(autouse=True)
+def _the_dask_extra(request):
+    if xr is None and request.function.__name__ not in WITHOUT_THE_EXTRA:
+        pytest.skip("validation.sweep's datasets and stores need the [dask] extra (xarray, zarr)")
 
 GRID = {"D": [3, 4], "N": [5], "P": [4, 30], "beta": [50.0], "lam": [0.1, 0.0]}   # λ = 0, P < M: refused
 KW = dict(replicates=2, rng=7)
@@ -79,15 +94,15 @@ def test_interrupted_sweep_resumes_to_the_same_store(tmp_path):
     """Kill the sweep after 3 points (os._exit in a serial run, so nothing is flushed on exit) and
     run it again: the resumed store equals an uninterrupted one, and the done points are skipped."""
     store = str(tmp_path / "resumed")
-    script = (f"import os, validation.sweeps as sw\n"
+    script = (f"import os, validation.sweeps as sw, validation.sweeps._sweep as entries\n"
               f"n = [0]\n"
               f"def sink_wrap(write):\n"
               f"    def w(*a):\n"
               f"        write(*a); n[0] += 1\n"
               f"        if n[0] == 3: os._exit(17)\n"
               f"    return w\n"
-              f"orig = sw._execute\n"
-              f"sw._execute = lambda fn, tasks, client, workers, sink, progress, **kw: "
+              f"orig = entries.execute\n"
+              f"entries.execute = lambda fn, tasks, client, workers, sink, progress, **kw: "
               f"orig(fn, tasks, client, workers, sink_wrap(sink), progress, **kw)\n"
               f"sw.sweep('gibbs', {GRID!r}, replicates=2, rng=7, workers=1, store={store!r})\n")
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
@@ -95,13 +110,13 @@ def test_interrupted_sweep_resumes_to_the_same_store(tmp_path):
     partial = sw.load_sweep(store)
     assert int((partial["status"] != sw.PENDING).sum()) == 3
     calls = []
-    orig = sw._run_task
+    orig = runners.run_task
     sw_run = lambda fn, t, **kw: calls.append(t) or orig(fn, t, **kw)   # noqa: E731
     try:
-        sw._run_task = sw_run
+        runners.run_task = sw_run
         resumed = sw.sweep("gibbs", GRID, workers=1, store=store, **KW)
     finally:
-        sw._run_task = orig
+        runners.run_task = orig
     assert len(calls) == partial["status"].size - 3                       # done points skipped
     _same(resumed, sw.sweep("gibbs", GRID, workers=1, store=str(tmp_path / "fresh"), **KW))
 
@@ -149,7 +164,7 @@ def test_cli_sweep_with_a_toml_grid(tmp_path):
     grid = tmp_path / "grid.toml"
     grid.write_text('D = [3]\nN = [5]\nP = [30]\nbeta = [50.0]\nlam = [0.1]\n')
     out = tmp_path / "store"
-    from validation.app import cli
+    from validation._app import cli
 
     assert cli.main(["sweep", "gibbs", "--grid", str(grid), "--replicates", "2", "--workers", "1",
                      "--store", str(out), "--no-progress"]) == 0
@@ -166,17 +181,18 @@ def test_figure_from_store_reads_instead_of_recomputing(tmp_path):
     into DIR/stationary_N/smoke, the second reads them (no point is evaluated) and writes the same data;
     a store written by another code version is refused."""
     from validation import gallery as plots
+    from validation.gallery import _make as making
 
     store = str(tmp_path / "store")
     plots.make(["fig2"], str(tmp_path / "a"), mode="smoke", progress=False, store=store)
-    plots._RESULTS.clear()                               # the figures' in-process cache: read the store again
+    making.COMPUTED.clear()                              # the figures' in-process cache: read the store again
     calls = []
-    orig = sw._run_point
+    orig = runners.run_point
     try:
-        sw._run_point = lambda fn, t, **kw: calls.append(t) or orig(fn, t, **kw)
+        runners.run_point = lambda fn, t, **kw: calls.append(t) or orig(fn, t, **kw)
         plots.make(["fig2"], str(tmp_path / "b"), mode="smoke", progress=False, store=store)
     finally:
-        sw._run_point = orig
+        runners.run_point = orig
     assert calls == []
     a, b = np.load(tmp_path / "a" / "fig2.npz"), np.load(tmp_path / "b" / "fig2.npz")
     for k in a.files:
@@ -184,7 +200,7 @@ def test_figure_from_store_reads_instead_of_recomputing(tmp_path):
             assert np.array_equal(a[k], b[k], equal_nan=True), k
     import zarr
     zarr.open_group(os.path.join(store, "stationary_N", "smoke"), mode="a").attrs["code_hash"] = "0" * 16
-    plots._RESULTS.clear()
+    making.COMPUTED.clear()
     with pytest.raises(ValueError, match="another code version"):
         plots.make(["fig2"], str(tmp_path / "c"), mode="smoke", progress=False, store=store)
 
@@ -301,7 +317,7 @@ sw.sweep(f, {{"a": list(range(12))}}, replicates=2, rng=5, workers=2, store={sto
 def test_kill_9_of_the_driver_at_a_random_moment_resumes_to_the_same_store(tmp_path, seed):
     """Fault injection: the driver of a 2-worker sweep is killed with SIGKILL at a random moment (uniform in 2–5 s:
     workers starting, the first point, points being written, a point of 30 s running); its workers die with it
-    (none orphaned, checked within 3 s: without ``_die_with_parent`` the worker in the long point outlives the
+    (none orphaned, checked within 3 s: without ``die_with_parent`` the worker in the long point outlives the
     driver), and a resumed run gives a store identical to an uninterrupted one."""
     import signal
     import time
@@ -369,8 +385,8 @@ def test_an_experiment_store_is_an_xarray_dataset_over_its_points(tmp_path, monk
 
     import zarr
 
-    from validation.experiments import base
-    from validation.experiments.gaps import GapsLongTime
+    from validation.experiments import _base as base
+    from validation.experiments._gaps import GapsLongTime
 
     store = str(tmp_path / "fig5")
     first = base.run("gaps_long_time", "smoke", store=store, progress=False)
@@ -394,11 +410,11 @@ def test_an_experiment_store_is_an_xarray_dataset_over_its_points(tmp_path, monk
     assert len(cached) == 1
     assembled = []
     monkeypatch.setattr(GapsLongTime, "assemble", lambda self, s, o: assembled.append(1) or ({"x": np.zeros(1)}, {}))
-    monkeypatch.setattr(sw, "_run_point", lambda *a, **k: pytest.fail("a point was evaluated again"))
+    monkeypatch.setattr(runners, "run_point", lambda *a, **k: pytest.fail("a point was evaluated again"))
     again = base.run("gaps_long_time", "smoke", store=store, progress=False)
-    assert assembled == [] and sorted(again.data) == sorted(first.data) and again.meta == first.meta
-    for k, v in first.data.items():
-        np.testing.assert_array_equal(again.data[k], v)
+    assert assembled == [] and again.data == first.data and again.meta == first.meta
+    for k, v in first.data.to_arrays().items():
+        np.testing.assert_array_equal(again.data.to_arrays()[k], v)
     assert exp.checks(again) == exp.checks(first)
     with open(cached[0], "r+b") as fh:                      # cut short: assembled again, and rewritten whole
         fh.truncate(100)
@@ -493,7 +509,7 @@ def test_ctrl_c_leaves_one_line_no_worker_and_a_store_that_resumes(tmp_path, das
 
 
 def test_the_command_line_says_interrupted_in_one_line(tmp_path):
-    script = ("import sys\nfrom validation import gallery\nfrom validation.app import cli\n"
+    script = ("import sys\nfrom validation import gallery\nfrom validation._app import cli\n"
               "def make(*a, **k):\n    raise KeyboardInterrupt('interrupted: 3 of 12 points stored in \\'x\\'; run "
               "the same command to resume')\ngallery.make = make\nsys.exit(cli.main(['figures', 'fig5', '--smoke', "
               f"'--out', {str(tmp_path)!r}]))\n")
@@ -501,3 +517,111 @@ def test_the_command_line_says_interrupted_in_one_line(tmp_path):
     assert res.returncode == 130, res.stderr
     assert res.stderr.strip() == ("linattn: error: interrupted: 3 of 12 points stored in 'x'; run the same command "
                                   "to resume")
+
+
+# ----------------------------------------------------------------------------- refusals and extreme arguments
+def _point(i, rng=None):
+    return {"a": float(i)}
+
+
+def _sweep(*args, **kwargs):
+    """``validation.sweep`` (its results are xarray Datasets: skipped without the [dask] extra)."""
+    pytest.importorskip("xarray")
+    return validation.sweep(*args, **kwargs)
+
+
+REFUSED = refusals(name_not_within_letters, [
+    ("task-seed-inf", lambda: sw.task_seed(float("inf"), "f", {"a": 1}, 0), "seed"),
+    ("task-seed-point", lambda: sw.task_seed(0, "f", "x", 0), "point"),
+    ("task-seed-replicate", lambda: sw.task_seed(0, "f", {"a": 1}, float("-inf")), "replicate"),
+    ("grid-function-name", lambda: sw.grid_function(5), "name"),
+    # run_points: a non-callable fn ran every point and raised RuntimeError("3 of 3 points failed: 'int' object is not
+    # callable"); attrs / progress of the wrong type raised raw TypeError / numpy's "truth value is ambiguous";
+    # n_points = 1e12 built a list of 1e12 tasks (no memory guard: a hang)
+    ("run-points-fn", lambda: sw.run_points(3, 2, "x"), "fn"),
+    ("run-points-attrs", lambda: sw.run_points(_point, 2, "x", attrs=[1]), "attrs"),
+    ("run-points-progress", lambda: sw.run_points(_point, 2, "x", progress=np.ones(3)), "progress"),
+    ("run-points-allow-mixed", lambda: sw.run_points(_point, 2, "x", allow_mixed="no"), "allow_mixed"),
+    ("run-points-n-points-huge", lambda: sw.run_points(_point, 10**12, "x"), "n_points"),
+    ("sweep-client", lambda: _sweep(lambda a, rng=None: {"y": a}, {"a": [1.0]}, client=3), "client"),
+    # a grid without a required parameter of the grid function: every point failed with Python's "missing 3
+    # required positional arguments" (linattn sweep long_time_limit --grid <D only>)
+    ("sweep-grid-missing", lambda: _sweep(lambda D, N, rng=None: {"y": D}, {"D": [3]}, workers=1), "grid"),
+])
+
+
+@pytest.mark.parametrize("call, match, limit", REFUSED)
+def test_refused_naming_the_argument(call, match, limit, monkeypatch):
+    assert_refused(call, match, limit, monkeypatch)
+
+
+def test_run_points_still_runs():
+    assert sw.run_points(_point, 3, "x") == [{"a": 0.0}, {"a": 1.0}, {"a": 2.0}]
+
+
+def test_sweep_refuses_a_billion_workers():
+    """``validation.sweep(..., workers=10**9)`` hung starting processes; refused naming ``workers`` (the sweep runner
+    needs the [dask] extra: skipped without it)."""
+    pytest.importorskip("xarray")
+    with pytest.raises(ValueError, match=r"(?<![A-Za-z_])workers(?![A-Za-z_])"):
+        validation.sweep(lambda a, rng=None: {"y": np.array(a)}, {"a": [1.0, 2.0]}, workers=10**9)
+
+
+def test_sweep_store_names_rng(tmp_path):
+    pytest.importorskip("xarray")
+    pytest.importorskip("zarr")
+    from validation import sweeps as sw
+
+    def fn(x, rng):
+        return {"y": float(x)}
+    store = str(tmp_path / "s")
+    sw.sweep(fn, {"x": [1.0]}, rng=0, store=store, workers=1)
+    with pytest.raises(ValueError, match=r"rng = 0, not 1"):
+        sw.sweep(fn, {"x": [1.0]}, rng=1, store=store, workers=1)
+
+
+def test_a_sweep_records_any_exception_of_a_point_and_guards_its_size():
+    """A BaseException subclass raised by a point is that point's recorded error (Ctrl-C still stops the run); a grid
+    × replicates too large for memory is refused before anything is allocated."""
+    pytest.importorskip("xarray")
+    import validation
+
+    class Stop(BaseException):
+        pass
+
+    def f(x, rng):
+        if x == 2:
+            raise Stop("boom")
+        return {"y": float(x)}
+
+    ds = validation.sweep(f, {"x": [1, 2, 3]}, workers=1)
+    assert ds["status"].values.ravel().tolist() == [1, 2, 1] and "Stop: boom" in str(ds["error"].values[1, 0])
+    with pytest.raises(ValueError, match="grid or replicates too large"):
+        validation.sweep(f, {"x": [1]}, replicates=10**9, workers=1)
+
+
+def test_sweep_grid_values_are_compared_by_value_and_settings_by_key():
+    pytest.importorskip("xarray")
+    import validation
+    from validation.experiments import _base as base
+
+    with pytest.raises(ValueError, match="distinct values"):
+        validation.sweep(lambda x, rng: {"y": 1.0}, {"x": [1, 1.0]}, workers=1)
+    with pytest.raises(ValueError, match="unknown: \\['bogus'\\]"):
+        base.run("flow_curves", "smoke", settings={"bogus": 1}, progress=False)
+    with pytest.raises(ValueError, match="^ds must be"):
+        validation.sweep_summary(None)
+
+
+def test_cli_sweep_unknown_grid_function_is_named(capsys):
+    """``linattn sweep nope --grid g.toml``: "fn must be a callable or one of the registered grid functions" named the
+    library's argument ``fn``, not the command line's ``grid_function``."""
+    import tempfile
+
+    from validation._app import cli
+
+    grid = tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False)
+    grid.write("D = [3]\nN = [6]\nP = [10]\nlam = [0.1]\n")
+    grid.close()
+    assert cli.main(["sweep", "nope", "--grid", grid.name, "--workers", "1", "--no-progress"]) == 2
+    assert "grid_function" in capsys.readouterr().err

@@ -8,11 +8,11 @@ descent, online SGD, Langevin), the kernel and feature learners of nonlinear sin
 :func:`~.learners.binned_readout_error`) and the statistics of correlated samples (:mod:`.stats`). numba kernels live
 in the private ``_kernels`` modules behind these validating functions.
 """
-from .attention_gd import AttentionRun, attention_gradient_descent
-from .factorized import FactorizedRun, factorized_descent
-from .gradient_descent import DescentRun, descent_from_random_inits
-from .langevin import Chain, LangevinResult, chain, choose_dt, langevin
-from .learners import (
+from ._attention_gd import AttentionRun, attention_gradient_descent
+from ._factorized_sims import FactorizedRun, factorized_descent
+from ._gradient_descent import DescentRun, descent_from_random_inits
+from ._langevin import Chain, LangevinResult, chain, choose_dt, langevin
+from ._learner_sims import (
     BinnedError,
     LearnerRun,
     binned_readout_error,
@@ -21,9 +21,26 @@ from .learners import (
     kernel_learner,
     readout,
 )
-from .stats import MeanEstimate, autocorrelation, integrated_time, mean_and_se
+from ._markov_training import MarkovTransformerRun, build_markov_model, train_markov_transformer
+from ._stats import MeanEstimate, autocorrelation, integrated_time, mean_and_se
+from ._transformer_training import (
+    EmergenceStudy,
+    build_model,
+    copy_batch,
+    emergence_study,
+    torch_available,
+    train_attention_only,
+    train_modular_addition,
+)
 
 __all__ = ["langevin", "LangevinResult", "chain", "Chain", "choose_dt", "attention_gradient_descent", "AttentionRun",
            "descent_from_random_inits", "DescentRun", "kernel_learner", "feature_learner", "hermite_features",
            "readout", "LearnerRun", "binned_readout_error", "BinnedError", "factorized_descent", "FactorizedRun",
-           "mean_and_se", "MeanEstimate", "integrated_time", "autocorrelation"]
+           "mean_and_se", "MeanEstimate", "integrated_time", "autocorrelation",
+           "torch_available", "build_model", "copy_batch", "train_attention_only", "train_modular_addition",
+           "emergence_study", "EmergenceStudy", "build_markov_model", "train_markov_transformer",
+           "MarkovTransformerRun"]
+
+from linattn import _deprecated
+
+_deprecated.install(__name__)     # the module paths of 0.1.0, for one release

@@ -9,7 +9,7 @@ Marsaglia & Tsang's exact gamma sampler (ACM TOMS 26, 363 (2000)).
 import numpy as np
 from numba import njit
 
-from ._kernels import fill_normal, next_normal, next_uniform, seed_state
+from linattn._random_kernels import fill_normal, next_normal, next_uniform, seed_state
 
 
 @njit(cache=True)

@@ -1,0 +1,121 @@
+r"""Explicit gradient descent on the training energy from sampled initialisations.
+
+.. math:: θ_{n+1} = θ_n − η (A θ_n − b),\qquad θ_0 \sim N(0, σ_0² I),
+
+run for ``n_init`` sampled initialisations at once, with ``E_t`` and ``E_g`` recorded at chosen
+steps (the markers of the seed's Fig. 4, which check the closed-form mean ± s.d. of
+:func:`dynamics.gradient_flow` with ``init=σ_0``). The errors are evaluated from the prompts and
+the exact test-error formula, independently of the eigensystem that the closed form uses.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import linattn
+from linattn import _check as check
+from linattn import _validate as validate
+from linattn._results import short_repr
+
+
+@dataclass(frozen=True, eq=False)
+class DescentRun:
+    """``steps`` recorded; ``train``, ``test``: arrays (len(steps), n_init) over the initialisations;
+    ``train_mean``, ``train_sd``, ``test_mean``, ``test_sd``: their statistics per step.
+
+    Attributes
+    ----------
+    steps : ndarray (T,)
+        Recorded steps.
+    train, test : ndarray (T, n_init)
+        Errors over the initialisations (properties ``train_mean``, ``train_sd``, ``test_mean``, ``test_sd``: their
+        statistics per step).
+    """
+
+    __repr__ = short_repr
+
+    steps: np.ndarray
+    train: np.ndarray
+    test: np.ndarray
+
+    @property
+    def train_mean(self):
+        return self.train.mean(axis=1)
+
+    @property
+    def test_mean(self):
+        return self.test.mean(axis=1)
+
+    @property
+    def train_sd(self):
+        return self.train.std(axis=1, ddof=1)
+
+    @property
+    def test_sd(self):
+        return self.test.std(axis=1, ddof=1)
+
+
+def descent_from_random_inits(data, pb, lam, steps, lr, init_sd, n_init, rng=None, model="reduced") -> DescentRun:
+    """Gradient descent from ``n_init`` Gaussian initialisations (module docstring).
+
+    Parameters
+    ----------
+    data : linattn.Prompts
+    pb : linattn.Problem
+    lam : float
+        Weight decay ``λ >= 0``.
+    steps : array_like of int
+        Steps ``n >= 0`` at which the errors are recorded (at least one).
+    lr : float
+        Step ``η`` with ``0 < η < 2/λ_max(A)``.
+    init_sd : float
+        ``σ_0 >= 0``.
+    n_init : int
+        Initialisations (``>= 2``, for a standard deviation).
+    rng : None, int or numpy.random.Generator
+    model : {"reduced", "full"}
+
+    Returns
+    -------
+    DescentRun
+    """
+    validate.problem_data(data, pb, model)
+    lam = check.nonnegative("lam", lam)
+    lr = check.positive("lr", lr)
+    record = np.unique(check.counts("steps", steps))
+    if record.size == 0:
+        check.fail("steps", steps, "a non-empty list of integer steps >= 0 at which the errors are recorded")
+    init_sd = check.nonnegative("init_sd", init_sd)
+    n_init = check.positive_int("n_init", n_init, minimum=2)
+    gen = check.rng(rng)
+    M = pb.n_params(model)
+    check.memory(8.0 * (data.P * M + M * M + 2 * M * n_init), f"gradient descent with {n_init} initialisations",
+                 "n_init")
+    check.work(float(record.max()) * (n_init * M * M + check.PYTHON_TRIP),
+               f"{int(record.max())} steps of {n_init} descents in {M} parameters", "steps")
+    F = data.features(model)
+    A = F.T @ F / data.P + lam * np.eye(M)
+    b = F.T @ data.yq / data.P
+    lmax = float(np.linalg.eigvalsh(A)[-1])
+    if lr >= 2.0 / lmax:
+        check.fail("lr", lr, f"< 2/lambda_max(A) = {2.0 / lmax:.6g} for stability")
+    theta = init_sd * gen.standard_normal((M, n_init))
+    train = np.empty((record.size, n_init))
+    test = np.empty((record.size, n_init))
+    j = 0
+    for step in range(int(record[-1]) + 1):
+        if step == record[j]:
+            for i, th in enumerate(theta.T):
+                G, v = linattn.unpack(th, pb.D, model)
+                try:
+                    train[j, i] = linattn.train_energy(data, G, lam, v)
+                    test[j, i] = pb.test_error(G, v)
+                except ValueError:      # an error beyond float64: the descent is stable, so only the start can be
+                    check.fail("init_sd", init_sd, "small enough that the errors along the descent are finite in "
+                               f"float64 (they overflow at step {step})")
+            j += 1
+            if j == record.size:
+                break
+        theta -= lr * (A @ theta - b[:, None])
+    return DescentRun(steps=record, train=train, test=test)
