@@ -28,6 +28,12 @@ unchanged; the test metric of each block is multiplied by ``c(N_test)/c(N)`` (``
 (``v``), in the norm ``⟨φ_τ b, K φ_τ b⟩`` (teacher part included) and in the initial-spread term; the overlap
 ``b tr Γ/D`` does not depend on the context length.
 
+Structured tasks (``Problem(task_covariance=S)``) are refused. The mean trajectory would follow from the structured
+theory at complex decays (``Θ̄(τ) = Σ_j c_j Θ̄(a_j)``), but the errors are quadratic in ``θ(τ)`` and need the
+covariance of two ridge solutions at two decays ``a_j ≠ a_k`` of one dataset (the two-system overlaps
+``S_i(z_1, z_2)`` of the isotropic theory); the type equations of :mod:`replica.pool_finite` give the covariance at
+one real decay only. The exact per-dataset flow (:func:`dynamics.gradient_flow`) knows ``S``.
+
 ``law="mp"`` uses Marchenko–Pastur with decoupled labels (conventions §3.2/§3.3 baseline);
 ``law="finite"`` the finite-D prompt law with the scale–label correlations (``channel="decoupled"``
 drops them: the second baseline).
@@ -194,6 +200,11 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
     AveragedCurves
         ``N_test`` records the test prompts' context length (``None``: ``N``).
     """
+    if pb.task_covariance is not None:
+        check.fail("pb", pb, "a Problem with isotropic tasks (task_covariance=None): the dataset-averaged flow of "
+                   "structured tasks needs covariances of ridge solutions at two complex decays, which the "
+                   "structured-task theory does not provide (module docstring); per dataset, exactly: "
+                   "dynamics.gradient_flow")
     sigma0 = 0.0 if init is None else init
     t = times
     if t.ndim != 1 or np.any(t < 0):

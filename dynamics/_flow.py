@@ -34,6 +34,12 @@ length). In the modes, ``W_t = VᵀC_tV = c_t I + (s c_{v,t} − c_t) V_2ᵀV_2`
 ``s`` the eigensystem's ``v_scale``) and ``W_{2,t} = VᵀC_t²V`` likewise; the in-distribution error uses the pool's
 metric at ``N_test`` (:func:`linattn.pools.idg_metric`).
 
+Structured tasks (``Problem(task_covariance=S)``, ``w ~ N(0, S)``): the trajectories and ``E_t`` are as above;
+``E_g`` is the exact error on fresh tasks from ``N(0, S)``, the same quadratic form with ``C = Σ̃ ⊗ I_D`` and
+``u = vec(a²S/D)`` of that law (:attr:`spectra.Eigensystem.law`; ``C u`` is then no multiple of ``u``), and
+``test_odg`` the error on fresh tasks from the isotropic law of the same power ``(tr S/D) I``, the mean over
+initialisations as for ``test_idg`` (:attr:`spectra.Eigensystem.odg`).
+
 Extreme inputs: the spread over initialisations is computed from the amplitudes ``σ_0 d_k(t)`` (never
 ``σ_0²`` times a vanishing factor), so late times of a huge ``σ_0`` have their exact finite value; a result
 that overflows float64 is refused with a ``ValueError`` naming ``init``, ``lam`` or ``times``
@@ -83,6 +89,9 @@ class LearningCurves:
     N_test : int or None
         The context length of the test prompts of ``test``, ``test_sd``, ``test_idg`` (``None``: the training
         length ``N``).
+    test_odg : ndarray or None
+        Structured tasks (``pb.task_covariance = S``; ``test`` is on fresh tasks from ``N(0, S)``): the error on fresh
+        tasks from the isotropic law of the same power ``(tr S/D) I`` (mean over initialisations), else ``None``.
     """
 
     __repr__ = short_repr
@@ -97,6 +106,7 @@ class LearningCurves:
     model: str
     test_idg: np.ndarray | None = None
     N_test: int | None = None
+    test_odg: np.ndarray | None = None
 
 
 def decay_system(data, pb, lam, model):
@@ -152,6 +162,10 @@ class _NullPart:
             return cls(np.zeros(es.M), 0.0, 0.0, np.zeros(es.k), 0.0)
         n0 = theta0 - es._lift(es._project(theta0))
         Cn0 = es._apply_metric(n0)
+        if es.law is not None:          # structured tasks: C = Σ̃ ⊗ I is not diagonal
+            scale = float(np.max(np.abs(n0), initial=0.0)) or 1.0
+            cnorm = scale * float(np.sqrt(max(float((n0 / scale) @ es._apply_metric(n0 / scale)), 0.0)))
+            return cls(n0, _norm(n0), es._teacher_overlap(n0), es._project(Cn0), cnorm)
         D = es.problem.D
         return cls(n0, _norm(n0), float(np.trace(n0[: D * D].reshape(D, D))) / (D / es.problem.teacher_strength),
                    es._project(Cn0), _norm(np.sqrt(es._apply_metric(np.ones(es.M))) * n0))   # C is diagonal
@@ -206,7 +220,7 @@ def _init_spread(es: Eigensystem, lam, d, dn, a, sigma0):
               + 2 * dn2 * (d2 @ (np.diag(es.W2) - np.diag(WW)))
               + dn2**2 * (es.trC2 - 2 * np.trace(es.W2) + np.trace(WW)))
     r = a @ W - es.u                                              # Vᵀ(C m − u)  (n_t, k)
-    Cm_u_norm2 = np.einsum("tk,kl,tl->t", a, es.W2, a) - 2 * es.c_u * (a @ es.u) + es.u_norm2
+    Cm_u_norm2 = np.einsum("tk,kl,tl->t", a, es.W2, a) - 2 * es._metric_overlap(a) + es.u_norm2
     perp2 = Cm_u_norm2 - np.sum(r**2, axis=1)
     test_q2 = np.sum(d2 * r**2, axis=1) + dn2 * perp2
     # train: Q = ½ Lᵀ A L,  l = Lᵀ(A m − b); A's eigenvalues scaled by their largest (λ = 1e300 stays finite)
@@ -270,8 +284,9 @@ def curves(es: Eigensystem, lam, decay, decay_null, theta0=None, sigma0=0.0, ret
         if sigma0 > 0:
             tr_x, te_x, train_sd, test_sd = _init_spread(es, lam, d, dn, a, sigma0)
             train, test = train + tr_x, test + te_x
-        idg = _idg_curve(es, a, d, dn, null, sigma0)
-        check.finite_result([train, test, train_sd, test_sd] + ([idg] if idg is not None else []), culprits,
+        idg = _idg_curve(es.idg, es, a, d, dn, null, sigma0)
+        odg = _idg_curve(es.odg, es, a, d, dn, null, sigma0)
+        check.finite_result([train, test, train_sd, test_sd] + [x for x in (idg, odg) if x is not None], culprits,
                             "the learning curve")
         params = None
         if return_params:
@@ -279,13 +294,13 @@ def curves(es: Eigensystem, lam, decay, decay_null, theta0=None, sigma0=0.0, ret
     return LearningCurves(times=np.asarray(times) if times is not None else np.arange(len(train)),
                           train=train, test=test, train_sd=train_sd, test_sd=test_sd, params=params,
                           lam=float(lam) if lam_label is None else lam_label, model=es.model, test_idg=idg,
-                          N_test=N_test)
+                          N_test=N_test, test_odg=odg)
 
 
-def _idg_curve(es: Eigensystem, a, d, dn, null: _NullPart, sigma0):
-    """``E_IDG`` of the mean trajectory ``θ = V a + d_⊥ n_0`` plus ``½σ_0² tr(C_W L Lᵀ)/σ_0²`` for a
-    random start (:mod:`linattn.pools`; ``None`` without a task pool)."""
-    idg = es.idg
+def _idg_curve(idg, es: Eigensystem, a, d, dn, null: _NullPart, sigma0):
+    """The error ``idg`` (:class:`spectra._task_metric.EigenIDG`: a pool's in-distribution error, or structured tasks'
+    out-of-distribution error) of the mean trajectory ``θ = V a + d_⊥ n_0`` plus ``½σ_0² tr(C_W L Lᵀ)/σ_0²`` for a
+    random start (:mod:`linattn.pools`; ``None`` when ``idg`` is)."""
     if idg is None:
         return None
     out = idg.error(a)
@@ -405,8 +420,9 @@ class LongTimeLimit:
     """``θ(∞)`` of gradient flow from ``θ_0`` (ridge solution for ``λ > 0``; min-norm solution
     plus the null-space part of ``θ_0`` for ``λ = 0``) and its errors.
 
-    ``test_idg``: the in-distribution error when the data carry a task pool (else ``None``). ``N_test``: the
-    context length of the test prompts of ``test``, ``test_idg`` and ``gap`` (``None``: the training length).
+    ``test_idg``: the in-distribution error when the data carry a task pool (else ``None``); ``test_odg``: with
+    structured tasks, the error on fresh tasks from the isotropic law of the same power (else ``None``). ``N_test``:
+    the context length of the test prompts of ``test``, ``test_idg`` and ``gap`` (``None``: the training length).
     ``gap = (E_g − E_t)/E_t`` (:func:`linattn.relative_gap`: ``inf`` when the training error is
     exactly zero, i.e. at ``λ = 0`` with ``P < M``); ``contrast = tr Γ / (‖Γ‖_F √D)``.
 
@@ -424,6 +440,8 @@ class LongTimeLimit:
         In-distribution error with a task pool, else ``None``.
     N_test : int or None
         Context length of the test prompts (``None``: the training length).
+    test_odg : float or None
+        Structured tasks: the error on fresh tasks from the isotropic law of the same power, else ``None``.
     """
 
     __repr__ = short_repr
@@ -435,6 +453,7 @@ class LongTimeLimit:
     contrast: float
     test_idg: float | None = None
     N_test: int | None = None
+    test_odg: float | None = None
 
 
 @public(pb=PROBLEM)
@@ -479,4 +498,5 @@ def _long_time_limit(es, lam_c, label, theta0, N_test):
     train, test = float(cv.train[0]), float(cv.test[0])
     return LongTimeLimit(theta=theta, train=train, test=test, gap=linattn.relative_gap(train, test),
                          contrast=float(linattn.contrast_ratio(Gamma)),
-                         test_idg=None if cv.test_idg is None else float(cv.test_idg[0]), N_test=N_test)
+                         test_idg=None if cv.test_idg is None else float(cv.test_idg[0]), N_test=N_test,
+                         test_odg=None if cv.test_odg is None else float(cv.test_odg[0]))

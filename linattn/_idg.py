@@ -287,7 +287,13 @@ def idg_metric(pb, pool, model="reduced") -> IDGMetric:
     IDGMetric
     """
     _require_linear(pb)
-    mo = pool_moments(pb, _pool(pb, pool))
+    return metric_from_moments(pb, pool_moments(pb, _pool(pb, pool)), model)
+
+
+def metric_from_moments(pb, mo, model) -> IDGMetric:
+    """The error averaged over a set of tasks with the moments ``mo`` (:class:`TaskMoments`: a pool's, or a Gaussian
+    task law's, :func:`linattn._task_covariance.gaussian_moments`) as a quadratic form on ``θ`` (:class:`IDGMetric`;
+    the library's own calls: no checks)."""
     D, N, s2 = pb.D, pb.N, pb.noise**2
     lin = mo.R.ravel()
     trace = D * D * (mo.mean_sq + s2) / N + (1.0 + 1.0 / N) * D * float(np.trace(mo.R))

@@ -49,6 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _check as check
+from ._arguments import boolean, integer, public
 from ._task_moments import TaskMoments, error_from_moments
 
 #: relative asymmetry accepted for a task covariance matrix (symmetrised), and the relative size
@@ -215,6 +216,60 @@ def as_task_covariance(value, D, name="task_covariance"):
         _in_range(s, name)
         return TaskCovariance(s, U)
     check.fail(name, f"<array with shape {arr.shape}>", f"None, a vector of {D} eigenvalues or a {D} x {D} matrix")
+
+
+@public(r=integer(), rotate=boolean())
+def low_rank_covariance(D, r, rng=None, rotate=True) -> TaskCovariance:
+    r"""The low-rank task law of Takanami, Takahashi & Kabashima [1]_: ``S = (D/r) A Aᵀ``.
+
+    Their tasks ``w = √(D/r) A v`` with ``A ∈ R^{D×r}`` orthonormal (``AᵀA = I_r``) and ``v ~ N(0, I_r)`` are
+    ``w ~ N(0, S)``: ``r`` eigenvalues ``D/r`` and ``D − r`` zeros, ``tr S = D`` (the power of the isotropic law,
+    ``E|w|²/D = 1``). For ``Problem(D, N, noise, task_covariance=low_rank_covariance(D, r))``.
+
+    Parameters
+    ----------
+    D : int
+        Token dimension.
+    r : int
+        Task rank, ``1 <= r <= D`` (``r = D`` is the isotropic law ``S = I``).
+    rng : None, int or numpy.random.Generator
+        The randomness of ``A`` (``rotate=True``): ``A`` is the first ``r`` columns of a Haar-random orthogonal
+        matrix (QR of a Gaussian matrix, signs fixed by ``R``'s diagonal).
+    rotate : bool
+        ``False``: ``A`` spans the first ``r`` coordinate axes, ``S = diag(D/r, …, D/r, 0, …, 0)`` (``rng`` unused).
+        With isotropic inputs every error of the model is invariant under ``S → OSOᵀ``, so the choice changes no
+        dataset average, only the coordinates of the trained ``Γ``.
+
+    Returns
+    -------
+    TaskCovariance
+        Exact zeros off the span of ``A`` (no round-off of a product ``A Aᵀ``).
+
+    Raises
+    ------
+    ValueError
+        ``r`` outside ``[1, D]`` (named).
+
+    Examples
+    --------
+    >>> import numpy as np, linattn
+    >>> S = linattn.pools.low_rank_covariance(16, 4, rng=0)
+    >>> S.rank, S.trace
+    (4, 16.0)
+    >>> pool = linattn.Problem(16, 32, 0.25, tasks=8, task_covariance=S).sample(1, rng=1).pool
+    >>> float(np.abs(pool @ S.basis[:, S.spectrum == 0]).max()) < 1e-12     # every task in the span of A
+    True
+    """
+    if r > D:
+        check.fail("r", r, f"an integer in [1, D = {D}] (the rank of the task covariance)")
+    spectrum = np.r_[np.full(r, D / r), np.zeros(D - r)]
+    if not rotate or r == D:          # r = D: S = I in any basis (the isotropic problem, stored as None)
+        return TaskCovariance(spectrum)
+    gen = check.rng(rng)
+    check.memory(8.0 * 3 * D * D, f"a random orthogonal {D} x {D} matrix", "D")
+    Q, R = np.linalg.qr(gen.standard_normal((D, D)))
+    Q = Q * np.where(np.diag(R) < 0, -1.0, 1.0)
+    return TaskCovariance(spectrum, Q)
 
 
 def gaussian_moments(pb, T=None):

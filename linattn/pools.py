@@ -7,14 +7,16 @@ on the task-pools page (``docs/pools.md``).
 
 Structured tasks (``Problem(task_covariance=S)``, ``w ~ N(0, S)``): :func:`task_error` is the exact error on fresh
 tasks from any Gaussian task law (the problem's own, the isotropic law of the same power, or a given covariance),
-:class:`TaskCovariance` the checked covariance.
+:class:`TaskCovariance` the checked covariance, :func:`low_rank_covariance` the low-rank law of Takanami, Takahashi &
+Kabashima (``S = (D/r) A Aᵀ``).
 
 Public names: :func:`draw_pool`, :func:`idg_error`, :func:`idg_metric` (:class:`IDGMetric`), :func:`task_moments`
-(:class:`TaskMoments`), :func:`context_statistics`, :func:`task_error`, :class:`TaskCovariance`.
+(:class:`TaskMoments`), :func:`context_statistics`, :func:`task_error`, :class:`TaskCovariance`,
+:func:`low_rank_covariance`.
 """
 from ._idg import IDGMetric, TaskMoments, context_statistics, idg_error, idg_metric, task_error, task_moments
 from ._sampling import draw_pool
-from ._task_covariance import TaskCovariance
+from ._task_covariance import TaskCovariance, low_rank_covariance
 
 __all__ = ["draw_pool", "idg_error", "idg_metric", "IDGMetric", "task_moments", "TaskMoments", "context_statistics",
-           "task_error", "TaskCovariance"]
+           "task_error", "TaskCovariance", "low_rank_covariance"]

@@ -13,6 +13,12 @@ mean ``θ*`` (the ridge solution) and covariance ``A⁻¹/β``, ``A = H + λI``.
 with ``C = diag(c, c_v)`` the test-error metric. Everything is evaluated from one
 eigendecomposition per dataset (:class:`spectra.Eigensystem`), for any number of ``(β, λ)``.
 
+Any error over a set of tasks is such a quadratic form ``½[k₀ − 2ℓ·θ + θᵀCθ]`` (:mod:`linattn.pools`), so its Gibbs
+average is ``E(θ*) + tr(C A⁻¹)/(2β)`` with its own ``C``: the pool's in-distribution error (``test_idg``) and, with
+structured tasks (``Problem(task_covariance=S)``), ``test`` on fresh tasks from ``N(0, S)`` (``C = Σ̃ ⊗ I_D`` of that
+law) and ``test_odg`` on fresh tasks from the isotropic law of the same power ``(tr S/D) I``
+(:mod:`spectra._task_metric`).
+
 Test prompts of another context length ``N_test`` (the model trained at ``N``): the Gibbs measure is unchanged and
 only the metric moves, ``C_t = diag(c(N_test) I_{D²}, c_v(N_test) I_D)`` (``u`` and ``V`` do not depend on the
 context length). In the coordinates of the modes (``θ' = V a``, ``v' = v/√s``),
@@ -89,6 +95,10 @@ class GibbsAverages:
     test_idg, test_idg_ridge : ndarray or None
         With a task pool (``data.pool``): the in-distribution error ``⟨E_IDG⟩ = E_IDG(θ*) +
         tr(C_W A⁻¹)/(2β)`` (:mod:`linattn.pools`) and its zero-temperature part; ``None`` otherwise.
+    test_odg, test_odg_ridge : ndarray or None
+        Structured tasks (``pb.task_covariance = S``; ``test`` is then the error on fresh tasks from ``N(0, S)``): the
+        error on fresh tasks from the isotropic law of the same power ``(tr S/D) I``, ``E_odg(θ*) + tr(C_odg A⁻¹)/(2β)``
+        (:func:`linattn.pools.task_error`), and its zero-temperature part; ``None`` for isotropic tasks.
     N_test : int or None
         The context length of the test prompts of ``test*`` (``None``: the training length ``N``).
     """
@@ -111,6 +121,8 @@ class GibbsAverages:
     test_idg: np.ndarray | None = None
     test_idg_ridge: np.ndarray | None = None
     N_test: int | None = None
+    test_odg: np.ndarray | None = None
+    test_odg_ridge: np.ndarray | None = None
 
     def __post_init__(self):
         python_scalars(self)      # scalar β and λ give floats, not 0-d arrays
@@ -249,10 +261,10 @@ def _gibbs(data, pb, b_arr, l_arr, pair, model, N_test):
     if null and np.any((shift == 0) & np.isfinite(B)):
         raise ValueError(f"lam must be > 0 at finite beta when P < M (P={es.P}, M={es.M}): H has a "
                          f"{null}-dimensional null space and the Gibbs measure is not normalisable; got lam = 0")
-    keys = ("train", "test", "F", "tr_r", "te_r", "dFb", "dFl", "n2", "nv", "idg", "idg_r")
+    keys = ("train", "test", "F", "tr_r", "te_r", "dFb", "dFl", "n2", "nv", "idg", "idg_r", "odg", "odg_r")
     out = {k: np.empty(B.shape) for k in keys}
     es_t = es if N_test is None else es._at_length(N_test)     # the test prompts' metric (module docstring)
-    idg = es_t.idg
+    idg, odg = es_t.idg, es_t.odg      # a pool's in-distribution error; structured tasks: the isotropic law's
     Wd = np.diag(es_t.W)
     trW = Wd.sum()
     G2d = np.diag(es.G2) if es.G2 is not None else np.zeros(es.k)
@@ -267,6 +279,8 @@ def _gibbs(data, pb, b_arr, l_arr, pair, model, N_test):
         eg = float(es_t._test_error(a))
         idg_r = float(idg.error(a)) if idg is not None else np.nan
         idg_i = idg_r
+        odg_r = float(odg.error(a)) if odg is not None else np.nan
+        odg_i = odg_r
         if np.isinf(beta_i):
             train, test, F, dFb, n2 = et, eg, et, 0.0, norm2
         else:
@@ -286,9 +300,12 @@ def _gibbs(data, pb, b_arr, l_arr, pair, model, N_test):
                 if idg is not None:
                     idg_i = (idg_r
                              + float(idg.thermal_trace(1.0 / gl, 1.0 / lam_i if null else 0.0, null)) / (2 * beta_i))
+                if odg is not None:
+                    odg_i = (odg_r
+                             + float(odg.thermal_trace(1.0 / gl, 1.0 / lam_i if null else 0.0, null)) / (2 * beta_i))
             if not np.all(np.isfinite([F, train, test, dFb, n2, nv])):
                 check.fail("beta", beta_i, f"large enough for finite thermal terms M/(2 beta) (M = {M}, lam = {lam_i})")
-        for key, val in zip(keys, (train, test, F, et, eg, dFb, None, n2, nv, idg_i, idg_r)):
+        for key, val in zip(keys, (train, test, F, et, eg, dFb, None, n2, nv, idg_i, idg_r, odg_i, odg_r)):
             if val is not None:
                 out[key][idx] = val
     nG = out["n2"] - out["nv"]                 # ⟨‖Γ‖²⟩ (Γ is not rescaled)
@@ -298,7 +315,9 @@ def _gibbs(data, pb, b_arr, l_arr, pair, model, N_test):
                          train_ridge=out["tr_r"], test_ridge=out["te_r"], dF_dbeta=out["dFb"],
                          dF_dlam=0.5 * n2, dF_dlam_gamma=0.5 * nG, dF_dlam_v=0.5 * nv, mean_norm2=n2,
                          test_idg=out["idg"] if idg is not None else None,
-                         test_idg_ridge=out["idg_r"] if idg is not None else None, N_test=N_test)
+                         test_idg_ridge=out["idg_r"] if idg is not None else None, N_test=N_test,
+                         test_odg=out["odg"] if odg is not None else None,
+                         test_odg_ridge=out["odg_r"] if odg is not None else None)
 
 
 #: the most datasets one average draws (each is sampled and eigendecomposed: far beyond any use)
@@ -348,19 +367,22 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0, N_
     b_arr, l_arr = np.asarray(beta), None if pair is not None else np.asarray(lam_gamma)
     tr, te = np.empty(n_datasets), np.empty(n_datasets)
     idg = np.empty(n_datasets) if pb.tasks is not None else None
+    odg = np.empty(n_datasets) if pb.task_covariance is not None else None
     for i in range(n_datasets):
         g = _gibbs(pb.sample(P, rng=(rng, P, i)), pb, b_arr, l_arr, pair, model, N_test)
         tr[i], te[i] = float(g.train), float(g.test)
         if idg is not None:
             idg[i] = float(g.test_idg)
-    return DatasetAverage(train=tr, test=te, test_idg=idg, N_test=N_test)
+        if odg is not None:
+            odg[i] = float(g.test_odg)
+    return DatasetAverage(train=tr, test=te, test_idg=idg, N_test=N_test, test_odg=odg)
 
 
 @dataclass(frozen=True, eq=False)
 class DatasetAverage:
     """Exact Gibbs averages of independent datasets (``train``, ``test``: one value per dataset; ``test_idg``
-    with a task pool, else ``None``), their means and standard errors; ``N_test``: the context length of the test
-    prompts (``None``: the training length).
+    with a task pool, ``test_odg`` with structured tasks, else ``None``), their means and standard errors; ``N_test``:
+    the context length of the test prompts (``None``: the training length).
 
     Attributes
     ----------
@@ -371,6 +393,9 @@ class DatasetAverage:
         In-distribution errors with a task pool, else ``None``.
     N_test : int or None
         Context length of the test prompts (``None``: the training length).
+    test_odg : ndarray or None
+        Structured tasks: the errors on fresh tasks from the isotropic law of the same power (:func:`gibbs`), else
+        ``None``.
     """
 
     __repr__ = short_repr
@@ -379,6 +404,15 @@ class DatasetAverage:
     test: np.ndarray
     test_idg: np.ndarray | None = None
     N_test: int | None = None
+    test_odg: np.ndarray | None = None
+
+    @property
+    def test_odg_mean(self) -> float | None:
+        return None if self.test_odg is None else float(self.test_odg.mean())
+
+    @property
+    def test_odg_se(self) -> float | None:
+        return None if self.test_odg is None else mean_se(self.test_odg, single=np.nan)[1]
 
     @property
     def test_idg_mean(self) -> float | None:

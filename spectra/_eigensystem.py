@@ -12,7 +12,10 @@ prompts in ``O(P² D + P³)`` without forming an ``M``-dimensional basis:
 ``b_k = √(g_k/P) (Uᵀ y)_k``, ``v_kᵀ u = (Uᵀ F u)_k / √(P g_k)``, and for the full model the
 ``v``-block rows ``V_2 = (y2 x_q)ᵀ U / √(P g)``. Dense path (``P >= M``): ``eigh`` of ``H``.
 
-Test-error metric ``C = diag(c I_{D²}, c_v I_D)``: ``W = Vᵀ C V = c I + (c_v − c) V_2ᵀ V_2``.
+Test-error metric ``C = diag(c I_{D²}, c_v I_D)``: ``W = Vᵀ C V = c I + (c_v − c) V_2ᵀ V_2``. Structured tasks
+(``Problem(task_covariance=S)``): ``C = Σ̃ ⊗ I_D`` and ``u = Vᵀ vec(a²S/D)`` of the law ``N(0, S)``, computed in the
+modes by :mod:`spectra._task_metric` (:attr:`Eigensystem.law`); the out-of-distribution error (fresh tasks from
+``(tr S/D) I``) is :attr:`Eigensystem.odg`, a pool's in-distribution error :attr:`Eigensystem.idg`.
 The label energy per mode ``e_k = b_k²/g_k`` (``= (Uᵀy)_k²/P`` on the Gram path) and the
 least-squares residual ``e_⊥ = Ȳ² − Σ_k e_k`` (exactly 0 when ``P < M``) give the stable form
 ``E_t(θ*_λ) = ½ [e_⊥ + Σ_k e_k λ/(g_k + λ)]`` with no cancellation at small ``λ``.
@@ -61,6 +64,7 @@ from linattn._validate import PROBLEM
 from . import _device as on_device
 from ._device import device_memory, torch_device
 from ._eigenvalues import _hessian_dense
+from ._task_metric import EigenIDG, LawMetric, eigen_metric, law_metric, modes_as_rows
 
 #: eigenvalues of H below this fraction of the largest are treated as exact zeros (null space)
 NULL_TOL = 1e-12
@@ -100,6 +104,9 @@ class Eigensystem:
         ``s = λ_Γ/λ_v`` of a rescaled eigensystem (module docstring), 1 otherwise.
     block_decay : tuple of float or None
         ``(λ_Γ, λ_v)`` when ``g`` are the eigenvalues of ``A = H + Λ`` itself (module docstring), else ``None``.
+    law : spectra._task_metric.LawMetric or None
+        Structured tasks (``problem.task_covariance = S``): the test metric of the law ``N(0, S)`` in the modes, from
+        which ``W``, ``W2`` and ``u`` come (module docstring); ``None`` for isotropic tasks.
     """
 
     __repr__ = short_repr
@@ -121,6 +128,7 @@ class Eigensystem:
     G2: np.ndarray | None = None
     v_scale: float = 1.0
     block_decay: tuple | None = None
+    law: LawMetric | None = None
     _U: np.ndarray | None = None   # Gram path: U / √(P g)   (P, k)
     _V: np.ndarray | None = None   # dense path: eigenvectors (M, k)
 
@@ -146,11 +154,17 @@ class Eigensystem:
 
     @property
     def trC(self) -> float:
+        """``tr C`` of the test metric (coordinates of the modes)."""
+        if self.law is not None:
+            return self.law.trC
         D = self.problem.D
         return self.problem.feature_variance * D * D + (self.c_v * D if self.model == "full" else 0)
 
     @property
     def trC2(self) -> float:
+        """``tr C²`` of the test metric (coordinates of the modes)."""
+        if self.law is not None:
+            return self.law.trC2
         D = self.problem.D
         return self.problem.feature_variance**2 * D * D + (self.c_v**2 * D if self.model == "full" else 0)
 
@@ -181,18 +195,36 @@ class Eigensystem:
         if N_test == self.problem.N:
             return self
         pbt = dataclasses.replace(self.problem, N=N_test)
+        if self.law is not None:        # structured tasks: the law's metric at N_test (u does not change)
+            law = law_metric(pbt, self.model, self.v_scale, modes_as_rows(self))
+            return dataclasses.replace(self, problem=pbt, W=law.W, W2=law.W2, law=law)
         W, W2 = _metric_from_gram(pbt.feature_variance, self.v_scale * pbt.feature_variance_v, self.k, self.G2)
         return dataclasses.replace(self, problem=pbt, W=W, W2=W2)
 
     @property
     def u_norm2(self) -> float:
-        """``|u|² = b²/D``."""
+        """``|u|² = b²/D`` (structured tasks: ``|ℓ'|²``, ``ℓ = vec(a²S/D)``)."""
+        if self.law is not None:
+            return self.law.u_norm2
         return self.problem.teacher_strength ** 2 / self.problem.D
 
     @property
     def c_u(self) -> float:
-        """``C u = c u`` (``u`` lives in the ``Γ`` block)."""
+        """``C u = c u`` (``u`` lives in the ``Γ`` block); isotropic tasks only (structured: :meth:`_metric_overlap`)."""
         return self.problem.feature_variance
+
+    def _metric_overlap(self, a):
+        """``(Vᵀ C u)·a`` for coefficients ``a`` (..., k): ``c u·a`` for isotropic tasks."""
+        if self.law is not None:
+            return a @ self.law.Cu
+        return self.c_u * (a @ self.u)
+
+    def _teacher_overlap(self, theta):
+        """``u·θ`` of a parameter vector ``θ`` (M,) in the coordinates of the modes."""
+        if self.law is not None:
+            return float(theta @ self.law.ell)
+        D = self.problem.D
+        return float(np.trace(theta[: D * D].reshape(D, D))) / (D / self.problem.teacher_strength)
 
     @property
     def lambda_max(self) -> float:
@@ -218,6 +250,10 @@ class Eigensystem:
     def _apply_metric(self, theta):
         """:meth:`apply_metric` of a checked float array ``theta`` (..., M); a result that overflows names it."""
         with np.errstate(over="ignore", invalid="ignore"):
+            if self.law is not None:
+                out = self.law.apply(theta)
+                check.finite_result(out, {"theta": theta}, "C θ")
+                return out
             out = self.problem.feature_variance * theta
             if self.model == "full":
                 D = self.problem.D
@@ -265,18 +301,20 @@ class Eigensystem:
             return None
         from linattn._idg import idg_metric
 
-        met = idg_metric(self.problem, self.data.pool, self.model)
-        check.memory(8.0 * 3 * self.k * self.M, f"the in-distribution metric in {self.k} modes (M = {self.M})",
-                     "P or D")
-        V = self._V.T if self._V is not None else self._lift(np.eye(self.k))      # (k, M), θ' coordinates
-        trace = met.trace
-        if self.v_scale != 1.0:     # E_IDG(θ) with θ = S θ': the metric S C_W S and the linear term S ℓ
-            V = V * self.param_scale
-            D = self.problem.D
-            unit_v = np.eye(self.M)[D * D:]
-            trace += (self.v_scale - 1.0) * float(np.trace(met.apply(unit_v)[:, D * D:]))
-        Q = V @ met.apply(V).T
-        return EigenIDG(metric=met, linear=V @ met.linear, Q=0.5 * (Q + Q.T), trace=float(trace))
+        return eigen_metric(self, idg_metric(self.problem, self.data.pool, self.model))
+
+    @cached_property
+    def odg(self) -> "EigenIDG | None":
+        """Structured tasks: the error on fresh tasks from the isotropic law of the same power ``(tr S/D) I`` (the
+        out-of-distribution error, :func:`linattn.pools.task_error` with ``task_covariance="isotropic"``) in the
+        modes held; ``None`` for isotropic tasks."""
+        if self.problem.task_covariance is None:
+            return None
+        from linattn._idg import metric_from_moments
+        from linattn._task_covariance import gaussian_moments
+
+        pb = self.problem
+        return eigen_metric(self, metric_from_moments(pb, gaussian_moments(pb, "isotropic"), self.model))
 
     # ------------------------------------------------------------------ bases
     @property
@@ -429,45 +467,6 @@ class Eigensystem:
             overlap, norm = a @ self.u, np.einsum("...k,kl,...l->...", a, self.W, a)
         check.finite_result([overlap, norm], {"a": a}, "the test error")
         return self.problem.test_error_from_moments(overlap, norm)
-
-
-@dataclass(frozen=True, eq=False)
-class EigenIDG:
-    """In-distribution error in eigen coordinates: ``metric`` (:class:`linattn.pools.IDGMetric`),
-    ``linear = Vᵀℓ`` (k,), ``Q = VᵀC_W V`` (k, k) and ``trace = tr C_W`` (with ``V`` → ``SV`` and
-    ``C_W`` → ``S C_W S`` for a rescaled eigensystem)."""
-
-    __repr__ = short_repr
-
-    metric: object
-    linear: np.ndarray
-    Q: np.ndarray
-    trace: float
-
-    def error(self, a) -> np.ndarray:
-        """``½[k₀ − 2a·Vᵀℓ + aᵀQa]`` for coefficients ``a`` (..., k) of parameters in the modes held.
-
-        Raises
-        ------
-        ValueError
-            ``a`` not a finite array of shape ``(..., k)``, or so large that the error overflows float64.
-        """
-        k = self.linear.shape[0]
-        a = check.finite_array("a", a)
-        if a.ndim < 1 or a.shape[-1] != k:
-            check.fail("a", f"<array with shape {a.shape}>", f"an array of shape (..., k), k = {k}")
-        with np.errstate(over="ignore", invalid="ignore"):
-            out = 0.5 * (self.metric.const - 2.0 * a @ self.linear + np.einsum("...k,kl,...l->...", a, self.Q, a))
-        check.finite_result(out, {"a": a}, "the in-distribution error")
-        return out
-
-    def thermal_trace(self, weights, null_weight, null_dim) -> np.ndarray:
-        """``tr(C_W B)`` for ``B = V diag(weights) Vᵀ + null_weight (I − VVᵀ)``: ``weights`` (..., k)."""
-        dq = np.diag(self.Q)
-        out = np.asarray(weights) @ dq
-        if null_dim:
-            out = out + np.asarray(null_weight) * (self.trace - dq.sum())
-        return out
 
 
 def _apply_features(data, theta, model):
@@ -642,7 +641,9 @@ def _eigensystem(data, pb, model="reduced", null_space=False, v_scale=1.0, pair=
     fdata = scaled_prompts(data, v_scale)            # the one place where the v features are rescaled
     P, D = data.P, data.D
     M = pb.n_params(model)
-    c, cv = pb.feature_variance, pb.feature_variance_v * v_scale
+    structured = pb.task_covariance is not None        # the law's metric (spectra._task_metric), else c and c_v
+    if not structured:
+        c, cv = pb.feature_variance, pb.feature_variance_v * v_scale
     y = data.yq
     y2bar = float(y @ y / P)
     if P < M and not null_space:
@@ -660,7 +661,7 @@ def _eigensystem(data, pb, model="reduced", null_space=False, v_scale=1.0, pair=
         b = np.sqrt(g / P) * yt
         e = yt**2 / P
         e_perp = 0.0 if keep.all() else float(y2bar - e.sum())
-        u = Us.T @ (np.einsum("pd,pd->p", data.s, data.xq) / (D / pb.teacher_strength))
+        u = None if structured else Us.T @ (np.einsum("pd,pd->p", data.s, data.xq) / (D / pb.teacher_strength))
         if model == "full":
             V2 = (fdata.y2[:, None] * fdata.xq).T @ Us  # (D, k)
         V, Uout = None, Us
@@ -683,13 +684,26 @@ def _eigensystem(data, pb, model="reduced", null_space=False, v_scale=1.0, pair=
         e = np.zeros(g.size)
         np.divide(b**2, g, out=e, where=g > 0)
         e_perp = float(y2bar - e.sum())
-        u = V.T @ _u_vector(pb, model)
+        u = None if structured else V.T @ _u_vector(pb, model)
         if model == "full":
             V2 = V[D * D:, :]
         Uout = None
-    W, W2, G2 = _metric(c, cv, g.size, V2 if model == "full" else None)
-    return Eigensystem(problem=pb, data=data, model=model, P=P, M=M, k=g.size, g=g, b=b, u=u, e=e, e_perp=e_perp,
-                       W=W, W2=W2, y2bar=y2bar, G2=G2, v_scale=v_scale, _U=Uout, _V=V)
+    if not structured:
+        W, W2, G2 = _metric(c, cv, g.size, V2 if model == "full" else None)
+        return Eigensystem(problem=pb, data=data, model=model, P=P, M=M, k=g.size, g=g, b=b, u=u, e=e, e_perp=e_perp,
+                           W=W, W2=W2, y2bar=y2bar, G2=G2, v_scale=v_scale, _U=Uout, _V=V)
+    es = Eigensystem(problem=pb, data=data, model=model, P=P, M=M, k=g.size, g=g, b=b, u=np.zeros(g.size), e=e,
+                     e_perp=e_perp, W=np.zeros((0, 0)), W2=np.zeros((0, 0)), y2bar=y2bar,
+                     G2=None if model != "full" else V2.T @ V2, v_scale=v_scale, _U=Uout, _V=V)
+    return _with_law(es)
+
+
+def _with_law(es):
+    """``es`` (of a structured problem) with the test metric of its task law in its modes (``law``, ``W``, ``W2``,
+    ``u``: :func:`spectra._task_metric.law_metric`)."""
+    check.memory(8.0 * 4 * es.k * es.M, f"the task law's metric in {es.k} modes (M = {es.M})", "P or D")
+    law = law_metric(es.problem, es.model, es.v_scale, modes_as_rows(es))
+    return dataclasses.replace(es, W=law.W, W2=law.W2, u=law.u, law=law)
 
 
 def _u_vector(pb, model):
@@ -732,6 +746,12 @@ def _block_decay_eigensystem(data, pb, model, pair) -> Eigensystem:
     theta = V @ (b / g)
     resid = y - _apply_features(data, theta, model)
     e_perp = float(resid @ resid / P + theta @ (decay * theta))      # 2 E_t(θ*) = Ȳ² − Σ_k b_k²/g_k, no cancellation
+    if pb.task_covariance is not None:      # structured tasks: the law's metric (spectra._task_metric)
+        V2 = V[D * D:, :]
+        es = Eigensystem(problem=pb, data=data, model=model, P=P, M=M, k=M, g=g, b=b, u=np.zeros(M), e=e,
+                         e_perp=e_perp, W=np.zeros((0, 0)), W2=np.zeros((0, 0)), y2bar=float(y @ y / P),
+                         G2=V2.T @ V2, block_decay=(lg, lv), _V=V)
+        return _with_law(es)
     W, W2, G2 = _metric(pb.feature_variance, pb.feature_variance_v, M, V[D * D:, :] if model == "full" else None)
     return Eigensystem(problem=pb, data=data, model=model, P=P, M=M, k=M, g=g, b=b, u=V.T @ _u_vector(pb, model),
                        e=e, e_perp=e_perp, W=W, W2=W2, y2bar=float(y @ y / P), G2=G2, block_decay=(lg, lv), _V=V)

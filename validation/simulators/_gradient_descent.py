@@ -5,7 +5,10 @@ r"""Explicit gradient descent on the training energy from sampled initialisation
 run for ``n_init`` sampled initialisations at once, with ``E_t`` and ``E_g`` recorded at chosen
 steps (the markers of the seed's Fig. 4, which check the closed-form mean ± s.d. of
 :func:`dynamics.gradient_flow` with ``init=σ_0``). The errors are evaluated from the prompts and
-the exact test-error formula, independently of the eigensystem that the closed form uses.
+the exact test-error formula, independently of the eigensystem that the closed form uses. With a task pool the
+in-distribution error (:func:`linattn.pools.idg_error`) and with structured tasks (``Problem(task_covariance=S)``:
+``test`` is then on fresh tasks from ``N(0, S)``) the out-of-distribution error on fresh tasks from the isotropic law of
+the same power (:func:`linattn.pools.task_error`) are recorded too.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import numpy as np
 
 import linattn
 from linattn import _check as check
+from linattn import pools
 from linattn import _validate as validate
 from linattn._results import short_repr
 
@@ -31,6 +35,9 @@ class DescentRun:
     train, test : ndarray (T, n_init)
         Errors over the initialisations (properties ``train_mean``, ``train_sd``, ``test_mean``, ``test_sd``: their
         statistics per step).
+    test_idg, test_odg : ndarray (T, n_init) or None
+        The in-distribution error (a task pool) and the out-of-distribution error (structured tasks), else ``None``
+        (properties ``*_mean``, ``*_sd``).
     """
 
     __repr__ = short_repr
@@ -38,6 +45,24 @@ class DescentRun:
     steps: np.ndarray
     train: np.ndarray
     test: np.ndarray
+    test_idg: np.ndarray | None = None
+    test_odg: np.ndarray | None = None
+
+    @property
+    def test_idg_mean(self):
+        return None if self.test_idg is None else self.test_idg.mean(axis=1)
+
+    @property
+    def test_odg_mean(self):
+        return None if self.test_odg is None else self.test_odg.mean(axis=1)
+
+    @property
+    def test_idg_sd(self):
+        return None if self.test_idg is None else self.test_idg.std(axis=1, ddof=1)
+
+    @property
+    def test_odg_sd(self):
+        return None if self.test_odg is None else self.test_odg.std(axis=1, ddof=1)
 
     @property
     def train_mean(self):
@@ -103,6 +128,8 @@ def descent_from_random_inits(data, pb, lam, steps, lr, init_sd, n_init, rng=Non
     theta = init_sd * gen.standard_normal((M, n_init))
     train = np.empty((record.size, n_init))
     test = np.empty((record.size, n_init))
+    idg = np.empty((record.size, n_init)) if data.pool is not None else None
+    odg = np.empty((record.size, n_init)) if pb.task_covariance is not None else None
     j = 0
     for step in range(int(record[-1]) + 1):
         if step == record[j]:
@@ -111,6 +138,10 @@ def descent_from_random_inits(data, pb, lam, steps, lr, init_sd, n_init, rng=Non
                 try:
                     train[j, i] = linattn.train_energy(data, G, lam, v)
                     test[j, i] = pb.test_error(G, v)
+                    if idg is not None:
+                        idg[j, i] = pools.idg_error(pb, data.pool, G, v)
+                    if odg is not None:
+                        odg[j, i] = pools.task_error(pb, G, v, task_covariance="isotropic")
                 except ValueError:      # an error beyond float64: the descent is stable, so only the start can be
                     check.fail("init_sd", init_sd, "small enough that the errors along the descent are finite in "
                                f"float64 (they overflow at step {step})")
@@ -118,4 +149,4 @@ def descent_from_random_inits(data, pb, lam, steps, lr, init_sd, n_init, rng=Non
             if j == record.size:
                 break
         theta -= lr * (A @ theta - b[:, None])
-    return DescentRun(steps=record, train=train, test=test)
+    return DescentRun(steps=record, train=train, test=test, test_idg=idg, test_odg=odg)

@@ -36,6 +36,12 @@ exact property above holds with these ``a_k``; the stability bound is ``γ dt λ
 reference values ``exact_train``, ``exact_test`` are :func:`replica.gibbs` with the same pair. (A rescaling of
 ``v`` would sample the same Gibbs law but not the same chain.)
 
+Other task laws: with a task pool the samples also give the in-distribution error ``test_idg``, and with structured
+tasks (``Problem(task_covariance=S)``: ``test`` is on fresh tasks from ``N(0, S)``) the out-of-distribution error
+``test_odg`` on fresh tasks from the isotropic law of the same power; each is exact per sample in the eigen
+coordinates (:attr:`spectra.Eigensystem.idg`, :attr:`~spectra.Eigensystem.odg`), beside its continuous-time Gibbs
+average (``exact_test_idg``, ``exact_test_odg``).
+
 Numerics: the stationary moments are evaluated through ``a_k v_k = 1/(β(1 − γ dt a_k/2))`` and
 ``v_k − 1/(βa_k) = γ dt/(2β(1 − γ dt a_k/2))``, which stay finite for any ``a_k`` (``λ = 1e300`` included).
 """
@@ -81,6 +87,9 @@ class Chain:
         ``⟨E_t⟩``, ``⟨E_g⟩`` of the Gibbs measure (continuous time, :func:`replica.gibbs`).
     train_star, test_star : float
         ``E_t(θ*)``, ``E_g(θ*)``.
+    gibbs_test_idg, gibbs_test_odg : float or None
+        The Gibbs averages of the in-distribution error (a task pool) and of the out-of-distribution error (structured
+        tasks), else ``None``.
     """
 
     __repr__ = short_repr
@@ -93,6 +102,8 @@ class Chain:
     gibbs_test: float
     train_star: float
     test_star: float
+    gibbs_test_idg: float | None = None
+    gibbs_test_odg: float | None = None
 
     @property
     def a(self) -> np.ndarray:
@@ -405,7 +416,9 @@ def chain(data, pb, beta, lam, gamma=1.0, model="reduced", device=None) -> Chain
         raise ValueError("lam must be > 0 for this dataset: H is singular (P >= M but rank-deficient); got lam = 0")
     g = replica.gibbs(es, pb, beta, lam, model)
     return Chain(es=es, lam=lam, beta=beta, gamma=gamma, gibbs_train=float(g.train), gibbs_test=float(g.test),
-                 train_star=float(g.train_ridge), test_star=float(g.test_ridge))
+                 train_star=float(g.train_ridge), test_star=float(g.test_ridge),
+                 gibbs_test_idg=None if g.test_idg is None else float(g.test_idg),
+                 gibbs_test_odg=None if g.test_odg is None else float(g.test_odg))
 
 
 def choose_dt(ch: Chain, n_samples, stride, n_chains=1) -> float:
@@ -460,6 +473,11 @@ class LangevinResult:
         Exact residual (transient) bias at the first sample.
     equilibrated : bool
         Both transient biases are below ``BIAS_FRACTION`` times the exact s.e.
+    test_idg, test_odg : ndarray (n_chains, n_samples) or None
+        Samples of the in-distribution error (a task pool) and of the out-of-distribution error (structured tasks:
+        fresh tasks from the isotropic law of the same power), else ``None``.
+    exact_test_idg, exact_test_odg : float or None
+        Their continuous-time Gibbs averages (:func:`replica.gibbs`).
     """
 
     __repr__ = short_repr
@@ -483,6 +501,10 @@ class LangevinResult:
     transient_train: float
     transient_test: float
     equilibrated: bool
+    test_idg: np.ndarray | None = None
+    test_odg: np.ndarray | None = None
+    exact_test_idg: float | None = None
+    exact_test_odg: float | None = None
 
     def __post_init__(self):
         python_scalars(self)
@@ -696,8 +718,10 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
                    f"measure that the sampled errors are finite in float64 after n_equilibrate = {n_equilibrate} "
                    "steps (or a larger n_equilibrate)")
     train, test = ch._errors(samples)
+    idg, odg = (None if m is None else m.error(samples) for m in (ch.es.idg, ch.es.odg))
     bt, bg = ch.bias(dt)
     return LangevinResult(train=train, test=test, dt=float(dt), gamma=ch.gamma, beta=ch.beta, lam=ch.lam, model=model,
                           basis=basis, n_equilibrate=n_equilibrate, stride=stride, exact_train=ch.gibbs_train,
                           exact_test=ch.gibbs_test, bias_train=bt, bias_test=bg, train_se_exact=st,
-                          test_se_exact=sg, transient_train=tr_bias, transient_test=te_bias, equilibrated=ok)
+                          test_se_exact=sg, transient_train=tr_bias, transient_test=te_bias, equilibrated=ok,
+                          test_idg=idg, test_odg=odg, exact_test_idg=ch.gibbs_test_idg, exact_test_odg=ch.gibbs_test_odg)
