@@ -157,3 +157,12 @@ def test_averaged_curves_at_extreme_decay_and_time():
         dynamics.averaged_curves(pb, 6, 0.1, [1.0], init=1e300, law="mp")
     with pytest.raises(ValueError, match=r"^dynamics\.averaged_curves: lam must be small enough"):
         dynamics.averaged_curves(pb, 6, 1.7e308, [1.0], law="mp")
+
+
+def test_structured_tasks_are_refused_by_name():
+    """The dataset-averaged flow has no structured-task theory (two-decay covariances): refused naming pb and
+    pointing to the exact per-dataset flow."""
+    pb = linattn.Problem(6, 8, 0.1, task_covariance=linattn.pools.low_rank_covariance(6, 2, rotate=False))
+    with pytest.raises(ValueError, match="pb must be a Problem with isotropic tasks") as err:
+        dynamics.averaged_curves(pb, 100, 0.01, [0.0, 1.0])
+    assert "dynamics.gradient_flow" in str(err.value)

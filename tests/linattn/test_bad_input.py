@@ -104,6 +104,8 @@ ROWS = [
     Row("pools.task_error", linattn.pools.task_error,
         dict(pb=linattn.Problem(3, 4, 0.1, task_covariance=[1.5, 1.5, 0.0]), Gamma=G, v=V, task_covariance="isotropic",
              N_test=5), dict(pb="problem", Gamma="array_shape", v="array_shape", N_test="posint")),
+    Row("pools.low_rank_covariance", linattn.pools.low_rank_covariance, dict(D=4, r=2, rng=0, rotate=True),
+        dict(D="posint", r="posint", rng="rng", rotate="bool")),
     Row("pools.task_moments", pools.task_moments, dict(pb=PB, pool=np.ones((2, 3))),
         dict(pb="problem", pool="array_shape")),
     Row("pools.context_statistics", pools.context_statistics,
