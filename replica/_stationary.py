@@ -90,9 +90,8 @@ def _stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correl
                 N_test=None):
     """:func:`stationary` of a checked problem, ``P``, ``β``, model, channel, ``n_pools`` and ``N_test``; ``λ``,
     ``law`` and, with a task pool, ``pool`` and ``rng`` are checked here against them."""
-    if pb.task_covariance is not None:     # structured tasks w ~ N(0, S): replica._structured
-        with blas_threads(2.0 * float(pb.D) ** 3):
-            return structured_stationary(pb, P, beta, lam, model, law, pool, n_pools, rng, N_test)
+    if pb.task_covariance is not None:     # structured tasks w ~ N(0, S): replica._structured (its own threads)
+        return structured_stationary(pb, P, beta, lam, model, law, pool, n_pools, rng, N_test)
     lam, lw = checked_arguments(pb, P, beta, lam, model, law, channel)
     if pb.tasks is not None:
         pool, rng = _pool_arguments(pb, pool, law, rng)

@@ -44,6 +44,7 @@ from linattn._idg import task_moments
 from linattn._numerics.stats import mean_se
 from linattn._task_covariance import gaussian_moments
 from linattn._task_moments import moment_matrices
+from linattn._threads import blas_threads
 
 from . import _pool_finite as pool_finite
 from ._pool_theory import GAUSS_POOLS, _pool_arguments, draw_theory_pool, effective_ridge
@@ -51,6 +52,8 @@ from ._theory import StationaryTheory
 
 #: the errors a structured theory returns (zero-temperature parts: ``*_ridge``)
 KEYS = ("train", "test", "test_odg", "test_idg")
+#: Sobol types per scrambling of the fresh-task law (:func:`task_types`) and per pool (:func:`structured_errors`)
+N_TYPES = 8192
 
 
 def task_types(pb, model, n_types, seed):
@@ -173,17 +176,27 @@ def gaussian_errors(pb, P, beta, lam, model, train_moments, metrics, N_test=None
     return out
 
 
-def structured_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_pools=16, rng=0, n_types=8192,
+def structured_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_pools=16, rng=0, n_types=N_TYPES,
                       N_test=None):
     """The structured-task theory (module docstring), averaged over ``n_pools`` Sobol scramblings (fresh tasks) or
-    random pools (``tasks=K``; ``pool``: one given pool instead).
+    random pools (``tasks=K``; ``pool``: one given pool instead). Its largest BLAS calls are products over the types
+    (``n_types × D_z × D_z``): they run on one thread below :data:`linattn.threads.PARALLEL_WORK`, where the default
+    threads of many such calls thrash on a busy machine (:func:`linattn.threads.blas_threads`).
 
     Returns
     -------
     dict
         ``train``, ``test``, ``test_odg``, ``test_idg`` (``None`` without a pool), their ``*_ridge`` parts and
-        standard errors ``*_se`` (of the sampling inside the theory), ``residual``, ``iterations``.
+        standard errors ``*_se`` (of the sampling inside the theory), ``residual``, ``iterations``; for fresh tasks
+        also ``mean`` (the mean ``Θ̄`` of the ridge solution, ``D_z × D``, ``law="finite"``) and ``kappa_eff`` (the
+        Gaussian theory's effective ridge ``κ``).
     """
+    with blas_threads(2.0 * n_types * float(pb.D + 1) ** 2):
+        return _structured_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, n_types, N_test)
+
+
+def _structured_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, n_types, N_test):
+    """:func:`structured_errors` inside its thread policy."""
     if pb.task_covariance is None:
         check.fail("pb", pb, "a Problem with a task covariance (task_covariance=S)")
     check.choice("law", law, ("finite", "mp"))
@@ -214,7 +227,7 @@ def structured_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None
             out[k + "_se"] = mean_se(np.array([r[k] for r in runs]))[1]
         out.update(test_idg=None, test_idg_ridge=None, test_idg_se=None,
                    residual=max(r["residual"] for r in runs), iterations=max(int(r["iterations"]) for r in runs),
-                   kappa_eff=gauss["kappa_eff"])
+                   kappa_eff=gauss["kappa_eff"], mean=np.mean([r["mean"] for r in runs], axis=0))
         return out
     # a pool drawn from N(0, S): the pool theory with the structured test laws
     pool, rng = _pool_arguments(pb, pool, law, rng)

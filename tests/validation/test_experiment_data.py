@@ -185,8 +185,12 @@ def test_a_file_whose_arrays_are_not_its_experiments_is_refused(tmp_path):
 LEGACY_FILES = sorted(LEGACY.glob("*.npz"))
 
 
+#: experiments added after version 0.1.0: no result of theirs was saved by it
+NEW_SINCE_0_1_0 = {"structured_tasks"}
+
+
 def test_the_legacy_files_cover_every_experiment():
-    assert {p.stem for p in LEGACY_FILES} == set(registry())
+    assert {p.stem for p in LEGACY_FILES} == set(registry()) - NEW_SINCE_0_1_0
 
 
 @pytest.mark.parametrize("path", LEGACY_FILES, ids=[p.stem for p in LEGACY_FILES])
