@@ -210,7 +210,8 @@ class Eigensystem:
 
     @property
     def c_u(self) -> float:
-        """``C u = c u`` (``u`` lives in the ``Γ`` block); isotropic tasks only (structured: :meth:`_metric_overlap`)."""
+        """``C u = c u`` (``u`` lives in the ``Γ`` block); isotropic tasks only (structured tasks:
+        :meth:`_metric_overlap`)."""
         return self.problem.feature_variance
 
     def _metric_overlap(self, a):

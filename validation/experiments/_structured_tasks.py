@@ -194,8 +194,8 @@ class StructuredTasksData(ExperimentData):
 
 
 def _exact(pb, P, lam, n, span=0):
-    """Exact errors of ``n`` ridge solutions (dataset ``i``: ``rng=(SEED, P, K, N, i)``): the mean and s.e. of each error
-    of :data:`ERRORS` the problem has, and of ``tr(Γ[:span, :span])`` (``span > 0``)."""
+    """Exact errors of ``n`` ridge solutions (dataset ``i``: ``rng=(SEED, P, K, N, i)``): the mean and s.e. of each
+    error of :data:`ERRORS` the problem has, and of ``tr(Γ[:span, :span])`` (``span > 0``)."""
     rows, traces = [], []
     for i in range(n):
         sol = replica.ridge(pb.sample(P, rng=(SEED, P, pb.tasks or 0, pb.N, i)), pb, lam)

@@ -4,8 +4,8 @@ Four panels of the result of experiment ``structured_tasks`` (:mod:`validation.e
 (a) fresh rank-``r`` tasks: train, test (fresh tasks of the training law) and test_odg (isotropic tasks of the same
 power) against ``P``, the finite-``D`` theory and exact ridge averages, with the isotropic problem as the baseline;
 (b) a pool of ``K`` tasks drawn from the low-rank law: the same and the in-distribution error test_idg; (c) the
-test error against ``P/(rD)`` (a tiny ridge) at a long and a short context (the transition at ``P = rD``); (d) the implicit
-ridge ``κ`` of the mean solution against ``P``. The caption is computed from the result drawn.
+test error against ``P/(rD)`` (a tiny ridge) at a long and a short context (the transition at ``P = rD``); (d) the
+implicit ridge ``κ`` of the mean solution against ``P``. The caption is computed from the result drawn.
 """
 from __future__ import annotations
 
@@ -118,7 +118,8 @@ def _caption(result):
             f"averages of {s['n']} ridge solutions (replica.ridge) ± 1 s.e., a new pool per dataset; dotted: the zero "
             f"predictor ½(1 + σ²) = {zero:.4g}. (a) Fresh rank-{d.rank} tasks: the theory is within "
             f"{_worst(fr, ('train', 'test', 'test_odg')):.1%} of every exact average; from P = {fr.P[0]:g} to "
-            f"{fr.P[-1]:g} the test error on fresh low-rank tasks goes from {fr.test[0]:.3g} to {fr.test[-1]:.3g} while "
+            f"{fr.P[-1]:g} the test error on fresh low-rank tasks goes from {fr.test[0]:.3g} to {fr.test[-1]:.3g} "
+            "while "
             f"the error on isotropic tasks of the same power (test_odg) stays between {fr.test_odg.min():.3g} and "
             f"{fr.test_odg.max():.3g}: the trained Γ projects on the span of S. Grey: the isotropic problem S = I, "
             f"whose theory misses the rank-{d.rank} test error by {over.min():+.0%} … {over.max():+.0%}. (b) A pool of "

@@ -18,8 +18,8 @@ import numpy as np
 
 import linattn
 from linattn import _check as check
-from linattn import pools
 from linattn import _validate as validate
+from linattn import pools
 from linattn._results import short_repr
 
 

@@ -724,4 +724,5 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
                           basis=basis, n_equilibrate=n_equilibrate, stride=stride, exact_train=ch.gibbs_train,
                           exact_test=ch.gibbs_test, bias_train=bt, bias_test=bg, train_se_exact=st,
                           test_se_exact=sg, transient_train=tr_bias, transient_test=te_bias, equilibrated=ok,
-                          test_idg=idg, test_odg=odg, exact_test_idg=ch.gibbs_test_idg, exact_test_odg=ch.gibbs_test_odg)
+                          test_idg=idg, test_odg=odg, exact_test_idg=ch.gibbs_test_idg,
+                          exact_test_odg=ch.gibbs_test_odg)
