@@ -151,7 +151,7 @@ def test_validate_runs_and_writes_the_report(tmp_path):
     rows = json.loads((tmp_path / "validation_report.json").read_text())
     assert {r["section"] for r in rows} == {"spectra", "dynamics", "replica", "langevin", "transition", "nonlinear",
                                            "learners", "learners_scaling", "factorized", "diagnostics", "pools",
-                                           "markov"}
+                                           "structured_tasks", "markov"}
     assert f"of {len(rows)} comparisons pass" in text
 
 
