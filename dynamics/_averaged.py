@@ -9,7 +9,7 @@ From ``θ_0 = 0``, gradient flow in rescaled time ``τ = γ c t`` gives (``H/c``
 
 (``2φ_τ − (x+λ')φ_τ² = φ_{2τ}``; ``K = diag(1, c_v/c)`` weights the ``v`` block of the test error).
 The averages of these spectral functionals follow from the theory of the data vector at complex
-spectral parameter (:mod:`spectra.resolvent`): ``ρ(z)``, ``T(z)`` and the two-system block
+spectral parameter (``spectra/_resolvent.py``): ``ρ(z)``, ``T(z)`` and the two-system block
 overlaps ``S_i(z_1, z_2)``. To use them, ``φ_τ`` is written as a sum of simple poles: a
 contour quadrature of the Laplace inversion ``e^{−y} = (1/2πi)∫_Γ e^{s} ds/(s + y)`` on the
 parabola ``s(u) = μ(1 + iu)²`` (31 nodes, ``μ = 4.54``, ``h = 0.18``) gives

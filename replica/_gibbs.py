@@ -119,7 +119,7 @@ class GibbsAverages:
 def decay_pair(lam, model):
     """``(λ_Γ, λ_v)`` if ``lam`` is a per-block pair with ``λ_Γ != λ_v``, else ``None``.
 
-    A Python ``tuple`` is a per-block pair and nothing else: it must hold two numbers (:func:`linattn.check.
+    A Python ``tuple`` is a per-block pair and nothing else: it must hold two numbers (:func:`linattn._check.
     block_lambdas`: full model, both ``> 0`` or both 0); a pair of equal entries is the common decay.
     Lists and arrays are values of one common ``λ`` to broadcast (:func:`gibbs`).
 
@@ -200,7 +200,7 @@ def gibbs(data, pb, beta, lam, model="reduced", N_test=None) -> GibbsAverages:
     ------
     ValueError
         Bad input (the argument is named): ``beta`` and ``lam`` of shapes that do not broadcast, or so many values
-        that the result's arrays (~200 bytes per value) would exceed the memory limit (:func:`linattn.check.memory`).
+        that the result's arrays (~200 bytes per value) would exceed the memory limit (:func:`linattn._check.memory`).
 
     Examples
     --------

@@ -35,10 +35,10 @@ where ``e_t`` is the leave-one-out error of a type and ``C ⊗ I_D`` the covaria
 (``Σ̃``, ``B``: the pool's exact moments, :func:`linattn.pools.moment_matrices`); at finite ``β`` the thermal parts are
 ``M/(2β)``, ``D tr(C̃ Q)/(2β)`` and ``D tr(Σ̃ Q)/(2β)``. The expectation over types is a quadrature of the exact
 one-prompt law given the pool: ``r ~ χ²_D`` by the composite rule of
-:func:`linattn.numerics.quadrature.chi_square_rule`, and ``z`` given its task by a scrambled Sobol
+:func:`linattn._numerics.quadrature.chi_square_rule`, and ``z`` given its task by a scrambled Sobol
 sample of the context's exact representation (:func:`linattn.pools.context_statistics`), the tasks stratified.
 Special cases: with fresh tasks (a pool of ``K → ∞`` types) the equations reproduce the library's replica theory
-(:func:`replica.theory.fresh_stationary`, measured within 0.15 %, ``docs/pools.md``); with ``ω_t`` replaced by
+(:func:`replica._theory.fresh_stationary`, measured within 0.15 %, ``docs/pools.md``); with ``ω_t`` replaced by
 its mean (Gaussian features) they are the Gaussian pool theory.
 
 Minimum-norm limit (``λ = 0``, ``P < M``): ``Q`` diverges like ``1/λ``; the solver works with ``Q̃ = sQ`` and
@@ -67,7 +67,7 @@ MAX_ITERATIONS = 5_000
 TOLERANCE = 1e-11
 
 
-#: Gauss–Legendre nodes per panel of the ``χ²_D`` rule (:func:`linattn.numerics.quadrature.chi_square_rule`): the
+#: Gauss–Legendre nodes per panel of the ``χ²_D`` rule (:func:`linattn._numerics.quadrature.chi_square_rule`): the
 #: averages ``E_r[r/(c + r/D)]`` of the resolvent equation to ``<= 1e-14`` at any ``D`` (the 32-node Gauss–Laguerre
 #: rule used before: ``5e-2`` at ``D = 1``, ``1e-5`` at ``D = 6``; tests/linattn/test_quadrature.py). 12 nodes per
 #: panel (147 kept at ``D = 20``) give the pool theory's errors within ``3e-15`` relative of 32 nodes (393 kept) at

@@ -28,7 +28,7 @@ the thermal parts at finite ``β`` use ``(Ĥ + λ)⁻¹ ≈ (κ/λ)(Σ̃ + κ)�
 
 Three laws (``law=``):
 
-* ``"finite"`` (default): the finite-``D`` theory of :mod:`replica.pool_finite` — given its context statistics and
+* ``"finite"`` (default): the finite-``D`` theory of ``replica/_pool_finite.py`` — given its context statistics and
   ``|x_q|²``, a pooled prompt is exactly a linear-Gaussian sample, and ridge regression on that mixture has a
   deterministic equivalent with one leave-one-out factor per prompt type, solved with the exact one-prompt law given
   the pool. Measured against exact dataset averages at ``D = 20`` on ``κ ∈ {0.2, 0.5, 1, 2, 5} × τ ∈ {0.5, 2, 10}``
@@ -167,7 +167,7 @@ class PoolErrors:
         Standard errors of the average over random pools (0 for a given pool).
     iterations : int
         The most iterations any solve behind the result took (the Gaussian theory's root of the effective ridge,
-        Brent; the finite-``D`` theory's fixed point, :func:`replica.pool_finite.solve`), over all pools.
+        Brent; the finite-``D`` theory's fixed point, :func:`replica._pool_finite.solve`), over all pools.
     """
 
     __repr__ = short_repr
@@ -327,7 +327,7 @@ POOL_WORK = float(2**30)
 
 
 def theory_work(pb, n_pools, law="finite"):
-    """Operations of one pool theory (:func:`pool_errors` of ``n_pools`` pools), for :func:`linattn.check.work`: about
+    """Operations of one pool theory (:func:`pool_errors` of ``n_pools`` pools), for :func:`linattn._check.work`: about
     1e9 per pool of the finite-D theory (its 8192 prompt types and their fixed point; a second on one core at
     D = 20, more for the D x D products beyond), 32 Gaussian-theory pools per pool of ``law="finite"``. Used by the
     work guards of :func:`replica.stationary_curve`, :func:`replica.phase_boundary` and
@@ -365,7 +365,7 @@ def _theory_types(pb, model, rng, j, n_types):
     return Z, U
 
 
-def _pool_arguments(pb, pool, law, rng):
+def pool_arguments(pb, pool, law, rng):
     """The checked ``(pool, rng)`` of the pool theory: the pool against the problem and the law, ``rng`` an int seed
     (a Generator reduced to one draw of it)."""
     if isinstance(pool, str):
@@ -393,7 +393,7 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
     """Pool theory (module docstring): averaged over random pools (``pool=None``), for one given ``pool``
     (K × D array), or at the pool's large-``D`` spectrum (``pool="mp"``, Gaussian theory only).
 
-    ``law="finite"``: the theory of prompts that are Gaussian given their context (:mod:`replica.pool_finite`).
+    ``law="finite"``: the theory of prompts that are Gaussian given their context (``replica/_pool_finite.py``).
     Its pool average is ``mean_g[E_Gauss] + mean_f[E_finite − E_Gauss]``: the Gaussian theory (cheap) over
     ``32 n_pools`` pools, the difference over the first ``n_pools`` of them (the two theories move together from
     pool to pool, so the difference varies little); ``*_se`` is the resulting standard error.
@@ -410,7 +410,7 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
     P, beta = check.real("P", P, low=1.0), check.positive("beta", beta, allow_inf=True)
     check.model(model)
     lam, _ = checked_arguments(pb, P, beta, lam, model, law, "correlated")
-    pool, rng = _pool_arguments(pb, pool, law, rng)
+    pool, rng = pool_arguments(pb, pool, law, rng)
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)     # each pool: one D x D eigenproblem
     return _pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, pool_finite.check_types(n_types),
                         check.n_test(N_test))
@@ -418,7 +418,7 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
 
 def _pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, n_types, N_test):
     """:func:`pool_errors` of checked arguments (``lam`` as :func:`~replica._theory.checked_arguments` returns it,
-    ``pool`` and ``rng`` as :func:`_pool_arguments` does), with its guard of the work of drawing the pools."""
+    ``pool`` and ``rng`` as :func:`pool_arguments` does), with its guard of the work of drawing the pools."""
     lam_gamma, lam_v = lam if isinstance(lam, tuple) else (lam, lam)
     vs = lam_gamma / lam_v if lam_gamma != lam_v else 1.0       # per-block decay: rescaled v block, common λ_Γ
     keys = ("train", "test", "test_idg", "train_ridge", "test_ridge", "test_idg_ridge", "kappa_eff", "df2")
@@ -485,9 +485,9 @@ def _pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, n_types, N_te
 
 def pool_stationary(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_pools=16, rng=0,
                     N_test=None) -> StationaryTheory:
-    """The pool theory as a :class:`~replica.theory.StationaryTheory` (with ``test_idg``); arguments as in
+    """The pool theory as a :class:`~replica.StationaryTheory` (with ``test_idg``); arguments as in
     :func:`replica.stationary`, checked (``lam`` as :func:`~replica._theory.checked_arguments` returns it, ``pool``
-    and ``rng`` as :func:`_pool_arguments` does).
+    and ``rng`` as :func:`pool_arguments` does).
 
     Returns
     -------

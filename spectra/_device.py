@@ -10,7 +10,7 @@ eigensystem needs). ``device="cpu"`` runs the same code on torch's CPU backend (
 Why torch rather than CuPy: torch is already the library's ``[torch]`` extra (the nonlinear transformer demos),
 ships CUDA in its wheels (CuPy needs a wheel matched to the CUDA toolkit), and its CPU build runs this very code in
 the tests. Same numbers: eigenvalues equal the numpy route's to ``1e-12`` of the largest in float64
-(``tests/spectra/test_device.py``; on an H200 the issue that asked for this route measured 3.6e-14).
+(``tests/spectra/test_device.py``; on an H200 a reference run measured 3.6e-14).
 
 Memory: the dense route holds ``H`` (``8 M²`` bytes) and ``eigh`` its eigenvectors (another ``8 M²`` and LAPACK /
 cuSOLVER workspace): checked against the device's free memory (``torch.cuda.mem_get_info``) before anything is

@@ -63,7 +63,7 @@ def test_the_numbers_do_not_depend_on_the_threads(pristine):
 
     Another thread count sums the products in another order, so the CG iterates differ by round-off that
     the iteration carries; each solution is within its proven ``error_bound`` of the exact one, so the two
-    are within the sum of the bounds (the oldest session measured 1.3e-11 against bounds of 2.1e-8).
+    are within the sum of the bounds (the oldest-dependencies environment measured 1.3e-11 against bounds of 2.1e-8).
     """
     pb = linattn.Problem(20, 20, 0.1)
     data = pb.sample(800, rng=0)
