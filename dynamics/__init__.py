@@ -2,7 +2,7 @@
 
 Exact per-dataset solutions (gradient flow, gradient descent, mean ± s.d. over random
 initialisations), long-time limits (ΔEr, contrast ratio), and dataset-averaged learning curves
-from the spectral laws.
+from the spectral laws, with their band over datasets and initialisations.
 
 Public names: gradient_flow, gradient_descent, LearningCurves,
 long_time_limit, LongTimeLimit, averaged_curves, AveragedCurves, sweep, Sweep; staged learning of
