@@ -273,7 +273,7 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
     ``D = 10``, ``N = 50``, ``P = 30``, 6.8 s on a 2-core machine under a load average of 10 (about 50 ms a time);
     the law of ``pb`` (built once per problem and model, then cached) about 2 s. ``law="mp"`` has one node: a few
     ms a time. The band adds one sampled dataset's eigensystem (``O(min(P, M)³)``) and flow per dataset, a few ms
-    each at ``D = 10``. Calls beyond :func:`linattn.check.work`'s limit are refused.
+    each at ``D = 10``. Calls beyond :func:`linattn._check.work`'s limit are refused.
 
     Threads: the BLAS threads are decided once for the whole call (:mod:`linattn.threads`), by its largest BLAS
     call — for the theory a ``32 × K × 32`` complex product, one thread at the default law — so that the BLAS

@@ -114,7 +114,7 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng
     shape = (Ps.size, n_datasets)
     M = pb.n_params(model)
     # per (P, dataset) trip: the eigensystem and the features, and the Python work of sampling, decomposing and
-    # solving one dataset (~0.6 ms measured at D = 4: TRIP_OPS Python trips of linattn.check)
+    # solving one dataset (~0.6 ms measured at D = 4: TRIP_OPS Python trips of linattn._check)
     check.work(float(n_datasets) * sum(min(P, M) ** 3 + P * M * pb.D + TRIP_OPS for P in Ps),
                f"{n_datasets} datasets at each of {Ps.size} P values (an eigensystem each)", "n_datasets or P_values")
     # the four per-dataset arrays, and the statistics' copies of them (quantiles, the scaled gap)
