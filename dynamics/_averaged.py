@@ -58,7 +58,7 @@ import numpy as np
 
 from linattn import _check as check
 from linattn._arguments import array, choice, nonnegative, optional, public, real
-from linattn._results import short_repr
+from linattn._results import ToXarray, short_repr
 from linattn._validate import PROBLEM
 from spectra._prompt_law import CHANNELS, LAWS, fresh_law
 from spectra._resolvent import Z_MIN, _block_overlaps, _block_resolvent, _cmatmul, _data_transforms
@@ -133,7 +133,7 @@ def _filter_poles(rescaled_time, lam):
 
 
 @dataclass(frozen=True, eq=False)
-class AveragedCurves:
+class AveragedCurves(ToXarray, xarray_dim="times", xarray_coords=("P", "lam")):
     """Dataset-averaged learning curves (theory). ``times`` in units of ``t`` (not ``τ``).
 
     Attributes
