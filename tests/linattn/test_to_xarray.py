@@ -1,6 +1,6 @@
 """``to_xarray()`` of the result types a user sweeps by hand (a stationary theory point and curve, a ridge solution,
-averaged learning curves, the task-diversity transition: its own test file). xarray is the optional extra [dask]:
-these tests skip without it, except the message that names the extra."""
+exact dataset averages, averaged learning curves; the task-diversity transition in its own test file). xarray is
+the optional extra [dask]: these tests skip without it, except the message that names the extra."""
 import sys
 
 import numpy as np
@@ -42,6 +42,13 @@ def test_ridge_solution_names_its_dimensions_and_the_decay_pair(xr):
     assert ds.Gamma.dims == ("i", "j") and ds.v.dims == ("i",)
     assert (float(ds.lam), float(ds.lam_v)) == (0.01, 0.1) and float(ds.test) == sol.test
     np.testing.assert_array_equal(ds.Gamma.values, sol.Gamma)
+
+
+def test_dataset_averages_keep_one_value_per_dataset(xr):
+    avg = replica.dataset_average(PB, 40, np.inf, 0.01, n_datasets=5)
+    ds = avg.to_xarray()
+    assert ds.test.dims == ("dataset",) and ds.sizes["dataset"] == 5 and "test_idg" not in ds
+    assert float(ds.test.mean()) == pytest.approx(avg.test_mean, rel=1e-15)
 
 
 def test_averaged_curves_lie_along_time(xr):
