@@ -62,7 +62,7 @@ from tqdm import tqdm
 
 from linattn import _check as check
 from linattn._arguments import Rule, array, choice, nonnegative, optional, public, real, seed
-from linattn._results import short_repr
+from linattn._results import ToXarray, short_repr
 from linattn._threads import blas_threads
 from linattn._validate import PROBLEM
 from spectra._prompt_law import CHANNELS, LAWS, fresh_law
@@ -140,7 +140,7 @@ def _filter_poles(rescaled_time, lam):
 
 
 @dataclass(frozen=True, eq=False)
-class AveragedCurves:
+class AveragedCurves(ToXarray, xarray_dim="times", xarray_coords=("P", "lam")):
     """Dataset-averaged learning curves (theory), and their band when datasets were sampled for it. ``times`` in units
     of ``t`` (not ``τ``).
 

@@ -58,7 +58,7 @@ import numpy as np
 from linattn import _check as check
 from linattn._arguments import integer, public, seed
 from linattn._numerics.stats import mean_se
-from linattn._results import python_scalars, short_repr
+from linattn._results import ToXarray, python_scalars, short_repr
 from linattn._validate import PROBLEM
 from spectra import Eigensystem
 from spectra._eigensystem import V_SCALE, _as_eigensystem
@@ -357,7 +357,8 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0, N_
 
 
 @dataclass(frozen=True, eq=False)
-class DatasetAverage:
+class DatasetAverage(ToXarray, xarray_dims={"train": ("dataset",), "test": ("dataset",),
+                                              "test_idg": ("dataset",)}):
     """Exact Gibbs averages of independent datasets (``train``, ``test``: one value per dataset; ``test_idg``
     with a task pool, else ``None``), their means and standard errors; ``N_test``: the context length of the test
     prompts (``None``: the training length).

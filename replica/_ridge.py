@@ -62,14 +62,14 @@ from linattn import _validate as validate
 from linattn._arguments import choice, integer, public, tolerance
 from linattn._errors import ConvergenceError
 from linattn._numerics.cg import NotCertified, certified_cg
-from linattn._results import short_repr
+from linattn._results import ToXarray, short_repr
 from linattn._task_covariance import gaussian_moments, structured_error
 from linattn._task_moments import moment_matrices
 from linattn._threads import blas_threads
 
 
 @dataclass(frozen=True, eq=False)
-class RidgeSolution:
+class RidgeSolution(ToXarray, xarray_coords=("lam",), xarray_dims={"Gamma": ("i", "j"), "v": ("i",)}):
     """The ridge solution of one dataset and its exact errors.
 
     Attributes

@@ -11,10 +11,14 @@ import numpy as np
 
 from linattn import _check as check
 from linattn._arguments import integer, public, real_array
-from linattn._results import short_repr
+from linattn._results import ToXarray, short_repr
 from linattn._threads import blas_threads
 
+<<<<<<< HEAD
 from ._pool_theory import pool_arguments, pool_stationary, theory_work
+=======
+from ._pool_theory import _pool_arguments, blas_work, pool_stationary, theory_work
+>>>>>>> h52c
 from ._structured import structured_stationary
 from ._theory import THEORY, StationaryTheory, checked_arguments, fresh_stationary
 
@@ -92,19 +96,25 @@ def _stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correl
     """:func:`stationary` of a checked problem, ``P``, ``β``, model, channel, ``n_pools`` and ``N_test``; ``λ``,
     ``law`` and, with a task pool, ``pool`` and ``rng`` are checked here against them."""
     if pb.task_covariance is not None:     # structured tasks w ~ N(0, S): replica._structured
-        with blas_threads(2.0 * float(pb.D) ** 3):
+        with blas_threads(blas_work(pb, model, law)):
             return structured_stationary(pb, P, beta, lam, model, law, pool, n_pools, rng, N_test)
     lam, lw = checked_arguments(pb, P, beta, lam, model, law, channel)
     if pb.tasks is not None:
+<<<<<<< HEAD
         pool, rng = pool_arguments(pb, pool, law, rng)
         # many D x D products and eigenproblems per pool: one BLAS thread (linattn.threads)
         with blas_threads(2.0 * float(pb.D) ** 3):
+=======
+        pool, rng = _pool_arguments(pb, pool, law, rng)
+        # many type averages (n_types x D_z products) and D x D eigenproblems per pool: one BLAS thread
+        with blas_threads(blas_work(pb, model, law)):
+>>>>>>> h52c
             return pool_stationary(pb, P, beta, lam, model, law, pool, n_pools, rng, N_test)
     return fresh_stationary(pb, P, beta, lam, model, law, channel, N_test, lw)
 
 
 @dataclass(frozen=True, eq=False)
-class StationaryCurve:
+class StationaryCurve(ToXarray, xarray_dim="P"):
     """Theory along a list of ``P`` values (arrays), with the worst solver residual (``test_idg`` and, at
     finite ``β``, no ``free_energy`` for a task pool).
 

@@ -38,7 +38,7 @@ import numpy as np
 import linattn
 from linattn import _check as check
 from linattn._arguments import choice, public, real
-from linattn._results import short_repr
+from linattn._results import ToXarray, short_repr
 from linattn._validate import PROBLEM
 from spectra._prompt_law import CHANNELS, LAWS, fresh_law
 from spectra._resolvent import _block_overlaps, _ridge_resolvent, _teacher_overlap
@@ -78,7 +78,7 @@ class OrderParameters:
 
 
 @dataclass(frozen=True, eq=False)
-class StationaryTheory:
+class StationaryTheory(ToXarray, xarray_coords=("P", "beta", "lam"), xarray_skip=("order",)):
     """Dataset-averaged stationary errors of the Gibbs measure (replica-symmetric theory).
 
     Attributes
