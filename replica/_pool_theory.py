@@ -401,13 +401,9 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
 
 def _pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, n_types, N_test, pools=None):
     """:func:`pool_errors` of checked arguments (``lam`` as :func:`~replica._theory.checked_arguments` returns it,
-<<<<<<< HEAD
-    ``pool`` and ``rng`` as :func:`pool_arguments` does), with its guard of the work of drawing the pools."""
-=======
-    ``pool`` and ``rng`` as :func:`_pool_arguments` does), with its guard of the work of drawing the pools.
+    ``pool`` and ``rng`` as :func:`pool_arguments` does), with its guard of the work of drawing the pools.
     ``pools``: the random pools ``(n_draw, K, D)`` when the caller drew them (:func:`pool_sweep` slices the largest
     pools of a sweep: nested pools), else they are drawn here."""
->>>>>>> h52c
     lam_gamma, lam_v = lam if isinstance(lam, tuple) else (lam, lam)
     vs = lam_gamma / lam_v if lam_gamma != lam_v else 1.0       # per-block decay: rescaled v block, common λ_Γ
     keys = ("train", "test", "test_idg", "train_ridge", "test_ridge", "test_idg_ridge", "kappa_eff", "df2")

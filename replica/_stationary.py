@@ -14,11 +14,7 @@ from linattn._arguments import integer, public, real_array
 from linattn._results import ToXarray, short_repr
 from linattn._threads import blas_threads
 
-<<<<<<< HEAD
-from ._pool_theory import pool_arguments, pool_stationary, theory_work
-=======
-from ._pool_theory import _pool_arguments, blas_work, pool_stationary, theory_work
->>>>>>> h52c
+from ._pool_theory import blas_work, pool_arguments, pool_stationary, theory_work
 from ._structured import structured_stationary
 from ._theory import THEORY, StationaryTheory, checked_arguments, fresh_stationary
 
@@ -100,15 +96,9 @@ def _stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correl
             return structured_stationary(pb, P, beta, lam, model, law, pool, n_pools, rng, N_test)
     lam, lw = checked_arguments(pb, P, beta, lam, model, law, channel)
     if pb.tasks is not None:
-<<<<<<< HEAD
         pool, rng = pool_arguments(pb, pool, law, rng)
-        # many D x D products and eigenproblems per pool: one BLAS thread (linattn.threads)
-        with blas_threads(2.0 * float(pb.D) ** 3):
-=======
-        pool, rng = _pool_arguments(pb, pool, law, rng)
         # many type averages (n_types x D_z products) and D x D eigenproblems per pool: one BLAS thread
         with blas_threads(blas_work(pb, model, law)):
->>>>>>> h52c
             return pool_stationary(pb, P, beta, lam, model, law, pool, n_pools, rng, N_test)
     return fresh_stationary(pb, P, beta, lam, model, law, channel, N_test, lw)
 
