@@ -8,6 +8,7 @@ included (the model package's ground floor: ``check`` imports nothing of the lib
 sampler ``law``, and what knows both types, ``validate``, stands above them). Read from the source with ``ast``.
 """
 import ast
+import functools
 import pathlib
 
 import pytest
@@ -49,12 +50,15 @@ def _resolve(module, node):
 
 def imports(module, top_level_only=False):
     """``(lineno, imported module)`` of a module; ``top_level_only``: not inside functions or classes."""
+    return _imports(module, top_level_only)
+
+
+@functools.lru_cache(maxsize=None)
+def _imports(module, top_level_only):          # each module is parsed once per process (the scans reread it)
     tree = ast.parse(MODULES[module].read_text(), filename=str(MODULES[module]))
     nodes = tree.body if top_level_only else ast.walk(tree)
-    for node in nodes:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for target in _resolve(module, node):
-                yield node.lineno, target
+    return tuple((node.lineno, target) for node in nodes if isinstance(node, (ast.Import, ast.ImportFrom))
+                 for target in _resolve(module, node))
 
 
 def edges():
@@ -98,14 +102,15 @@ def test_every_module_of_validation_is_in_a_room():
     assert [m for m in MODULES if m.startswith("validation.") and _room(m) is None] == []
 
 
-@pytest.mark.parametrize("module, lineno, package, target", list(edges()),
-                         ids=[f"{m}:{n}" for m, n, _, _ in edges()])
+EDGES, ROOM_EDGES = list(edges()), list(room_edges())
+
+
+@pytest.mark.parametrize("module, lineno, package, target", EDGES, ids=[f"{m}:{n}" for m, n, _, _ in EDGES])
 def test_imports_point_downwards(module, lineno, package, target):
     assert LAYER[target] < LAYER[package], f"{module}:{lineno}: {package} imports {target} (same layer or above)"
 
 
-@pytest.mark.parametrize("module, lineno, target, src, dst", list(room_edges()),
-                         ids=[f"{m}:{n}" for m, n, *_ in room_edges()])
+@pytest.mark.parametrize("module, lineno, target, src, dst", ROOM_EDGES, ids=[f"{m}:{n}" for m, n, *_ in ROOM_EDGES])
 def test_validation_rooms_point_downwards(module, lineno, target, src, dst):
     assert dst < src, f"{module}:{lineno} imports {target}: a room of validation imports its own level or above"
 
