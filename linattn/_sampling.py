@@ -89,7 +89,21 @@ def _checked(pb, P, rng, keep_tasks):
 
 @dataclass(frozen=True, eq=False)
 class Tokens:
-    """Raw prompts: tokens ``X`` (P, N, D), labels ``y`` (P, N), queries, targets and tasks."""
+    """Raw prompts: tokens ``X`` (P, N, D), labels ``y`` (P, N), queries, targets and tasks.
+
+    Attributes
+    ----------
+    X : ndarray (P, N, D)
+        The context tokens of each prompt.
+    y : ndarray (P, N)
+        Their labels ``y = w·x/√D + σε`` (through the link, if any).
+    xq : ndarray (P, D)
+        The query token of each prompt.
+    yq : ndarray (P,)
+        The query's target.
+    w : ndarray (P, D)
+        The task of each prompt.
+    """
 
     __repr__ = short_repr
 

@@ -20,9 +20,9 @@ import api_pages  # noqa: E402
 sys.path.pop(0)
 
 #: the functions a user meets first: each has an ``Examples`` section (run by tests/test_doctests.py)
-CENTRAL = ("linattn.Problem", "spectra.hessian_eigenvalues", "spectra._density", "spectra._eigensystem",
-           "replica._stationary", "replica._gibbs", "replica._ridge", "replica._asymptotic", "replica._learner_theory",
-           "replica._kernel_ridge", "replica.diversity_transition", "replica.phase_boundary", "dynamics.gradient_flow",
+CENTRAL = ("linattn.Problem", "spectra.hessian_eigenvalues", "spectra.density", "spectra.eigensystem",
+           "replica.stationary", "replica.gibbs", "replica.ridge", "replica.asymptotic", "replica.learner_theory",
+           "replica.kernel_ridge", "replica.diversity_transition", "replica.phase_boundary", "dynamics.gradient_flow",
            "diagnostics.diagnose", "diagnostics.load_checkpoints", "validation.langevin", "validation.pool_average",
            "validation.run_experiment")
 
