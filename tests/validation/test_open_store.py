@@ -225,6 +225,9 @@ def test_metadata_claiming_1e12_elements_is_refused_before_reading(tmp_path):
     for call in (validation.open_store, sw.read_points):
         with pytest.raises(ValueError, match=rf"^store '{points}' too large"):
             call(str(points))
+    with pytest.raises(ValueError, match=rf"^store '{points}' is damaged or holds another run: its status array has "
+                                         r"shape \(1000000000000,\), not \(6,\)"):
+        sw.run_points(_ragged, N_POINTS, "ragged", store=str(points), allow_mixed=True)   # a resume reads it all
 
 
 _STORE_FILES = {}

@@ -578,8 +578,9 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
         largest preset).
     store : str, optional
         Zarr folder: each point is written as it finishes and a re-run resumes (optional extra ``[dask]``); a
-        finished store is an ``xarray.open_zarr`` dataset over ``point`` (:func:`validation.sweeps.run_points`)
-        and keeps the assembled result beside it (:data:`ASSEMBLED`), so reopening it assembles nothing.
+        store opens as one ``xarray.Dataset`` over ``point``, the points' parameters as coordinates
+        (:func:`validation.open_store`), and a finished one keeps the assembled result beside it
+        (:data:`ASSEMBLED`, its key inside it), so reopening it assembles nothing.
         Ctrl-C raises ``KeyboardInterrupt`` saying how many points are stored; the same call resumes.
     client : dask.distributed.Client, optional
         Evaluate the points on this cluster.

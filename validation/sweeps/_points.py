@@ -202,13 +202,14 @@ def _point_outputs(group, status, where):
                 outs[i][k] = np.asarray(values[index]).astype(np.dtype(dtypes[i]))
     finished = "unpadded" in group.attrs          # else: finished by an older version, or not at all
     for i in range(n):
-        if outs[i] is None or (finished and not group.attrs["unpadded"]):
+        if outs[i] is None:
             continue
-        sub = group[f"p{i}"]
-        rest = [k for k in sub.array_keys() if k not in outs[i]]
-        if rest:
-            guard_metadata(sub, rest, where)
-            outs[i].update({k: np.asarray(sub[k][...]) for k in rest})
+        if not (finished and not group.attrs["unpadded"]):
+            sub = group[f"p{i}"]
+            rest = [k for k in sub.array_keys() if k not in outs[i]]
+            if rest:
+                guard_metadata(sub, rest, where)
+                outs[i].update({k: np.asarray(sub[k][...]) for k in rest})
         outs[i] = {k: outs[i][k] for k in sorted(outs[i])}
     return outs
 

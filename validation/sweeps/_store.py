@@ -158,6 +158,10 @@ class Store:
             self.group.create_array("status", shape=shape, chunks=chunks, dtype="int8", fill_value=0,
                                     dimension_names=self.dims)
             self.consolidate()
+        for name in ("status", "error"):      # read whole on every resume: their metadata must be this run's
+            if tuple(self.group[name].shape) != tuple(shape):
+                raise ValueError(f"store {path!r} is damaged or holds another run: its {name} array has shape "
+                                 f"{tuple(self.group[name].shape)}, not {tuple(shape)}")
 
     def consolidate(self):
         """Write the consolidated metadata that ``xarray.open_zarr`` reads first."""
