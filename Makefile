@@ -1,4 +1,5 @@
-# linattn: the two commands of the README.
+# linattn: the two commands of the README, and the setup alone.
+#   make install - set up .venv with the extras [test,dask,docs] and nothing else (the setup of `make test`)
 #   make run   - set up .venv, regenerate the seed figures (quick settings) and the validation report in figures/
 #                (fig1, one dense 10^4 x 10^4 eigenproblem, first on both cores; then the other figures in two
 #                single-threaded processes, beside the validation report)

@@ -1,6 +1,6 @@
 """Factorized attention: online SGD (numba kernel) and the exact per-mode ODE against naive baselines.
 
-1. Loss curve of online SGD for Γ = PQ at D = 8, N = 31, batch 256, 10⁵ steps (the issue's setting):
+1. Loss curve of online SGD for Γ = PQ at D = 8, N = 31, batch 256, 10⁵ steps (the reference setting):
    numba kernel (exact O(D) prompts drawn inside the kernel) against a plain numpy loop of the same
    algorithm (linattn.Problem.sample for the batch, numpy gradient and chain rule), timed over 2·10³
    steps and scaled to 10⁵. Goal: >= 20x.

@@ -10,8 +10,8 @@ Cases (``--device``, default ``cuda``; ``cpu`` runs torch's CPU backend, for a c
    ``λ = 0.05``, the seed's protocol (``10⁵`` equilibration steps, 20 samples 5000 apart): numba (all cores) against
    one torch batch; both means against the exact Gibbs value (in exact standard errors).
 
-Measured: this session had no GPU lent (the device tool was not drawn for it), so no GPU times are recorded here yet.
-The issue that asked for this route measured, on an H200 with torch 2.11 in float64, the rescaled-Hessian spectrum at
+Measured: no GPU run of this benchmark is recorded yet. A reference measurement of the same route, on an H200 with torch
+2.11 in float64, the rescaled-Hessian spectrum at
 ``D = N = 100`` in 0.85–1.5 s including ``FᵀF`` (the library's numpy route: 13.9–17.0 s on that machine's 16
 cores, about 95 s on 2 cores here) and a random symmetric ``M = 4·10⁴`` in 34 s. On torch's CPU backend
 (``--device cpu``, 2 cores here, other jobs running) case 1 at ``D = N = 40`` took 6.3 s against numpy's 1.5 s,

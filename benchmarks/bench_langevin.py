@@ -2,7 +2,7 @@
 
 Settings: D = 10, N = 100, P = 100, full model (M = 110), beta = 1e3, lambda = 0.01, gamma = 1.
 Baseline: a Python loop of numpy operations, theta -= gamma dt (A theta - b) + sqrt(2 gamma dt/beta) xi.
-Target (validation issue): >= 20x the baseline's steps per second. Also timed: the whole Langevin
+Target: >= 20x the baseline's steps per second. Also timed: the whole Langevin
 part of Figure 2 with the seed's protocol (10^5 + 20 x 5000 steps per chain; 4 values of N x
 6 values of P x n_sim datasets). Run: .venv/bin/python benchmarks/bench_langevin.py
 """

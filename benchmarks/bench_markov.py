@@ -1,4 +1,4 @@
-"""Markov-chain ICL estimators (issue 24, arXiv:2604.12151): numba kernels vs the straightforward numpy route.
+"""Markov-chain ICL estimators (arXiv:2604.12151): numba kernels vs the straightforward numpy route.
 
 1. 2×10⁵ sequences × 1000 positions, C = 10, α = 1, pool K = 16, first state stationary: ``markov.losses`` per
    estimator (sampling included; the sampling alone is the "true" row, the oracle costing one log per token).

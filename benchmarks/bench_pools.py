@@ -27,7 +27,8 @@ OPENBLAS_NUM_THREADS=1 — how the figure workers of `make run` compute).
    precision: the product (4 P D (D+1) flops, about D/2 flops per byte of data) is compute-bound.
 4. Peak memory of one dataset at D = 100, τ = 10 (P = 100 000) in a fresh process: required < 4 GB.
 
-Measured on a quiet machine (session 31, `--rounds 3`, nothing else running; load average 1.0–2.0 is this benchmark):
+Measured on a quiet machine (2026-11, 2-core AMD EPYC, `--rounds 3`, nothing else running; load average 1.0–2.0
+is this benchmark):
 
 * 1, default BLAS threads: 12.0×, 19.3×, 48.2× at τ = 0.5, 2, 10 (0.15 / 0.19 / 0.43 s against 1.8 / 3.6 / 20.8 s).
 * 1b, one BLAS thread: 41.8×, 24.7×, 46.7× (0.070 / 0.22 / 0.60 s against 2.9 / 5.4 / 28.1 s).
@@ -39,7 +40,7 @@ Measured on a quiet machine (session 31, `--rounds 3`, nothing else running; loa
 Decision: the library does not pin BLAS threads (two threads win on an idle machine); on a shared machine use one
 (OPENBLAS_NUM_THREADS=1 or threadpoolctl), as the numbers under load below show.
 
-Measured (session 30; other jobs on the machine, load average 2.3–6.4 on 2 cores):
+Measured (2026-11, same machine; other jobs on the machine, load average 2.3–6.4 on 2 cores):
 
 * 1b, one BLAS thread: 41×, 22×, 43× at τ = 0.5, 2, 10 (0.060 / 0.22 / 0.49 s against 2.5 / 5.0 / 21 s; load 3.8–4.3);
   35×, 27×, 40× at load 6.4. Goal met at every τ.

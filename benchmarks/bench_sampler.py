@@ -1,8 +1,8 @@
 """Exact O(D) prompt sampler vs the naive sampler that builds every token matrix X, and the exact
 O(N + D) sampler of nonlinear links (tanh) against the same naive route.
 
-Target (foundation issue): >= 20x faster at D = N = 100, P = 20 000. Nonlinear links: no target in
-the issue; the O(N + D) construction should beat the O(N D) one by a factor of order D.
+Target: >= 20x faster at D = N = 100, P = 20 000. Nonlinear links: no target; the O(N + D) construction should beat
+the O(N D) one by a factor of order D.
 Run: .venv/bin/python benchmarks/bench_sampler.py
 """
 import os

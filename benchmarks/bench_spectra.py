@@ -1,6 +1,6 @@
 """Exact Hessian spectra and the theory laws: ratios against naive baselines in the same run.
 
-Targets (the performance targets of the spectra issue):
+Targets (the performance targets of the spectra):
 * exact spectrum at D = N = 100: alpha = 0.5 >= 5x faster than "feature matrix -> F^T F -> eigvalsh",
   alpha = 2 no slower (also alpha = 1 reported);
 * 400 points of the finite-size density well under a second after warm-up (against a plain
@@ -9,8 +9,8 @@ Targets (the performance targets of the spectra issue):
   Kolmogorov distance to the finite-size law;
 * all eigenvalues of a dense symmetric matrix (the dense and Gram paths): LAPACK's two-stage reduction
   (spectra.symmetric) against numpy.linalg.eigvalsh (dsyevd) on the same Wishart matrix, n = 3000 and 6000
-  (information; measured session 31 with one BLAS thread, 2 other jobs running: 1.8x and 1.6x, eigenvalues
-  agreeing to <= 1.2e-14 relative to the largest).
+  (information; measured 2026-11 on the 2-core machine with one BLAS thread, 2 other jobs running: 1.8x and 1.6x,
+  eigenvalues   agreeing to <= 1.2e-14 relative to the largest).
 
 Run: .venv/bin/python benchmarks/bench_spectra.py [--skip-dense] [--skip-slq] [--skip-symmetric]
 (the D = 100 dense cases take ~10 minutes on 2 cores; the SLQ case ~3 minutes).

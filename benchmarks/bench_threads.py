@@ -10,7 +10,9 @@ Cases (each timed with the library's default, i.e. no thread variable and no lim
    eigenproblem of the seed's Fig. 1 at ``D = 100``; ``spectra.symmetric_eigenvalues``; one run each).
 3. The task-pool figure of ``benchmarks/bench_pools.py`` reduced to 12 κ × ``--datasets`` datasets (``D = 64``,
    ``τ = α = 10``; sampling included).
-4. End to end at ``D = 48``, ``τ = 2``: the peer's route (Lu et al.'s normal equations from tokens,
+4. ``dynamics.averaged_curves`` at 131 times, ``D = 10``, ``N = 50``, ``P = 30``, full model (numba resolvent loops
+   between mid-sized complex products; one run; not in the table below, which was measured before it was added).
+5. End to end at ``D = 48``, ``τ = 2``: the peer's route (Lu et al.'s normal equations from tokens,
    ``bench_pools.peer_end_to_end``) against ``pb.sample`` + ``replica.ridge`` with the default threads — goal ≥ 10×.
 
 Conditions: an idle machine, then with one busy-loop process that this benchmark starts (``while True: pass``).
@@ -81,6 +83,15 @@ def pool_figure(n_datasets):
     return f"task-pool figure, 12 kappa x {n_datasets}", run
 
 
+def averaged_curves_case():
+    import dynamics
+
+    pb = linattn.Problem(10, 50)
+    times = np.geomspace(1e-2, 1e4, 131)
+    return ("averaged_curves, 131 times", lambda: dynamics.averaged_curves(pb, 30, 0.01, times, model="full",
+                                                                           progress=False))
+
+
 def timed(fn, rounds):
     best = np.inf
     for _ in range(rounds):
@@ -132,6 +143,7 @@ def main():
     if not a.skip_large:
         cases.append((*eigenvalue_case(10_000), 1))
     cases.append((*pool_figure(a.datasets), 1))
+    cases.append((*averaged_curves_case(), 1))
     for condition in ("idle", "busy"):
         if a.only and condition != a.only:
             continue

@@ -10,7 +10,7 @@ circuits of multi-head attention (Elhage et al., "A mathematical framework for t
   scores of head ``h``, with ``W_{Q,h} = W_Q[h d_h:(h+1) d_h]``;
 * ``OV_h = W_O[:, h d_h:(h+1) d_h] W_{V,h}`` (``d_model × d_model``): what head ``h`` writes for what it reads.
 
-Each circuit has rank ``<= d_h``, so the subspace distance of :mod:`diagnostics.measures` is informative
+Each circuit has rank ``<= d_h``, so the subspace distance of ``diagnostics/_measures.py`` is informative
 whenever ``d_h < d_model``.
 """
 from __future__ import annotations
@@ -187,7 +187,7 @@ def _claimed_sizes(path):
     declared sizes before anything is decompressed or allocated (:mod:`linattn._arrayfiles`, the one reader of the
     library's array files; a ``.pt`` file: its declared sizes, at 4 bytes per element). A file that is not a readable
     checkpoint is a ``ValueError`` naming it; a zip declaring more than the memory limit is refused
-    (:func:`linattn.check.memory`)."""
+    (:func:`linattn._check.memory`)."""
     suffix = os.path.splitext(path)[1]
     where, what = f"source file {path!r}", f"a readable {suffix} checkpoint"
     if suffix in (".npy", ".npz"):
@@ -268,7 +268,7 @@ def load_checkpoints(source, names=None, step=None) -> Checkpoints:
         No checkpoint files; a damaged, empty, complex or non-numeric file, or a kept weight holding NaN or inf
         (the message names the file); two files with the same step; no weight name common to every file; weights
         whose sizes, claimed by the files' headers and checked before any array is read, exceed the memory limit
-        (:func:`linattn.check.memory`, naming ``source``).
+        (:func:`linattn._check.memory`, naming ``source``).
 
     Examples
     --------
@@ -368,7 +368,7 @@ def qk_circuit(W_Q, W_K, heads=1) -> np.ndarray:
     ------
     ValueError
         Naming ``W_Q`` or ``W_K`` (not finite, shapes that differ, entries so large that a circuit overflows float64)
-        or ``heads`` (not a divisor of the rows); circuits beyond the memory limit (:func:`linattn.check.memory`).
+        or ``heads`` (not a divisor of the rows); circuits beyond the memory limit (:func:`linattn._check.memory`).
     """
     W_Q, W_K = _weight("W_Q", W_Q), _weight("W_K", W_K)
     if W_K.shape != W_Q.shape:
@@ -400,7 +400,7 @@ def ov_circuit(W_O, W_V, heads=1) -> np.ndarray:
     ------
     ValueError
         Naming ``W_O`` or ``W_V`` (not finite, shapes that do not match, entries so large that a circuit overflows
-        float64) or ``heads``; circuits beyond the memory limit (:func:`linattn.check.memory`).
+        float64) or ``heads``; circuits beyond the memory limit (:func:`linattn._check.memory`).
     """
     W_O, W_V = _weight("W_O", W_O), _weight("W_V", W_V)
     if W_O.shape[-1] != W_V.shape[-2] or W_O.shape[:-2] != W_V.shape[:-2]:

@@ -1,5 +1,5 @@
 r"""The read-outs of a transformer trained on pools of random Markov chains, against the ideal estimators (numpy;
-the training, under the optional extra ``[torch]``, is :mod:`validation.simulators.markov_transformer`).
+the training, under the optional extra ``[torch]``, is ``validation/simulators/_markov_training.py``).
 
 Gibson, Cui & Reddy, *Distinct mechanisms underlying in-context learning in transformers*, arXiv:2604.12151
 (code: GitHub ``cole-gibson/context-adaptive-transformer``, ``transformer/base/simple_gpt.py``,
@@ -7,7 +7,7 @@ Gibson, Cui & Reddy, *Distinct mechanisms underlying in-context learning in tran
 CPU scale. Data: :class:`linattn.markov.Chains` — sequences ``x_0 … x_{L−1}`` over ``C`` states, each a path of a
 chain with ``Dirichlet(α·1_C)`` rows drawn from a pool of ``K`` chains (or a fresh chain per sequence, ``K = ∞``).
 
-**Model and training**: :mod:`validation.simulators.markov_transformer` (the authors' two-block pre-LayerNorm
+**Model and training**: ``validation/simulators/_markov_training.py`` (the authors' two-block pre-LayerNorm
 architecture, smaller).
 
 **Read-outs** (on fixed evaluation sequences: ``n_eval`` from the pool, ``n_eval`` from fresh chains):

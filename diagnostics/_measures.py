@@ -352,8 +352,8 @@ class TrajectoryDiagnostics:
 
     @public(measure=choice(MEASURES), method=choice(("steepest", "step")))
     def transitions(self, measure, n=1, method="steepest", scale="log", window=None) -> np.ndarray:
-        """Transition times of one measure (:func:`diagnostics.transitions.steepest_changes` or
-        :func:`~diagnostics.transitions.change_points`).
+        """Transition times of one measure (:func:`diagnostics.steepest_changes` or
+        :func:`~diagnostics.change_points`).
 
         Parameters
         ----------

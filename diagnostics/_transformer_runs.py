@@ -4,7 +4,7 @@ at every record, :func:`diagnostics.qk_circuit`, :func:`diagnostics.ov_circuit`)
 (:func:`emergence`: the loss, the marginalised effective rank and the subspace distance of the circuits).
 
 The runs themselves — attention-only transformers on in-context regression and copying, and modular addition
-(grokking) — are trained by :mod:`validation.simulators.transformers` (optional extra ``[torch]``).
+(grokking) — are trained by ``validation/simulators/_transformer_training.py`` (optional extra ``[torch]``).
 """
 from __future__ import annotations
 

@@ -2,13 +2,13 @@
 
 Exact per-dataset solutions (gradient flow, gradient descent, mean ± s.d. over random
 initialisations), long-time limits (ΔEr, contrast ratio), and dataset-averaged learning curves
-from the spectral laws.
+from the spectral laws, with their band over datasets and initialisations.
 
 Public names: gradient_flow, gradient_descent, LearningCurves,
 long_time_limit, LongTimeLimit, averaged_curves, AveragedCurves, sweep, Sweep; staged learning of
-factorized attention (:mod:`dynamics.staged`): mean_flow, StagedFlow, mode_flow, ModeFlow, mode_constants,
+factorized attention (``dynamics/_staged.py``): mean_flow, StagedFlow, mode_flow, ModeFlow, mode_constants,
 ModeConstants, mode_loss, logistic_modes, escape_times, saddle_losses; the exact two-parameter Markov-chain
-minimal model (:mod:`dynamics.markov_minimal`): markov_minimal_loss, markov_minimal_flow, markov_minimal_theory.
+minimal model (``dynamics/_minimal_loss.py``): markov_minimal_loss, markov_minimal_flow, markov_minimal_theory.
 (The training diagnostics moved to the package :mod:`diagnostics`.)
 """
 from ._averaged import AveragedCurves, averaged_curves

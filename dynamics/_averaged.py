@@ -9,7 +9,7 @@ From ``θ_0 = 0``, gradient flow in rescaled time ``τ = γ c t`` gives (``H/c``
 
 (``2φ_τ − (x+λ')φ_τ² = φ_{2τ}``; ``K = diag(1, c_v/c)`` weights the ``v`` block of the test error).
 The averages of these spectral functionals follow from the theory of the data vector at complex
-spectral parameter (:mod:`spectra.resolvent`): ``ρ(z)``, ``T(z)`` and the two-system block
+spectral parameter (``spectra/_resolvent.py``): ``ρ(z)``, ``T(z)`` and the two-system block
 overlaps ``S_i(z_1, z_2)``. To use them, ``φ_τ`` is written as a sum of simple poles: a
 contour quadrature of the Laplace inversion ``e^{−y} = (1/2πi)∫_Γ e^{s} ds/(s + y)`` on the
 parabola ``s(u) = μ(1 + iu)²`` (31 nodes, ``μ = 4.54``, ``h = 0.18``) gives
@@ -27,6 +27,9 @@ Test prompts of another context length ``N_test`` (the model trained at ``N``): 
 unchanged; the test metric of each block is multiplied by ``c(N_test)/c(N)`` (``Γ``) and ``c_v(N_test)/c_v(N)``
 (``v``), in the norm ``⟨φ_τ b, K φ_τ b⟩`` (teacher part included) and in the initial-spread term; the overlap
 ``b tr Γ/D`` does not depend on the context length.
+
+The band (``n_datasets > 0``): the spread of one dataset's curve over datasets and initialisations, estimated from
+that many sampled datasets, each solved exactly (:func:`averaged_curves`, Notes).
 
 ``law="mp"`` uses Marchenko–Pastur with decoupled labels (conventions §3.2/§3.3 baseline);
 ``law="finite"`` the finite-D prompt law with the scale–label correlations (``channel="decoupled"``
@@ -55,13 +58,17 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+from tqdm import tqdm
 
 from linattn import _check as check
-from linattn._arguments import array, choice, nonnegative, optional, public, real
-from linattn._results import short_repr
+from linattn._arguments import Rule, array, choice, nonnegative, optional, public, real, seed
+from linattn._results import ToXarray, short_repr
+from linattn._threads import blas_threads
 from linattn._validate import PROBLEM
 from spectra._prompt_law import CHANNELS, LAWS, fresh_law
-from spectra._resolvent import Z_MIN, _block_overlaps, _block_resolvent, _cmatmul, _data_transforms
+from spectra._resolvent import Z_MIN, _block_overlaps, _cmatmul, _data_transforms
+
+from ._band import dataset_band
 
 # parabolic contour for e^{-y} (tuned for a uniform error < 1e-14 on [0, inf); tests/dynamics)
 CONTOUR_NODES = 31
@@ -133,21 +140,33 @@ def _filter_poles(rescaled_time, lam):
 
 
 @dataclass(frozen=True, eq=False)
-class AveragedCurves:
-    """Dataset-averaged learning curves (theory). ``times`` in units of ``t`` (not ``τ``).
+class AveragedCurves(ToXarray, xarray_dim="times", xarray_coords=("P", "lam")):
+    """Dataset-averaged learning curves (theory), and their band when datasets were sampled for it. ``times`` in units
+    of ``t`` (not ``τ``).
 
     Attributes
     ----------
     times : ndarray
         Times ``t``.
     train, test : ndarray
-        Dataset-averaged ``E_t(t)`` and ``E_g(t)``.
+        Dataset-averaged ``E_t(t)`` and ``E_g(t)`` (means over initialisations too, for a random one).
     P, lam : float
         Prompts and weight decay.
     law, model : str
         Prompt law and model.
     N_test : int or None
         Context length of the test prompts (``None``: the training length).
+    train_sd, test_sd : ndarray or None
+        The band: the standard deviation of one dataset's curve over datasets and initialisations, estimated from
+        ``n_datasets`` exact per-dataset flows (:func:`averaged_curves`, Notes; ``None`` when ``n_datasets = 0``).
+    train_sd_se, test_sd_se : ndarray or None
+        The standard error of ``train_sd``, ``test_sd`` (their sampling error: about ``sd/√(2 n_datasets)``, more
+        for heavy-tailed curves).
+    train_sd_init, test_sd_init : ndarray or None
+        The part of the band from the initialisations: the root mean square over the datasets of the s.d. over
+        ``θ_0`` (zero for ``θ_0 = 0``); the part from the datasets is ``√(sd² − sd_init²)``.
+    n_datasets : int
+        The datasets behind the band (0: no band).
     """
 
     __repr__ = short_repr
@@ -160,26 +179,56 @@ class AveragedCurves:
     law: str
     model: str
     N_test: int | None = None
+    train_sd: np.ndarray | None = None
+    test_sd: np.ndarray | None = None
+    train_sd_se: np.ndarray | None = None
+    test_sd_se: np.ndarray | None = None
+    train_sd_init: np.ndarray | None = None
+    test_sd_init: np.ndarray | None = None
+    n_datasets: int = 0
+
+
+def _datasets(name, value):
+    n = check.positive_int(name, value, minimum=0, maximum=MAX_DATASETS)
+    if n == 1:
+        check.fail(name, value, f"0 (no band) or an integer >= 2 and <= {MAX_DATASETS} (a spread needs two datasets)")
+    return n
+
+
+#: the most datasets a band may sample
+MAX_DATASETS = 10**6
+#: the rule of ``n_datasets``
+DATASETS = Rule(f"0 (no band) or an integer >= 2 and <= {MAX_DATASETS}", _datasets)
+#: distinct rescaled times whose poles are solved in one parallel call (memory: about 2 × CHUNK × 32 points × the law's
+#: nodes complex numbers, 16 MiB at 1024 nodes)
+CHUNK = 16
+#: seconds after which a call shows its progress bar (a shorter call stays silent)
+PROGRESS_DELAY = 2.0
+#: operations one sampled dataset of the band counts for its Python-level work (sampling, the eigensystem, the flow)
+TRIP_OPS = 10 * check.PYTHON_TRIP
 
 
 @public(pb=PROBLEM, P=real(low=1.0), lam=nonnegative(), times=array(min_ndim=1), init=optional(nonnegative()),
-        law=choice(LAWS), channel=choice(CHANNELS))
+        law=choice(LAWS), channel=choice(CHANNELS), n_datasets=DATASETS, rng=seed())
 def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", channel="correlated",
-                    model="reduced", N_test=None) -> AveragedCurves:
-    """Theory of the dataset-averaged gradient-flow curves (module docstring).
+                    model="reduced", N_test=None, n_datasets=0, rng=0, progress=True) -> AveragedCurves:
+    """Theory of the dataset-averaged gradient-flow curves (module docstring), and their band over datasets and
+    initialisations.
 
     Parameters
     ----------
     pb : linattn.Problem
     P : float
-        Number of prompts, a real number ``P >= 1`` (the theory is continuous in ``P``).
+        Number of prompts, a real number ``P >= 1`` (the theory is continuous in ``P``; an integer when
+        ``n_datasets > 0``).
     lam : float
         Weight decay ``λ >= 0``.
     times : array_like
         Times ``t >= 0`` of the flow ``dθ/dt = −γ ∇E_t``.
     gamma : float
     init : None or float
-        ``None`` (``θ_0 = 0``) or the s.d. ``σ_0`` of a Gaussian initialisation (mean errors).
+        ``None`` (``θ_0 = 0``) or the s.d. ``σ_0`` of a Gaussian initialisation (mean errors; the band then includes
+        the spread over initialisations).
     law : {"finite", "mp"}
     channel : {"correlated", "decoupled"}
         With ``law="finite"``: keep (default) or drop the scale–label correlations (the baseline
@@ -188,11 +237,47 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
     N_test : int, optional
         Context length of the test prompts (``>= 1``; default ``None``: the training length ``N``): ``test`` is
         the error at ``N_test`` of the model trained at ``N`` (module docstring).
+    n_datasets : int
+        Datasets sampled for the band (0, the default: the means only; else ``>= 2``; Notes). It does not depend
+        on ``law`` or ``channel``.
+    rng : int
+        Dataset ``i`` of the band is ``pb.sample(P, rng=(rng, P, i))``.
+    progress : bool
+        Show a progress bar (over the times and the datasets) when the call lasts more than two seconds.
 
     Returns
     -------
     AveragedCurves
-        ``N_test`` records the test prompts' context length (``None``: ``N``).
+        ``N_test`` records the test prompts' context length (``None``: ``N``); ``train_sd``, ``test_sd`` (and their
+        standard errors and initialisation parts) the band, ``None`` without one.
+
+    Notes
+    -----
+    The band. The curve of one dataset varies with the dataset and, from a random start, with ``θ_0``. Each of the
+    ``n = n_datasets`` sampled datasets is solved exactly (:func:`dynamics.gradient_flow`: its mean ``m_i(t)`` and
+    variance ``v_i(t)`` over ``θ_0`` in closed form), and by the law of total variance the variance of one
+    dataset's curve is ``V = Var_i m_i + E_i v_i``, estimated without bias by ``s²(m) + mean(v)``; ``train_sd``,
+    ``test_sd`` are its square roots. Their standard errors come from the same datasets by the delta method
+    (``V̂ = mean(u)``, ``u_i = n/(n − 1)(m_i − m̄)² + v_i``, ``se(sd) = s(u)/(2 sd √n)``: the fourth moment of the
+    curves is in it; about ``sd/√(2n)`` for Gaussian curves). The band is a sampled estimate, not an asymptotic
+    theory of the fluctuations; it is drawn around the theory's mean. Checked against the spread of 200 other
+    datasets' exact curves in ``tests/dynamics/test_averaged.py`` (within 4 standard errors; the band of the
+    initialisations alone and of the datasets alone are both rejected).
+
+    Cost. Each distinct rescaled time ``τ`` needs the law's block resolvent at the 32 poles of the flow filters
+    ``φ_τ`` and ``φ_{2τ}`` (numba, in parallel over the poles, :data:`CHUNK` times at once; a random start adds no
+    solve, its terms use the poles of ``φ_{2τ}``), and the test error the two-system overlaps at the poles of
+    ``φ_τ`` (complex ``32 × K × 32`` products, ``K = 1024`` nodes: 10 for the full model, 4 for the reduced). A
+    time grid that holds ``2t`` with every ``t`` (e.g. ``t_{j+1} = 2 t_j``) shares the poles of ``2τ`` with
+    another time: one solve per time instead of two. Measured: 131 geometric times from ``θ_0 = 0``, full model,
+    ``D = 10``, ``N = 50``, ``P = 30``, 6.8 s on a 2-core machine under a load average of 10 (about 50 ms a time);
+    the law of ``pb`` (built once per problem and model, then cached) about 2 s. ``law="mp"`` has one node: a few
+    ms a time. The band adds one sampled dataset's eigensystem (``O(min(P, M)³)``) and flow per dataset, a few ms
+    each at ``D = 10``. Calls beyond :func:`linattn._check.work`'s limit are refused.
+
+    Threads: the BLAS threads are decided once for the whole call (:mod:`linattn.threads`), by its largest BLAS
+    call — for the theory a ``32 × K × 32`` complex product, one thread at the default law — so that the BLAS
+    threads do not take the cores from the numba loop over the poles that runs between the products.
     """
     sigma0 = 0.0 if init is None else init
     t = times
@@ -200,24 +285,87 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
         check.fail("times", f"<array with shape {t.shape}, minimum {t.min()!r}>", "a 1-d array of times >= 0")
     # each time point solves the law's resolvent (a few ms): 10⁸ points would be days
     check.work(1e7 * t.size, f"the curves at {t.size} times (a resolvent solve each)", "times")
+    if n_datasets:
+        if P != np.round(P) or P > check.MAX_INT:
+            check.fail("P", P, f"an integer >= 1 and <= {check.MAX_INT} when n_datasets > 0 (the band samples "
+                       "datasets of P prompts)")
+        M, n_prompts = pb.n_params(model), int(P)
+        check.work(float(n_datasets) * (min(n_prompts, M) ** 3 + n_prompts * M * pb.D + t.size * M * M + TRIP_OPS),
+                   f"the band of {n_datasets} datasets (an eigensystem and a flow each)", "n_datasets or P")
+        check.memory(8.0 * 6 * n_datasets * t.size, f"the band of {n_datasets} datasets at {t.size} times",
+                     "n_datasets or times")
     lw = fresh_law(pb, model, law, channel)
     c = pb.feature_variance
     ratio = None if N_test in (None, pb.N) else pb.test_metric_ratio(N_test)[:lw.n_blocks]    # None: untouched
     with np.errstate(over="ignore"):
         lp = float(check.finite_result(np.float64(lam) / c, {"lam": lam}, "λ/c (the weight decay in H/c units)"))
+        rescaled = np.minimum(gamma * c * t, TAU_MAX)      # beyond TAU_MAX: the long-time limit (module docstring)
+    bar = tqdm(total=t.size + n_datasets, desc=f"averaged curves {model}, P = {P:g}", disable=not progress,
+               leave=False, delay=PROGRESS_DELAY)
+    try:
+        # one decision for the call (docstring, Threads): its largest BLAS call, a node sum of the overlaps
+        with blas_threads(8.0 * (CONTOUR_NODES + 1) ** 2 * lw.weights.size):
+            train, test = _theory(pb, P, lam, lp, rescaled, sigma0, lw, ratio, bar)
+        band = {}
+        if n_datasets:
+            band = dataset_band(pb, int(P), lam, t, gamma, sigma0, model, N_test, n_datasets, rng, bar)
+    finally:
+        bar.close()
+    return AveragedCurves(times=t, train=train, test=test, P=P, lam=lam, law=law, model=model, N_test=N_test,
+                          n_datasets=n_datasets, **band)
 
-    def point(tau):
-        """(E_t, E_g) at rescaled time τ >= TAU_CHORD (or τ = 0)."""
-        if tau > 0.0 and lp > LAM_LIMIT:        # the infinite-decay limit (module docstring)
-            return 0.5 * pb.label_variance, pb.test_error_from_moments(0.0, 0.0)
-        if tau == 0.0:
-            tr, te = 0.5 * pb.label_variance, pb.test_error_from_moments(0.0, 0.0)
-        else:
-            tr = 0.5 * (pb.label_variance - _filtered(2 * tau, lp, P, lw).real)
-            overlap, norm = _moments(tau, lp, P, lw, pb, ratio)
-            te = pb.test_error_from_moments(overlap, norm)
+
+@dataclass(frozen=True, eq=False)
+class _Poles:
+    """The poles ``(c_j, a_j)`` of ``φ_τ`` and the data transforms at ``z = −a_j`` (``ρ``, ``T``, the block
+    resolvent ``r`` and the node weights ``ω``)."""
+
+    c: np.ndarray
+    a: np.ndarray
+    rho: np.ndarray
+    T: np.ndarray
+    r: np.ndarray
+    omega: np.ndarray
+
+
+class _PoleSets:
+    """The poles of the filters of several rescaled times, solved together and kept while needed."""
+
+    def __init__(self, P, lp, lw):
+        self.P, self.lp, self.lw, self.sets = P, lp, lw, {}
+
+    def solve(self, taus):
+        """Solve every ``τ`` of ``taus`` not held yet, all in one call of the resolvent (parallel over the poles)."""
+        new = [tau for tau in taus if tau not in self.sets]
+        if not new:
+            return
+        poles = [_filter_poles(tau, self.lp) for tau in new]
+        tr = _data_transforms(np.concatenate([-a for _, a in poles]), self.P, self.lw)
+        res, start = tr.resolvent, 0
+        for tau, (cj, aj) in zip(new, poles):
+            at = slice(start, start + aj.size)
+            start += aj.size
+            self.sets[tau] = _Poles(c=cj, a=aj, rho=tr.rho[at], T=tr.T[at], r=res.r[at], omega=res.omega[at])
+
+    def drop_below(self, tau):
+        """Forget the poles of the times below ``τ``."""
+        for key in [k for k in self.sets if k < tau]:
+            del self.sets[key]
+
+
+def _theory(pb, P, lam, lp, rescaled, sigma0, lw, ratio, bar):
+    """``(train, test)`` at the rescaled times ``rescaled`` (``0 <= τ <= TAU_MAX``): each distinct ``τ`` once, the
+    poles of ``τ`` and ``2τ`` solved :data:`CHUNK` times at a time (shared where ``2τ`` is another time of the grid);
+    below ``TAU_CHORD`` the chord from ``τ = 0`` (module docstring)."""
+    c = pb.feature_variance
+    chord = (rescaled > 0.0) & (rescaled < TAU_CHORD)
+    evaluated = np.where(chord, TAU_CHORD, rescaled)
+    distinct, counts = np.unique(evaluated, return_counts=True)
+    limit = 0.5 * pb.label_variance, pb.test_error_from_moments(0.0, 0.0)
+
+    def with_spread(tau, tr, te, poles2):
         if sigma0 > 0:
-            init_tr, init_te = _init_terms(tau, lp, P, lw, ratio)
+            init_tr, init_te = _init_terms(tau, lp, lw, ratio, poles2)
             with np.errstate(over="ignore", invalid="ignore"):
                 spread = 0.5 * c * np.float64(sigma0) ** 2 * np.array([init_tr, init_te])
             spread = check.finite_result(spread, {"init": sigma0, "lam": lam},
@@ -225,59 +373,63 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
             tr, te = tr + spread[0], te + spread[1]
         return tr, te
 
-    train = np.empty(t.size)
-    test = np.empty(t.size)
-    chord = None
-    with np.errstate(over="ignore"):
-        rescaled = np.minimum(gamma * c * t, TAU_MAX)      # beyond TAU_MAX: the long-time limit (module docstring)
-    for i, tau in enumerate(rescaled):
-        if 0.0 < tau < TAU_CHORD:    # the chord from τ = 0 (module docstring)
-            if chord is None:
-                chord = np.array(point(0.0)), np.array(point(TAU_CHORD))
-            train[i], test[i] = chord[0] + (tau / TAU_CHORD) * (chord[1] - chord[0])
-        else:
-            train[i], test[i] = point(tau)
-    return AveragedCurves(times=t, train=train, test=test, P=P, lam=lam, law=law, model=model, N_test=N_test)
+    values = {}
+    if distinct[0] == 0.0 or np.any(chord):
+        values[0.0] = with_spread(0.0, *limit, None)
+    positive = distinct > 0.0
+    if lp > LAM_LIMIT:          # the infinite-decay limit at every τ > 0 (module docstring)
+        values.update((tau, limit) for tau in distinct[positive])
+        bar.update(int(counts[positive].sum()))
+    else:
+        sets = _PoleSets(P, lp, lw)
+        taus, n_times = distinct[positive], counts[positive]
+        for start in range(0, taus.size, CHUNK):
+            chunk = taus[start:start + CHUNK]
+            sets.drop_below(chunk[0])
+            sets.solve(sorted(set(chunk) | set(2.0 * chunk)))
+            for tau in chunk:
+                p1, p2 = sets.sets[tau], sets.sets[2.0 * tau]
+                tr = 0.5 * (pb.label_variance - np.sum(p2.c * p2.T).real)
+                overlap, norm = _moments(p1, P, lw, pb, ratio)
+                values[tau] = with_spread(tau, tr, pb.test_error_from_moments(overlap, norm), p2)
+            bar.update(int(n_times[start:start + CHUNK].sum()))
+    out = np.array([values[tau] for tau in evaluated]).reshape(rescaled.size, 2)
+    if np.any(chord):           # the chord from τ = 0 to TAU_CHORD
+        zero, end = np.array(values[0.0]), np.array(values[TAU_CHORD])
+        out[chord] = zero + (rescaled[chord] / TAU_CHORD)[:, None] * (end - zero)
+    return out[:, 0].copy(), out[:, 1].copy()
 
 
-def _filtered(tau, lp, P, lw):
-    """``⟨b, φ_τ b⟩ = Σ_j c_j T(−a_j)``."""
-    cj, aj = _filter_poles(tau, lp)
-    return np.sum(cj * _data_transforms(-aj, P, lw).T)
-
-
-def _moments(tau, lp, P, lw, pb, ratio=None):
+def _moments(poles, P, lw, pb, ratio=None):
     """The two moments of ``θ(τ)`` the test error depends on (:meth:`linattn.Problem.test_error_from_moments`):
     ``overlap = t⟨θ̂_0, φ_τ b⟩`` and ``norm = ⟨φ_τ b, K φ_τ b⟩``, from ``ρ`` and the two-system
-    block overlaps; ``ratio`` (per block) rescales ``K`` to the test prompts' context length."""
-    cj, aj = _filter_poles(tau, lp)
-    tr = _data_transforms(-aj, P, lw)
-    res = tr.resolvent
-    nu = 1.0 / (lw._ratios(P) * res.r)
-    S = _block_overlaps(nu, nu, res.omega, res.omega, tr.rho, tr.rho, lw, P)   # all pairs (n, n, B)
+    block overlaps at the poles of ``φ_τ``; ``ratio`` (per block) rescales ``K`` to the test prompts' context
+    length."""
+    cj, rho = poles.c, poles.rho
+    nu = 1.0 / (lw._ratios(P) * poles.r)
+    S = _block_overlaps(nu, nu, poles.omega, poles.omega, rho, rho, lw, P)   # all pairs (n, n, B)
     if ratio is None:
-        pair = np.outer(tr.rho, tr.rho) + S @ lw.metric
+        pair = np.outer(rho, rho) + S @ lw.metric
     else:       # the teacher direction lies in the Γ block
-        pair = ratio[0] * np.outer(tr.rho, tr.rho) + S @ (lw.metric * ratio)
-    return np.sqrt(pb.teacher_norm2) * np.sum(cj * tr.rho).real, (cj @ pair @ cj).real
+        pair = ratio[0] * np.outer(rho, rho) + S @ (lw.metric * ratio)
+    return np.sqrt(pb.teacher_norm2) * np.sum(cj * rho).real, (cj @ pair @ cj).real
 
 
-def _init_terms(tau, lp, P, lw, ratio=None):
+def _init_terms(tau, lp, lw, ratio=None, poles2=None):
     """``Σ_i D_i ∫(x+λ') e^{−2(x+λ')τ} dρ_i`` (train) and ``Σ_i κ_i D_i ∫ e^{−2(x+λ')τ} dρ_i`` (test; ``κ`` times
-    ``ratio`` at another context length)."""
+    ``ratio`` at another context length), from the resolvent at the poles of ``φ_{2τ}`` (``poles2``; its contour
+    poles ``λ' + s_k/(2τ)`` are the last ones)."""
     dims = np.asarray(lw.block_dims, float)
     kappa = lw.metric if ratio is None else lw.metric * ratio
     if tau == 0.0:
         mean_x = np.array([lw.weights @ lw.xi[:, i] for i in range(lw.n_blocks)])  # E[x] per block = E ξ_i
         return float(dims @ (mean_x + lp)), float((kappa * dims).sum())
     s, w = _exp_contour(CONTOUR_NODES, CONTOUR_MU, CONTOUR_H)
-    a = lp + s / (2 * tau)
-    res = _block_resolvent(-a, P, lw)
-    r = res.r                                            # ∫ dρ_i/(x + a) = r_i(−a)
+    r, omega = poles2.r[-s.size:], poles2.omega[-s.size:]          # ∫ dρ_i/(x + a) = r_i(−a), a = λ' + s/(2τ)
     wk = (w / (2 * tau))[:, None]
     exp_int = np.sum(wk * r, axis=0).real                # ∫ e^{−2(x+λ')τ} dρ_i
     # ∫ (x+λ')/(x+a) dρ_i = 1 − (a−λ') r_i = (λ' + E[ξ_i ω]) r_i by the fixed point r_i = 1/(a + E[ξ_i ω]):
     # the second form has no cancellation when a is large (short times)
-    xi_omega = _cmatmul(res.omega, lw.weights[:, None] * lw.xi)
+    xi_omega = _cmatmul(omega, lw.weights[:, None] * lw.xi)
     lin_int = np.sum(wk * (lp + xi_omega) * r, axis=0).real
     return float(dims @ lin_int), float((kappa * dims) @ exp_int)

@@ -37,7 +37,7 @@ metric at ``N_test`` (:func:`linattn.pools.idg_metric`).
 Extreme inputs: the spread over initialisations is computed from the amplitudes ``σ_0 d_k(t)`` (never
 ``σ_0²`` times a vanishing factor), so late times of a huge ``σ_0`` have their exact finite value; a result
 that overflows float64 is refused with a ``ValueError`` naming ``init``, ``lam`` or ``times``
-(:func:`linattn.check.finite_result`).
+(:func:`linattn._check.finite_result`).
 
 References: the seed paper (conventions §4) (exact solution of the parameter dynamics, Sec. III, Eq. (16)).
 """
@@ -244,7 +244,7 @@ def curves(es: Eigensystem, lam, decay, decay_null, theta0=None, sigma0=0.0, ret
     times : ndarray, optional
         Stored in the result (default: ``0, 1, …``).
     culprits : dict, optional
-        ``{argument: value}`` named when a result overflows float64 (:func:`linattn.check.finite_result`;
+        ``{argument: value}`` named when a result overflows float64 (:func:`linattn._check.finite_result`;
         default: ``init`` and ``lam``).
     lam_label : float or tuple, optional
         The weight decay reported in the result (default ``lam``; a per-block pair when ``es`` holds ``H + Λ``).

@@ -1,7 +1,7 @@
 """Sweeps over the task diversity ``P``: relative generalization gap and contrast ratio.
 
 For each ``P``, ``n_datasets`` independent training sets are drawn; each is solved exactly
-(:mod:`dynamics.flow`) at the end of training — the long-time limit of gradient flow by
+(``dynamics/_flow.py``) at the end of training — the long-time limit of gradient flow by
 default, or a finite flow time ``t`` (seed Fig. 6 trains for a fixed number of steps, which at
 ``λ = 0`` and ``P < M`` leaves a small nonzero training error). Reported: mean and s.d. over
 training sets of ``ΔEr = (E_g − E_t)/E_t`` and ``C = tr Γ/(‖Γ‖_F √D)``, and of ``E_t``, ``E_g``;
@@ -27,7 +27,7 @@ from spectra._eigensystem import _eigensystem
 from ._flow import _gradient_flow, _long_time_limit
 
 #: operations one (P, dataset) trip of :func:`gap_sweep` counts for its Python-level work (sampling, the eigensystem
-#: and the long-time limit: ~0.6 ms measured, ten :data:`linattn.check.PYTHON_TRIP`)
+#: and the long-time limit: ~0.6 ms measured, ten :data:`linattn._check.PYTHON_TRIP`)
 TRIP_OPS = 10 * check.PYTHON_TRIP
 
 
@@ -104,8 +104,8 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng
     ------
     ValueError
         Bad input, or ``n_datasets`` × ``len(P_values)`` so large that the sweep would run for hours (beyond
-        :func:`linattn.check.work`'s limit, ~0.6 ms a dataset at small ``P``) or its result arrays would not fit in
-        memory (:func:`linattn.check.memory`).
+        :func:`linattn._check.work`'s limit, ~0.6 ms a dataset at small ``P``) or its result arrays would not fit in
+        memory (:func:`linattn._check.memory`).
     """
     Ps = P_values
     if Ps.size == 0 or np.any(Ps < 1) or np.any(Ps != np.round(Ps)) or np.any(Ps > check.MAX_INT):
@@ -114,7 +114,7 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng
     shape = (Ps.size, n_datasets)
     M = pb.n_params(model)
     # per (P, dataset) trip: the eigensystem and the features, and the Python work of sampling, decomposing and
-    # solving one dataset (~0.6 ms measured at D = 4: TRIP_OPS Python trips of linattn.check)
+    # solving one dataset (~0.6 ms measured at D = 4: TRIP_OPS Python trips of linattn._check)
     check.work(float(n_datasets) * sum(min(P, M) ** 3 + P * M * pb.D + TRIP_OPS for P in Ps),
                f"{n_datasets} datasets at each of {Ps.size} P values (an eigensystem each)", "n_datasets or P_values")
     # the four per-dataset arrays, and the statistics' copies of them (quantiles, the scaled gap)

@@ -5,7 +5,7 @@ Gradient flow ``dθ/dt = −γ ∇_θ [L(Γ(θ)) + (λ/2)|θ|²]`` for any param
 every step, the mean flow of online SGD) or on one fixed training set of ``P`` prompts.
 
 Per-mode closed forms (population, ``Σ = U diag(s) Uᵀ``). In the eigenbasis of ``Σ`` the objective of a
-diagonal ``Γ = U diag(a) Uᵀ`` separates exactly (:mod:`linattn.covariance`):
+diagonal ``Γ = U diag(a) Uᵀ`` separates exactly (``linattn/_covariance.py``):
 
 .. math:: E_g = ½\big[V − Σ_α (2 b_α a_α − h_α a_α^2)\big],\qquad b_α = a^2 s_α^2/D,\quad
           h_α = s_α (S_2)_α = \frac{a^2 s_α^2}{D}\, s^∞_α,\quad

@@ -39,7 +39,7 @@ def embed(X, y, xq) -> np.ndarray:
     ------
     ValueError
         Bad shapes or non-finite entries; or ``Z`` (and the float copy of ``X``) would not fit in memory
-        (:func:`linattn.check.memory`, checked before anything is copied), naming ``X``.
+        (:func:`linattn._check.memory`, checked before anything is copied), naming ``X``.
     """
     shape = np.shape(X) if isinstance(X, np.ndarray) else None
     if shape is not None and len(shape) == 3:     # before finite_array copies X (a zero-stride view costs nothing)

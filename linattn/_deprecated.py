@@ -141,6 +141,11 @@ class _Package(types.ModuleType):
             return sys.modules[old]
         raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
 
+    def __reduce__(self):
+        """Pickled by name, as a plain module is (a function of a notebook that names ``replica`` travels to worker
+        processes by value: cloudpickle knows ``types.ModuleType`` only by its exact type)."""
+        return importlib.import_module, (self.__name__,)
+
     def __setattr__(self, name, value):
         current = self.__dict__.get(name)
         if isinstance(value, _Alias) and current is not None and not isinstance(current, types.ModuleType):

@@ -84,7 +84,7 @@ def context_statistics(pb, w, chi2, zeta):
        \quad ζ_1 = ζ·ŵ .
 
     The sampler draws ``K`` and ``ζ`` at random; the pool theory feeds quasi-random points through it
-    (:func:`replica.pool_finite.prompt_types`).
+    (:func:`replica._pool_finite.prompt_types`).
 
     Parameters
     ----------

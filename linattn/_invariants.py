@@ -8,7 +8,7 @@ The Hessian spectrum and the stationary errors depend on a prompt through a few 
 * ``f = s·x_q / √(D c)``        — the feature's projection on the ICL direction ``vec(I)/√D``;
 * ``y = y_q``                   — the label.
 
-Writing a prompt with the exact ``O(D)`` representation of :mod:`linattn.sampling` and
+Writing a prompt with the exact ``O(D)`` representation of ``linattn/_sampling.py`` and
 decomposing ``x_q`` along ``ŵ``, along the orthogonal part of ``s`` and the rest, the four
 invariants are functions of eight independent primitive variables with elementary laws:
 

@@ -1,6 +1,6 @@
 r"""Exact test errors of the kernel learner (fixed Hermite feature map, then linear attention).
 
-The kernel learner of Gu, Xu & Zdeborová (conventions §5, §6.3; simulated in :mod:`validation.simulators.learners`)
+The kernel learner of Gu, Xu & Zdeborová (conventions §5, §6.3; simulated in ``validation/simulators/_learner_sims.py``)
 embeds every token through a fixed feature map ``φ : R^D → R^F`` and applies linear attention to the features:
 
 .. math:: ŷ = s_φᵀ Γ φ(x_q),\qquad s_φ = \frac1N \sum_{i=1}^N y_i φ(x_i),\qquad Γ ∈ R^{F×F},
@@ -15,7 +15,7 @@ with labels ``y = f(w·x/√D) + σε`` (any link ``f``, ``pb.link``). Two maps 
 :func:`hermite_features` is the map itself. :func:`kernel_test_error` returns the exact ``E_g = ½ E(y_q − ŷ)²`` on a
 fresh prompt — no Monte Carlo — and :func:`kernel_moments` the exact second moments it is made of
 (``S̄ = E_w S(w)``, ``B = E_w m mᵀ``, ``V``: the moments of the ridge problem of the trained learner,
-:mod:`replica.kernel_theory`).
+``replica/_kernel_theory.py``).
 
 Derivation (the full text, with the checks, is ``docs/kernel_learner.md``)
 ------------------------------------------------------------------------------
@@ -458,7 +458,7 @@ def block_directions(what, features="hermite2"):
     ----------
     what : ndarray (K, D)
         Task directions (the caller's, not checked here): rows of norm 1, or 0 for a zero task (then ``u_L = 0``, and
-        ``u_Q`` is the formula's ``−(I/D)/√(1 − 1/D)``, as the callers of :mod:`replica.kernel_theory` expect).
+        ``u_Q`` is the formula's ``−(I/D)/√(1 − 1/D)``, as the callers of ``replica/_kernel_theory.py`` expect).
     features : {"hermite2", "linear"}
 
     Returns

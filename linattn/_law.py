@@ -1,6 +1,6 @@
 r"""The law of the training prompts: the exact sampler of a :class:`~linattn.Problem` (no argument checks).
 
-:meth:`linattn.Problem.sample` and the public samplers of :mod:`linattn.sampling` validate their arguments and
+:meth:`linattn.Problem.sample` and the public samplers of ``linattn/_sampling.py`` validate their arguments and
 call :func:`draw` (private: it checks nothing); this module stands below both and imports neither (the ground
 floor has no import circle).
 
@@ -17,7 +17,7 @@ independently of ``w``. Given ``(w, y)``, each token is Gaussian with
 with ``ζ ~ N(0, I_D)``, ``ζ_1 = ŵ·ζ`` and ``ζ_⊥ = ζ − ζ_1 ŵ``; and ``y2 = (r + σ²) K / N``.
 The query ``x_q ~ N(0, I_D)`` and ``y_q = w·x_q/√D + σ ε_q`` are drawn directly. This is exact
 (no approximation) and costs ``O(D)`` per prompt, independent of ``N``. (It refines the
-``O(N + D)`` construction of the foundation issue, which keeps one Gaussian column ``g = Xŵ``:
+``O(N + D)`` construction, which keeps one Gaussian column ``g = Xŵ``:
 here ``g`` is integrated out, because only ``|y|²`` and ``g·y`` enter.)
 
 A linear link ``f(u) = a u`` is the same construction with ``r → a² r``. For any other link the
@@ -28,7 +28,7 @@ orthogonal parts ``x_i − g_i ŵ`` are independent of the labels, so
 .. math:: N s = ŵ\,Σ_i y_i g_i + \sqrt{Σ_i y_i^2}\; ζ_⊥,\qquad y2 = Σ_i y_i^2 / N,
 
 exactly, in ``O(N + D)`` per prompt (conventions §6.3; the O(N + D) construction asked for by the
-nonlinear-link issue).
+nonlinear links).
 
 Anisotropic inputs ``x = U diag(√s) z`` (linear links): in the eigenbasis of ``Σ`` the labels are
 ``y_i = a w̃·z_i/√D + σ ε_i`` with ``w̃ = √s ∘ w``, so the construction above runs on ``z`` with the task
@@ -44,7 +44,7 @@ sphere ``|w|² = D``), then each prompt's task index (uniform, or balanced: ever
 ``⌈P/K⌉`` times in random order); the construction above then runs unchanged on ``w = w_{task}``,
 still ``O(D)`` per prompt.
 
-The naive sampler (:func:`linattn.sampling.sample_naive`) builds ``X`` explicitly (``O(N D)`` per prompt) and is
+The naive sampler (:func:`linattn._sampling.sample_naive`) builds ``X`` explicitly (``O(N D)`` per prompt) and is
 kept as the reference for tests and benchmarks.
 """
 from __future__ import annotations
@@ -63,7 +63,7 @@ def batches(P, batch_size):
 
 def pool_and_tasks(pb, P, gen):
     """The task pool of ``pb`` (``K × D``) and the task index of each of ``P`` prompts, drawn from ``gen``
-    (:func:`linattn.sampling.draw_pool` is the checked entry)."""
+    (:func:`linattn.pools.draw_pool` is the checked entry)."""
     K, D = pb.tasks, pb.D
     check.memory(8.0 * K * D, f"a pool of {K} tasks in dimension D = {D}", "tasks")
     check.memory(24.0 * P, f"the task indices of {P} prompts (three arrays while drawn)", "P")
@@ -162,7 +162,7 @@ def draw(pb, P, gen, keep_tasks=False):
 
 
 def _check_drawn(pb, s, xq, yq, y2):
-    """Refuse, naming the problem (its link), prompts whose features or labels :class:`~linattn.prompts.Prompts` would
+    """Refuse, naming the problem (its link), prompts whose features or labels :class:`~linattn.Prompts` would
     refuse (non-finite, or beyond ``FEATURE_LIMIT``): the link, noise and covariance of ``pb`` made them, not an
     argument ``s``."""
     with np.errstate(over="ignore", invalid="ignore"):

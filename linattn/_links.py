@@ -54,7 +54,7 @@ from ._results import short_repr
 TOL = 1e-12
 #: Gauss–Legendre nodes per unit panel tried; the last one failing means "not converged"
 ORDERS = (12, 24, 48)
-#: Gauss–Legendre nodes per panel tried for the task-norm average (:func:`linattn.numerics.quadrature.chi_square_rule`)
+#: Gauss–Legendre nodes per panel tried for the task-norm average (:func:`linattn._numerics.quadrature.chi_square_rule`)
 R_ORDERS = (8, 16, 32)
 NAMES = ("linear", "tanh", "relu", "sign", "cubic", "hermite:k")
 
@@ -119,7 +119,7 @@ MAX_DEGREE = 40
 #: (:data:`LINK_SCALE`): the exact moments use ``a²``, ``a⁴`` (``E f⁴ = 3a⁴ E r²``, ``c_v ∝ (a² + σ²)² + 2a⁴/D``) and
 #: ``1/a``, which then lie in ``[1e-160, 1e160]`` — finite and non-zero in float64, with room for the factors
 #: ``1/D``, ``1/N`` (``>= 2**-53``), ``σ⁴ <= 1e24`` and the products the theories form with them — and sampled
-#: features ``y2 x_q ~ a²`` stay far below the prompts' :data:`linattn.prompts.FEATURE_LIMIT` (1e100). At ``a = 1e77``
+#: features ``y2 x_q ~ a²`` stay far below the prompts' :data:`linattn._prompts.FEATURE_LIMIT` (1e100). At ``a = 1e77``
 #: ``a⁴`` overflowed (``OverflowError``, ``inf``); at ``a = 1e-100`` ``c_v`` underflowed to 0 (``ZeroDivisionError``)
 SLOPE_RANGE = (1e-40, 1e40)
 
@@ -398,8 +398,8 @@ def gauss_orders(link):
 
 def gauss_rule(link, n):
     """Nodes ``z`` and log-weights of the Gaussian rule of order ``n`` for ``link`` (:func:`gauss_orders`): the
-    Gauss–Hermite rule of ``n`` nodes for a polynomial link (:func:`linattn.numerics.quadrature.gauss_hermite`), the
-    composite rule of ``n`` nodes per panel otherwise (:func:`linattn.numerics.quadrature.gauss_panels`).
+    Gauss–Hermite rule of ``n`` nodes for a polynomial link (:func:`linattn._numerics.quadrature.gauss_hermite`), the
+    composite rule of ``n`` nodes per panel otherwise (:func:`linattn._numerics.quadrature.gauss_panels`).
 
     Parameters
     ----------

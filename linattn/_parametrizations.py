@@ -92,7 +92,7 @@ class Parametrization:
         """``value`` if it is a :class:`Parametrization` of dimension ``D`` (else ``ValueError`` naming
         ``parametrization``)."""
         if not isinstance(value, cls) or value.D != D:
-            check.fail("parametrization", value, f"a linattn._parametrizations.Parametrization with D = {D}")
+            check.fail("parametrization", value, f"a linattn.factorized.Parametrization with D = {D}")
         return value
 
     @property
@@ -176,7 +176,7 @@ class Parametrization:
 
     def _flow_gradient(self, theta, dL):
         """``∂L/∂θ`` at one checked ``θ`` with ``dL: Γ ↦ ∂L/∂Γ``, without argument checks (the inner loop of the
-        flows of :mod:`dynamics.staged`, which check the result once)."""
+        flows of ``dynamics/_staged.py``, which check the result once)."""
         b = self._blocks(theta)
         return self._pullback(b, dL(self._gamma_blocks(b)))
 
@@ -292,7 +292,7 @@ class Objective:
     r"""A loss quadratic in ``Γ``: ``L(Γ) = ½ [y² − 2⟨B, Γ⟩ + ⟨Γ, 𝓗(Γ)⟩]`` (reduced model).
 
     Population (:func:`population_objective`): ``B = a²Σ²/D``, ``𝓗(Γ) = S₂ Γ Σ``, ``y² = V`` — the exact
-    test error (:mod:`linattn.covariance`). Dataset (:func:`dataset_objective`):
+    test error (``linattn/_covariance.py``). Dataset (:func:`dataset_objective`):
     ``B = (1/P) Σ_μ y_μ s_μ x_μᵀ``, ``𝓗(Γ) = (1/P) Sᵀ diag(S Γ X_qᵀ) X_q`` (two ``P × D × D`` products,
     never the ``P × D²`` feature matrix), ``y² = (1/P) Σ y_μ²`` — the training energy without weight decay.
 
@@ -411,7 +411,7 @@ def population_objective(pb) -> Objective:
     Returns
     -------
     Objective
-        ``B = a²Σ²/D``, ``𝓗(Γ) = S₂ Γ Σ``, ``y² = V`` (:mod:`linattn.covariance`).
+        ``B = a²Σ²/D``, ``𝓗(Γ) = S₂ Γ Σ``, ``y² = V`` (``linattn/_covariance.py``).
     """
     if not pb.link.is_linear:
         check.fail("pb.link", pb.link.name, "a linear link for the population objective of factorized models")

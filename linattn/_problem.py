@@ -100,7 +100,7 @@ class Problem:
     covariance : None, array_like (D,) or (D, D)
         Input covariance ``Σ`` of the tokens, ``x ~ N(0, Σ)``: ``None`` (identity, default), a vector
         of eigenvalues (``Σ = diag``) or a symmetric positive-definite matrix
-        (:mod:`linattn.covariance`). ``Σ = I`` given explicitly is stored as ``None`` (bit-for-bit the
+        (``linattn/_covariance.py``). ``Σ = I`` given explicitly is stored as ``None`` (bit-for-bit the
         isotropic problem). Anisotropic inputs are supported with linear links; the exact sampler,
         :meth:`test_error` and :meth:`icl_solution` know ``Σ``, while the isotropic theories (spectral laws,
         replica theory, per-dataset eigensystems) refuse an anisotropic problem (their feature
@@ -194,7 +194,7 @@ class Problem:
     # ------------------------------------------------------------------ the link
     @property
     def hermite(self):
-        """Hermite coefficients ``(μ₀, μ₁, μ_*²)`` of the link (:class:`linattn._links.Hermite`)."""
+        """Hermite coefficients ``(μ₀, μ₁, μ_*²)`` of the link (:class:`linattn.links.Hermite`)."""
         return self.link.hermite
 
     @public(finite_size=boolean())
@@ -411,7 +411,7 @@ class Problem:
         .. math:: E_g(Γ, v) = ½ [V − (2b/D) \operatorname{tr} Γ + c ‖Γ‖_F² + c_v |v|²]
 
         (``V = 1 + σ²``, ``b = 1`` for the default link; exact for any link, module docstring; anisotropic inputs:
-        :mod:`linattn.covariance`). The error averaged over the tasks of a pool (the in-distribution error) is
+        ``linattn/_covariance.py``). The error averaged over the tasks of a pool (the in-distribution error) is
         :func:`linattn.pools.idg_error`; the kernel learner's error on its Hermite features is
         :func:`linattn.kernel_learner.kernel_test_error`.
 
@@ -490,7 +490,7 @@ class Problem:
     # ------------------------------------------------------------------ sampling
     @public
     def sample(self, P, rng=None):
-        """Draw ``P`` training prompts exactly, in ``O(P D)`` time (see :func:`linattn.sampling.sample`).
+        """Draw ``P`` training prompts exactly, in ``O(P D)`` time (see :func:`linattn._sampling.sample`).
 
         Parameters
         ----------

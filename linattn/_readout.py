@@ -10,8 +10,8 @@ values of ``t`` (:func:`quantile_knots`). For a fixed ``Γ`` the readout is line
 ``P`` pairs ``(t_μ, y_μ)`` is the ridge ``a = (ΨᵀΨ/P + λ I)^{-1} Ψᵀy/P`` (:func:`fit_readout`; every coefficient is
 decayed, as in the learner's loss ``(1/2P) Σ_μ (y_μ − g(t_μ))² + (λ/2)|a|²``).
 
-One place for the class: the simulator (:func:`validation.simulators.learners.feature_learner`) trains it and the
-theory (:mod:`replica.feature_theory`, ``readout="trained"``) fits it to the training law of ``t``. Both check what
+One place for the class: the simulator (:func:`validation.feature_learner`) trains it and the
+theory (``replica/_feature_theory.py``, ``readout="trained"``) fits it to the training law of ``t``. Both check what
 their users give (``n_knots``, ``lam``) and call these with arrays they made: only :func:`readout`, which
 :mod:`validation` exports (``validation.readout``), checks its arguments.
 """

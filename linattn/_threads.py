@@ -17,6 +17,17 @@ calls in flops:
   Windows), all cores, as the BLAS default. Inside a container ``/proc/loadavg`` counts the host's threads, so a busy
   host makes this choose fewer threads than the container has (never more).
 
+Decide per entry point, not per BLAS call. The work of one call is the right measure only where the routine's time
+is its BLAS calls. Where the routine runs its own parallel loops between them — numba ``prange`` loops, e.g. the
+resolvent solves of :func:`dynamics.averaged_curves` between its mid-sized complex products — a multi-threaded BLAS
+call costs more than its own time: after each call OpenBLAS's idle worker threads keep polling for new work for a
+while (busy-waiting) and take the cores the next parallel loop needs, so every such loop waits for its slowest thread.
+On a loaded 2-core machine ``dynamics.averaged_curves`` at 131 times (``D = 10``, ``N = 50``, ``P = 30``) took 37–87 s
+with the default BLAS threads and 5.7–10 s with ``OPENBLAS_NUM_THREADS=1``, though every one of its BLAS calls is
+below :data:`PARALLEL_WORK`: none of them was inside :func:`blas_threads`, so OpenBLAS used all cores for each. Such an
+entry point therefore runs as a whole inside one :func:`blas_threads`, given the work of its largest BLAS call (one
+decision, one switch); the routines it calls are then left alone (the outermost decides).
+
 A user's choice stays in charge: nothing is changed when a thread variable (``OPENBLAS_NUM_THREADS``,
 ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``, ``BLIS_NUM_THREADS``, ``VECLIB_MAXIMUM_THREADS``) is set, when a BLAS thread
 count differs from the one found when this module first looked or is below the number of cores

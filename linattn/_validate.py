@@ -1,6 +1,6 @@
 """Checks of the library's own objects: a :class:`~linattn.Problem`, :class:`~linattn.Prompts`, and the two together.
 
-:mod:`linattn.check` holds the checks of plain arguments (numbers, arrays, choices, memory) and imports nothing of
+``linattn/_check.py`` holds the checks of plain arguments (numbers, arrays, choices, memory) and imports nothing of
 the library; these three know the model types, so they stand one floor above them (``check ← problem, prompts ←
 validate``) and the ground floor has no import circle.
 

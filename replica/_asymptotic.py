@@ -17,8 +17,8 @@ reproduces it exactly). In their units (conventions §6.1):
      c_e = \frac{ρ + ν − ν²M − ε(1 − 2νM − ν²M')}{1 − 2εM − ε²M' − τ},\qquad
      e_{\rm ICL} = (ξ + 1)\big[1 − 2νM − ν²M' − c_e(M + εM')\big] − 2(1 − νM) + 1 + ρ,
 
-  and the in-distribution error ``e_IDG = −τ c_e`` (conjectured for ``λ_L > 0`` in the issue that
-  asked for this module; tested against exact simulation in ``tests/replica/test_asymptotic.py``).
+  and the in-distribution error ``e_IDG = −τ c_e`` (conjectured for ``λ_L > 0``; tested against exact simulation in
+  ``tests/replica/test_asymptotic.py``).
 
 Certified root. ``εM_κ(ξ + ε) = ∫ ε/(t + ξ + ε) dμ(t)`` increases with ``ε`` and lies in
 ``[ε/(1 + ξ + ε), ε/(ξ + ε)]`` (Jensen, the pool spectrum ``μ`` having mean 1), so ``f`` decreases

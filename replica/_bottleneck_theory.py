@@ -27,7 +27,7 @@ chains the embedding can tell apart is the exponential of its channel capacity. 
 .. math::
    λ_0 = \frac{n}{C(Cα + 1) − 1}\quad\text{on } r = \min(d, C(C − 1)) \text{ directions},\qquad
    I_∞ = \frac r2 \log(1 + λ_0),\quad V = \frac{r λ_0}{1 + λ_0}.
-The ``ξ``-average uses the 60-node Gauss–Hermite rule :func:`linattn.numerics.quadrature.gauss_hermite`.
+The ``ξ``-average uses the 60-node Gauss–Hermite rule :func:`linattn._numerics.quadrature.gauss_hermite`.
 """
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def _channel_from_snr(lam, n, capacity_bits=None, capacity_se_bits=0.0):
                    spread=float(np.sum(lam / (1.0 + lam))), n_bigrams=n)
 
 
-@public(moments=instance(PriorMoments, "a linattn.markov._bottleneck.PriorMoments"), n_logdet=integer(minimum=2))
+@public(moments=instance(PriorMoments, "a linattn.markov.bottleneck.PriorMoments"), n_logdet=integer(minimum=2))
 def channel(E, length, moments, n_logdet=2000):
     r"""The Gaussian channel of an embedding ``E`` for sequences of ``length`` states and chains with the prior
     ``moments`` (module docstring).
@@ -179,7 +179,7 @@ def projection_channel(C, concentration, d, length):
 
 
 #: the rule of a ``ch`` argument
-CHANNEL = instance(Channel, "a replica._bottleneck_theory.Channel")
+CHANNEL = instance(Channel, "a replica.Channel")
 
 
 @public(K=real_array(low=1.0), ch=CHANNEL)

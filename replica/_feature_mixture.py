@@ -26,7 +26,7 @@ N_GH_T = 64
 
 def _normal_rule(n):
     """Nodes and weights of the ``n``-node Gauss–Hermite rule of ``N(0, 1)``
-    (:func:`linattn.numerics.quadrature.gauss_hermite`)."""
+    (:func:`linattn._numerics.quadrature.gauss_hermite`)."""
     z, logw = quadrature.gauss_hermite(n)
     return z, np.exp(logw)
 
@@ -117,7 +117,7 @@ def _mixture_components(name, value):
 
 
 def mixture_memory(link, n, n_t, n_z, arguments):
-    """Refuse (:func:`linattn.check.memory`, naming ``arguments``) mixture fields of ``n`` components on ``n_t`` grid
+    """Refuse (:func:`linattn._check.memory`, naming ``arguments``) mixture fields of ``n`` components on ``n_t`` grid
     points that would not fit: the densities and conditional means (``n × n_t``, a few held at once) and, for a smooth
     link, the Gauss–Hermite evaluations (``n × n_t × n_z``, twice: arguments and values; measured peak
     ``8 n n_t (2 n_z + 8)`` bytes, ``8 n n_t · 12`` for the closed-form links).
@@ -197,7 +197,7 @@ def mixture_errors(link, train, tests, n_t=N_T, n_z=N_Z):
 def mixture_readout_power(pb, identity_weight, delta2, n_contexts=4096, rng=0, n_t=N_T, n_z=N_Z, N_test=None) -> float:
     r"""``E[E[f(u)|t]²]`` for ``Γ = α I + Δ`` (``Δ`` isotropic with ``E Δ_ij² = δ²``), keeping the exact scale mixture.
 
-    Given a sampled test task and context ``(w, s)`` (raw tokens, :func:`linattn.sampling.sample_tokens`), ``(u, t)``
+    Given a sampled test task and context ``(w, s)`` (raw tokens, :func:`linattn.sample_tokens`), ``(u, t)``
     is jointly Gaussian with ``Var u = |w|²/D``, ``Cov(u, t) = α s·w/√D`` and ``Var t = (α² + D δ²)|s|²`` (the
     isotropic ``Δ`` at its mean: ``sᵀΔw/√D`` is dropped from the covariance). The power is ``∫ num²/den dt``
     (:func:`mixture_error` with ``same=True``: ``E y² − 2E``).

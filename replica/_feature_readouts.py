@@ -151,8 +151,8 @@ def _prompt_samples(dist, law, n, gen, P, centre, scale):
 
 
 def _fit_errors(train, tests, P, lam, n_knots, replicates, gen):
-    r"""The trained readout fitted, as the learner fits it (:func:`linattn.readout.quantile_knots`,
-    :func:`linattn.readout.fit_readout`), to ``replicates`` training sets of ``P`` prompts drawn without replacement
+    r"""The trained readout fitted, as the learner fits it (:func:`linattn._readout.quantile_knots`,
+    :func:`linattn._readout.fit_readout`), to ``replicates`` training sets of ``P`` prompts drawn without replacement
     from the samples of the training law ``train = (y, t_in)`` (all of them where ``P`` exceeds their number), and
     evaluated on the samples ``tests = [(y, t), ...]``. Returns the means over replicates of the training loss's data
     term ``½ mean (y − g(t_in))²``, of the readout's decay ``½λ|a|²`` and of each test error ``½ mean (y − g(t))²``."""

@@ -1,6 +1,6 @@
 r"""Theory of the feature learner: linear attention on the raw input, then a learned nonlinear readout.
 
-The feature learner (:func:`validation.simulators.learners.feature_learner`; Gu, Xu & Zdeborová, conventions §5)
+The feature learner (:func:`validation.feature_learner`; Gu, Xu & Zdeborová, conventions §5)
 computes the reduced attention output ``t = sᵀ Γ x_q`` (``s = (1/N) Σ_i y_i x_i``) and predicts ``ŷ = g(t)`` with a
 learned readout ``g``, on labels ``y = f(u) + σε``, ``u = w·x_q/√D`` (conventions §6.3). Derivation and measured
 accuracy: ``docs/feature_learner.md``.
@@ -74,7 +74,7 @@ direction of ``Γ̂`` and jump at ``λ*`` to the constant readout; the trained l
 whose slope ``a₁ = ‖W‖^{1/2}`` vanishes with ``W``) is continuous there.
 
 **The readout as trained** (``readout="trained"``, the default; Gu, Xu & Zdeborová's memorisation error). The learner
-(:func:`validation.simulators.learners.feature_learner`) fits its readout ``g(t) = ψ(t)ᵀa`` (:mod:`linattn.readout`:
+(:func:`validation.feature_learner`) fits its readout ``g(t) = ψ(t)ᵀa`` (``linattn/_readout.py``:
 ``J`` hinges at the quantiles of the training ``t``, ridge ``λ`` on ``a``) on the *training* values ``t_μ`` of its own
 ``P`` prompts — not on test values. Those are in-sample predictions of the ridge ``Γ̂``: by the leave-one-out identity
 of ridge regression (Sherman–Morrison), exactly,
@@ -90,8 +90,8 @@ of ridge regression (Sherman–Morrison), exactly,
 and the training ``t`` interpolate the labels: the readout learns ``g ≈`` identity on them and applies it to test
 ``t`` whose law is another — the memorisation regime the optimal readout cannot describe. The theory therefore draws
 exact samples of the training law of ``(y, t_μ)`` (contexts from raw tokens, ``Γ̂`` from its law, ``x_q`` Gaussian;
-:data:`N_QUERIES` queries per context), fits the learner's own readout (:func:`linattn.readout.quantile_knots`,
-:func:`linattn.readout.fit_readout`) to ``N_REPLICATES`` training sets of ``P`` of them — so its finite-``P`` fit,
+:data:`N_QUERIES` queries per context), fits the learner's own readout (:func:`linattn._readout.quantile_knots`,
+:func:`linattn._readout.fit_readout`) to ``N_REPLICATES`` training sets of ``P`` of them — so its finite-``P`` fit,
 its knots and its training error are those of the learner — and evaluates it on exact samples of each test
 distribution (fresh tasks or the pool's, at ``N_test``: the inference-time scale of ``t`` enters through the test
 samples). Outputs are in the learner's units ``t = sᵀΓx_q`` with ``Γ = Ŵ/a₁``, ``a₁ = ‖Ŵ‖_F^{1/2}`` (balanced decay).
@@ -344,7 +344,7 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="trained", law="fini
     P : float
         Training prompts (``>= 1``).
     lam : float
-        Weight decay ``λ >= 1e-20`` (:data:`replica.learners.LAM_MIN`) of the feature learner (on ``Γ`` and the
+        Weight decay ``λ >= 1e-20`` (:data:`replica._learner_common.LAM_MIN`) of the feature learner (on ``Γ`` and the
         readout).
     N_test : int, optional
         Context length of the test prompts (default ``pb.N``); the readout is the one of the training length.
@@ -361,7 +361,7 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="trained", law="fini
         The ridge ``Γ̂`` at the balanced effective decay ``λ/‖W‖_F`` or at ``λ``.
     pool : None or array_like (K, D)
         With ``pb.tasks = K``: average over ``n_pools`` random pools (``None``; pool ``j`` is
-        :func:`replica.pool_theory.draw_theory_pool`) or condition on the given pool.
+        :func:`replica._pool_theory.draw_theory_pool`) or condition on the given pool.
     n_pools : int
         Random pools averaged (``pool=None``).
     n_contexts : None or int

@@ -58,7 +58,7 @@ import numpy as np
 from linattn import _check as check
 from linattn._arguments import integer, public, seed
 from linattn._numerics.stats import mean_se
-from linattn._results import python_scalars, short_repr
+from linattn._results import ToXarray, python_scalars, short_repr
 from linattn._validate import PROBLEM
 from spectra import Eigensystem
 from spectra._eigensystem import V_SCALE, _as_eigensystem
@@ -119,7 +119,7 @@ class GibbsAverages:
 def decay_pair(lam, model):
     """``(λ_Γ, λ_v)`` if ``lam`` is a per-block pair with ``λ_Γ != λ_v``, else ``None``.
 
-    A Python ``tuple`` is a per-block pair and nothing else: it must hold two numbers (:func:`linattn.check.
+    A Python ``tuple`` is a per-block pair and nothing else: it must hold two numbers (:func:`linattn._check.
     block_lambdas`: full model, both ``> 0`` or both 0); a pair of equal entries is the common decay.
     Lists and arrays are values of one common ``λ`` to broadcast (:func:`gibbs`).
 
@@ -200,7 +200,7 @@ def gibbs(data, pb, beta, lam, model="reduced", N_test=None) -> GibbsAverages:
     ------
     ValueError
         Bad input (the argument is named): ``beta`` and ``lam`` of shapes that do not broadcast, or so many values
-        that the result's arrays (~200 bytes per value) would exceed the memory limit (:func:`linattn.check.memory`).
+        that the result's arrays (~200 bytes per value) would exceed the memory limit (:func:`linattn._check.memory`).
 
     Examples
     --------
@@ -357,7 +357,8 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0, N_
 
 
 @dataclass(frozen=True, eq=False)
-class DatasetAverage:
+class DatasetAverage(ToXarray, xarray_dims={"train": ("dataset",), "test": ("dataset",),
+                                              "test_idg": ("dataset",)}):
     """Exact Gibbs averages of independent datasets (``train``, ``test``: one value per dataset; ``test_idg``
     with a task pool, else ``None``), their means and standard errors; ``N_test``: the context length of the test
     prompts (``None``: the training length).

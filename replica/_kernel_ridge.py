@@ -23,8 +23,8 @@ true residual ``R = b − AΓ``; CG stops when ``‖R‖_F ≤ rtol · λ ‖Γ�
 ``S̄ ⊗ I`` (:func:`linattn.kernel_learner.kernel_moments`), so it moves by at most
 ``‖S̄Γ − B‖_F δ + ½ λ_max(S̄) δ²`` (``δ`` the bound): ``test_bound`` (the larger of the ICL and IDG bounds).
 
-The dataset is built from raw tokens (:func:`kernel_data`: :func:`linattn.sampling.sample_tokens`, the pool from
-:func:`linattn.sampling.draw_pool`), the definition of the data.
+The dataset is built from raw tokens (:func:`kernel_data`: :func:`linattn.sample_tokens`, the pool from
+:func:`linattn.pools.draw_pool`), the definition of the data.
 """
 from __future__ import annotations
 
@@ -92,8 +92,8 @@ def kernel_data(pb, P, rng=None, features="hermite2") -> KernelData:
     """Draw one training set of the kernel learner token by token.
 
     Fresh tasks are ``w ~ N(0, I_D)``; with ``pb.tasks = K`` the pool (Gaussian or on the sphere, ``pb.task_law``) and
-    the task of each prompt come from :func:`linattn.sampling.draw_pool`. Tokens, labels and queries:
-    :func:`linattn.sampling.sample_tokens` (in batches).
+    the task of each prompt come from :func:`linattn.pools.draw_pool`. Tokens, labels and queries:
+    :func:`linattn.sample_tokens` (in batches).
 
     Parameters
     ----------
@@ -206,7 +206,7 @@ class _KroneckerPreconditioner:
 
 def _cg(hess, pre, b, lam, rtol, maxiter, scale=1.0, hnorm=0.0):
     """Preconditioned CG on ``(H + λ)Γ = b`` with the certified stopping rule (module docstring;
-    :func:`linattn.numerics.cg.certified_cg`); returns ``(Γ, iterations, true residual norm)``.
+    :func:`linattn._numerics.cg.certified_cg`); returns ``(Γ, iterations, true residual norm)``.
 
     The iteration runs on the scaled system ``A'Γ' = b``, ``A' = (H + λ)/s``, ``Γ' = sΓ`` (``s = scale``, of the order
     of ``‖H + λ‖``), whose operator has norm ``O(1)`` for any ``λ``: no product overflows or underflows (at
@@ -228,8 +228,8 @@ def _cg(hess, pre, b, lam, rtol, maxiter, scale=1.0, hnorm=0.0):
     return sol.x / scale, sol.iterations, sol.residual
 
 
-@public(data=instance(KernelData, "a replica._kernel_ridge.KernelData"), pb=PROBLEM, lam=positive(), rtol=tolerance(),
-        maxiter=integer(maximum=10**7))
+@public(data=instance(KernelData, "a KernelData (from replica.kernel_data)"), pb=PROBLEM, lam=positive(),
+        rtol=tolerance(), maxiter=integer(maximum=10**7))
 def kernel_ridge(data, pb, lam, rtol=1e-8, maxiter=5_000, N_test=None) -> KernelRidgeSolution:
     r"""Ridge solution of the kernel learner on one dataset, by Kronecker-preconditioned CG (module docstring).
 

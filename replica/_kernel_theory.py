@@ -25,9 +25,9 @@ the pool at ``N_test`` for IDG; the metric ``S̄ ⊗ I_F``).
 ``Γ_* = S̄^{-1}B``, ``σ_e² = V − tr(BᵀS̄^{-1}B)``, ``df₂ = F Σ_j σ_j²/(σ_j + κ)²``; each error is the quadratic form
 at ``Γ̄`` plus the trace of its metric against the covariance, and the training error is ``(λ/κ)²`` times the
 in-distribution error at the training moments plus ``(λ/2) E‖Γ̂‖²`` (the Gaussian pool theory of
-:mod:`replica.pool_theory` with ``F`` in place of ``D``).
+``replica/_pool_theory.py`` with ``F`` in place of ``D``).
 
-``law="finite"`` (default) — **random scales** (the library's finite-``D`` care, as in :mod:`replica.pool_finite`).
+``law="finite"`` (default) — **random scales** (the library's finite-``D`` care, as in ``replica/_pool_finite.py``).
 The Gaussian theory fails at finite ``D`` because the features have random scales: ``|φ(x_q)|²`` fluctuates with
 ``|x_q|²`` (relative s.d. ``≈ 2√(2/D)`` on the quadratic block: 0.63 at ``D = 20``) and ``|s_φ|²`` with the task norm
 and the context. The exact structure used:
@@ -74,13 +74,13 @@ model (:func:`replica.stationary`, tested).
 overlaps ``p_l = Π_l s · u_l(w)`` with the directions of ``m_R(w)`` (:func:`linattn.kernel_learner.block_directions`).
 Contexts are stratified over the task norm (equal numbers at the nodes of the ``χ²_D/D`` rule, weighted by it);
 ``*_se`` is the spread of the theory over 4 disjoint groups of contexts, divided by 2. The averages are plain sample
-means: control variates with the exact moments (``E[x σ] ≈ x̄ E σ + mean((x − x̄)σ)``, as in :mod:`replica.pool_finite`)
+means: control variates with the exact moments (``E[x σ] ≈ x̄ E σ + mean((x − x̄)σ)``, as in ``replica/_pool_finite.py``)
 multiplied the sampling error by up to 25 at ``D = 6``, because the block norms are heavy-tailed there (relative s.d.
 up to 1.8 for ``relu``) while ``ωσ`` is bounded.
 
 *A pool* (:func:`replica._kernel_solver.matrix_finite`): the ``A_k`` and ``C_k`` are ``F × F`` matrices (Anderson
 mixing for ``A``, GMRES for ``C``), on ``2¹³`` contexts drawn from the pool's tasks in turn. The average over random
-pools uses the Gaussian theory as a control variate, as :func:`replica.pool_theory.pool_errors` does: ``mean over 32
+pools uses the Gaussian theory as a control variate, as :func:`replica._pool_theory.pool_errors` does: ``mean over 32
 n_pools pools of E_Gauss + mean over n_pools of (E_finite − E_Gauss)``.
 
 ``law="mp"`` — the **baseline**: the linear-attention equivalence applied to the kernel learner. The features

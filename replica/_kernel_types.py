@@ -126,7 +126,7 @@ def unit_rows(W):
 
 
 def _contexts(pb, W, rng, features):
-    """``s_φ`` of one context per row of ``W`` (its task), from raw tokens (:func:`linattn.sampling.sample_tokens`), in
+    """``s_φ`` of one context per row of ``W`` (its task), from raw tokens (:func:`linattn.sample_tokens`), in
     batches: yields ``(lo, hi, s)``."""
     N, D = pb.N, pb.D
     F = n_features(D, features)
@@ -183,7 +183,7 @@ def fresh_types(pb, n, rng, features="hermite2", n_groups=4):
 
 
 def sample_contexts(pb, W, rng, features="hermite2"):
-    """``s_φ`` of one context per row of ``W`` (its task), from raw tokens (:func:`linattn.sampling.sample_tokens`).
+    """``s_φ`` of one context per row of ``W`` (its task), from raw tokens (:func:`linattn.sample_tokens`).
 
     Parameters
     ----------
@@ -204,7 +204,7 @@ def sample_contexts(pb, W, rng, features="hermite2"):
 
 
 def contexts_memory(D, n, features, arguments="n_contexts"):
-    """Refuse (:func:`linattn.check.memory`, naming ``arguments``) a random-scale theory on ``n`` sampled contexts
+    """Refuse (:func:`linattn._check.memory`, naming ``arguments``) a random-scale theory on ``n`` sampled contexts
     whose arrays would not fit: per context (and query scale ``R``, ``n_R`` nodes) the label coefficients, the
     weights ``ω`` and the residuals, ``n_R (2 n_b + 6)`` floats, and the context's features and block directions,
     ``(n_b + 2) F`` (measured: 594 floats per context at ``D = 4`` for fresh tasks, 775 with a pool; estimate 775).

@@ -1,5 +1,5 @@
-r"""The learners' room: what the theories of the kernel learner (:mod:`replica.kernel_theory`) and of the feature
-learner (:mod:`replica.feature_theory`) share — their one result type :class:`LearnerTheory` and the checks of their
+r"""The learners' room: what the theories of the kernel learner (``replica/_kernel_theory.py``) and of the feature
+learner (``replica/_feature_theory.py``) share — their one result type :class:`LearnerTheory` and the checks of their
 common arguments (:func:`learner_arguments`). The entry point that dispatches to either is
 :func:`replica.learner_theory.learner_theory` (exported as ``replica.learner_theory``).
 
@@ -24,14 +24,14 @@ LEARNERS = ("kernel", "feature")
 #: fixed point further out: below ``1e-20`` the iteration ran out of steps or overflowed (ConvergenceError, or a
 #: feature-learner solve over a minute, at ``λ = 1e-300``) and the pool theory returned a different, wrong test error,
 #: while the test errors at ``1e-50 <= λ <= 1e-20`` agree to 1e-12 relative: ``λ = 1e-20`` is already the ridgeless
-#: limit of the test errors, and the training loss is ``O(λ)`` there (adversarial pass 6).
+#: limit of the test errors, and the training loss is ``O(λ)`` there.
 LAM_MIN = 1e-20
 
 
 @dataclass(frozen=True, eq=False)
 class LearnerTheory:
-    """Dataset-averaged errors of the trained kernel learner (:func:`replica.kernel_theory.kernel_learner_theory`) or
-    feature learner (:func:`replica.feature_theory.feature_learner_theory`), as :func:`replica.learner_theory` returns
+    """Dataset-averaged errors of the trained kernel learner (:func:`replica._kernel_theory.kernel_learner_theory`) or
+    feature learner (:func:`replica.feature_learner_theory`), as :func:`replica.learner_theory` returns
     them.
 
     Attributes
@@ -43,7 +43,7 @@ class LearnerTheory:
     law : str
     train : float or None
         The training loss with the weight decay: ``E_t(Γ̂)`` (kernel learner), or the feature learner's as trained
-        (its readout fitted on ``P`` in-sample values of ``t``, :class:`replica.feature_theory.FeatureTheory`).
+        (its readout fitted on ``P`` in-sample values of ``t``, :class:`replica.FeatureTheory`).
     test : float
         Fresh-task (ICL) error at ``N_test`` (the feature learner: of its readout as trained at the training length).
     test_idg : float or None

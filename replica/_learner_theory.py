@@ -1,7 +1,7 @@
 r"""The one entry point of the learners' theories: :func:`learner_theory` dispatches to the kernel learner's
-(:mod:`replica.kernel_theory`) or the feature learner's (:mod:`replica.feature_theory`) theory and returns one result
+(``replica/_kernel_theory.py``) or the feature learner's (``replica/_feature_theory.py``) theory and returns one result
 type, :class:`replica.LearnerTheory` (Gu, Xu & Zdeborová; ``docs/learners.md``). The result type and the argument
-checks the two theories share live in :mod:`replica.learners`.
+checks the two theories share live in ``replica/_learner_common.py``.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ._learner_common import LEARNER, LEARNERS, LearnerTheory
 
 
 def _feature(pb, P, lam, N_test, law, pool, n_pools, n_contexts, rng):
-    """``learner="feature"``: :func:`replica.feature_theory.feature_learner_theory` (the readout as trained, balanced
+    """``learner="feature"``: :func:`replica.feature_learner_theory` (the readout as trained, balanced
     decay, its default solver settings) as a :class:`LearnerTheory`."""
     check.choice("law", law, FEATURE_LAWS)
     th = _feature_learner_theory(pb, P, lam, N_test, "trained", law, "balanced", pool, n_pools, n_contexts, rng, 50,
@@ -30,10 +30,10 @@ def _feature(pb, P, lam, N_test, law, pool, n_pools, n_contexts, rng):
 @public(learner=choice(LEARNERS), n_pools=optional(integer(maximum=10_000)), rng=seed(), **LEARNER)
 def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool=None, n_pools=None,
                    n_contexts=None, rng=0) -> LearnerTheory:
-    r"""Dataset-averaged train and test errors of the trained kernel or feature learner (:mod:`replica.kernel_theory`,
-    :mod:`replica.feature_theory`).
+    r"""Dataset-averaged train and test errors of the trained kernel or feature learner (``replica/_kernel_theory.py``,
+    ``replica/_feature_theory.py``).
 
-    ``learner="feature"`` dispatches to :func:`replica.feature_theory.feature_learner_theory` (the learner as
+    ``learner="feature"`` dispatches to :func:`replica.feature_learner_theory` (the learner as
     trained: the ridge ``Γ̂`` at the balanced weight decay, then its 5-hinge readout fitted on ``P`` in-sample values of
     ``t``, ``docs/feature_learner.md``): ``test`` and ``test_idg`` are its ICL and IDG errors at ``N_test``,
     ``train`` its training loss (weight decay included), ``train_linear`` the training loss of the linear-readout
@@ -48,9 +48,9 @@ def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool
     P : float
         Prompts (``P >= 1``).
     lam : float
-        Weight decay ``λ >= 1e-20`` (:data:`replica.learners.LAM_MIN`, the ridgeless limit of the test errors).
+        Weight decay ``λ >= 1e-20`` (:data:`replica._learner_common.LAM_MIN`, the ridgeless limit of the test errors).
     learner : {"kernel", "feature"}
-        The kernel learner (:mod:`replica.kernel_theory`) or the feature learner (:mod:`replica.feature_theory`).
+        The kernel learner (``replica/_kernel_theory.py``) or the feature learner (``replica/_feature_theory.py``).
     N_test : None or int
         Context length of the test prompts (default ``pb.N``); the trained ``Γ̂`` is that of context length ``pb.N``.
     law : {"finite", "gaussian", "mp"}
@@ -60,7 +60,7 @@ def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool
         (its readout's scale mixture) and ``"gaussian"``.
     pool : None or array_like (K, D)
         With ``pb.tasks = K``: average over ``n_pools`` random pools (``None``; pool ``j`` is
-        :func:`replica.pool_theory.draw_theory_pool`) or condition on the given pool.
+        :func:`replica._pool_theory.draw_theory_pool`) or condition on the given pool.
     n_pools : None or int
         Random pools averaged (``pool=None``; default 8 for the kernel learner, 4 for the feature learner).
     n_contexts : None or int
@@ -68,11 +68,11 @@ def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool
         feature learner: the components of each readout mixture, default 2048 fresh, 1024 per pool); the standard
         errors ``*_se``
         include their sampling error. Refused (naming ``n_contexts``) where the theory's arrays would exceed the
-        memory limit (:func:`linattn.check.memory`; ~6 kB per context for the kernel learner at ``D = 4``, ~2.5 MB
+        memory limit (:func:`linattn._check.memory`; ~6 kB per context for the kernel learner at ``D = 4``, ~2.5 MB
         per component for the feature learner with a smooth link).
     rng : int or numpy.random.Generator
         Seed of the sampled contexts and of the pools (an int seed; a Generator is reduced to one draw of it,
-        :func:`linattn.check.seed_int`).
+        :func:`linattn._check.seed_int`).
 
     Returns
     -------

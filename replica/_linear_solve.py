@@ -1,7 +1,7 @@
 r"""The linear covariance equations of the pool theories, ``(I − L) c = a``, solved by GMRES with the checks it lacks.
 
-Both finite-``D`` pool theories (:mod:`replica.pool_finite`, the learners' pool theory in
-:mod:`replica.kernel_theory`) end with a linear equation for the fluctuation covariance ``C``:
+Both finite-``D`` pool theories (``replica/_pool_finite.py``, the learners' pool theory in
+``replica/_kernel_theory.py``) end with a linear equation for the fluctuation covariance ``C``:
 ``C − L(C) = A₀``, with ``L`` a positive map whose spectral radius is below 1 away from the interpolation
 threshold. :func:`solve_covariance` solves it by restarted GMRES (scipy) from the start ``c = a`` and adds what the
 theories need on every machine and scipy version:

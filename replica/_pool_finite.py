@@ -35,10 +35,10 @@ where ``e_t`` is the leave-one-out error of a type and ``C ⊗ I_D`` the covaria
 (``Σ̃``, ``B``: the pool's exact moments, :func:`linattn.pools.moment_matrices`); at finite ``β`` the thermal parts are
 ``M/(2β)``, ``D tr(C̃ Q)/(2β)`` and ``D tr(Σ̃ Q)/(2β)``. The expectation over types is a quadrature of the exact
 one-prompt law given the pool: ``r ~ χ²_D`` by the composite rule of
-:func:`linattn.numerics.quadrature.chi_square_rule`, and ``z`` given its task by a scrambled Sobol
+:func:`linattn._numerics.quadrature.chi_square_rule`, and ``z`` given its task by a scrambled Sobol
 sample of the context's exact representation (:func:`linattn.pools.context_statistics`), the tasks stratified.
 Special cases: with fresh tasks (a pool of ``K → ∞`` types) the equations reproduce the library's replica theory
-(:func:`replica.theory.fresh_stationary`, measured within 0.15 %, ``docs/pools.md``); with ``ω_t`` replaced by
+(:func:`replica._theory.fresh_stationary`, measured within 0.15 %, ``docs/pools.md``); with ``ω_t`` replaced by
 its mean (Gaussian features) they are the Gaussian pool theory.
 
 Minimum-norm limit (``λ = 0``, ``P < M``): ``Q`` diverges like ``1/λ``; the solver works with ``Q̃ = sQ`` and
@@ -67,7 +67,7 @@ MAX_ITERATIONS = 5_000
 TOLERANCE = 1e-11
 
 
-#: Gauss–Legendre nodes per panel of the ``χ²_D`` rule (:func:`linattn.numerics.quadrature.chi_square_rule`): the
+#: Gauss–Legendre nodes per panel of the ``χ²_D`` rule (:func:`linattn._numerics.quadrature.chi_square_rule`): the
 #: averages ``E_r[r/(c + r/D)]`` of the resolvent equation to ``<= 1e-14`` at any ``D`` (the 32-node Gauss–Laguerre
 #: rule used before: ``5e-2`` at ``D = 1``, ``1e-5`` at ``D = 6``; tests/linattn/test_quadrature.py). 12 nodes per
 #: panel (147 kept at ``D = 20``) give the pool theory's errors within ``3e-15`` relative of 32 nodes (393 kept) at
@@ -177,10 +177,6 @@ def _sobol_draws(D, N, n_types, seed):
     return u0, chi2, zeta
 
 
-def _quadratic_forms(Z, A):
-    return np.einsum("pi,pi->p", Z @ A, Z)
-
-
 def solve(pb, P, beta, lam, model, Z, U, moments, N_test=None, metrics=None):
     r"""Solve the type equations of the module docstring for one pool and return the errors.
 
@@ -257,17 +253,20 @@ def _solve(pb, P, beta, lam_gamma, lam_v, model, Z, U, moments, N_test=None, met
     r, wr = _radius_nodes(D)
     rD = r / D
 
+    ZT = np.ascontiguousarray(Z.T)
+
     def average(weights, right):
         """``E[w z rightᵀ]`` with the exact moment as control variate: ``w̄ E[z rightᵀ] + mean((w − w̄) z rightᵀ)``."""
         wbar = float(weights.mean())
-        exact = St if right is Z else B
-        return wbar * exact + (Z.T * (weights - wbar)) @ right / n
+        if right is Z:
+            return wbar * St + kernels.weighted_gram(ZT, weights - wbar)
+        return wbar * B + (Z.T * (weights - wbar)) @ right / n
 
     wrD = wr * rD
 
     def g(Qc):              # one step of the resolvent equation: E_r[ω̃ r/D] per type, ω̃ = 1/(s + r zᵀQz/P)
-        return np.linalg.inv(np.diag(lam_s) + average(kernels.first_moment(_quadratic_forms(Z, Qc), r, wrD,
-                                                                           scale, P), Z))
+        weights = kernels.first_moment(kernels.quadratic_forms(ZT, Qc), r, wrD, scale, P)
+        return np.linalg.inv(np.diag(lam_s) + average(weights, Z))
 
     fp = anderson(g, np.linalg.inv(np.diag(lam_s) + St), TOLERANCE, MAX_ITERATIONS,
                   project=lambda c: 0.5 * (c + c.T), valid=lambda c: bool(np.all(np.linalg.eigvalsh(c) > 0)))
@@ -275,7 +274,7 @@ def _solve(pb, P, beta, lam_gamma, lam_v, model, Z, U, moments, N_test=None, met
     if not fp.converged:
         raise ConvergenceError(f"pool theory (finite D): the resolvent fixed point did not converge in "
                                f"{MAX_ITERATIONS} iterations (residual {res:.3g}; P = {P:g}, M = {M})")
-    qf = _quadratic_forms(Z, Q)
+    qf = kernels.quadratic_forms(ZT, Q)
     Theta = Q @ average(kernels.first_moment(qf, r, wrD, scale, P), U)
     resid = U - Z @ Theta
     b2 = np.einsum("pd,pd->p", resid, resid)
@@ -285,7 +284,7 @@ def _solve(pb, P, beta, lam_gamma, lam_v, model, Z, U, moments, N_test=None, met
 
     def L(c):               # C ↦ (1/P) Q E[w_lin (zᵀCz) z zᵀ] Q on vec(C)
         Cm = c.reshape(Dz, Dz)
-        return (Q @ average(w_lin * _quadratic_forms(Z, Cm), Z) @ Q / P).ravel()
+        return (Q @ average(w_lin * kernels.quadratic_forms(ZT, Cm), Z) @ Q / P).ravel()
 
     # C − L(C) = A0; A0 ~ Q² underflows to 0 at λ ≳ 1e154, then C = 0 exactly (replica.linear_solve)
     c, info, res_c = solve_covariance(L, A0.ravel(), TOLERANCE, 60, MAX_ITERATIONS // 60)
@@ -295,7 +294,8 @@ def _solve(pb, P, beta, lam_gamma, lam_v, model, Z, U, moments, N_test=None, met
                                "threshold?)")
     C = c.reshape(Dz, Dz)
     # mean over types of E_r[ω² e], e = σ² + (r/D) b2 + r zᵀCz (s ω̃ = ω: no s² overflow at λ ~ 1e300)
-    fit = float(kernels.fit_error(qf, b2, _quadratic_forms(Z, C), r, wr, float(D), float(pb.noise**2), scale, P))
+    fit = float(kernels.fit_error(qf, b2, kernels.quadratic_forms(ZT, C), r, wr, float(D), float(pb.noise**2),
+                                  scale, P))
     train = 0.5 * fit + 0.5 * float(np.sum(lam[:, None] * Theta**2)) + 0.5 * D * float(lam @ np.diag(C))
     def law_error(Sm, Bm, Ey2m):      # ½[E y² − 2 tr(Θ̄ᵀB) + tr(Θ̄ᵀΣ̃Θ̄) + D tr(Σ̃C)] and its thermal part
         ridge = 0.5 * (Ey2m - 2.0 * float(np.sum(Theta * Bm)) + float(np.sum(Theta * (Sm @ Theta)))

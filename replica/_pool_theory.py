@@ -28,7 +28,7 @@ the thermal parts at finite ``β`` use ``(Ĥ + λ)⁻¹ ≈ (κ/λ)(Σ̃ + κ)�
 
 Three laws (``law=``):
 
-* ``"finite"`` (default): the finite-``D`` theory of :mod:`replica.pool_finite` — given its context statistics and
+* ``"finite"`` (default): the finite-``D`` theory of ``replica/_pool_finite.py`` — given its context statistics and
   ``|x_q|²``, a pooled prompt is exactly a linear-Gaussian sample, and ridge regression on that mixture has a
   deterministic equivalent with one leave-one-out factor per prompt type, solved with the exact one-prompt law given
   the pool. Measured against exact dataset averages at ``D = 20`` on ``κ ∈ {0.2, 0.5, 1, 2, 5} × τ ∈ {0.5, 2, 10}``
@@ -53,18 +53,18 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
 
 from linattn import _check as check
 from linattn import _validate as validate
-from linattn._errors import ConvergenceError
 from linattn._idg import task_moments
 from linattn._numerics.stats import mean_se
 from linattn._results import short_repr
 from linattn._sampling import draw_pool
 from linattn._task_moments import TaskMoments, moment_matrices
 
+from . import _pool_batch as pool_batch
 from . import _pool_finite as pool_finite
+from ._pool_batch import effective_ridge
 from ._theory import StationaryTheory, checked_arguments, fresh_stationary
 
 
@@ -167,7 +167,7 @@ class PoolErrors:
         Standard errors of the average over random pools (0 for a given pool).
     iterations : int
         The most iterations any solve behind the result took (the Gaussian theory's root of the effective ridge,
-        Brent; the finite-``D`` theory's fixed point, :func:`replica.pool_finite.solve`), over all pools.
+        Brent; the finite-``D`` theory's fixed point, :func:`replica._pool_finite.solve`), over all pools.
     """
 
     __repr__ = short_repr
@@ -247,71 +247,6 @@ def _cnorm(Mu, G, inv) -> float:
     return float(inv @ (Mu * G) @ inv)
 
 
-def effective_ridge(s, n, D, P, lam):
-    r"""``κ``: root of ``g(κ) = κ − λ − κ (D/P) Σ_j n_j σ_j/(σ_j + κ)``, solved for ``δ = κ − λ`` in the bracket
-    ``[0, (D/P) Σ n_j σ_j]`` (so that ``λ ≫ (D/P) Σ n σ`` loses no digits):
-    ``g(λ) <= 0 <= g(λ + (D/P)Σ n σ)``, and ``g`` crosses zero once (``g/κ`` increases). At ``λ = 0`` the root of
-    ``g/κ = 1 − (D/P)Σ nσ/(σ + κ)`` is ``κ > 0`` when ``P < M`` and ``κ = 0`` when ``P > M``.
-
-    Parameters
-    ----------
-    s, n : ndarray
-        Eigenvalues ``σ_j >= 0`` of the feature covariance's factor and their multiplicities ``n_j`` (each times ``D``).
-    D : int
-        The multiplicity of the Kronecker factor.
-    P : float
-        Number of prompts.
-    lam : float
-        Weight decay ``λ >= 0``.
-
-    Returns
-    -------
-    kappa, residual : float
-    iterations : int
-        Brent iterations of the root (0 where ``κ`` is closed-form).
-    """
-    M = D * float(n.sum())
-    if lam == 0:
-        if P > M:
-            return 0.0, 0.0, 0
-
-        def h(kap):
-            return 1.0 - (D / P) * float(np.sum(n * s / (s + kap)))
-
-        hi = (D / P) * float(np.sum(n * s))
-        lo = hi
-        while h(lo) >= 0:
-            lo *= 1e-3
-            if lo < 1e-300:
-                raise ConvergenceError("pool theory: no bracket for the effective ridge at lam = 0")
-        kap, steps = _root(h, lo, hi)
-        return kap, abs(h(kap)), steps
-
-    def g(delta):         # g(λ + δ) in the shift δ = κ − λ itself: no cancellation when λ ≫ (D/P) Σ n σ
-        return delta - (lam + delta) * (D / P) * float(np.sum(n * s / (s + lam + delta)))
-
-    hi = (D / P) * float(np.sum(n * s))
-    if not hi > 0:
-        return float(lam), 0.0, 0
-    if g(hi) > 0:
-        delta, steps = _root(g, 0.0, hi)
-        return lam + delta, abs(g(delta)) / (lam + delta), steps
-
-    # λ ≫ σ: g(λ + hi) = (D/P)Σ nσ²/(σ + λ + hi) > 0 is lost to cancellation in δ − (λ + δ)(D/P)Σ nσ/(σ + λ + δ);
-    # in ε = hi − δ, g = −ε + (D/P)Σ nσ²/(σ + λ + hi − ε) has no cancellation at ε = 0 and is < 0 at ε = hi
-    def e(eps):
-        return -eps + (D / P) * float(np.sum(n * s * s / (s + lam + hi - eps)))
-
-    eps, steps = _root(e, 0.0, hi) if e(hi) < 0 else (hi, 0)
-    return lam + (hi - eps), abs(e(eps)) / (lam + hi - eps), steps
-
-
-def _root(f, lo, hi):
-    """The root of ``f`` in ``[lo, hi]`` by Brent's method and the iterations it took."""
-    root, info = optimize.brentq(f, lo, hi, xtol=1e-300, rtol=1e-14, maxiter=300, full_output=True)
-    return root, int(info.iterations)
-
-
 def fresh_moments(pb) -> TaskMoments:
     """The task moments of ``w ~ N(0, I_D)`` (a pool of infinitely many fresh tasks):
     ``R = I/D``, ``ā² = 1``, ``m = 0``, ``v₂ = (1 + σ²)² + 2/D`` (linear link of slope ``a``: times ``a²``, ``a⁴``)."""
@@ -327,7 +262,7 @@ POOL_WORK = float(2**30)
 
 
 def theory_work(pb, n_pools, law="finite"):
-    """Operations of one pool theory (:func:`pool_errors` of ``n_pools`` pools), for :func:`linattn.check.work`: about
+    """Operations of one pool theory (:func:`pool_errors` of ``n_pools`` pools), for :func:`linattn._check.work`: about
     1e9 per pool of the finite-D theory (its 8192 prompt types and their fixed point; a second on one core at
     D = 20, more for the D x D products beyond), 32 Gaussian-theory pools per pool of ``law="finite"``. Used by the
     work guards of :func:`replica.stationary_curve`, :func:`replica.phase_boundary` and
@@ -351,6 +286,54 @@ def theory_work(pb, n_pools, law="finite"):
     return float(n_pools) * per_pool * max(1.0, (pb.D / 20.0) ** 3)
 
 
+def blas_work(pb, model, law="finite", n_types=8192):
+    """Flops of the largest BLAS call of one pool theory, for :func:`linattn._threads.blas_threads`: the type
+    averages of the finite-``D`` theory (``n_types × D_z`` times ``D_z × D_z``, ~2·10⁶ at ``D = 10``: one thread,
+    where the default threads of a 2-core machine beside other work made each such product 10–40 times slower), or
+    the ``D × D`` algebra of the Gaussian theory.
+
+    Parameters
+    ----------
+    pb : linattn.Problem
+    model : {"reduced", "full"}
+    law : str
+        ``"finite"`` (the type averages; also the structured-task theory) or another law.
+    n_types : int
+        Prompt types of the finite-``D`` theory.
+
+    Returns
+    -------
+    float
+    """
+    Dz = pb.D + (1 if model == "full" else 0)
+    return 2.0 * float(n_types) * Dz * Dz if law == "finite" else 2.0 * float(pb.D) ** 3
+
+
+def pool_sweep(pb, K_max, P, beta, lam, model, law, n_pools, rng):
+    """The pool theory averaged over random pools (``pool=None``) as a function ``K ↦ PoolErrors`` for
+    ``1 <= K <= K_max``: :func:`pool_errors` at ``K`` with the work that does not depend on ``K`` done once — the
+    ``n_draw`` pools of ``K_max`` are drawn here, once, and sliced (nested pools: the first ``K`` tasks of pool ``j``
+    are its tasks at ``K``, so the pools and the numbers are those of one ``K`` at a time), the prompt types' Sobol
+    draws are shared (cached per seed), and the Gaussian theory of all pools of one ``K`` is batched
+    (:mod:`replica._pool_batch`). Arguments checked (``lam`` as :func:`~replica._theory.checked_arguments` returns
+    it, ``rng`` an int seed).
+
+    Returns
+    -------
+    callable
+        ``K ↦ PoolErrors`` (``K`` an int in ``[1, K_max]``).
+    """
+    n_draw = n_pools * (GAUSS_POOLS if law == "finite" else 1)
+    big = dataclasses.replace(pb, tasks=int(K_max))
+    pools = np.stack([draw_theory_pool(big, rng, j) for j in range(n_draw)])
+
+    def at(K):
+        return _pool_errors(dataclasses.replace(pb, tasks=int(K)), P, beta, lam, model, law, None, n_pools, rng, 8192,
+                            None, pools=pools[:, :int(K)])
+
+    return at
+
+
 def draw_theory_pool(pb, rng, j):
     """Pool ``j`` of the theory's pool average: ``draw_pool`` from ``default_rng([rng, D, j])``, so that the first
     ``K`` rows do not depend on ``K`` (nested pools: smooth curves in ``κ``)."""
@@ -365,7 +348,7 @@ def _theory_types(pb, model, rng, j, n_types):
     return Z, U
 
 
-def _pool_arguments(pb, pool, law, rng):
+def pool_arguments(pb, pool, law, rng):
     """The checked ``(pool, rng)`` of the pool theory: the pool against the problem and the law, ``rng`` an int seed
     (a Generator reduced to one draw of it)."""
     if isinstance(pool, str):
@@ -393,7 +376,7 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
     """Pool theory (module docstring): averaged over random pools (``pool=None``), for one given ``pool``
     (K × D array), or at the pool's large-``D`` spectrum (``pool="mp"``, Gaussian theory only).
 
-    ``law="finite"``: the theory of prompts that are Gaussian given their context (:mod:`replica.pool_finite`).
+    ``law="finite"``: the theory of prompts that are Gaussian given their context (``replica/_pool_finite.py``).
     Its pool average is ``mean_g[E_Gauss] + mean_f[E_finite − E_Gauss]``: the Gaussian theory (cheap) over
     ``32 n_pools`` pools, the difference over the first ``n_pools`` of them (the two theories move together from
     pool to pool, so the difference varies little); ``*_se`` is the resulting standard error.
@@ -410,53 +393,55 @@ def pool_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_po
     P, beta = check.real("P", P, low=1.0), check.positive("beta", beta, allow_inf=True)
     check.model(model)
     lam, _ = checked_arguments(pb, P, beta, lam, model, law, "correlated")
-    pool, rng = _pool_arguments(pb, pool, law, rng)
+    pool, rng = pool_arguments(pb, pool, law, rng)
     n_pools = check.positive_int("n_pools", n_pools, maximum=10_000)     # each pool: one D x D eigenproblem
     return _pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, pool_finite.check_types(n_types),
                         check.n_test(N_test))
 
 
-def _pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, n_types, N_test):
+def _pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, n_types, N_test, pools=None):
     """:func:`pool_errors` of checked arguments (``lam`` as :func:`~replica._theory.checked_arguments` returns it,
-    ``pool`` and ``rng`` as :func:`_pool_arguments` does), with its guard of the work of drawing the pools."""
+    ``pool`` and ``rng`` as :func:`pool_arguments` does), with its guard of the work of drawing the pools.
+    ``pools``: the random pools ``(n_draw, K, D)`` when the caller drew them (:func:`pool_sweep` slices the largest
+    pools of a sweep: nested pools), else they are drawn here."""
     lam_gamma, lam_v = lam if isinstance(lam, tuple) else (lam, lam)
     vs = lam_gamma / lam_v if lam_gamma != lam_v else 1.0       # per-block decay: rescaled v block, common λ_Γ
     keys = ("train", "test", "test_idg", "train_ridge", "test_ridge", "test_idg_ridge", "kappa_eff", "df2")
-    if isinstance(pool, str):
-        pools = [None]
-    elif pool is not None:
-        pools = [pool]
-    else:
-        n_draw = n_pools * (GAUSS_POOLS if law == "finite" else 1)
-        if n_draw * pb.tasks * pb.D > POOL_WORK:       # drawing and reducing the pools is O(n_draw K D)
-            check.fail("pb.tasks", pb.tasks, f"K <= {int(POOL_WORK // (n_draw * pb.D))} for a pool average over "
-                       f"{n_draw} pools in D = {pb.D} (n_pools = {n_pools}"
-                       + (f" times {GAUSS_POOLS} Gaussian-theory pools" if law == "finite" else "")
-                       + f"; at most {POOL_WORK:.3g} task entries drawn, about a minute): lower n_pools, or use "
-                       "law='mp' with pool='mp' (the pool's large-D spectrum, no pools drawn)")
-        pools = [draw_theory_pool(pb, rng, j) for j in range(n_draw)]
-
-    def gauss(pl):
-        sp = (_mp_spectrum(pb, model, v_scale=vs, N_test=N_test) if pl is None
-              else _matrix_spectrum(pb, model, task_moments(pb, pl), vs, N_test))
-        return gaussian_errors(pb, P, beta, lam_gamma, model, sp)
-
-    runs = [gauss(pl) for pl in pools]
-    g = {k: np.array([getattr(r, k) for r in runs]) for k in keys}
+    drawn_here = False
+    if isinstance(pool, str) or pool is not None:       # one pool: the pool-by-pool theory
+        sp = (_mp_spectrum(pb, model, v_scale=vs, N_test=N_test) if isinstance(pool, str)
+              else _matrix_spectrum(pb, model, task_moments(pb, pool), vs, N_test))
+        run = gaussian_errors(pb, P, beta, lam_gamma, model, sp)
+        g = {k: np.array([getattr(run, k)]) for k in keys}
+        residual, iterations = run.residual, run.iterations
+    else:                                               # random pools: the Gaussian theory of all of them at once
+        if pools is None:
+            n_draw = n_pools * (GAUSS_POOLS if law == "finite" else 1)
+            if n_draw * pb.tasks * pb.D > POOL_WORK:       # drawing and reducing the pools is O(n_draw K D)
+                check.fail("pb.tasks", pb.tasks, f"K <= {int(POOL_WORK // (n_draw * pb.D))} for a pool average over "
+                           f"{n_draw} pools in D = {pb.D} (n_pools = {n_pools}"
+                           + (f" times {GAUSS_POOLS} Gaussian-theory pools" if law == "finite" else "")
+                           + f"; at most {POOL_WORK:.3g} task entries drawn, about a minute): lower n_pools, or use "
+                           "law='mp' with pool='mp' (the pool's large-D spectrum, no pools drawn)")
+            pools = np.stack([draw_theory_pool(pb, rng, j) for j in range(n_draw)])
+            drawn_here = True
+        sp = pool_batch.spectra(pb, model, pool_batch.pool_moments(pb, pools), vs, N_test)
+        g, residual, iterations = pool_batch.gaussian_errors(pb, P, beta, lam_gamma, model, sp)
     out = {k: float(v.mean()) for k, v in g.items()}
-    out["residual"] = max(r.residual for r in runs)
-    out["iterations"] = max(r.iterations for r in runs)
+    out["residual"] = residual
+    out["iterations"] = iterations
     ses = {k: mean_se(g[k])[1] for k in ("train", "test", "test_idg")}      # 0 for one pool
     if law == "finite":
         n_fin = 1 if pool is not None else n_pools
         diffs = {k: [] for k in keys[:6]}
         for j in range(n_fin):
-            pl = pools[j]
-            types = (pool_finite._prompt_types(pb, pl, model, n_types, [rng, pb.D, j, 1]) if pool is not None
-                     else _theory_types(pb, model, rng, j, n_types))
+            pl = pool if pool is not None else pools[j]
+            # the prompt types: cached per pool where the pools are the problem's own (a curve in P or λ reuses them)
+            types = (_theory_types(pb, model, rng, j, n_types) if drawn_here
+                     else pool_finite._prompt_types(pb, pl, model, n_types, [rng, pb.D, j, 1]))
             fin = pool_finite._solve(pb, P, beta, lam_gamma, lam_v, model, *types, task_moments(pb, pl), N_test)
             for k in diffs:
-                diffs[k].append(fin[k] - getattr(runs[j], k))
+                diffs[k].append(fin[k] - g[k][j])
             out["residual"] = max(out["residual"], fin["residual"])
             out["iterations"] = max(out["iterations"], int(fin["iterations"]))
         for k, d in diffs.items():
@@ -485,9 +470,9 @@ def _pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, n_types, N_te
 
 def pool_stationary(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_pools=16, rng=0,
                     N_test=None) -> StationaryTheory:
-    """The pool theory as a :class:`~replica.theory.StationaryTheory` (with ``test_idg``); arguments as in
+    """The pool theory as a :class:`~replica.StationaryTheory` (with ``test_idg``); arguments as in
     :func:`replica.stationary`, checked (``lam`` as :func:`~replica._theory.checked_arguments` returns it, ``pool``
-    and ``rng`` as :func:`_pool_arguments` does).
+    and ``rng`` as :func:`pool_arguments` does).
 
     Returns
     -------
@@ -502,6 +487,26 @@ def pool_stationary(pb, P, beta, lam, model="reduced", law="finite", pool=None, 
                             gap=float(linattn.relative_gap(e.train, e.test)), order=None, converged=True,
                             iterations=e.iterations, residual=float(e.residual), test_idg=e.test_idg, N_test=N_test,
                             train_se=e.train_se, test_se=e.test_se, test_idg_se=e.test_idg_se)
+
+
+def fresh_limit(pb, P, beta, lam, model, law):
+    """The fresh-task (ICL) error of the pool theory of ``law`` in the limit ``K → ∞`` of a pool of Gaussian tasks:
+    for ``"finite"`` and ``"factor"`` the replica theory of fresh tasks (:func:`replica.theory.fresh_stationary`;
+    the finite-``D`` pool theory tends to it, within 7e-5 relative at ``K = 2¹⁶``, ``D = 10``), for ``"mp"`` the
+    Gaussian theory at the moments of fresh tasks (its own limit). Arguments checked (``lam`` as
+    :func:`~replica._theory.checked_arguments` returns it); ``pb`` isotropic, with Gaussian tasks.
+
+    Returns
+    -------
+    float
+    """
+    fresh_pb = dataclasses.replace(pb, tasks=None, task_law="gaussian", assignment="random")
+    if law != "mp":
+        return float(fresh_stationary(fresh_pb, P, beta, lam, model).test)
+    lam_gamma, lam_v = lam if isinstance(lam, tuple) else (lam, lam)
+    v_scale = lam_gamma / lam_v if lam_v else 1.0
+    return float(gaussian_errors(fresh_pb, P, beta, lam_gamma, model,
+                                 _matrix_spectrum(fresh_pb, model, fresh_moments(fresh_pb), v_scale)).test)
 
 
 @functools.lru_cache(maxsize=256)

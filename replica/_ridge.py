@@ -40,7 +40,7 @@ singular system, to the solution of least ``θᵀCθ`` (``C`` the preconditioner
 preconditioner is therefore the pseudo-inverse of ``A_z ⊗ A_x`` on ``R = span(z) ⊗ span(x_q) ⊇ range(H)``, whose
 iterates stay in ``R``: the result is ``θ⁺`` whenever ``H`` is nonsingular on ``R`` (``rank F = dim R``; true for
 ``P' >= M`` prompts in general position). The checks: ``numpy.linalg.lstsq`` and the ``λ → 0`` limit
-(``tests/replica/test_round3.py``). All-zero labels (``b = 0``): ``θ* = 0`` for every ``λ``, returned exactly.
+(``tests/replica/test_ridge.py``). All-zero labels (``b = 0``): ``θ* = 0`` for every ``λ``, returned exactly.
 
 Use :func:`replica.gibbs` (one eigendecomposition, then any ``β``, ``λ`` at once) for many
 temperatures or weight decays of one dataset, and this function for one ``λ`` at large ``D``
@@ -62,14 +62,14 @@ from linattn import _validate as validate
 from linattn._arguments import choice, integer, public, tolerance
 from linattn._errors import ConvergenceError
 from linattn._numerics.cg import NotCertified, certified_cg
-from linattn._results import short_repr
+from linattn._results import ToXarray, short_repr
 from linattn._task_covariance import gaussian_moments, structured_error
 from linattn._task_moments import moment_matrices
 from linattn._threads import blas_threads
 
 
 @dataclass(frozen=True, eq=False)
-class RidgeSolution:
+class RidgeSolution(ToXarray, xarray_coords=("lam",), xarray_dims={"Gamma": ("i", "j"), "v": ("i",)}):
     """The ridge solution of one dataset and its exact errors.
 
     Attributes
@@ -518,7 +518,7 @@ class _Preconditioner:
 def _cg(op, b, lam_lo, rtol, maxiter):
     """Preconditioned CG on ``Aθ = b`` (in the coordinates ``ψ`` of :class:`_Preconditioner`) with float32 products,
     float64 reliable updates and the certified stopping rule of the module docstring
-    (:func:`linattn.numerics.cg.certified_cg`); returns ``θ``, the iterations, the true residual and ``Fθ``."""
+    (:func:`linattn._numerics.cg.certified_cg`); returns ``θ``, the iterations, the true residual and ``Fθ``."""
     pre = _Preconditioner(op)
     single = _Single(pre.Wz @ op.ZT, pre.Ux.T @ op.XT)     # the transformed features z', x' in float32
     bnorm = float(np.linalg.norm(b))

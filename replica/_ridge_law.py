@@ -36,7 +36,7 @@ def centred_link(link, mean):
     linattn.links.Link
     """
     if not isinstance(link, links.Link):
-        check.fail("link", link, "a linattn._links.Link")
+        check.fail("link", link, "a linattn.links.Link")
     mean = check.real("mean", mean)
     if mean == 0.0:
         return link
@@ -120,7 +120,7 @@ def ridge_law(pb, P, lam, pool=None, centre=0.0, n_contexts=None, rng=0) -> Ridg
     With ``φ(x) = x`` there is one block: for fresh tasks ``Γ̄ = γ I`` and ``Cov(vec Γ̂) = c I ⊗ I`` from the scalar
     equations (:func:`replica._kernel_solver.solve_fresh`); for a pool ``Γ̄`` and ``C`` are ``D × D`` matrices
     (``Cov(vec Γ̂) = C ⊗ I_D``) from the matrix equations on the pool's tasks. With a linear link this is the
-    finite-``D`` theory of :mod:`replica.pool_finite` (measured equal within its sampling error).
+    finite-``D`` theory of ``replica/_pool_finite.py`` (measured equal within its sampling error).
 
     Parameters
     ----------
@@ -129,7 +129,7 @@ def ridge_law(pb, P, lam, pool=None, centre=0.0, n_contexts=None, rng=0) -> Ridg
     P : float
         Prompts (``>= 1``).
     lam : float
-        Weight decay ``λ >= 1e-20`` (:data:`replica.learners.LAM_MIN`).
+        Weight decay ``λ >= 1e-20`` (:data:`replica._learner_common.LAM_MIN`).
     pool : None or array_like (K, D)
         ``None``: fresh tasks; else the tasks of the pool (each context draws them in turn).
     centre : float

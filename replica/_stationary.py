@@ -1,6 +1,6 @@
 """The stationary theory of the dataset-averaged errors: one entry point for fresh tasks
-(:func:`replica.theory.fresh_stationary`, the replica-symmetric theory) and task pools
-(:func:`replica.pool_theory.pool_stationary`, which builds on the fresh-task theory; the dependency runs
+(:func:`replica._theory.fresh_stationary`, the replica-symmetric theory) and task pools
+(:func:`replica._pool_theory.pool_stationary`, which builds on the fresh-task theory; the dependency runs
 one way), and the theory along a list of ``P``.
 """
 from __future__ import annotations
@@ -11,10 +11,10 @@ import numpy as np
 
 from linattn import _check as check
 from linattn._arguments import integer, public, real_array
-from linattn._results import short_repr
+from linattn._results import ToXarray, short_repr
 from linattn._threads import blas_threads
 
-from ._pool_theory import _pool_arguments, pool_stationary, theory_work
+from ._pool_theory import blas_work, pool_arguments, pool_stationary, theory_work
 from ._structured import structured_stationary
 from ._theory import THEORY, StationaryTheory, checked_arguments, fresh_stationary
 
@@ -24,10 +24,15 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
                rng=0, N_test=None) -> StationaryTheory:
     """Replica-symmetric stationary errors (module docstring); with a task pool, the pool theory.
 
-    For ``pb.tasks = K`` the errors come from :mod:`replica.pool_theory` (``law="finite"``: prompts that are
-    Gaussian given their context, :mod:`replica.pool_finite`; ``"mp"``: Gaussian features with the pool's moments;
+    For ``pb.tasks = K`` the errors come from ``replica/_pool_theory.py`` (``law="finite"``: prompts that are
+    Gaussian given their context, ``replica/_pool_finite.py``; ``"mp"``: Gaussian features with the pool's moments;
     ``"factor"``: the earlier Gaussian-times-fresh-factor theory, a baseline), and the result also carries
     ``test_idg``.
+
+    Structured tasks (``pb.task_covariance = S``, ``w ~ N(0, S)``): the theory of ``replica/_structured.py`` (the
+    type equations of the pool theory with the law's types; ``law="finite"`` or ``"mp"``, the Gaussian-feature
+    theory); the result also carries ``test_odg`` (fresh isotropic tasks of the same power) and, with a pool,
+    ``test_idg``; ``*_se`` are the standard errors of the sampling inside the theory.
 
     Parameters
     ----------
@@ -50,7 +55,7 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
         (Marchenko–Pastur) spectrum (``"mp"``), or condition on the given pool.
     n_pools : int
         Random pools averaged when ``pool=None`` (``law="finite"``: pools of the finite-``D`` theory; the Gaussian
-        control variate uses 32 times as many, :mod:`replica.pool_theory`).
+        control variate uses 32 times as many, ``replica/_pool_theory.py``).
     rng : int or numpy.random.Generator
         Randomness of those pools (an int seed; a Generator is reduced to one draw of it).
     N_test : int, optional
@@ -58,10 +63,6 @@ def stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correla
         trained parameters are those of context length ``pb.N``; only the test metric changes (``c``, ``c_v`` and,
         with a pool, ``Σ̃`` depend on the context length).
 
-    Structured tasks (``pb.task_covariance = S``, ``w ~ N(0, S)``): the theory of :mod:`replica.structured` (the
-    type equations of the pool theory with the law's types; ``law="finite"`` or ``"mp"``, the Gaussian-feature
-    theory); the result also carries ``test_odg`` (fresh isotropic tasks of the same power) and, with a pool,
-    ``test_idg``; ``*_se`` are the standard errors of the sampling inside the theory.
 
     Returns
     -------
@@ -91,19 +92,19 @@ def _stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correl
     """:func:`stationary` of a checked problem, ``P``, ``β``, model, channel, ``n_pools`` and ``N_test``; ``λ``,
     ``law`` and, with a task pool, ``pool`` and ``rng`` are checked here against them."""
     if pb.task_covariance is not None:     # structured tasks w ~ N(0, S): replica._structured
-        with blas_threads(2.0 * float(pb.D) ** 3):
+        with blas_threads(blas_work(pb, model, law)):
             return structured_stationary(pb, P, beta, lam, model, law, pool, n_pools, rng, N_test)
     lam, lw = checked_arguments(pb, P, beta, lam, model, law, channel)
     if pb.tasks is not None:
-        pool, rng = _pool_arguments(pb, pool, law, rng)
-        # many D x D products and eigenproblems per pool: one BLAS thread (linattn.threads)
-        with blas_threads(2.0 * float(pb.D) ** 3):
+        pool, rng = pool_arguments(pb, pool, law, rng)
+        # many type averages (n_types x D_z products) and D x D eigenproblems per pool: one BLAS thread
+        with blas_threads(blas_work(pb, model, law)):
             return pool_stationary(pb, P, beta, lam, model, law, pool, n_pools, rng, N_test)
     return fresh_stationary(pb, P, beta, lam, model, law, channel, N_test, lw)
 
 
 @dataclass(frozen=True, eq=False)
-class StationaryCurve:
+class StationaryCurve(ToXarray, xarray_dim="P"):
     """Theory along a list of ``P`` values (arrays), with the worst solver residual (``test_idg`` and, at
     finite ``β``, no ``free_energy`` for a task pool).
 

@@ -2,10 +2,10 @@ r"""Finite-``D`` theory of ridge regression with structured tasks (``Problem(tas
 
 The query ``x_q ~ N(0, I_D)`` is still isotropic and independent of the context statistics ``z = [s; y2]`` (``z = s``
 for the reduced model), whatever the law of the tasks. So the two facts behind the pool theory of
-:mod:`replica.pool_finite` hold unchanged: rotating every query by one ``O ∈ O(D)`` leaves the law of the features
+``replica/_pool_finite.py`` hold unchanged: rotating every query by one ``O ∈ O(D)`` leaves the law of the features
 ``h = z ⊗ x_q`` invariant (the averaged resolvent is ``Q ⊗ I_D``, ``Q`` of size ``D_z × D_z``), and given its type
 ``t = (z, w, |x_q|²)`` a prompt is an exactly linear-Gaussian sample in the direction ``x̂_q`` with the teacher
-``u = a w/√D``. The type equations of :mod:`replica.pool_finite` therefore apply to any task law; only the law of
+``u = a w/√D``. The type equations of ``replica/_pool_finite.py`` therefore apply to any task law; only the law of
 the types changes:
 
 * **fresh tasks** (``tasks=None``): every prompt has its own task ``w ~ N(0, S)``, a pool of infinitely many types.
@@ -16,7 +16,7 @@ the types changes:
   give the estimate and its standard error.
 * **a pool of** ``K`` **tasks drawn from** ``N(0, S)`` (``tasks=K``): exactly the pool theory, the pool drawn from
   the problem's law (:func:`linattn.pools.draw_pool` knows ``S``); the average over pools uses the Gaussian theory
-  below as a control variate, as :mod:`replica.pool_theory` does.
+  below as a control variate, as ``replica/_pool_theory.py`` does.
 
 The test errors of a structured problem are three quadratic forms in the mean ``Θ̄`` and covariance ``C ⊗ I_D`` of
 the ridge solution: ``test`` on fresh tasks from ``N(0, S)``, ``test_odg`` on fresh tasks from the isotropic law of
@@ -26,7 +26,7 @@ the same power ``(tr S/D) I`` (out of distribution), and with a pool ``test_idg`
 
 ``law="mp"`` is the Gaussian-feature theory alone (:func:`gaussian_errors`): features Gaussian with the exact second
 moments ``Σ̃ ⊗ I_D`` of the training law, effective ridge ``κ`` from ``λ = κ(1 − (D/P) Σ_j σ_j/(σ_j + κ))`` over the
-eigenvalues ``σ_j`` of ``Σ̃`` (:func:`replica.pool_theory.effective_ridge`), ``Θ̄ = (Σ̃ + κ)⁻¹B`` and
+eigenvalues ``σ_j`` of ``Σ̃`` (:func:`replica._pool_theory.effective_ridge`), ``Θ̄ = (Σ̃ + κ)⁻¹B`` and
 ``C = (σ_e² + κ² tr(Θ_*ᵀΣ̃(Σ̃ + κ)⁻²Θ_*))/(P − df₂) · Σ̃(Σ̃ + κ)⁻²`` (Bach, SIAM J. Math. Data Sci. 2024; Hastie,
 Montanari, Rosset & Tibshirani, Ann. Stat. 2022). It is the ``D → ∞`` limit of the finite theory at fixed ``N/D``,
 ``P/D²``, ``r/D`` (the scale of a prompt, ``|x_q|²/D``, concentrates), and closed-form for the low-rank law
@@ -46,7 +46,7 @@ from linattn._task_covariance import gaussian_moments
 from linattn._task_moments import moment_matrices
 
 from . import _pool_finite as pool_finite
-from ._pool_theory import GAUSS_POOLS, _pool_arguments, draw_theory_pool, effective_ridge
+from ._pool_theory import GAUSS_POOLS, draw_theory_pool, effective_ridge, pool_arguments
 from ._theory import StationaryTheory
 
 #: the errors a structured theory returns (zero-temperature parts: ``*_ridge``)
@@ -217,7 +217,7 @@ def structured_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None
                    kappa_eff=gauss["kappa_eff"])
         return out
     # a pool drawn from N(0, S): the pool theory with the structured test laws
-    pool, rng = _pool_arguments(pb, pool, law, rng)
+    pool, rng = pool_arguments(pb, pool, law, rng)
     if isinstance(pool, str):
         check.fail("pool", pool, "None or a (K, D) array for a structured problem")
     if pool is not None:
@@ -258,7 +258,7 @@ def structured_errors(pb, P, beta, lam, model="reduced", law="finite", pool=None
 
 def structured_stationary(pb, P, beta, lam, model="reduced", law="finite", pool=None, n_pools=16, rng=0,
                           N_test=None) -> StationaryTheory:
-    """The structured-task theory as a :class:`~replica.theory.StationaryTheory` (with ``test_odg`` and, with a
+    """The structured-task theory as a :class:`~replica.StationaryTheory` (with ``test_odg`` and, with a
     pool, ``test_idg``); arguments as in :func:`replica.stationary`.
 
     Returns

@@ -38,7 +38,7 @@ import numpy as np
 import linattn
 from linattn import _check as check
 from linattn._arguments import choice, public, real
-from linattn._results import short_repr
+from linattn._results import ToXarray, short_repr
 from linattn._validate import PROBLEM
 from spectra._prompt_law import CHANNELS, LAWS, fresh_law
 from spectra._resolvent import _block_overlaps, _ridge_resolvent, _teacher_overlap
@@ -78,7 +78,7 @@ class OrderParameters:
 
 
 @dataclass(frozen=True, eq=False)
-class StationaryTheory:
+class StationaryTheory(ToXarray, xarray_coords=("P", "beta", "lam"), xarray_skip=("order",)):
     """Dataset-averaged stationary errors of the Gibbs measure (replica-symmetric theory).
 
     Attributes
@@ -96,17 +96,17 @@ class StationaryTheory:
     converged : bool
     iterations : int
         Iterations of the saddle-point solver; with a task pool, the most iterations any solve behind the result
-        took (:attr:`replica.pool_theory.PoolErrors.iterations`).
+        took (:attr:`replica.PoolErrors.iterations`).
     residual : float
         Largest relative residual of the saddle-point equations.
     test_idg : float or None
-        With a task pool (``pb.tasks = K``): the in-distribution error ``⟨E_IDG⟩`` (:mod:`replica.pool_theory`);
+        With a task pool (``pb.tasks = K``): the in-distribution error ``⟨E_IDG⟩`` (``replica/_pool_theory.py``);
         ``test`` is then the fresh-task (ICL) error. ``None`` for fresh tasks.
     N_test : int or None
         The context length of the test errors (``None``: the training length ``problem.N``).
     train_se, test_se : float
         Standard errors of ``train`` and ``test`` from sampling inside the theory: with a task pool, the average over
-        random pools (:mod:`replica.pool_theory`); 0 where nothing is sampled (fresh tasks, a given pool,
+        random pools (``replica/_pool_theory.py``); 0 where nothing is sampled (fresh tasks, a given pool,
         ``pool="mp"``).
     test_idg_se : float or None
         The same for ``test_idg`` (``None`` for fresh tasks).

@@ -3,8 +3,8 @@ r"""Theoretical laws of the rescaled Hessian spectrum ``H/c``: Stieltjes transfo
 ``law="mp"`` is Marchenko–Pastur with ratio ``q = M/P`` (for the full model: MP with population
 covariance ``diag(I_{D²}, (c_v/c) I_D)``); ``law="finite"`` is the finite-D random-scale law of
 conventions §3.1, whose per-prompt scale ``ξ`` has the exact law of one prompt at the given
-``(D, N, σ)`` (:mod:`spectra.law`). Both are solved by the one fixed-point implementation of
-:mod:`spectra.resolvent`; the density is ``Im m(x + i0)/π`` on the physical branch.
+``(D, N, σ)`` (``spectra/_prompt_law.py``). Both are solved by the one fixed-point implementation of
+``spectra/_resolvent.py``; the density is ``Im m(x + i0)/π`` on the physical branch.
 
 Normalisation: densities are per parameter (all ``M`` eigenvalues), so the continuous part
 integrates to ``1 − zero_atom`` (the convention of the seed's Figure 1). ``α = P/D²`` for both models.

@@ -10,13 +10,15 @@ eigensystem needs). ``device="cpu"`` runs the same code on torch's CPU backend (
 Why torch rather than CuPy: torch is already the library's ``[torch]`` extra (the nonlinear transformer demos),
 ships CUDA in its wheels (CuPy needs a wheel matched to the CUDA toolkit), and its CPU build runs this very code in
 the tests. Same numbers: eigenvalues equal the numpy route's to ``1e-12`` of the largest in float64
-(``tests/spectra/test_device.py``; on an H200 the issue that asked for this route measured 3.6e-14).
+(``tests/spectra/test_device.py``; on an H200 a reference run measured 3.6e-14).
 
 Memory: the dense route holds ``H`` (``8 M²`` bytes) and ``eigh`` its eigenvectors (another ``8 M²`` and LAPACK /
 cuSOLVER workspace): checked against the device's free memory (``torch.cuda.mem_get_info``) before anything is
 allocated; the feature batches that form ``H`` are kept below 1 GiB.
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -26,27 +28,53 @@ from linattn import _check as check
 BATCH_BYTES = 1 << 30
 
 
+#: the device names the torch route accepts (float64 devices: torch's CPU backend and CUDA)
+DEVICE_NAME = re.compile(r"^(cpu|cuda(:\d+)?)$")
+#: what the names are, for the messages
+DEVICES = "None (numpy), 'cpu', 'cuda' or 'cuda:N' (torch's float64 devices)"
+#: what a CUDA device needs, for the messages: ``make torch`` installs a CPU build
+CUDA_BUILD = ("a CUDA build of torch (the build that `make torch` installs is a CPU build: it serves 'cpu' only; "
+              "see https://pytorch.org/get-started/locally for a CUDA build)")
+
+
 def torch_device(device):
     """The ``torch.device`` for a ``device`` argument (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or a ``torch.device``).
+
+    An unknown name is refused as such before torch is looked for (``"gpu"`` is not a device name: ``"cuda"``
+    is); a known one without torch names the ``[torch]`` extra, and ``"cuda"`` also says that it needs a CUDA build
+    of torch (``make torch`` installs a CPU build).
 
     Raises
     ------
     ValueError
-        torch is not installed (the ``[torch]`` extra), or the device is not a float64 CPU/CUDA device present here.
+        An unknown device name; torch not installed (the ``[torch]`` extra); a CUDA device that this torch cannot
+        serve (a CPU build, or no CUDA device here).
     """
+    if isinstance(device, str):
+        if not DEVICE_NAME.match(device):
+            hint = " ('gpu' is not a torch device name: a GPU is 'cuda')" if device.lower() == "gpu" else \
+                " ('mps' has no float64)" if device.startswith("mps") else ""
+            check.fail("device", device, DEVICES + hint)
+    elif type(device).__module__.split(".")[0] != "torch" or type(device).__name__ != "device":
+        check.fail("device", device, DEVICES + " or a torch.device")
     try:
         import torch
     except ImportError:
-        check.fail("device", device, "None (numpy) — a torch device needs the [torch] extra: pip install "
-                                     "'linattn[torch]'")
+        need = "pip install 'linattn[torch]'"
+        if device.startswith("cuda"):
+            need += f", with {CUDA_BUILD}"
+        check.fail("device", device, f"None (numpy): a torch device needs the [torch] extra, {need}")
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError):
-        check.fail("device", device, "None, 'cpu', 'cuda' or 'cuda:N'")
+        check.fail("device", device, DEVICES)
     if dev.type not in ("cpu", "cuda"):
-        check.fail("device", device, "None, 'cpu', 'cuda' or 'cuda:N' (float64 devices)")
+        check.fail("device", device, DEVICES)
     if dev.type == "cuda":
         if not torch.cuda.is_available():
+            if getattr(torch.version, "cuda", None) is None:
+                check.fail("device", device, f"'cpu' or None: this torch ({torch.__version__}) is a CPU build; "
+                                             f"'cuda' needs {CUDA_BUILD}")
             check.fail("device", device, "'cpu' or None: torch sees no CUDA device on this machine")
         if dev.index is not None and dev.index >= torch.cuda.device_count():
             check.fail("device", device, f"'cuda:0' … 'cuda:{torch.cuda.device_count() - 1}'")

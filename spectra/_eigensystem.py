@@ -610,7 +610,7 @@ def eigensystem(data, pb, model="reduced", null_space=False, v_scale=1.0, lam=No
         eigenvalue must exceed ``1e-12`` times the largest (else ``ValueError`` naming ``lam``).
     device : None, str or torch.device
         ``None``: numpy/LAPACK. ``"cuda"``, ``"cuda:N"`` or ``"cpu"``: the Gram or dense Hessian formed and
-        eigendecomposed by torch on that device in float64 (:mod:`spectra.device`; the ``[torch]`` extra), the
+        eigendecomposed by torch on that device in float64 (``spectra/_device.py``; the ``[torch]`` extra), the
         rest as on the numpy route. Not with ``lam`` (the per-block route stays on numpy).
 
     Returns

@@ -9,7 +9,7 @@ Two exact paths (conventions §2):
 * ``P >= M`` — ``H = Fᵀ F / P`` itself (numpy evaluates ``Fᵀ F`` as a symmetric rank-k update,
   BLAS ``syrk``), with the feature rows processed in batches of at most ``max_bytes`` so that
   memory stays bounded for large ``P``; then all eigenvalues by LAPACK's two-stage reduction
-  (:func:`spectra.symmetric.symmetric_eigenvalues`; ``numpy.linalg.eigvalsh`` where it is not available).
+  (:func:`spectra.symmetric_eigenvalues`; ``numpy.linalg.eigvalsh`` where it is not available).
 
 The naive reference (``method="naive"``) forms ``F``, then ``Fᵀ F / P``; it exists for tests
 and benchmarks.
@@ -85,7 +85,7 @@ def hessian_eigenvalues(data, pb, rescale=True, model="reduced", method="auto", 
         ``auto`` picks ``gram`` for ``P < M`` and ``dense`` otherwise.
     device : None, str or torch.device
         ``None``: numpy/LAPACK on this machine's cores. ``"cuda"``, ``"cuda:N"`` or ``"cpu"``: the torch route
-        (:mod:`spectra.device`; the ``[torch]`` extra): the Gram or dense matrix formed and diagonalised there in
+        (``spectra/_device.py``; the ``[torch]`` extra): the Gram or dense matrix formed and diagonalised there in
         float64 — the same eigenvalues to ``1e-12`` of the largest. Not with ``method="naive"``.
 
     Returns

@@ -10,7 +10,7 @@ these carry the correlation between a prompt's scale and its effective noise.
 Construction (exact up to a measured quadrature error)
 ------------------------------------------------------
 1. The invariants are an exact function of eight independent primitive variables
-   (:mod:`linattn.invariants`). A scrambled Sobol design of ``2^m`` points (default ``m = 17``)
+   (``linattn/_invariants.py``). A scrambled Sobol design of ``2^m`` points (default ``m = 17``)
    is pushed through the inverse CDFs: a randomised quasi-Monte-Carlo sample of the exact law.
 2. The points are sorted by ``ξ1`` (and, for the full model, by ``ξ2`` inside each ``ξ1`` bin) and
    grouped into equal-mass bins; each bin becomes one node carrying the bin means of ``ξ``,

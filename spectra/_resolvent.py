@@ -18,7 +18,7 @@ structure is exact in expectation for the full model: the ensemble is invariant 
 off-diagonal block of ``E[(H − z)^{-1}]`` vanishes; within a block it is a multiple of the
 identity by the ``O(D) × O(D)`` invariance ``s → O_1 s``, ``x_q → O_2 x_q``.
 
-Transforms of the data vector (replica issue, ``docs/replica.md``)
+Transforms of the data vector (``docs/replica.md``)
 ------------------------------------------------------------------
 With ``b = (1/P) Σ_μ y_μ h_μ/√c`` and ``θ̂_0 = vec(I)/√D``, the cavity/replica theory gives, at
 ``λ' = −z``,
@@ -27,7 +27,7 @@ With ``b = (1/P) Σ_μ y_μ h_μ/√c`` and ``θ̂_0 = vec(I)/√D``, the cavity
           T(z) = E[bᵀ (H/c − z)^{-1} b] = E[y² (1 − ω)] + ρ(z) E[f y ω],
 
 whose imaginary parts on the real axis are the densities of the spectral measures ``μ_0b`` and
-``μ_bb`` that drive the learning curves (:mod:`dynamics.averaged`).
+``μ_bb`` that drive the learning curves (``dynamics/_averaged.py``).
 """
 from __future__ import annotations
 

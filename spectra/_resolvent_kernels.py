@@ -1,4 +1,4 @@
-"""Numba kernels for the block resolvent fixed point (private; see :mod:`spectra.resolvent`).
+"""Numba kernels for the block resolvent fixed point (private; see ``spectra/_resolvent.py``).
 
 Equations (H/c units, blocks i = 1..B, quadrature nodes k with weights w_k and scales ξ_ik):
 

@@ -4,7 +4,7 @@ Edges ``x_± = (1 ± √q)²``, density ``√((x₊ − x)(x − x₋)) / (2π q
 ``max(0, 1 − 1/q)`` at zero, Stieltjes transform
 ``m(z) = [1 − q − z + √((z − x₋)(z − x₊))] / (2 q z)`` (branch with ``m ~ −1/z`` at infinity).
 These closed forms are the reference against which the general fixed-point solver
-(:mod:`spectra.resolvent`, which reproduces MP for ``ξ ≡ 1``) is tested.
+(``spectra/_resolvent.py``, which reproduces MP for ``ξ ≡ 1``) is tested.
 
 References: V. A. Marchenko and L. A. Pastur, Math. USSR-Sbornik 1, 457 (1967).
 """

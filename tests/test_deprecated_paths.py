@@ -53,3 +53,19 @@ def test_the_old_paths_are_exactly_the_renamed_modules():
         assert importlib.util.find_spec(targets[0]) is not None, targets
         for t in targets:
             assert any(part.startswith("_") for part in t.split(".")), t
+
+
+def test_the_packages_pickle_by_name():
+    """A notebook function that names a package travels to worker processes (cloudpickle pickles the modules it
+    uses by name; the packages' module class is a subclass of ``types.ModuleType``, which it does not know)."""
+    import pickle
+
+    import diagnostics
+    import dynamics
+    import linattn
+    import replica
+    import spectra
+    import validation
+
+    for package in (linattn, spectra, dynamics, replica, diagnostics, validation):
+        assert pickle.loads(pickle.dumps(package)) is package

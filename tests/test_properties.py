@@ -121,7 +121,7 @@ def test_a_link_value_scale_is_accepted_or_refused_by_name(scale, shift):
         assert all(math.isfinite(x) for x in out)
 
 
-# ----------------------------------------------------------------------------- issue "no silent wrong answer, round 3"
+# ----------------------------------------------------------------------------- no silent wrong answer
 # One property per class of defect; each failed on the code before its fix (noted per test).
 extreme = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, -0.0, 1e-300, 1e300,
                                                                                       -1e300, 5e-324]))
@@ -249,7 +249,7 @@ def test_pool_theory_at_extreme_weight_decay(lam, beta):
 @given(st.sampled_from([1, 3, 30, 10**13, 10**15, 10**18]), st.sampled_from(["langevin", "descent", "attention"]))
 def test_step_counts_run_or_are_refused_by_name(steps, simulator):
     """Hangs: a step count a user passes either runs (small) or is refused naming it (10¹³ steps ran until killed,
-    inside numba or a Python loop that no alarm interrupts: session 42's adversarial pass). A hang here shows as a
+    inside numba or a Python loop that no alarm interrupts). A hang here shows as a
     test that never ends, or as :class:`Hang` for a Python loop."""
     import validation
 
@@ -266,7 +266,7 @@ def test_step_counts_run_or_are_refused_by_name(steps, simulator):
                  n_steps=steps, lr=0.01, record=[0])
 
 
-# ----------------------------------------------------------------------------- round 6 (session 45's adversarial pass)
+# ----------------------------------------------------------------------------- statistics of extreme values
 @given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=2, max_size=6))
 def test_the_mean_and_standard_error_of_finite_values_are_finite(x):
     """Silent wrong values: the mean ± s.e. of finite values is finite, with the mean inside [min, max] (values

@@ -14,9 +14,10 @@ report and the command line. Rooms (imports point down the list):
   and the one-call workflows :func:`stationary_sweep` (theory vs exact
   vs Langevin against ``P``), :func:`pool_average` (exact averages with task pools) and :func:`rank_dynamics`;
 * :mod:`validation.gallery` — figures that draw saved results (registry, gallery);
-* :mod:`validation.app` — the validation report and the ``linattn`` command line.
+* ``validation.app`` — the validation report and the ``linattn`` command line.
 """
 import importlib
+from typing import TYPE_CHECKING
 
 from .experiments import _grid_functions as grid_points  # noqa: F401  (registers the grid functions gibbs, langevin, long_time_limit)
 
@@ -40,6 +41,39 @@ _LAZY = {
 }
 
 __all__ = sorted(_LAZY)
+
+if TYPE_CHECKING:     # the lazy names, statically, for type checkers and the API reference
+    from .experiments._base import Check, Experiment, Result  # noqa: F401
+    from .experiments._base import run as run_experiment  # noqa: F401
+    from .experiments._data import ExperimentData  # noqa: F401
+    from .experiments._rank_dynamics import RankDynamics, rank_dynamics  # noqa: F401
+    from .experiments._stationary import StationarySweep, boundary_from_means, stationary_sweep  # noqa: F401
+    from .experiments._task_pools import PoolAverage, pool_average  # noqa: F401
+    from .simulators import (  # noqa: F401
+        AttentionRun,
+        BinnedError,
+        Chain,
+        DescentRun,
+        FactorizedRun,
+        LangevinResult,
+        LearnerRun,
+        MeanEstimate,
+        attention_gradient_descent,
+        autocorrelation,
+        binned_readout_error,
+        chain,
+        choose_dt,
+        descent_from_random_inits,
+        factorized_descent,
+        feature_learner,
+        hermite_features,
+        integrated_time,
+        kernel_learner,
+        langevin,
+        mean_and_se,
+        readout,
+    )
+    from .sweeps import load_sweep, local_cluster, sweep, sweep_summary  # noqa: F401
 
 
 def __getattr__(name):

@@ -6,8 +6,10 @@ Each page says what the package is for and where to start, then documents
 2. every public submodule: its docstring, and the public names it defines (its ``__all__``, else the functions and
    classes defined in it) that the package's ``__all__`` did not already document.
 
-Each object is documented once, at its defining path (``replica.stationary.stationary``): that is the anchor the
-cross-references of the docstrings link to (``docs/scripts/griffe_xref.py``). The pages are committed (static);
+Each object is documented once, at its public path (``replica.stationary``: the first package, in the order of
+``PACKAGES`` and their public submodules, whose ``__all__`` exports it): that is the anchor a link to the reference
+uses and the cross-references of the docstrings link to (``docs/scripts/griffe_xref.py``).
+The pages are committed (static);
 ``tests/test_api_reference.py`` regenerates them and fails when they drift, so a new public name gets its entry.
 
 Run ``python docs/scripts/api_pages.py`` from the repository root to rewrite the pages.
@@ -32,7 +34,7 @@ PACKAGES = {
     "spectra": (
         "Hessian spectra of the empirical risk: exact eigenvalues, the Marchenko–Pastur and finite-size laws, and "
         "the per-dataset eigensystem the exact engines share.",
-        "Start with `spectra.hessian_eigenvalues` and `spectra._density`; `spectra._eigensystem` is what `replica` "
+        "Start with `spectra.hessian_eigenvalues` and `spectra.density`; `spectra.eigensystem` is what `replica` "
         "and `dynamics` diagonalise once per dataset."),
     "dynamics": (
         "Learning dynamics: exact gradient flow and descent per dataset, dataset-averaged curves, staged learning "
@@ -41,7 +43,7 @@ PACKAGES = {
     "replica": (
         "Free energies: exact Gibbs averages per dataset, the replica-symmetric theory of the dataset-averaged "
         "errors, task pools at finite and infinite `D`, the learners' theories, and the phase boundaries.",
-        "Start with `replica._stationary` (the theory), `replica._gibbs` and `replica._ridge` (one dataset, exact); "
+        "Start with `replica.stationary` (the theory), `replica.gibbs` and `replica.ridge` (one dataset, exact); "
         "derivations on the [replica page](../replica.md)."),
     "diagnostics": (
         "Diagnostics of any weight trajectory: effective and stable ranks, subspace distances, principal angles, "
@@ -68,8 +70,8 @@ def _public_modules(package):
 
 
 def _defining_path(owner, name):
-    """``module.qualname`` where ``owner.name`` is defined (the anchor of its entry), or ``None`` for a value that
-    is not a function, class or module (constants are described in their module's docstring)."""
+    """``module.qualname`` where ``owner.name`` is defined, or ``None`` for a value that is not a function or class
+    (constants are described in their module's docstring)."""
     obj = getattr(owner, name)
     if inspect.ismodule(obj):
         return None
@@ -77,6 +79,21 @@ def _defining_path(owner, name):
     if not (inspect.isfunction(obj) or inspect.isclass(obj)):
         return None
     return f"{obj.__module__}.{obj.__qualname__}"
+
+
+def public_paths():
+    """``{defining path: public path}`` of every documented function and class: the public path is the first
+    ``module.name`` of the public modules (each package of ``PACKAGES``, then its public submodules) whose
+    ``__all__`` has it — the anchor of its entry."""
+    found = {}
+    for package in PACKAGES:
+        for modname in [package] + _public_modules(package):
+            module = importlib.import_module(modname)
+            for name in _own_names(module):
+                path = _defining_path(module, name) if hasattr(module, name) else None
+                if path is not None:
+                    found.setdefault(path, f"{modname}.{name}")
+    return found
 
 
 def _own_names(module):
@@ -102,29 +119,27 @@ def _entry(path, heading, level):
     return f"::: {path}\n    options:\n      heading: \"{heading}\"\n      heading_level: {level}\n"
 
 
-def page(package, done):
+def page(package, done, public=None):
     """The markdown of the page of ``package``; ``done`` (the anchors documented so far, on earlier pages too) gains
-    the anchors it documents (object paths): each object has one entry in the whole reference."""
+    the anchors it documents (public paths): each object has one entry in the whole reference."""
+    public = public_paths() if public is None else public
     what, start = PACKAGES[package]
-    pkg = importlib.import_module(package)
     lines = [f"# {package}\n", what + "\n", "**Where to start.** " + start + "\n",
              f"::: {package}\n    options:\n      members: false\n      show_root_heading: false\n",
              f"## Public API (`{package}.__all__`)\n"]
-    for name in pkg.__all__:
-        path = _defining_path(pkg, name)
-        if path is None or path in done:
-            continue
-        done.add(path)
-        lines.append(_entry(path, f"{package}.{name}", 3))
-    for modname in _public_modules(package):
+    for modname in [package] + _public_modules(package):
         module = importlib.import_module(modname)
         entries = []
         for name in _own_names(module):
             path = _defining_path(module, name) if hasattr(module, name) else None
-            if path is None or path in done:
+            anchor = public.get(path)
+            if anchor is None or anchor in done:
                 continue
-            done.add(path)
-            entries.append(_entry(path, f"{modname}.{name}", 4))
+            done.add(anchor)
+            entries.append(_entry(anchor, anchor, 3 if modname == package else 4))
+        if modname == package:
+            lines.extend(entries)
+            continue
         lines.append(f"## `{modname}`\n")
         lines.append(f"::: {modname}\n    options:\n      members: false\n      show_root_heading: false\n")
         lines.extend(entries)
@@ -132,9 +147,9 @@ def page(package, done):
 
 
 def pages():
-    """``{file name: markdown}`` of every API page, and the set of anchors they document."""
-    done = set()
-    return {f"{p}.md": page(p, done) for p in PACKAGES}, done
+    """``{file name: markdown}`` of every API page, and the set of anchors (public paths) they document."""
+    done, public = set(), public_paths()
+    return {f"{p}.md": page(p, done, public) for p in PACKAGES}, done
 
 
 def main():

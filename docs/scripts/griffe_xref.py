@@ -1,10 +1,10 @@
 """A griffe extension for the API reference: the Sphinx roles of the docstrings (``:func:`gibbs```,
-``:class:`~replica.theory.StationaryTheory```, ``:meth:`Problem.sample```, ``:mod:`linattn.pools```) become links
+``:class:`~replica.StationaryTheory```, ``:meth:`Problem.sample```, ``:mod:`linattn.pools```) become links
 to the object's entry, or code where the object has no entry of its own (a constant, a private helper).
 
 A role's target is resolved the way a reader of the docstring resolves it: in the enclosing class, then in the
-docstring's module and each package above it, then as an absolute path; the object found is linked by its defining
-path (``replica.gibbs.gibbs``), the anchor ``docs/scripts/api_pages.py`` gives every entry. Loaded by
+docstring's module and each package above it, then as an absolute path; the object found is linked by its public
+path (``replica.gibbs``), the anchor ``docs/scripts/api_pages.py`` gives every entry. Loaded by
 ``mkdocs.yml`` (``extensions:`` of the python handler).
 """
 from __future__ import annotations
@@ -44,17 +44,40 @@ def _lookup(path):
     return obj
 
 
+def _public_paths():
+    if not _PUBLIC:
+        _PUBLIC.update(_api_pages().public_paths())
+    return _PUBLIC
+
+
+_PUBLIC = {}
+
+
+def _api_pages():
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "docs" / "scripts"))
+    try:
+        import api_pages
+    finally:
+        sys.path.pop(0)
+    return api_pages
+
+
 def _canonical(path, obj):
-    """The defining path of ``obj`` found at ``path``: its module and qualified name where it has them."""
+    """The public path of ``obj`` found at ``path`` (its anchor), else its defining path: its module and qualified
+    name where it has them."""
     if inspect.ismodule(obj):
         return obj.__name__
     target = inspect.unwrap(obj) if callable(obj) else obj
     if (inspect.isfunction(target) or inspect.isclass(target)) and "<locals>" not in target.__qualname__:
-        return f"{target.__module__}.{target.__qualname__}"
+        defining = f"{target.__module__}.{target.__qualname__}"
+        return _public_paths().get(defining, defining)
     owner, _, name = path.rpartition(".")                   # a property, a constant: where it was found
     holder = _lookup(owner)
     if inspect.isclass(holder):
-        return f"{holder.__module__}.{holder.__qualname__}.{name}"
+        defining = f"{holder.__module__}.{holder.__qualname__}"
+        return f"{_public_paths().get(defining, defining)}.{name}"
     return path
 
 
@@ -74,13 +97,7 @@ def resolve(target, module, cls=None):
 def anchors():
     """Every anchor of the reference: the entries of ``api_pages``, the packages and modules, and the members of
     the classes documented there that render (methods and properties with a docstring of their own)."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(ROOT / "docs" / "scripts"))
-    try:
-        import api_pages
-    finally:
-        sys.path.pop(0)
+    api_pages = _api_pages()
     found = set(api_pages.pages()[1])
     for package in api_pages.PACKAGES:
         found.add(package)

@@ -6,7 +6,7 @@ first-state law), :class:`Sample` (sequences with their chains), :func:`stationa
 :func:`losses` (:class:`LossCurves`), :func:`log_losses` (and :func:`log_losses_naive`), :func:`predict`,
 :func:`matched_pseudocount`; and the module :mod:`linattn.markov.bottleneck` (the information a pooled bigram
 embedding carries about the task, measured, and the pool size ``K₂*`` it sets; its theory, the Gaussian channel, is
-:mod:`replica.bottleneck_theory`).
+``replica/_bottleneck_theory.py``).
 See docs/markov.md.
 """
 from . import bottleneck

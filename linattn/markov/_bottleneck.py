@@ -52,7 +52,7 @@ average. Found on a grid ``K = 2^{j·step}`` with nested pools per seed (a pool 
 the mean ± s.e. of ``log₂ K₂*`` over seeds.
 
 Deterministic approximation: the theory of ``I_K`` and ``K₂*`` from the Gaussian channel of an embedding
-(:mod:`replica.bottleneck_theory`: ``channel``, ``projection_channel``, ``information_theory``, ``k2_theory``),
+(``replica/_bottleneck_theory.py``: ``channel``, ``projection_channel``, ``information_theory``, ``k2_theory``),
 built on the prior's moments of this module (:func:`prior_moments`) and on :func:`reduced_embedding`.
 
 Measured accuracy of these approximations: docs/markov_bottleneck.md.
@@ -248,7 +248,7 @@ def _basis(E):
 def reduced_embedding(E, C=None):
     """The embedding ``E`` (checked; rescaled by a power of 2 when its largest entry is outside ``[1e-100, 1e100]``)
     in an orthonormal basis ``W`` of the row space of the row-centred ``E``: ``E W`` (C², r), the rows that
-    :func:`information` and the Gaussian channel (:func:`replica.bottleneck_theory.channel`) work with (module
+    :func:`information` and the Gaussian channel (:func:`replica.channel`) work with (module
     docstring; the discarded directions carry a constant ``m``).
 
     Parameters
@@ -352,7 +352,7 @@ def _class_gaussians(T, E, n_bigrams, covariance):
 
 
 def _information_memory(K, C, d, n_samples, covariance, k_name, c_name):
-    """Memory terms of :func:`information` (:func:`~linattn.markov.chains.guard_memory`), ``K`` named ``k_name``
+    """Memory terms of :func:`information` (:func:`~linattn.markov._chains.guard_memory`), ``K`` named ``k_name``
     and ``C`` named ``c_name``."""
     r = min(d, C * C - 1)
     s = [("n_samples", n_samples)]

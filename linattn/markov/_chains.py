@@ -15,7 +15,7 @@ step from a hidden uniform state, ``p(x_0 = j) = (1/C) Σ_i T_ij`` (``"onestep"`
 minimal-model data).
 
 Sampling is exact and reproducible: the chains and the paths are drawn by numba kernels with a
-xoshiro256+ generator (the explicit-state streams of :mod:`linattn.random_kernels`) seeded from
+xoshiro256+ generator (the explicit-state streams of ``linattn/_random_kernels.py``) seeded from
 ``(seed, sequence)`` by splitmix64, so a sequence's path depends only on the seed and its index, never on how
 the work is batched. Categorical draws compare one uniform ``u ∈ [0, 1)`` times the row total with the running
 cumulative sum in float64 and fall back to the last state of nonzero probability, so a state of
@@ -141,14 +141,14 @@ def _plan(terms):
 
 
 def guard_memory(terms, what):
-    """:func:`linattn.check.memory` of the sum of ``terms`` (bytes; :func:`_plan`), naming the argument that
+    """:func:`linattn._check.memory` of the sum of ``terms`` (bytes; :func:`_plan`), naming the argument that
     dominates it: the one a user must lower, not every argument that enters the size."""
     total, name = _plan(terms)
     check.memory(total, what, name)
 
 
 def guard_work(terms, what):
-    """:func:`linattn.check.work` of the sum of ``terms`` (operations; :func:`_plan`), naming the argument that
+    """:func:`linattn._check.work` of the sum of ``terms`` (operations; :func:`_plan`), naming the argument that
     dominates it."""
     total, name = _plan(terms)
     check.work(total, what, name)

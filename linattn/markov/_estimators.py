@@ -107,7 +107,7 @@ def pool_layout(pool, C, first_state):
 
 def _states(states, C, plan=None):
     """``states`` as a contiguous int64 array (n_seq, L) of states in ``0 … C−1``. ``plan(n_seq, L)``: the memory
-    terms of the caller's work (:func:`~linattn.markov.chains.guard_memory`), checked with the copies made here before
+    terms of the caller's work (:func:`~linattn.markov._chains.guard_memory`), checked with the copies made here before
     any of them (a broadcast view of a few bytes may stand for gigabytes)."""
     try:
         shape = np.shape(states)
@@ -211,7 +211,21 @@ def predict(states, name, pool=None, chains=None, pseudocount=None, n_mc=64, rng
     r"""Predictive probabilities ``p̂(y | x_{0:n})`` of one estimator for ``n = 0 … L−2`` (module docstring),
     e.g. for the KL divergence of a trained transformer to each estimator (arXiv:2604.12151).
 
-    Parameters are those of :func:`log_losses`.
+    Parameters
+    ----------
+    states : array_like of int, shape (n_seq, length)
+        Sequences (``length >= 2``), states in ``0 … C−1``.
+    name : {"1-mem", "2-mem", "1-gen", "2-gen", "bayes"}
+    pool : array_like, shape (K, C, C), optional
+        The pool: required by 1-mem, 2-mem, and by bayes when ``chains.K`` is finite.
+    chains : Chains, optional
+        The task law (``α``, first-state law); required by 1-gen, 2-gen and bayes.
+    pseudocount : float, optional
+        1-gen's ``β`` (default ``α``, the authors'; :func:`matched_pseudocount`).
+    n_mc : int
+        Posterior draws per position of bayes with ``K = None`` and ``first_state="stationary"``.
+    rng : None, int, tuple of ints or numpy.random.Generator
+        Seeds that Monte Carlo only.
 
     Returns
     -------
@@ -234,7 +248,7 @@ def predict(states, name, pool=None, chains=None, pseudocount=None, n_mc=64, rng
 def estimator_cost(name, positions, C, K, first, n_mc, c_name, k_name):
     """Operations of one estimator over ``positions`` positions (a list of ``(argument, factor)``): ``O(KC + C²)``
     each, ``O(n_mc C³)`` for the Monte Carlo bayes (fresh chains, stationary first state); as monomials for
-    :func:`~linattn.markov.chains.guard_work`, ``C`` named ``c_name`` and ``K`` named ``k_name``."""
+    :func:`~linattn.markov._chains.guard_work`, ``C`` named ``c_name`` and ``K`` named ``k_name``."""
     if name == "bayes" and K == 0 and first == "stationary":
         return [(1.0, positions + [("n_mc", n_mc), (c_name, C**3 + C * C)])]
     return [(1.0, positions + [(k_name, K), (c_name, C)]), (1.0, positions + [(c_name, C * C)])]
@@ -274,7 +288,17 @@ def log_losses_naive(states, name, pool=None, chains=None, pseudocount=None):
     the authors' ``markov_model_ar.py``): ``O(n_seq L (C² + K))`` memory. For tests and the benchmark; bayes of
     fresh chains only for ``first_state="uniform"`` (= 2-gen).
 
-    Parameters are those of :func:`log_losses`.
+    Parameters
+    ----------
+    states : array_like of int, shape (n_seq, length)
+        Sequences (``length >= 2``), states in ``0 … C−1``.
+    name : {"1-mem", "2-mem", "1-gen", "2-gen", "bayes"}
+    pool : array_like, shape (K, C, C), optional
+        The pool: required by 1-mem, 2-mem, and by bayes when ``chains.K`` is finite.
+    chains : Chains, optional
+        The task law (``α``, first-state law); required by 1-gen, 2-gen and bayes.
+    pseudocount : float, optional
+        1-gen's ``β`` (default ``α``, the authors'; :func:`matched_pseudocount`).
 
     Returns
     -------

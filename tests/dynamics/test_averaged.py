@@ -157,3 +157,96 @@ def test_averaged_curves_at_extreme_decay_and_time():
         dynamics.averaged_curves(pb, 6, 0.1, [1.0], init=1e300, law="mp")
     with pytest.raises(ValueError, match=r"^dynamics\.averaged_curves: lam must be small enough"):
         dynamics.averaged_curves(pb, 6, 1.7e308, [1.0], law="mp")
+
+
+# ----------------------------------------------------------------------------- the band over datasets and θ0
+def _exact_spread(pb, P, times, init, model, n, seed):
+    """The s.d. over datasets and initialisations of the exact curves of ``n`` datasets ``rng=(seed, P, i)``, and its
+    standard error, by train/test: the law of total variance over the per-dataset means and variances over θ0 (exact),
+    written out here independently of the library's estimator."""
+    runs = [dynamics.gradient_flow(pb.sample(P, rng=(seed, P, i)), pb, LAM, times, init=init, model=model)
+            for i in range(n)]
+    out = {}
+    for k in ("train", "test"):
+        m = np.array([getattr(r, k) for r in runs])
+        v = np.array([getattr(r, f"{k}_sd") for r in runs]) ** 2
+        u = n / (n - 1) * (m - m.mean(0)) ** 2 + v          # mean(u) = s²(m) + mean(v), the total variance
+        sd = np.sqrt(u.mean(0))
+        out[k] = sd, u.std(0, ddof=1) / np.sqrt(n) / (2 * sd)      # delta method: se(sd) = se(var)/(2 sd)
+    return out
+
+
+@pytest.mark.parametrize("pb, P, init, model", [(PB, 100, 0.3, "reduced"), (PB, 10, None, "full")],
+                         ids=["random-init", "zero-init-full"])
+def test_band_against_the_spread_of_exact_per_dataset_curves(pb, P, init, model):
+    """The band of averaged_curves (100 datasets) against the s.d. of 200 other datasets' exact curves (exact over
+    θ0 ~ N(0, σ0² I)), at 13 times, train and test. Tolerance: 4 standard errors of the difference of the two
+    estimated standard deviations (each from its own datasets: the sampling error of an s.d., its kurtosis included;
+    4 because 26 correlated comparisons are made).
+
+    With σ0 = 0.3 the initialisations dominate the early spread and the datasets the late one: the band of the
+    initialisations alone (what one dataset's closed form gives, ``test_sd_init``) and the band of the datasets
+    alone are each rejected."""
+    cur = dynamics.averaged_curves(pb, P, LAM, TIMES, init=init, model=model, n_datasets=100, rng=7, progress=False)
+    exact = _exact_spread(pb, P, TIMES, init, model, 200, 8)
+    mean = np.concatenate([exact[k][0] for k in ("train", "test")])
+    se = np.hypot(np.concatenate([exact[k][1] for k in ("train", "test")]),
+                  np.concatenate([cur.train_sd_se, cur.test_sd_se]))
+    band = np.concatenate([cur.train_sd, cur.test_sd])
+    init_only = np.concatenate([cur.train_sd_init, cur.test_sd_init])
+    baselines = {} if init is None else {"initialisations only": init_only,
+                                         "datasets only": np.sqrt(band**2 - init_only**2)}
+    assert_discriminating(mean, se, band, baselines, tol=0.0, k=4.0, label=f"band, {model}, P={P}, init={init}")
+    assert cur.n_datasets == 100 and (init is not None or not np.any(cur.test_sd_init))
+
+
+def test_band_is_absent_by_default_and_refuses_what_it_cannot_sample():
+    cur = dynamics.averaged_curves(PB_3_10, 20, 0.1, [1.0], law="mp")
+    assert cur.n_datasets == 0 and cur.test_sd is None and cur.train_sd_se is None
+    with pytest.raises(ValueError, match=r"n_datasets must be 0 \(no band\) or an integer >= 2"):
+        dynamics.averaged_curves(PB_3_10, 20, 0.1, [1.0], law="mp", n_datasets=1)
+    with pytest.raises(ValueError, match=r"P must be an integer .* when n_datasets > 0"):
+        dynamics.averaged_curves(PB_3_10, 20.5, 0.1, [1.0], law="mp", n_datasets=3)
+    band = dynamics.averaged_curves(PB_3_10, 20.0, 0.1, [0.0, 1.0], law="mp", n_datasets=3)
+    assert band.P == 20 and band.test_sd[0] == 0.0 and band.test_sd_se[0] == 0.0       # E_g(θ0 = 0) is not random
+    assert band.train_sd[0] > 0 and np.all(band.test_sd_init == 0.0)
+
+
+def test_band_datasets_follow_the_seed():
+    """Dataset i of the band is pb.sample(P, rng=(rng, P, i)): the band of two datasets is their spread."""
+    t = np.array([0.5, 5.0])
+    cur = dynamics.averaged_curves(PB_3_10, 12, 0.1, t, law="mp", n_datasets=2, rng=5, init=0.2, progress=False)
+    runs = [dynamics.gradient_flow(PB_3_10.sample(12, rng=(5, 12, i)), PB_3_10, 0.1, t, init=0.2) for i in range(2)]
+    m = np.array([r.test for r in runs])
+    v = np.array([r.test_sd for r in runs]) ** 2
+    np.testing.assert_allclose(cur.test_sd, np.sqrt(m.var(0, ddof=1) + v.mean(0)), rtol=1e-12)
+    np.testing.assert_allclose(cur.test_sd_init, np.sqrt(v.mean(0)), rtol=1e-12)
+
+
+def test_progress_bar_shows_on_long_calls_only(monkeypatch, capsys):
+    from dynamics import _averaged
+
+    dynamics.averaged_curves(PB_3_10, 20, 0.1, [1.0, 2.0], law="mp", n_datasets=2)
+    assert "averaged curves" not in capsys.readouterr().err          # short: silent
+    monkeypatch.setattr(_averaged, "PROGRESS_DELAY", 0.0)              # every call counts as long
+    dynamics.averaged_curves(PB_3_10, 20, 0.1, [1.0, 2.0], law="mp", n_datasets=2)
+    assert "averaged curves" in capsys.readouterr().err
+    dynamics.averaged_curves(PB_3_10, 20, 0.1, [1.0, 2.0], law="mp", n_datasets=2, progress=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_each_rescaled_time_is_solved_once(monkeypatch):
+    """On a doubling grid the poles of 2τ are those of the next time: one resolvent solve per distinct τ (the same
+    numbers as one time at a time)."""
+    from dynamics import _averaged
+
+    solved = []
+    real = _averaged._data_transforms
+    monkeypatch.setattr(_averaged, "_data_transforms", lambda z, P, law: solved.append(z.size) or real(z, P, law))
+    t = 0.01 * 2.0 ** np.arange(6)
+    grid = dynamics.averaged_curves(PB, 100, LAM, t, init=0.1, progress=False)
+    n_poles = _averaged.CONTOUR_NODES + 1
+    assert sum(solved) == (t.size + 1) * n_poles          # τ_0 … τ_5 and 2τ_5
+    alone = [dynamics.averaged_curves(PB, 100, LAM, [x], init=0.1, progress=False) for x in t]
+    np.testing.assert_array_equal(grid.test, [a.test[0] for a in alone])
+    np.testing.assert_array_equal(grid.train, [a.train[0] for a in alone])

@@ -1,5 +1,4 @@
-"""Per-block weight decay ``lam=(λ_Γ, λ_v)`` in the exact flows (issue 27 part 2), and their extreme inputs
-(issue 26).
+"""Per-block weight decay ``lam=(λ_Γ, λ_v)`` in the exact flows, and their extreme inputs.
 
 The flows run in the eigenbasis of ``A = H + Λ`` itself; checked against ``scipy.linalg.expm`` of the dense ``A``
 built with numpy from the prompts, against explicit gradient-descent steps, against the exact quadratic-form
@@ -135,7 +134,7 @@ def test_equal_pair_is_the_common_decay(rng):
 
 
 def test_extreme_inputs_give_the_exact_value_or_name_the_argument(rng):
-    """Issue 26: σ0 = 1e200, λ = 1e300, t = 1e100 — exact closed-form values where they are finite, else a
+    """Extreme inputs: σ0 = 1e200, λ = 1e300, t = 1e100 — exact closed-form values where they are finite, else a
     ValueError naming the argument; never NaN, inf or OverflowError."""
     pb = linattn.Problem(4, 8, 0.1)
     data = pb.sample(10, rng)                      # P < M = 16: a null space

@@ -63,7 +63,7 @@ def test_the_numbers_do_not_depend_on_the_threads(pristine):
 
     Another thread count sums the products in another order, so the CG iterates differ by round-off that
     the iteration carries; each solution is within its proven ``error_bound`` of the exact one, so the two
-    are within the sum of the bounds (the oldest session measured 1.3e-11 against bounds of 2.1e-8).
+    are within the sum of the bounds (the oldest-dependencies environment measured 1.3e-11 against bounds of 2.1e-8).
     """
     pb = linattn.Problem(20, 20, 0.1)
     data = pb.sample(800, rng=0)
@@ -85,3 +85,26 @@ REFUSED = refusals(name_as_word, [
 @pytest.mark.parametrize("call, match, limit", REFUSED)
 def test_refused_naming_the_argument(call, match, limit, monkeypatch):
     assert_refused(call, match, limit, monkeypatch)
+
+
+def test_averaged_curves_decides_once_for_the_whole_call(pristine, monkeypatch):
+    """dynamics.averaged_curves runs its theory (numba resolvent loops between complex products of ~10⁷ flops) and
+    its band on one BLAS thread at these sizes: every product and solve inside sees one thread, and the count is
+    restored after (without the decision OpenBLAS would run each product on both cores)."""
+    import dynamics
+    from dynamics import _averaged, _band
+
+    seen = []
+
+    def watch(name, module):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, **k: seen.append(_blas_counts()) or real(*a, **k))
+
+    watch("_data_transforms", _averaged)
+    watch("_block_overlaps", _averaged)
+    watch("_eigensystem", _band)
+    monkeypatch.setattr(threads, "_read_loadavg", lambda: "0.00 0.00 0.00 1/120 999")     # two idle cores
+    pb = linattn.Problem(5, 10, 0.1)           # M = 30 <= P: the band's eigensystems, 30³ flops, are managed too
+    dynamics.averaged_curves(pb, 40, 0.01, [0.5, 1.0], model="full", n_datasets=2, progress=False)
+    assert len(seen) >= 4 and set(seen) == {(1,) * len(seen[0])}
+    assert set(_blas_counts()) == {2}

@@ -1,4 +1,4 @@
-"""Per-block weight decay ``lam=(λ_Γ, λ_v)`` in the exact Gibbs engine (``replica.gibbs``), issue 27 part 2.
+"""Per-block weight decay ``lam=(λ_Γ, λ_v)`` in the exact Gibbs engine (``replica.gibbs``).
 
 ``replica.gibbs`` rescales ``v' = v √(λ_v/λ_Γ)`` (``spectra.eigensystem(..., v_scale=λ_Γ/λ_v)``) and adds the
 log-Jacobian ``−(D/2β) log(λ_Γ/λ_v)`` to ``F``; it also accepts the eigensystem of ``H + Λ`` itself. Checked

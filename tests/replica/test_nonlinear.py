@@ -15,7 +15,7 @@ P_GRID = (30, 100, 300)
 @pytest.mark.slow
 @pytest.mark.parametrize("link", ["tanh", "relu", "sign", "cubic"])
 def test_exact_law_theory_against_dataset_averages(link):
-    """Acceptance (issue "Nonlinear targets", theory): D = 10, N = 100, reduced model, β = 10³,
+    """Acceptance (nonlinear targets, theory): D = 10, N = 100, reduced model, β = 10³,
     λ = 0.01, 200 datasets per P. Tolerance ``1/M + ε_law + 3 s.e.``: the replica-symmetric saddle point
     (``1/M``, as for the linear link) plus the measured quadrature error of the nonlinear prompt law
     (``ε_law`` = the largest raw moment error of its Sobol design, 1e-5 to 2e-3). The equivalence's

@@ -1,10 +1,10 @@
 """The laws against exact finite-size spectra (rung 3).
 
-Acceptance (spectra issue): Kolmogorov distance of the finite-size law to the exact nonzero
+Acceptance: Kolmogorov distance of the finite-size law to the exact nonzero
 spectrum at D = N = 20, α ∈ {0.5, 1, 2}, ≤ 0.02. A single dataset's spectrum fluctuates
 (the mean of ξ over P prompts has relative s.d. ≈ 0.7/√P, which shifts the whole spectrum),
 so the law is compared with the pooled spectrum of many independent datasets. The tolerance
-is the issue's accuracy goal; the test also checks that the measurement can resolve it: the
+is the accuracy goal; the test also checks that the measurement can resolve it: the
 standard error of the pooled empirical CDF (from the spread across datasets) must be < 0.004.
 """
 import numpy as np

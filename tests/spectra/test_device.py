@@ -20,6 +20,28 @@ def test_a_device_without_torch_is_refused_by_name(monkeypatch):
         spectra.hessian_eigenvalues(pb.sample(30, rng=0), pb, device="cpu")
 
 
+@pytest.mark.parametrize("torch_installed", [True, False])
+def test_an_unknown_device_name_is_not_a_missing_extra(monkeypatch, torch_installed):
+    """'gpu' is not a device name, with or without torch: the message says what the names are, not to install the
+    [torch] extra."""
+    if not torch_installed:
+        monkeypatch.setitem(sys.modules, "torch", None)
+    pb = linattn.Problem(4, 8, 0.1)
+    data = pb.sample(30, rng=0)
+    for device, hint in (("gpu", "a GPU is 'cuda'"), ("mps", "no float64"), ("cuda:x", "'cuda:N'"),
+                         (3, "torch.device")):
+        with pytest.raises(ValueError, match="device must be None") as err:
+            spectra.hessian_eigenvalues(data, pb, device=device)
+        assert hint in str(err.value) and "[torch]" not in str(err.value), device
+
+
+def test_cuda_without_torch_says_a_cuda_build_is_needed(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    pb = linattn.Problem(4, 8, 0.1)
+    with pytest.raises(ValueError, match=r"\[torch\] extra.*CUDA build of torch.*`make torch` installs is a CPU build"):
+        spectra.hessian_eigenvalues(pb.sample(30, rng=0), pb, device="cuda")
+
+
 try:
     import torch
 except ImportError:
@@ -92,3 +114,12 @@ def test_batched_langevin_has_the_chains_law():
         assert abs(mean - (exact + bias)) <= 4 * se
     cold = validation.langevin(data, pb, 40.0, 0.05, **{**kw, "n_chains": 2, "n_samples": 2})
     assert abs(r.train_mean - (cold.exact_train + r.bias_train)) > 4 * r.train_se_exact
+
+
+@needs_torch
+def test_cuda_on_a_cpu_build_of_torch_says_so(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.version, "cuda", None)
+    pb = linattn.Problem(4, 8, 0.1)
+    with pytest.raises(ValueError, match="is a CPU build; 'cuda' needs a CUDA build of torch"):
+        spectra.hessian_eigenvalues(pb.sample(30, rng=0), pb, device="cuda")

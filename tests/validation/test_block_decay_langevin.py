@@ -1,5 +1,5 @@
-"""Per-block weight decay ``lam=(λ_Γ, λ_v)`` in the Langevin simulator and the sweep grid functions (issue 27
-part 2), and the simulator's extreme inputs (issue 26).
+"""Per-block weight decay ``lam=(λ_Γ, λ_v)`` in the Langevin simulator and the sweep grid functions,
+and the simulator's extreme inputs.
 
 The chain's drift is ``(H + Λ)θ − b``, run in the eigenbasis of ``H + Λ``; its reference values are
 ``replica.gibbs`` with the same pair (computed there through the rescaled ``v`` block: two independent exact
@@ -61,7 +61,7 @@ def test_per_block_langevin_matches_the_exact_gibbs_averages():
 
 
 def test_extreme_decay_and_start():
-    """λ = 1e300 (issue 26): A ≈ λI, so at dt = 1/(γλ) every mode is drawn afresh each step (φ = 0) with
+    """λ = 1e300: A ≈ λI, so at dt = 1/(γλ) every mode is drawn afresh each step (φ = 0) with
     variance 2/(βλ); the sample means agree with the exact discrete-chain means ⟨E⟩ + bias within 4 exact s.e.
     A start of 1e200 whose sampled errors would overflow names ``init``."""
     pb = linattn.Problem(4, 8, 0.1)

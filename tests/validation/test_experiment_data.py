@@ -203,17 +203,24 @@ def test_results_saved_by_version_0_1_0_load_into_the_data_classes(path, tmp_pat
     assert again.data == r.data
 
 
+#: relative tolerance of a fresh run against the 0.1.0 file: 1e-10 for direct computations (the reassociation of
+#: multithreaded BLAS sums, far above round-off of one sum and far below any physics); ``pools_phase`` averages ridge
+#: solutions found by conjugate gradients (``replica.ridge`` at ``P >= M``, stopped at a relative residual of 1e-8),
+#: accurate to 1e-8 × cond(H + λ) ≤ 1e-8 × 160 (measured at D = 10, N = 100, P = 200, λ = 0.01): a change of
+#: summation order anywhere before the solve may move a solution by that much, so 2e-6 (the errors are linear in it)
+LEGACY_RTOL = {"pools_phase": 2e-6}
+
+
 @pytest.mark.parametrize("name", ["pools_phase", "gaps_finite_time", "saddles"])
 def test_a_legacy_file_holds_the_numbers_of_a_fresh_run(name):
     """The 0.1.0 smoke results, read through the mapping of old names to fields, equal a smoke run of today's code
-    (same seeds; tolerance 1e-10 relative: the reassociation of multithreaded BLAS sums, far above round-off of one
-    sum and far below any physics)."""
+    (same seeds; tolerance :data:`LEGACY_RTOL`, else 1e-10 relative)."""
     old = Result.load(str(LEGACY / f"{name}.npz")).data.to_arrays()
     new = run(name, "smoke", progress=False).data.to_arrays()
     assert old.keys() == new.keys()
     for k in new:
         assert old[k].shape == new[k].shape, k
         if new[k].dtype.kind in "fc":
-            np.testing.assert_allclose(old[k], new[k], rtol=1e-10, atol=0, err_msg=k)
+            np.testing.assert_allclose(old[k], new[k], rtol=LEGACY_RTOL.get(name, 1e-10), atol=0, err_msg=k)
         else:
             np.testing.assert_array_equal(old[k], new[k], err_msg=k)

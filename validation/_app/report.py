@@ -2,7 +2,7 @@
 
 Each row: quantity, parameters, theory, simulation ± error, relative error, pass/fail, with the
 criterion stated in the report. Quick mode uses fewer datasets and chains (a few minutes on two
-cores); ``--full`` uses the acceptance settings of the issues. The numbers are also written to
+cores); ``--full`` uses the acceptance settings. The numbers are also written to
 ``validation_report.json``.
 """
 from __future__ import annotations

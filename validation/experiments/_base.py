@@ -212,7 +212,7 @@ class Result:
             array or holds fewer bytes than its header claims, object arrays, a header outside the schema of
             :func:`~validation.experiments._result_io.check_header`, arrays that are not the fields of its data
             class), or arrays whose sizes — declared by the zip and by the ``.npy`` headers, checked before anything
-            is decompressed — exceed the memory limit (:func:`linattn.check.memory`).
+            is decompressed — exceed the memory limit (:func:`linattn._check.memory`).
         """
         header, arrays = read_result(path)
         data = _typed_data(header, arrays, f"path {os.fspath(path)!r}")
@@ -714,7 +714,7 @@ def _assembly_key(exp, s, label, outputs):
     return h.hexdigest()[:24]
 
 
-#: the folder that holds the library's packages (this file is ``validation/experiments/base.py`` in it)
+#: the folder that holds the library's packages (this file is ``validation/experiments/_base.py`` in it)
 _PACKAGES_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _PACKAGES = ("linattn", "replica", "spectra", "dynamics", "diagnostics", "validation")
 

@@ -14,8 +14,8 @@ see). Errors are in units of ``E_g(ŷ = 0) = V/2`` (``V`` the label variance).
   are in the theory. Both through :func:`kernel_theory` and :func:`feature_theory` of this module; every grid has
   a column in the memorisation corner (``P = 10 < D² = 36``) with a simulated cell.
 * Simulations (a sparse subset of cells): :func:`simulate_cell` trains ``n_sets`` independent training sets of both
-  learners (:mod:`validation.simulators.learners`; the kernel learner's test errors are exact, the feature learner's
-  are Monte Carlo) and reports mean ± s.e. over the sets (the Monte-Carlo error included).
+  learners (``validation/simulators/_learner_sims.py``; the kernel learner's test errors are exact, the feature
+  learner's are Monte Carlo) and reports mean ± s.e. over the sets (the Monte-Carlo error included).
 
 Experiments: ``learners`` (the ``(P, N)`` diagram with fresh tasks, figure ``learners``, and the report section
 ``learners``, :class:`Learners`), ``learners_pools`` (the ``(P, K)`` diagram with task pools, ICL and IDG, figure
@@ -33,14 +33,14 @@ criteria (each error estimate stated):
   theory's own sampling combined), as in ``docs/kernel_learner.md`` §7. Beside it: the deviation of the baseline
   (``law="mp"``, the linear-attention equivalence).
 * **Feature learner, given the trained Γ**: the theory's optimal-readout error (``test_optimal``) vs the exact (binned
-  Monte Carlo, :func:`validation.simulators.learners.binned_readout_error`) optimal-readout error of each trained
+  Monte Carlo, :func:`validation.binned_readout_error`) optimal-readout error of each trained
   ``Γ``; tolerance ``3 s.e. + 2 %`` (2 %: the measured accuracy of the finite-``D`` mixture for a fixed ``Γ``, ≤ 1.2 %
   in ``docs/feature_learner.md`` §4, plus the overlap of the trained ``Γ`` with the ridge ``Γ``, 0.003 in ``r``).
   Beside it: the Gaussian formula (``law="gaussian"``).
 * **Feature learner as trained, test error** — at ``check_P_feature`` (generalisation), at ``check_P_memo = 100 ≤ 3D²``
   (memorisation: the readout interpolates the training ``t``; ``check_n_memo`` training sets, as the spread between
   sets is large there) and at ``N_test = check_N // 4`` and ``4 check_N`` (the ``check_P_feature`` runs evaluated at
-  another context length, :func:`validation.simulators.learners.feature_test_error`, no retraining): the theory as
+  another context length, :func:`validation.simulators._learner_sims.feature_test_error`, no retraining): the theory as
   trained vs the mean over training sets; passes when ``|sim − th| ≤ 3 s.e. + FEATURE_ACCURACY·th`` (s.e. of the
   simulation ⊕ the theory's own ``test_se``; :data:`FEATURE_ACCURACY` = 5 %, the largest measured excess over
   3 s.e., 2.9 % over 50 cells at ``D = 6`` and none over 60 cells at ``D = 10``, rounded up: ``docs/learners.md``).

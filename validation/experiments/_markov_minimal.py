@@ -2,7 +2,7 @@
 (figure ``markov_minimal``).
 
 Gibson, Cui & Reddy (arXiv:2604.12151), released code ``minimal_models/ICL_mini_2paras.py``; the model,
-its exact enumeration and the theory: :mod:`dynamics.markov_minimal`, ``docs/markov_minimal.md``.
+its exact enumeration and the theory: ``dynamics/_minimal_loss.py``, ``docs/markov_minimal.md``.
 
 Points: ``landscape`` — the loss over a ``(β, δ)`` grid at ``(C, N, α) = (3, N_land, 0.5)`` for both variants,
 with gradient flows from the released run's start ``(0.01, 0.01)`` and from ``(0, δ_s ± 10⁻²)``;

@@ -3,7 +3,7 @@ Gibson, Cui & Reddy, arXiv:2604.12151): experiment ``markov_transformer`` (figur
 :mod:`validation.gallery.markov_transformer`).
 
 One point per run ``(K, L, seed)`` of
-:func:`validation.simulators.markov_transformer.train_markov_transformer` (``K = None``
+:func:`validation.simulators.train_markov_transformer` (``K = None``
 is ``K = ∞``, a fresh chain per sequence). Per run: the per-position losses of the model and of the estimators on
 pool and fresh-chain evaluation sequences, ``KL(estimator ‖ model)`` and the phase along training, the order
 parameters (layer-1 previous-token attention, layer-2 induction attention), and the per-sequence terms of the

@@ -1,9 +1,9 @@
 r"""Training diagnostics validated on the exact model: rank dynamics of staged learning.
 
 For ``Γ = P Q`` (``"value_kq_modes"``) on an anisotropic spectrum the exact population flow from a small
-balanced aligned start is the logistic law of :mod:`dynamics.staged`, ``Γ(t) = U diag(a(t)) Uᵀ``, so the
+balanced aligned start is the logistic law of ``dynamics/_staged.py``, ``Γ(t) = U diag(a(t)) Uᵀ``, so the
 singular values of ``Γ(t)`` are the mode amplitudes ``a_α(t)`` and every spectral diagnostic of
-:mod:`diagnostics.measures` has a closed-form prediction:
+``diagnostics/_measures.py`` has a closed-form prediction:
 
 * the effective rank steps up once per mode; the step of mode ``α`` lies in its rise window
   ``[t_½ − τ_α, t_½ + τ_α]`` (``a_α`` from 12 % to 88 % of ``a^∞_α``; ``τ_α = 1/(γ b_α)``);
@@ -128,7 +128,7 @@ def rank_dynamics(spectrum, N, a0=1e-3, rtol=0.01, span=3.0, lr=0.05, batch=128,
     ValueError
         Naming the argument out of its range; a run whose SGD steps (``span × t_½ / lr``) or diagnostics
         (``n_chains + 3`` trajectories of ``n_grid`` ``D × D`` matrices) exceed the work or memory limits
-        (:func:`linattn.check.work`, :func:`linattn.check.memory`) names ``span, lr, n_chains or batch`` and
+        (:func:`linattn._check.work`, :func:`linattn._check.memory`) names ``span, lr, n_chains or batch`` and
         ``spectrum, n_grid or n_chains``.
     """
     values = check.real_array("spectrum", spectrum, low=0.0, low_open=True)

@@ -210,7 +210,7 @@ def read_result(path) -> tuple:
     ValueError
         Naming ``path``: not a file, not a result file (not a zip, truncated, a member that is not an ``.npy`` array or
         holds fewer bytes than its header claims, object arrays, a header outside the schema of
-        :func:`check_header`), or arrays whose sizes exceed the memory limit (:func:`linattn.check.memory`).
+        :func:`check_header`), or arrays whose sizes exceed the memory limit (:func:`linattn._check.memory`).
     """
     what = "a result file written by Result.save"
     header, arrays = _read(path, what)

@@ -29,7 +29,7 @@ def noise_free_problem(spectrum, N):
 
 def n_steps_covering(t_max, lr, record, culprit="t_max"):
     """Steps of size ``lr`` covering ``t_max``, rounded up to a multiple of ``record``; more than
-    :data:`linattn.check.MAX_INT` steps are refused naming ``culprit`` (the caller's argument that set ``t_max``)."""
+    :data:`linattn._check.MAX_INT` steps are refused naming ``culprit`` (the caller's argument that set ``t_max``)."""
     lr, record = check.positive("lr", lr), check.positive_int("record", record)
     with np.errstate(over="ignore"):
         n = np.ceil(t_max / lr)

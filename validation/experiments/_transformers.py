@@ -4,10 +4,10 @@ experiments of the figures ``icl_emergence`` and ``grokking`` (:mod:`validation.
 Every training run seeds torch and its data generator from its own seed, so each run is a point:
 
 * ``icl_emergence``: one point per ``(task, depth, seed)`` —
-  :func:`validation.simulators.transformers.train_attention_only`
-  and its transitions (:func:`diagnostics.transformers.emergence`), as in
-  :func:`validation.simulators.transformers.emergence_study`;
-* ``grokking``: one point per seed of :func:`validation.simulators.transformers.train_modular_addition`.
+  :func:`validation.simulators.train_attention_only`
+  and its transitions (:func:`diagnostics.emergence`), as in
+  :func:`validation.simulators.emergence_study`;
+* ``grokking``: one point per seed of :func:`validation.simulators.train_modular_addition`.
 
 Torch is imported only when a point is computed: without it the experiments are registered but cannot run
 (the figures are skipped).

@@ -3,9 +3,9 @@ AMD EPYC, two figures at a time beside the validation report, so an upper bound 
 alone on both cores; 2026-12-06, commit 64985fe). ``figures/manifest.json`` records the seconds of every figure a
 run makes; ``benchmarks/figure_costs.py`` measures one figure at a time. Full-mode costs: ``benchmarks/figure_costs.py
 full NAME`` (one process) or ``linattn figures NAME --full --store DIR --workers 2`` (a Dask LocalCluster of 2
-workers; marked below), beside another job on the same 2 cores, so upper bounds (2026-12-06, session 48; fig1, fig2,
-fig3, learners, learners_pools and pools_double_descent 2026-12-07, session 49, beside a one-core adversarial
-harness). A figure not in the table (the torch figures) shows ``—``.
+workers; marked below), beside another job on the same 2 cores, so upper bounds (2026-12-06, 2-core AMD EPYC; fig1,
+fig2, fig3, learners, learners_pools and pools_double_descent 2026-12-07, same machine, beside a one-core
+hostile-input harness). A figure not in the table (the torch figures) shows ``—``.
 ``linattn figures --list`` shows these beside each figure's number of points.
 """
 

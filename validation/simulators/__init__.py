@@ -1,12 +1,12 @@
 """validation.simulators — the simulators that check the theory.
 
-numba Langevin sampler of the Gibbs measure (:mod:`.langevin`), gradient descent from sampled
-initialisations (:mod:`.gradient_descent`), gradient descent on the whole attention matrix through the
-forward pass (:mod:`.attention_gd`), the factorized-attention simulator (:mod:`.factorized`: gradient
+numba Langevin sampler of the Gibbs measure (:func:`langevin`), gradient descent from sampled initialisations
+(:func:`descent_from_random_inits`), gradient descent on the whole attention matrix through the forward pass
+(:func:`attention_gradient_descent`), the factorized-attention simulator (:func:`factorized_descent`: gradient
 descent, online SGD, Langevin), the kernel and feature learners of nonlinear single-index tasks
-(:mod:`.learners`, with the Monte-Carlo check of the feature learner's optimal readout of a fixed ``Γ``,
-:func:`~.learners.binned_readout_error`) and the statistics of correlated samples (:mod:`.stats`). numba kernels live
-in the private ``_kernels`` modules behind these validating functions.
+(:func:`kernel_learner`, :func:`feature_learner`, with the Monte-Carlo check of the feature learner's optimal readout
+of a fixed ``Γ``, :func:`binned_readout_error`) and the statistics of correlated samples (:func:`mean_and_se`,
+:func:`integrated_time`). The numba kernels live in private modules behind these validating functions.
 """
 from ._attention_gd import AttentionRun, attention_gradient_descent
 from ._factorized_sims import FactorizedRun, factorized_descent

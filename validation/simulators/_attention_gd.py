@@ -52,7 +52,7 @@ def attention_gradient_descent(Z, yq, lam, n_steps, lr, W0=None, record=None) ->
     Parameters
     ----------
     Z : ndarray (P, D+1, N+1)
-        Embedded prompts (:meth:`linattn.sampling.Tokens.embed`).
+        Embedded prompts (:meth:`linattn._sampling.Tokens.embed`).
     yq : ndarray (P,)
         Targets.
     lam : float

@@ -4,8 +4,8 @@ For every parametrization of :mod:`linattn.factorized` (``θ ↦ Γ(θ)``, reduc
 
 * **gradient descent** on one training set, ``θ ← θ − η(∇_θ E_t + λθ)``;
 * **online SGD** on the population: a fresh batch of ``B`` exact prompts every step (the exact ``O(D)``
-  sampler of :mod:`linattn.sampling`, anisotropic form, re-implemented in the kernel with χ²_N drawn by
-  the Marsaglia–Tsang gamma sampler); its mean flow is :func:`dynamics.staged.mean_flow` with ``data=None``;
+  sampler of ``linattn/_sampling.py``, anisotropic form, re-implemented in the kernel with χ²_N drawn by
+  the Marsaglia–Tsang gamma sampler); its mean flow is :func:`dynamics.mean_flow` with ``data=None``;
 * **Langevin** on one training set, ``θ ← θ − η(∇_θ E_t + λθ) + √(2η/β) ξ``, whose stationary law (as
   ``η → 0``) is the Gibbs measure ``∝ exp(−β E_t(θ))`` of the *factorized* parameters — not Gaussian,
   because ``E_t`` is quadratic in ``Γ``, not in ``θ``.

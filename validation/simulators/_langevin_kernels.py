@@ -1,6 +1,6 @@
 """Numba kernels of the simulators (private; the validated wrappers are in validation.simulators.langevin).
 
-Random numbers: the explicit-state xoshiro256+ streams of :mod:`linattn.random_kernels` (one state per chain,
+Random numbers: the explicit-state xoshiro256+ streams of ``linattn/_random_kernels.py`` (one state per chain,
 seeded by ``(seed, chain)``), Gaussians by its ziggurat.
 """
 import numpy as np

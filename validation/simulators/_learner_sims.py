@@ -16,16 +16,16 @@ is ``P``). They differ in where the nonlinearity sits:
 * **Feature learner** — attention on the raw input, then a *learned* nonlinear readout:
   ``t = sᵀ Γ x_q`` (the reduced linear attention) and the piecewise-linear readout
   ``ŷ = g(t) = a_0 + a_1 t + Σ_j a_{j+2} max(0, t − b_j)`` (a one-hidden-layer ReLU network with
-  knots ``b_j``, :mod:`linattn.readout`; a polynomial readout was tried first and rejected: it extrapolates like
+  knots ``b_j``, ``linattn/_readout.py``; a polynomial readout was tried first and rejected: it extrapolates like
   ``t^K`` and gave test errors of 10³–10⁶ at small ``P``), trained on ``(1/2P) Σ_μ (y_μ − ŷ_μ)² + (λ/2)(‖Γ‖_F² +
   |a|²)``. Training has two stages. (1) ``Γ`` with a linear readout ``a_0 + a_1 t`` (``Γ = 0``, ``a = (0, 1)`` at the
   start) by full-batch gradient descent (numba kernel; the step size is adapted: ×1.2 after a step that lowers the
   loss, ×½ and the step undone otherwise) — the balanced ridge of the linear attention. (2) Knots at the quantiles
   ``(j + ½)/J`` of the training values of ``t`` (their scale is not known before stage 1), then
   ``second_stage="readout"`` (the default): the readout alone, on the frozen ``Γ`` — a ridge in ``a``, solved exactly
-  (:func:`linattn.readout.fit_readout`); or ``second_stage="joint"``: ``Γ`` and ``a`` together by gradient descent
+  (:func:`linattn._readout.fit_readout`); or ``second_stage="joint"``: ``Γ`` and ``a`` together by gradient descent
   from the stage-1 solution (hinge coefficients started at 0: the same function). The default is the class whose
-  theory is derived (:mod:`replica.feature_theory`, ``readout="trained"``: the readout's fit on the *training*
+  theory is derived (``replica/_feature_theory.py``, ``readout="trained"``: the readout's fit on the *training*
   values of ``t``, which interpolate the training labels in the memorisation regime, is part of it); the joint
   stage lowers the training loss further on a non-convex landscape that the theory does not model
   (``docs/feature_learner.md`` measures both). ``knots="labels"`` is the earliest rule (knots evenly spaced on ±2
@@ -34,7 +34,7 @@ is ``P``). They differ in where the nonlinearity sits:
   2.6–3.3 %) against the optimal readout of its own ``Γ`` (``docs/learners.md``).
 
 Neither ships code in the paper; the replica theory of the feature learner is not implemented
-(the issue's stretch goal). References: H. Gu, Y. Xu, L. Zdeborová (abstract);
+(a stretch goal). References: H. Gu, Y. Xu, L. Zdeborová (abstract);
 M. Letey et al. for the equivalence the kernel learner's linear block obeys.
 """
 from __future__ import annotations
@@ -287,7 +287,7 @@ def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10
         offset).
     max_steps : int
         Gradient steps at most (per stage); ``max_steps`` times the work of a step on ``P`` prompts must stay within
-        the work limit (:func:`linattn.check.work`, ``ValueError`` naming ``max_steps``).
+        the work limit (:func:`linattn._check.work`, ``ValueError`` naming ``max_steps``).
     tol : float
         Stop when a step lowers the loss by less than ``tol`` (relative).
     n_test_prompts : int
@@ -442,8 +442,8 @@ def _prompts(pb, n, gen, tasks):
 def binned_readout_error(pb, Gamma, n=1_000_000, bins=500, rng=0, N_test=None, pool=None,
                          fit_pool="test") -> BinnedError:
     r"""Monte-Carlo test error of the optimal readout of a fixed ``Γ`` (no Gaussian assumption): the check of the
-    feature learner's theory given ``Γ`` (:func:`replica.feature_theory.readout_error`,
-    :func:`replica.feature_theory.mixture_readout_power`).
+    feature learner's theory given ``Γ`` (:func:`replica._feature_overlaps.readout_error`,
+    :func:`replica._feature_mixture.mixture_readout_power`).
 
     Draws ``n`` exact test prompts (fresh tasks, or tasks drawn uniformly from the rows of ``pool``), sorts them by
     ``t = sᵀΓx_q`` into ``bins`` equal-count bins and estimates ``½ E Var(y | t)`` by the within-bin variances
@@ -460,7 +460,7 @@ def binned_readout_error(pb, Gamma, n=1_000_000, bins=500, rng=0, N_test=None, p
     Gamma : array_like (D, D)
     n : int
         Test prompts (``>= 10 bins``; their arrays, ``~8 (3D + 10)`` bytes each with fresh tasks, must fit in the memory
-        limit, :func:`linattn.check.memory`).
+        limit, :func:`linattn._check.memory`).
     bins : int
     rng : int or numpy.random.Generator
     N_test : int, optional

@@ -2,7 +2,7 @@ r"""A two-layer transformer trained on pools of random Markov chains, read again
 (optional extra ``[torch]``).
 
 Gibson, Cui & Reddy, *Distinct mechanisms underlying in-context learning in transformers*, arXiv:2604.12151 (the
-paper, its code and the data: :mod:`diagnostics.markov_transformer`), rebuilt at CPU scale.
+paper, its code and the data: ``diagnostics/_markov_readouts.py``), rebuilt at CPU scale.
 
 **Model** (the authors' architecture, smaller): token embedding ``C → d``, then two blocks
 ``[attention, MLP]`` with pre-LayerNorm residuals
@@ -20,7 +20,7 @@ second MLP matrix) ``N(0, 1/(4d))`` (the GPT-2 correction for four residual writ
 next state ``x_{t+1}`` given ``x_0 … x_t``, ``t = 0 … L−2``.
 
 **Read-outs** (per-position losses beside the estimators', KL to each estimator and the phase, the order
-parameters ``PTA``, ``IHA``, ``IHA_tot``): :mod:`diagnostics.markov_transformer`, on ``n_eval`` fixed sequences from
+parameters ``PTA``, ``IHA``, ``IHA_tot``): ``diagnostics/_markov_readouts.py``, on ``n_eval`` fixed sequences from
 the pool and ``n_eval`` from fresh chains.
 
 torch is imported only inside the functions: the library and its tests run without it.
@@ -175,9 +175,9 @@ class MarkovTransformerRun:
     kl_pool, kl_fresh : dict of str to ndarray (R, L−1)
         ``KL_t(estimator ‖ model)`` at each record.
     phases : tuple of str
-        :func:`diagnostics.markov_transformer.phase` of ``kl_pool`` at each record.
+        :func:`diagnostics.markov.phase` of ``kl_pool`` at each record.
     pta, iha, iha_total : ndarray (R,)
-        :func:`diagnostics.markov_transformer.attention_order_parameters` on the pool evaluation sequences at each
+        :func:`diagnostics.markov.attention_order_parameters` on the pool evaluation sequences at each
         record.
     n_eval : int
         Evaluation sequences of each kind.

@@ -1,14 +1,14 @@
 r"""Nonlinear transformers trained on CPU, with their attention circuits recorded (optional extra ``[torch]``); the
-record (:class:`diagnostics.transformers.TransformerRun`) and its measures (:func:`diagnostics.transformers.emergence`)
-are :mod:`diagnostics.transformers`.
+record (:class:`diagnostics.TransformerRun`) and its measures (:func:`diagnostics.emergence`)
+are ``diagnostics/_transformer_runs.py``.
 
-The applications of the training diagnostics (:mod:`diagnostics.measures`) in Mainali & Teixeira
+The applications of the training diagnostics (``diagnostics/_measures.py``) in Mainali & Teixeira
 (arXiv 2504.12916), rebuilt here at CPU scale:
 
 * attention-only transformers (``L`` layers of causal softmax multi-head attention on a residual stream,
   no MLP, no LayerNorm; Elhage et al. 2021, Olsson et al. 2022) trained online on
 
-  - ``"regression"``: in-context linear regression with this library's prompts (:func:`linattn.sampling.sample_tokens`):
+  - ``"regression"``: in-context linear regression with this library's prompts (:func:`linattn.sample_tokens`):
     tokens ``[x_i; y_i]`` and a query ``[x_q; 0]``, mean squared error on ``y_q``;
   - ``"copy"``: induction-style sequence copying — a block of ``m`` distinct random tokens from a
     vocabulary of ``V``, repeated until the sequence of length ``2·half`` is full, with a period ``m`` drawn
@@ -185,7 +185,26 @@ def _regression_batch(torch, pb, batch, gen):
 
 def copy_batch(torch, vocab, half, batch, gen):
     """Sequences (batch, 2 half) repeating a block of distinct tokens with a random period, and the mask of
-    the positions whose next token is predictable (after the first block)."""
+    the positions whose next token is predictable (after the first block).
+
+    Parameters
+    ----------
+    torch : module
+        The ``torch`` module (the optional extra ``[torch]``, imported by the caller).
+    vocab : int
+        Vocabulary size (``>= half``).
+    half : int
+        Half the sequence length: the longest period.
+    batch : int
+        Number of sequences.
+    gen : numpy.random.Generator
+
+    Returns
+    -------
+    (torch.Tensor, torch.Tensor)
+        Token ids, shape ``(batch, 2 half)``, and the boolean mask of predictable next tokens,
+        shape ``(batch, 2 half − 1)``.
+    """
     period = gen.integers(max(2, half // 2), half + 1, size=batch)
     blocks = np.argsort(gen.random((batch, vocab)), axis=1)[:, :half]       # distinct tokens per row
     pos = np.arange(2 * half)
@@ -413,7 +432,7 @@ class EmergenceStudy:
 def emergence_study(task, depths=(1, 2), seeds=(0, 1, 2), steps=2000, record=25, progress=False,
                     **train_kw) -> EmergenceStudy:
     """Train :func:`train_attention_only` for each depth and seed and read the transitions
-    (:func:`diagnostics.transformers.emergence`).
+    (:func:`diagnostics.emergence`).
 
     Parameters
     ----------

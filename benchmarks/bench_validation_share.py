@@ -1,0 +1,125 @@
+"""The share of argument validation in the hot paths: the sampler (``Problem.sample``), ``replica.ridge``, the
+Langevin entry (``validation.langevin``) and ``replica.stationary``.
+
+Arguments are checked once, where the user calls in (``linattn/_arguments.py``: the ``@public`` decorator and its
+rules; ``linattn/_check.py`` and ``linattn/_validate.py``: the checks the rules and a few bodies call, the checks of
+results included). Measured directly: every function of ``linattn._check`` and ``linattn._validate`` is wrapped in
+a timer that counts the outermost entry only (a check calling a check is counted once), and each call of a
+``@public`` wrapper adds the wrapper's own overhead, measured on a decorated no-op in the same run (a profile counts
+the wrapper calls). Share = validation seconds / seconds of the same calls, the median of five repetitions. The
+timers' own cost (two clock reads per outermost check) is counted as validation, so the shares are upper bounds.
+Goal: < 2 % in every case.
+
+Run: ``python benchmarks/bench_validation_share.py`` (about a minute on 2 cores).
+"""
+import cProfile
+import functools
+import inspect
+import pstats
+import statistics
+import time
+
+import numpy as np
+
+import linattn
+import replica
+import validation
+from linattn import _arguments, _check, _validate
+
+GOAL = 0.02
+_SPENT = [0.0]
+_DEPTH = [0]
+
+
+def _timed(fn):
+    @functools.wraps(fn)
+    def timed(*args, **kwargs):
+        if _DEPTH[0]:
+            return fn(*args, **kwargs)
+        _DEPTH[0] += 1
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _SPENT[0] += time.perf_counter() - t0
+            _DEPTH[0] -= 1
+    return timed
+
+
+def instrument():
+    """Wrap every function of the validation modules in a timer (module globals: the rules and the bodies look
+    them up at call time)."""
+    for module in (_check, _validate):
+        for name, obj in list(vars(module).items()):
+            if inspect.isfunction(obj) and obj.__module__ == module.__name__:
+                setattr(module, name, _timed(obj))
+
+
+def wrapper_overhead(n=200_000):
+    """Seconds per call of the ``@public`` wrapper itself (no rules): a decorated no-op against the bare one."""
+    def noop(x):
+        return x
+    checked = _arguments.public(noop)
+    best = []
+    for f in (noop, checked):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            f(1)
+        best.append((time.perf_counter() - t0) / n)
+    return max(best[1] - best[0], 0.0)
+
+
+def wrapper_calls(fn):
+    """How many ``@public`` wrapper calls one call of ``fn`` makes."""
+    prof = cProfile.Profile()
+    prof.enable()
+    fn()
+    prof.disable()
+    return sum(nc for (path, _, name), (_, nc, _, _, _) in pstats.Stats(prof).stats.items()
+               if name == "checked" and path.replace("\\", "/").endswith("linattn/_arguments.py"))
+
+
+def validation_share(fn, overhead, repeats=5):
+    """``(validation seconds, total seconds)`` of one call of ``fn``: the repetition of median share."""
+    fn()
+    calls = wrapper_calls(fn)
+    runs = []
+    for _ in range(repeats):
+        _SPENT[0] = 0.0
+        t0 = time.perf_counter()
+        fn()
+        total = time.perf_counter() - t0
+        runs.append((_SPENT[0] + calls * overhead, total))
+    share = statistics.median(s / t for s, t in runs)
+    return next(r for r in runs if r[0] / r[1] == share)
+
+
+def cases():
+    pb = linattn.Problem(40, 40, 0.1)
+    data = pb.sample(2000, rng=0)
+    small = linattn.Problem(8, 16, 0.1)
+    small_data = small.sample(200, rng=1)
+    yield "Problem.sample (D = N = 40, P = 2000)", lambda: pb.sample(2000, rng=0)
+    yield "replica.ridge (D = N = 40, P = 2000)", lambda: replica.ridge(data, pb, 0.1)
+    yield "validation.langevin (D = 8, N = 16, P = 200)", lambda: validation.langevin(
+        small_data, small, 100.0, 0.1, n_equilibrate=20_000, n_samples=20, stride=500)
+    fresh = iter(range(400, 10**6))          # a new P each call: the theory's cache is not what is measured
+    yield "replica.stationary (D = 10, N = 20, P ≈ 400)", lambda: replica.stationary(
+        linattn.Problem(10, 20, 0.1), next(fresh), np.inf, 0.1)
+
+
+def main():
+    overhead = wrapper_overhead()
+    instrument()
+    print(f"@public wrapper: {overhead * 1e6:.2f} µs a call")
+    print(f"{'case':48s} {'validation [s]':>15s} {'total [s]':>10s} {'share':>8s}  goal < {GOAL:.0%}")
+    worst = 0.0
+    for label, fn in cases():
+        spent, total = validation_share(fn, overhead)
+        worst = max(worst, spent / total)
+        print(f"{label:48s} {spent:15.6f} {total:10.4f} {spent / total:8.2%}")
+    print(f"worst share {worst:.2%}: {'met' if worst < GOAL else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
