@@ -73,7 +73,7 @@ if TYPE_CHECKING:     # the lazy names, statically, for type checkers and the AP
         mean_and_se,
         readout,
     )
-    from .sweeps import load_sweep, local_cluster, sweep, sweep_summary  # noqa: F401
+    from .sweeps import load_sweep, local_cluster, open_store, sweep, sweep_summary  # noqa: F401
 
 
 def __getattr__(name):
