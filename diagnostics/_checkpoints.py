@@ -18,11 +18,11 @@ from __future__ import annotations
 import os
 import re
 import zipfile
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
+from linattn import _arrayfiles as arrayfiles
 from linattn import _check as check
 from linattn._arguments import integer, public
 
@@ -182,82 +182,38 @@ def _tensor_array(path, key, tensor):
                    f"({type(err).__name__}: {err})")
 
 
-def _npy_claim(f, member=""):
-    """``(elements, bytes, data offset)`` an ``.npy`` header claims, read from the open file ``f`` without loading the
-    array (what ``numpy.load`` would allocate)."""
-    version = np.lib.format.read_magic(f)
-    if version == (1, 0):
-        shape, _, dtype = np.lib.format.read_array_header_1_0(f)
-    elif version == (2, 0):
-        shape, _, dtype = np.lib.format.read_array_header_2_0(f)
-    else:      # 3.0: structured arrays with unicode field names, never numeric weights
-        raise ValueError(f"{member or 'the file'} has .npy format version {version}, not 1.0 or 2.0")
-    if dtype.hasobject:
-        raise ValueError(f"{member or 'the file'} holds an object array (pickles are refused)")
-    elements = float(np.prod(shape, dtype=float))
-    return elements, elements * dtype.itemsize, f.tell()
-
-
 def _claimed_sizes(path):
     """``(elements, bytes)`` the arrays of one checkpoint file claim, read from the ``.npy`` headers and the zip's
-    declared sizes before anything is decompressed or allocated (a ``.pt`` file: its declared sizes, at 4 bytes per
-    element). A header that cannot be read, or claims more data than its file holds, is a ``ValueError`` naming the
-    file; a zip declaring more than the memory limit is refused (:func:`linattn._check.memory`)."""
+    declared sizes before anything is decompressed or allocated (:mod:`linattn._arrayfiles`, the one reader of the
+    library's array files; a ``.pt`` file: its declared sizes, at 4 bytes per element). A file that is not a readable
+    checkpoint is a ``ValueError`` naming it; a zip declaring more than the memory limit is refused
+    (:func:`linattn._check.memory`)."""
     suffix = os.path.splitext(path)[1]
-    where = f"source file {path!r}"
+    where, what = f"source file {path!r}", f"a readable {suffix} checkpoint"
+    if suffix in (".npy", ".npz"):
+        members = arrayfiles.claims(path, where, what, suffix[1:])
+        arrayfiles.held(members, where, what)
+        return sum(m.elements for m in members), sum(m.nbytes for m in members)
     try:
-        if suffix == ".npy":
-            with open(path, "rb") as f:
-                elements, size, offset = _npy_claim(f)
-            if size > os.path.getsize(path) - offset:
-                raise ValueError(f"the header claims {size:.6g} bytes of data but the file holds "
-                                 f"{os.path.getsize(path) - offset}")
-            return elements, size
         if not zipfile.is_zipfile(path):
-            if suffix == ".npz":
-                raise ValueError("not a zip archive")
             return os.path.getsize(path) / 4.0, float(os.path.getsize(path))      # a legacy torch file
         with zipfile.ZipFile(path) as zf:
             infos = zf.infolist()
-            declared = float(sum(info.file_size for info in infos))
-            elements = size = 0.0
-            if suffix == ".npz":
-                for info in infos:
-                    if not info.filename.endswith(".npy"):
-                        elements, size = elements + info.file_size, size + info.file_size
-                        continue
-                    with zf.open(info) as f:
-                        n, b, offset = _npy_claim(f, f"member {info.filename!r}")
-                    if b > info.file_size - offset:
-                        raise ValueError(f"member {info.filename!r} claims {b:.6g} bytes of data but holds "
-                                         f"{info.file_size - offset}")
-                    elements, size = elements + n, size + b
-            else:
-                elements, size = declared / 4.0, declared
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as err:
-        raise ValueError(f"{where} is not a readable {suffix} checkpoint (empty, truncated or not numeric: "
-                         f"{type(err).__name__}: {err})") from None
+    except Exception as err:          # OSError, zipfile.BadZipFile, …
+        raise ValueError(f"{where} is not {what} ({type(err).__name__}: {err})") from None
+    declared = float(sum(info.file_size for info in infos))
     check.memory(declared, f"its {len(infos)} members, uncompressed (sizes declared by the zip)", where)
-    return elements, size
+    return declared / 4.0, declared
 
 
 def _read(path):
     """``{name: array}`` of one checkpoint file; a damaged or unreadable file is a ``ValueError`` naming it."""
     suffix = os.path.splitext(path)[1]
-    try:
-        if suffix == ".npz":
-            with np.load(path, allow_pickle=False) as f:
-                arrays = {k: np.asarray(f[k]) for k in f.files}
-        elif suffix == ".npy":
-            arrays = {"weight": np.asarray(np.load(path, allow_pickle=False))}
-        else:
-            arrays = None
-    except (OSError, ValueError, EOFError, KeyError) as err:
-        raise ValueError(f"source file {path!r} is not a readable {suffix} checkpoint (empty, truncated or not "
-                         f"numeric: {type(err).__name__}: {err})") from None
-    except Exception as err:          # zipfile.BadZipFile and other decoder errors of damaged files
-        raise ValueError(f"source file {path!r} is not a readable {suffix} checkpoint ({type(err).__name__}: "
-                         f"{err})") from None
+    arrays = None
+    if suffix in (".npy", ".npz"):
+        arrays = arrayfiles.read(path, f"source file {path!r}", f"a readable {suffix} checkpoint")
+        if suffix == ".npy":
+            arrays = {"weight": arrays[""]}
     if arrays is None:
         try:
             import torch

@@ -7,7 +7,8 @@ report and the command line. Rooms (imports point down the list):
   optimal readout (:func:`binned_readout_error`) and the statistics of correlated samples;
 * :mod:`validation.sweeps` — the generic runner: grids of any function (:func:`sweep`, :func:`load_sweep`,
   :func:`sweep_summary`, :func:`local_cluster`) and the points of experiments (:func:`~validation.sweeps.run_points`),
-  in this process, on local processes or Dask, resumable into Zarr stores (optional extra ``[dask]``);
+  in this process, on local processes or Dask, resumable into Zarr stores that open as one dataset
+  (:func:`open_store`; optional extra ``[dask]``);
 * :mod:`validation.experiments` — every experiment as settings → run → :class:`~validation.experiments.Result`
   (its data an :class:`~validation.experiments.ExperimentData`: named fields) → :class:`~validation.experiments.Check`,
   and the one-call workflows :func:`stationary_sweep` (theory vs exact
@@ -36,7 +37,7 @@ _LAZY = {
                      "feature_learner", "hermite_features", "integrated_time", "kernel_learner", "langevin",
                      "mean_and_se", "readout"],
                     "validation.simulators"),
-    **dict.fromkeys(["load_sweep", "local_cluster", "sweep", "sweep_summary"], "validation.sweeps"),
+    **dict.fromkeys(["load_sweep", "local_cluster", "open_store", "sweep", "sweep_summary"], "validation.sweeps"),
 }
 
 __all__ = sorted(_LAZY)
@@ -72,7 +73,7 @@ if TYPE_CHECKING:     # the lazy names, statically, for type checkers and the AP
         mean_and_se,
         readout,
     )
-    from .sweeps import load_sweep, local_cluster, sweep, sweep_summary  # noqa: F401
+    from .sweeps import load_sweep, local_cluster, open_store, sweep, sweep_summary  # noqa: F401
 
 
 def __getattr__(name):

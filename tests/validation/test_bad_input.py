@@ -102,9 +102,10 @@ try:                         # the sweep runner needs the optional extra [dask]
         Row("sweep_summary", validation.sweep_summary, dict(ds=validation.sweep("gibbs", GRID, workers=1)), {}),
         Row("local_cluster", validation.local_cluster, dict(workers=1), dict(workers="posint")),
     ]
-    validation.sweep("gibbs", GRID, workers=1, store=ROWS[-3].kwargs["store"])
+    ROWS.append(Row("open_store", validation.open_store, dict(store=ROWS[-3].kwargs["store"]), {}))
+    validation.sweep("gibbs", GRID, workers=1, store=ROWS[-4].kwargs["store"])
 except ImportError:          # without the extra these are tested in test_sweep.py (skipped)
-    NOT_INPUTS |= {"sweep", "load_sweep", "sweep_summary", "local_cluster"}
+    NOT_INPUTS |= {"sweep", "load_sweep", "open_store", "sweep_summary", "local_cluster"}
 test_valid_call_succeeds, test_bad_argument_raises, test_every_public_name_is_swept = sweep_tests(
     ROWS, validation, NOT_INPUTS)
 

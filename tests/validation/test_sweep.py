@@ -508,6 +508,63 @@ def test_ctrl_c_leaves_one_line_no_worker_and_a_store_that_resumes(tmp_path, das
     assert [float(o["y"]) for o in sw.read_points(store)] == [float(i) for i in range(10)]
 
 
+_SLOW_POINT = """
+import os, time
+def slow(x, rng):
+    with open(os.path.join(os.environ["MARKS"], str(x)), "w"):
+        pass
+    time.sleep(0.4)
+    return {"y": float(x)}
+"""
+
+
+def test_ctrl_c_on_a_local_cluster_is_one_line_and_the_resume_finds_its_count(tmp_path):
+    """``linattn sweep … --workers 2`` (a Dask ``LocalCluster``) interrupted by Ctrl-C — SIGINT to the process
+    group, as a terminal sends it — while points run: the whole stderr is the one line saying how many are stored
+    (it followed ~60 lines of the workers' KeyboardInterrupt tracebacks), that count is what the store holds (the
+    points running at the Ctrl-C were written after it was counted: the resume found 45 done, not 44), and the same
+    command evaluates exactly the others."""
+    import re
+    import signal
+    import time
+
+    import zarr
+
+    pytest.importorskip("distributed")
+    n = 16
+    (tmp_path / "slowmod.py").write_text(_SLOW_POINT)
+    (tmp_path / "grid.toml").write_text(f"x = {list(range(n))}\n")
+    store, first, second = str(tmp_path / "store"), tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    command = [sys.executable, "-m", "validation._app.cli", "sweep", "slowmod:slow", "--grid", "grid.toml",
+               "--workers", "2", "--store", store, "--no-progress"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MARKS": str(first)}
+    run = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, start_new_session=True)
+
+    def stored():
+        try:
+            return int(np.sum(np.asarray(zarr.open_group(store, mode="r")["status"][...]) == sw.DONE))
+        except Exception:                       # the store is being created
+            return 0
+
+    deadline = time.time() + 120
+    while time.time() < deadline and stored() < 3:
+        time.sleep(0.05)
+    os.killpg(run.pid, signal.SIGINT)           # two points running, a few stored
+    _, err = run.communicate(timeout=120)
+    m = re.fullmatch(rf"linattn: error: interrupted: (\d+) of {n} evaluations stored in '(.*)'; run the same "
+                     "command to resume\n", err)
+    assert run.returncode == 130 and m and m.group(2) == store, err
+    k = int(m.group(1))
+    assert 3 <= k == stored() < n
+    done = subprocess.run(command, cwd=tmp_path, env={**env, "MARKS": str(second)}, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and f"{n} of {n} evaluations done, 0 failed" in done.stdout, done.stderr
+    assert done.stderr == "" and len(list(second.iterdir())) == n - k
+
+
 def test_the_command_line_says_interrupted_in_one_line(tmp_path):
     script = ("import sys\nfrom validation import gallery\nfrom validation._app import cli\n"
               "def make(*a, **k):\n    raise KeyboardInterrupt('interrupted: 3 of 12 points stored in \\'x\\'; run "

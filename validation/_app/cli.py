@@ -279,7 +279,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--list", action="store_true", help="list the registered figures")
     q.add_argument("--store", "--from-store", dest="store", default=None, metavar="DIR",
                    help="compute each figure's points resumably into Zarr stores under DIR and draw from them "
-                        "(a second call evaluates nothing that is done)")
+                        "(a second call evaluates nothing that is done; validation.open_store(DIR) opens one as "
+                        "an xarray Dataset)")
     where = q.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, default=1,
                        help="with --store: a Dask LocalCluster of N single-threaded workers evaluates the points "

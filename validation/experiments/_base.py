@@ -424,6 +424,23 @@ class Experiment:
         """
         return [{}]
 
+    def describe_point(self, s: Settings, point: dict) -> dict:
+        """Parameters of a point that it does not hold itself (e.g. the ``D`` and ``N`` of the problem its index
+        names): with the point's own fields, the coordinates of a store's ``point`` dimension
+        (:func:`validation.open_store`); default: none.
+
+        Parameters
+        ----------
+        s : Settings
+        point : dict
+            One element of :meth:`points`.
+
+        Returns
+        -------
+        dict of str to number or str
+        """
+        return {}
+
     def compute(self, s: Settings, point: dict) -> dict:
         """One point's outputs; every random number is seeded from ``s`` and ``point``.
 
@@ -516,19 +533,33 @@ def _point_task(name, settings, point, rng=None):
     return exp.compute(s, exp.points(s)[point])
 
 
-def point_coords(points):
-    """The fields that every point has as a number (or every point as a string): the coordinates of a store's
-    ``point`` dimension (:func:`validation.sweeps.run_points`), e.g. ``D``, ``N``, ``P`` of each point."""
+def point_coords(points, described=None):
+    """The coordinates of a store's ``point`` dimension (:func:`validation.sweeps.run_points`): every field that some
+    point has (with :meth:`Experiment.describe_point`'s, ``described``), one value per point — numbers as numbers
+    (NaN where a point does not have the field; integers stay integers where every point has one), strings as
+    strings (``""`` where absent), booleans as booleans where every point has one, anything else (lists, mixed
+    kinds) as its JSON text."""
     if not isinstance(points, (list, tuple)) or not all(isinstance(p, dict) for p in points):
         check.fail("points", points, "a list of dicts (the points of an experiment)")
-    keys = set.intersection(*(set(p) for p in points)) if points else set()
+    rows = [dict(p, **(described[i] if described else {})) for i, p in enumerate(points)]
     out = {}
-    for k in sorted(keys):
-        values = [p[k] for p in points]
-        numbers = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-                      for v in values)
-        if numbers or all(isinstance(v, str) for v in values):
-            out[k] = np.asarray(values)
+    for k in sorted(set().union(*rows) if rows else ()):
+        values = [r.get(k) for r in rows]
+        present = [v for v in values if v is not None]
+        if all(isinstance(v, (bool, np.bool_)) for v in present):
+            out[k] = (np.asarray(values, dtype=bool) if len(present) == len(values)
+                      else np.asarray([np.nan if v is None else float(v) for v in values]))
+        elif all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+                 for v in present):
+            ints = len(present) == len(values) and all(isinstance(v, (int, np.integer)) and abs(v) < 2**63
+                                                       for v in present)
+            out[k] = (np.asarray(values, dtype=np.int64) if ints
+                      else np.asarray([np.nan if v is None else float(v) for v in values]))
+        elif all(isinstance(v, str) for v in present):
+            out[k] = np.asarray(["" if v is None else v for v in values], dtype=str)
+        else:
+            out[k] = np.asarray(["" if v is None else json.dumps(jsonable(v), sort_keys=True) for v in values],
+                                dtype=str)
     return out
 
 
@@ -547,8 +578,9 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
         largest preset).
     store : str, optional
         Zarr folder: each point is written as it finishes and a re-run resumes (optional extra ``[dask]``); a
-        finished store is an ``xarray.open_zarr`` dataset over ``point`` (:func:`validation.sweeps.run_points`)
-        and keeps the assembled result beside it (:data:`ASSEMBLED`), so reopening it assembles nothing.
+        store opens as one ``xarray.Dataset`` over ``point``, the points' parameters as coordinates
+        (:func:`validation.open_store`), and a finished one keeps the assembled result beside it
+        (:data:`ASSEMBLED`, its key inside it), so reopening it assembles nothing.
         Ctrl-C raises ``KeyboardInterrupt`` saying how many points are stored; the same call resumes.
     client : dask.distributed.Client, optional
         Evaluate the points on this cluster.
@@ -603,7 +635,7 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
         outputs = run_points(fn, len(pts), name=f"{exp.name}:{label}",
                              attrs={"settings": json.dumps(jsonable(dict(s)))},
                              store=store, client=client, workers=workers, progress=progress, allow_mixed=allow_mixed,
-                             source=type(exp), coords=point_coords(pts))
+                             source=type(exp), coords=point_coords(pts, [exp.describe_point(s, p) for p in pts]))
     if store is None:
         data, meta = exp.assemble(s, outputs)
         return Result(exp.name, label, dict(s), data, meta)
@@ -612,19 +644,23 @@ def run(experiment, mode="quick", settings=None, store=None, client=None, worker
 
 #: the file of a finished store that holds its assembled result (``{key}``: :func:`_assembly_key`)
 ASSEMBLED = "assembled-{key}.npz"
+#: the entry of a kept result's metadata that holds its key (removed from the result returned)
+_KEY_ENTRY = "assembly_key"
 
 
 def _assembled(exp, s, label, outputs, store):
     """:meth:`Experiment.assemble` of a stored run, kept beside the points (:data:`ASSEMBLED`): reopening a finished
     store reads it instead of assembling again (the theory curves some experiments compute there take seconds). Its
-    key digests everything the assembly depends on, so any change assembles afresh and replaces the file."""
+    key digests everything the assembly depends on, so any change assembles afresh and replaces the file. The key is
+    also written inside the file, and a kept file is returned only when it is this experiment's result, of this mode
+    and these settings, holding this key: a damaged file, or another experiment's result under the name, costs a
+    recomputation and is replaced, never returned."""
     key = _assembly_key(exp, s, label, outputs)
     path = os.path.join(store, ASSEMBLED.format(key=key)) if key else None
     if path and os.path.isfile(path):
-        try:
-            return Result.load(path)
-        except ValueError:                        # a file cut short: assembled again below
-            pass
+        kept = _kept(path, exp, s, label, key)
+        if kept is not None:
+            return kept
     data, meta = exp.assemble(s, outputs)
     result = Result(exp.name, label, dict(s), data, meta)
     if path:
@@ -632,11 +668,26 @@ def _assembled(exp, s, label, outputs, store):
             for old in os.listdir(store):
                 if old.startswith("assembled-") and old.endswith(".npz"):
                     os.remove(os.path.join(store, old))
-            tmp = result.save(f"{path[:-len('.npz')]}.{os.getpid()}.partial.npz")
+            keyed = Result(exp.name, label, dict(s), data, {**meta, _KEY_ENTRY: key})
+            tmp = keyed.save(f"{path[:-len('.npz')]}.{os.getpid()}.partial.npz")
             os.replace(tmp, path)                 # whole or absent
         except (OSError, ValueError):             # a read-only store: the result, not kept
             pass
     return result
+
+
+def _kept(path, exp, s, label, key):
+    """The result kept at ``path`` if it is the one :func:`_assembled` would compute (its experiment, mode, settings
+    and key, and data of the experiment's data class), else ``None``."""
+    try:
+        kept = Result.load(path)
+    except Exception:                             # damaged, cut short, not a result file: assembled again
+        return None
+    meta = dict(kept.meta)
+    same = (meta.pop(_KEY_ENTRY, None) == key and kept.experiment == exp.name and kept.mode == label
+            and json.dumps(kept.settings, sort_keys=True) == json.dumps(jsonable(dict(s)), sort_keys=True)
+            and (exp.data_class is None or type(kept.data) is exp.data_class))
+    return Result(kept.experiment, kept.mode, kept.settings, kept.data, meta) if same else None
 
 
 def _assembly_key(exp, s, label, outputs):

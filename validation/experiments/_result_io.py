@@ -5,18 +5,18 @@ The header is ``{"experiment", "mode", "settings", "meta"}`` and, for typed data
 the name of the data class, whose :meth:`~ExperimentData.to_arrays` are the members. A file without ``"data"`` holds
 a plain dict of arrays: what version 0.1.0 wrote for every experiment, and what an experiment of your own whose
 ``assemble`` returns a dict writes today. Nothing is unpickled: object arrays are refused, and the sizes of the
-members are checked against the memory limit before anything is decompressed.
+members are checked against the memory limit before anything is decompressed (:mod:`linattn._arrayfiles`: every
+malformed file is one ``ValueError`` naming it).
 """
 from __future__ import annotations
 
 import json
 import os
-import zipfile
-import zlib
 from collections.abc import Mapping
 
 import numpy as np
 
+from linattn import _arrayfiles as arrayfiles
 from linattn import _check as check
 
 #: the modes of every experiment and figure
@@ -98,47 +98,6 @@ def check_header(header):
             check.fail(key, header[key], want)
 
 
-def check_npz_sizes(path, where):
-    """Refuse an ``.npz`` whose members would not fit in memory, before decompressing any array: the sum of the
-    uncompressed sizes the zip declares (a zip bomb declares them too: reads stop there) and of the array sizes the
-    ``.npy`` headers claim (``numpy.load`` allocates them before reading); a member holding fewer bytes than its
-    header claims is not a result file.
-
-    Parameters
-    ----------
-    path : str
-    where : str
-        How the error names the file.
-    """
-    with zipfile.ZipFile(path) as zf:
-        infos = zf.infolist()
-        declared = float(sum(info.file_size for info in infos))
-        check.memory(declared, f"its {len(infos)} members, uncompressed (sizes declared by the zip)", where)
-        claimed, short = 0.0, []
-        for info in infos:
-            if not info.filename.endswith(".npy"):
-                raise ValueError(f"member {info.filename!r} is not an .npy array")
-            with zf.open(info) as f:
-                version = np.lib.format.read_magic(f)
-                if version == (1, 0):
-                    shape, _, dtype = np.lib.format.read_array_header_1_0(f)
-                elif version == (2, 0):
-                    shape, _, dtype = np.lib.format.read_array_header_2_0(f)
-                else:
-                    raise ValueError(f"member {info.filename!r} has .npy format version {version}, not 1.0 or 2.0")
-                offset = f.tell()
-            if dtype.hasobject:
-                raise ValueError(f"member {info.filename!r} holds an object array (pickles are refused)")
-            size = float(np.prod(shape, dtype=float)) * dtype.itemsize
-            claimed += size
-            if size > info.file_size - offset:
-                short.append(f"member {info.filename!r} claims {size:.6g} bytes of data but holds "
-                             f"{info.file_size - offset}")
-        check.memory(claimed, "its arrays (sizes claimed by their .npy headers)", where)
-        if short:
-            raise ValueError(short[0])
-
-
 def _target(path):
     """``path`` as the ``.npz`` file to write (``.npz`` appended as :func:`numpy.savez` does; a folder refused)."""
     if not isinstance(path, (str, os.PathLike)):
@@ -215,19 +174,22 @@ def write_result(path, experiment, mode, settings, meta, arrays, data_class=None
 
 
 def _read(path, what):
-    """``(header or None, arrays)`` of the ``.npz`` at ``path``, every member checked before it is read."""
+    """``(header or None, arrays)`` of the ``.npz`` at ``path``: every member's claim checked before anything is read
+    (:mod:`linattn._arrayfiles`, the one reader of the library's array files)."""
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         check.fail("path", path, f"the path of {what}")
-    where = f"path {os.fspath(path)!r}"
-    try:
-        check_npz_sizes(path, where)
-        with np.load(path, allow_pickle=False) as npz:
-            header = json.loads(str(npz["__result__"])) if "__result__" in npz.files else None
-            arrays = {k: npz[k] for k in npz.files if k != "__result__"}
-    except (OSError, ValueError, KeyError, EOFError, RecursionError, zipfile.BadZipFile, zlib.error) as err:
-        if str(err).startswith(where):          # ours (sizes), already naming the file
-            raise
-        raise ValueError(f"{where} is not {what}: {type(err).__name__}: {err}") from None
+    path = os.fspath(path)
+    where = f"path {path!r}"
+    members = arrayfiles.claims(path, where, what, "npz")
+    check.memory(sum(m.nbytes for m in members), "its arrays (sizes claimed by their .npy headers)", where)
+    arrays = arrayfiles.read(path, where, what, members)
+    header = arrays.pop("__result__", None)
+    if header is not None:
+        try:
+            header = json.loads(str(header))
+        except (ValueError, RecursionError) as err:
+            raise ValueError(f"{where} is not {what}: its member '__result__' is not JSON ({type(err).__name__}: "
+                             f"{' '.join(str(err).split())[:200]})") from None
     return header, arrays
 
 

@@ -369,6 +369,16 @@ class StationaryErrors(Experiment):
         pb = _as_problem(s.problems[k])
         return pb, (pb.D * 1000 + pb.N if s.seed is None else s.seed)
 
+    def describe_point(self, s, point):
+        """The ``D``, ``N``, label noise and seed of the problem a point's index names (a point of the report sections
+        without one: none)."""
+        if "problem" not in point:
+            return {}
+        if point.get("part") == "transition":
+            s = _transition_settings(s)
+        pb, seed = self._problem(s, point["problem"])
+        return {"D": pb.D, "N": pb.N, "noise": float(pb.noise), "seed": int(seed)}
+
     def points(self, s):
         if s.seed is not None:
             check.positive_int("seed", s.seed, minimum=0, maximum=SEED_MAX)

@@ -19,7 +19,9 @@ variable — and the sweep goes on.
 Store. With ``store`` (a directory), the Zarr group holds one array per variable, chunked one
 grid point per chunk, a ``status`` array (0 pending, 1 done, 2 failed) and the (truncated) messages
 of failed points in ``error``; every array carries its dimension names and the grid values are
-coordinate arrays, so ``xarray.open_zarr(store)`` reads a store as :func:`load_sweep` does.
+coordinate arrays, so ``xarray.open_zarr(store)`` reads a store as :func:`load_sweep` does. :func:`open_store` opens
+any store the library writes — a sweep's, or the points of an experiment or a figure (one variable per output over
+``point``, the points' parameters as coordinates) — as one ``xarray.Dataset``.
 On local processes and Dask workers each task writes its own
 point into its own chunks as soon as it is done (no two points share a file, so concurrent writers
 never collide; the status is written last, so a write cut short leaves the point pending); the
@@ -38,10 +40,12 @@ cluster. Worker processes that this module starts get one BLAS/OpenMP/numba thre
 Requires the optional extra ``pip install -e ".[dask]"`` (xarray, zarr, dask.distributed).
 """
 from ._grid import GRID_FUNCTIONS, Task, grid_function, task_seed
+from ._open import open_store
+from ._points import read_points
 from ._runners import MAX_WORKERS, WORKER_DIED, WORKER_ENV, checked_client, local_cluster, worker_env
-from ._store import DONE, ERROR_CHARS, FAILED, PENDING, load_sweep, read_points, sweep_summary
+from ._store import DONE, ERROR_CHARS, FAILED, PENDING, load_sweep, sweep_summary
 from ._sweep import run_points, sweep
 
-__all__ = ["sweep", "load_sweep", "sweep_summary", "run_points", "read_points", "local_cluster", "checked_client",
-           "worker_env", "grid_function", "GRID_FUNCTIONS", "Task", "task_seed", "PENDING", "DONE", "FAILED",
-           "ERROR_CHARS", "MAX_WORKERS", "WORKER_DIED", "WORKER_ENV"]
+__all__ = ["sweep", "load_sweep", "open_store", "sweep_summary", "run_points", "read_points", "local_cluster",
+           "checked_client", "worker_env", "grid_function", "GRID_FUNCTIONS", "Task", "task_seed", "PENDING", "DONE",
+           "FAILED", "ERROR_CHARS", "MAX_WORKERS", "WORKER_DIED", "WORKER_ENV"]

@@ -3,9 +3,10 @@
 A sweep store (:class:`Store`) holds one array per output, chunked one grid point per chunk, a ``status`` array
 (:data:`PENDING`, :data:`DONE`, :data:`FAILED`) and the truncated messages of failed points in ``error``; every array
 carries its dimension names and the grid values are coordinate arrays, so ``xarray.open_zarr`` reads it as
-:func:`load_sweep` does. A point store (:func:`validation.sweeps.run_points`) holds each point in its own subgroup
-``p{i}`` and, once finished, the outputs of one shape stacked over ``point`` (:func:`stack_points`). A worker writes
-its own point (:func:`run_and_write`, :func:`run_and_write_ragged`), the status last.
+:func:`load_sweep` does. A point store (:func:`validation.sweeps.run_points`, :mod:`._points`) holds each point in its
+own subgroup ``p{i}`` and, once finished, every output over ``point``. A worker writes its own point
+(:func:`run_and_write`), the status last. :func:`store_kind` tells the kinds apart from their metadata alone, and
+:func:`guard_metadata` refuses arrays whose metadata claim more than memory holds, before anything is read.
 """
 from __future__ import annotations
 
@@ -14,13 +15,14 @@ import inspect
 import json
 import os
 import subprocess
+import warnings
 
 import numpy as np
 
 import linattn
 from linattn import _check as check
 
-from ._grid import require, run_point, run_task
+from ._grid import require, run_task
 
 #: the status of a point in a store: not evaluated yet, done, failed (its message in ``error``)
 PENDING, DONE, FAILED = 0, 1, 2
@@ -156,6 +158,10 @@ class Store:
             self.group.create_array("status", shape=shape, chunks=chunks, dtype="int8", fill_value=0,
                                     dimension_names=self.dims)
             self.consolidate()
+        for name in ("status", "error"):      # read whole on every resume: their metadata must be this run's
+            if tuple(self.group[name].shape) != tuple(shape):
+                raise ValueError(f"store {path!r} is damaged or holds another run: its {name} array has shape "
+                                 f"{tuple(self.group[name].shape)}, not {tuple(shape)}")
 
     def consolidate(self):
         """Write the consolidated metadata that ``xarray.open_zarr`` reads first."""
@@ -266,6 +272,62 @@ def dataset(xr, grid, replicates, sink, attrs):
     return xr.Dataset(data, coords=coords, attrs=attrs)
 
 
+#: bytes counted for one element of a string array (its metadata say nothing of the lengths) by :func:`guard_metadata`
+_STRING_BYTES = 64
+
+
+def guard_metadata(group, names, where):
+    """Refuse the arrays ``names`` of ``group`` when the sizes their metadata claim exceed the memory limit, before
+    anything is read (a store whose ``zarr.json`` claims 10¹² elements would exhaust memory in the read):
+    ``ValueError`` naming ``where`` (:func:`linattn.check.memory`)."""
+    total = 0.0
+    for name in names:
+        arr = group[name]
+        dtype = np.dtype(arr.dtype) if isinstance(arr.dtype, np.dtype) else None
+        itemsize = dtype.itemsize if dtype is not None and dtype.kind in "biufcmM" else _STRING_BYTES
+        total += float(np.prod(arr.shape, dtype=float)) * itemsize
+    check.memory(total, f"{len(names)} of its arrays (sizes claimed by their metadata)", where)
+
+
+def _json(path):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            value = json.load(fh)
+    except (OSError, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def store_kind(path, scan=True):
+    """What the folder ``path`` holds, from its ``zarr.json`` files alone: ``("sweep", attrs)`` (a store of
+    :func:`validation.sweep`), ``("points", attrs)`` (of :func:`validation.sweeps.run_points`: experiments and
+    figures), ``("folder", [relative paths])`` (a folder of point stores ``<experiment>/<mode>``, as ``linattn figures
+    --store`` writes; looked for only when ``scan``), or ``("other", what it is)``."""
+    meta = _json(os.path.join(path, "zarr.json"))
+    if meta is None:
+        if os.path.exists(os.path.join(path, ".zgroup")) or os.path.exists(os.path.join(path, ".zarray")):
+            return "other", "a Zarr version 2 store (this library writes version 3)"
+        if os.path.exists(os.path.join(path, "zarr.json")):
+            return "other", "a folder whose zarr.json is not readable JSON (damaged)"
+        found = []
+        try:
+            for first in sorted(os.listdir(path)) if scan else ():
+                inner = os.path.join(path, first)
+                if os.path.isdir(inner):
+                    found += [f"{first}/{second}" for second in sorted(os.listdir(inner))
+                              if store_kind(os.path.join(inner, second), scan=False)[0] == "points"]
+        except OSError:                        # a folder it may not list: not a folder of stores
+            found = []
+        return ("folder", found) if found else ("other", "not a Zarr store (no zarr.json)")
+    if meta.get("node_type") != "group":
+        return "other", f"a Zarr {meta.get('node_type', 'node')}, not a group"
+    attrs = meta.get("attributes") if isinstance(meta.get("attributes"), dict) else {}
+    if not ("grid" in attrs and "replicates" in attrs and "experiment" in attrs):
+        return "other", "a Zarr group without the attributes of a store written by this library (experiment, grid)"
+    status = _json(os.path.join(path, "status", "zarr.json")) or {}
+    return ("points" if status.get("dimension_names") == ["point"] else "sweep"), attrs
+
+
 def load_sweep(store):
     """Open a sweep's Zarr store as an ``xarray.Dataset`` (the same layout :func:`sweep` returns).
 
@@ -277,25 +339,49 @@ def load_sweep(store):
     Returns
     -------
     xarray.Dataset
+
+    Raises
+    ------
+    ValueError
+        In one line naming the store: not a folder; a store of another kind (the points of an experiment or a
+        figure: :func:`validation.open_store` opens those), not a store, or damaged; arrays whose metadata claim
+        more than the memory limit (checked before anything is read).
     """
     xr = require("xarray")
     zarr = require("zarr")
     if not isinstance(store, (str, os.PathLike)) or not os.path.isdir(store):
         check.fail("store", store, "the folder of an existing sweep store")
+    where = f"store {os.fspath(store)!r}"
+    kind, info = store_kind(os.fspath(store))
+    if kind == "points":
+        raise ValueError(f"{where} holds the points of experiment {info.get('experiment')!r} (run_experiment, linattn "
+                         "figures), not a sweep: open it with validation.open_store")
+    if kind == "folder":
+        raise ValueError(f"{where} is a folder of experiment stores ({', '.join(info[:4])}"
+                         f"{', …' if len(info) > 4 else ''}), not a sweep: open one with validation.open_store")
+    if kind == "other":
+        raise ValueError(f"{where} is not a sweep store (written by validation.sweep): {info}")
     try:
-        group = zarr.open_group(os.fspath(store), mode="r", use_consolidated=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            group = zarr.open_group(os.fspath(store), mode="r", use_consolidated=False)
         attrs = dict(group.attrs)
         attrs.pop("variables", None)
         grid = json.loads(attrs["grid"])
+        outputs = [k for k in group.array_keys() if k not in _RESERVED and k not in grid and k != "replicate"]
+        guard_metadata(group, ["status", "error"] + outputs, where)
         mem = Memory(tuple(len(v) for v in grid.values()) + (int(attrs["replicates"]),))
         mem._status = np.asarray(group["status"][...])
-        mem._vars = {k: np.asarray(group[k][...]) for k in group.array_keys()
-                     if k not in _RESERVED and k not in grid and k != "replicate"}
+        mem._vars = {k: np.asarray(group[k][...]) for k in outputs}
         mem._errors = decode_errors(group)
         return dataset(xr, grid, int(attrs["replicates"]), mem, attrs)
-    except (KeyError, TypeError, ValueError, AttributeError, RuntimeError, OSError) as err:  # zarr's errors among them
-        raise ValueError(f"store {os.fspath(store)!r} is not a readable sweep store (written by validation.sweep): "
-                         f"{type(err).__name__}: {err}") from None
+    except MemoryError:
+        raise
+    except Exception as err:                 # zarr's, numcodecs' and xarray's errors of a damaged store among them
+        if isinstance(err, ValueError) and str(err).startswith(where):   # ours (sizes), already naming the store
+            raise
+        raise ValueError(f"{where} is a damaged sweep store: {type(err).__name__}: "
+                         f"{' '.join(str(err).split())[:300]}") from None
 
 
 def sweep_summary(ds):
@@ -326,97 +412,3 @@ def sweep_summary(ds):
         out[f"{k}_se"] = vv.std("replicate", ddof=1) / np.sqrt(n)
     out["n"] = ok.sum("replicate")
     return type(ds)(out, attrs=ds.attrs)
-
-
-
-# ----------------------------------------------------------------------------- ragged points (experiments)
-def write_ragged(group, index, outputs, error):
-    """Write point ``index`` into its own subgroup ``p{index}`` (any shapes; axis ``j`` of output ``k`` is the
-    dimension ``{k}_{j}``, so ``xarray.open_zarr(store, group="p{index}")`` reads it), the status last."""
-    i = index[0]
-    if outputs is not None:
-        sub = group.require_group(f"p{i}")
-        for k, v in outputs.items():
-            arr = sub.create_array(k, shape=v.shape, dtype=v.dtype, overwrite=True,
-                                   chunks=v.shape if v.size else None,
-                                   dimension_names=[f"{k}_{j}" for j in range(v.ndim)])
-            if v.size:
-                arr[...] = v
-        group["status"][i:i + 1] = DONE
-    else:
-        group["error"][i:i + 1] = np.array([error[:ERROR_CHARS]], dtype=str)
-        group["status"][i:i + 1] = FAILED
-
-
-def run_and_write_ragged(fn, task, path):
-    """Worker side: evaluate a point of an experiment and write it into its own subgroup of the store at ``path``.
-    Returns ``(index, status)``."""
-    import zarr
-
-    if path not in _GROUPS:
-        _GROUPS[path] = zarr.open_group(path, mode="r+")
-    index, outputs, error = run_point(fn, task)
-    write_ragged(_GROUPS[path], index, outputs, error)
-    return index, DONE if outputs is not None else FAILED
-
-
-
-def stack_points(group, n_points, coords):
-    """Beside the per-point subgroups of a finished store, every output that has one shape and dtype at all points,
-    stacked over the dimension ``point`` (axis ``j`` of output ``k``: ``{k}_{j}``) with the points' ``coords``
-    (numbers or strings per point) as its coordinates: ``xarray.open_zarr(store)`` reads them, and a finished store
-    reopens with one read per output. The attribute ``stacked`` (their names) is written last: a stacking cut short
-    is redone."""
-    outs = [{k: np.asarray(v[...]) for k, v in group[f"p{i}"].arrays()} for i in range(n_points)]
-    first = outs[0]
-    stacked = sorted(k for k in first if k not in _RESERVED and k != "point"
-                     and all(k in o and o[k].shape == first[k].shape and o[k].dtype == first[k].dtype for o in outs))
-    names = {k: (f"point_{k}" if k in first or k in _RESERVED else k) for k in coords}
-    for k, values in coords.items():
-        arr = group.create_array(names[k], shape=values.shape, dtype=str if values.dtype.kind in "US" else values.dtype,
-                                 dimension_names=["point"], overwrite=True)
-        arr[...] = values
-    for k in stacked:
-        values = np.stack([o[k] for o in outs])
-        arr = group.create_array(k, shape=values.shape, dtype=values.dtype, overwrite=True,
-                                 chunks=values.shape if values.size else None,
-                                 dimension_names=["point"] + [f"{k}_{j}" for j in range(values.ndim - 1)],
-                                 attributes={"coordinates": " ".join(names.values())} if names else None)
-        if values.size:
-            arr[...] = values
-    group.attrs["stacked"] = stacked
-
-
-
-def read_points(store):
-    """The outputs of every point of a store written by :func:`run_points`, in order.
-
-    Parameters
-    ----------
-    store : str
-
-    Returns
-    -------
-    list of dict
-    """
-    zarr = require("zarr")
-    if not isinstance(store, (str, os.PathLike)) or not os.path.isdir(store):
-        check.fail("store", store, "the folder of an existing point store")
-    try:
-        group = zarr.open_group(os.fspath(store), mode="r")     # consolidated metadata when finished
-        status = np.asarray(group["status"][...])
-        if status.ndim != 1:
-            raise ValueError(f"its status has shape {status.shape}, not (n_points,): a sweep store? (load_sweep)")
-        if not np.all(status == DONE):
-            raise ValueError(f"{int(np.sum(status != DONE))} of {status.size} points are not done")
-        stacked = {k: np.asarray(group[k][...]) for k in group.attrs.get("stacked", [])}   # one read per output
-        out = []
-        for i in range(status.size):
-            sub = group[f"p{i}"]
-            point = {k: v[i, ...] for k, v in stacked.items()}
-            point.update({k: np.asarray(sub[k][...]) for k in sub.array_keys() if k not in stacked})
-            out.append({k: point[k] for k in sorted(point)})
-    except (KeyError, TypeError, ValueError, AttributeError, RuntimeError, OSError) as err:  # zarr's errors among them
-        raise ValueError(f"store {os.fspath(store)!r} is not a complete point store (written by run_points): "
-                         f"{type(err).__name__}: {err}") from None
-    return out

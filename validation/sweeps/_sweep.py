@@ -14,21 +14,9 @@ import numpy as np
 from linattn import _check as check
 
 from ._grid import GRID_FUNCTIONS, Task, checked_grid, grid_tasks, require, run_point
+from ._points import COORDS_ATTR, coords_attr, finish, read_points, run_and_write_ragged, write_ragged
 from ._runners import MAX_WORKERS, checked_client, execute, serial_points
-from ._store import (
-    DONE,
-    PENDING,
-    Memory,
-    Store,
-    code_attrs,
-    dataset,
-    decode_errors,
-    read_points,
-    run_and_write,
-    run_and_write_ragged,
-    stack_points,
-    write_ragged,
-)
+from ._store import DONE, PENDING, Memory, Store, code_attrs, dataset, decode_errors, run_and_write
 
 
 def sweep(fn, grid, replicates=1, rng=0, client=None, store=None, workers=None, allow_mixed=False,
@@ -144,12 +132,25 @@ def _resumable(status, n, store, what="points"):
     try:
         yield
     except KeyboardInterrupt:
+        raise KeyboardInterrupt(_Stored(status, n, store, what)) from None
+
+
+class _Stored:
+    """The message of an interrupted stored run, counted when it is shown: by then the points still running when
+    Ctrl-C came are written or stopped (a Dask cluster finishes or kills them while it closes), so the count is
+    what a resumed run finds done."""
+
+    def __init__(self, status, n, store, what):
+        self.status, self.n, self.store, self.what = status, n, os.fspath(store), what
+
+    def __str__(self):
         try:
-            done = f"{int(np.sum(status() == DONE))} of {n}"
+            done = f"{int(np.sum(self.status() == DONE))} of {self.n}"
         except Exception:                      # a store cut mid-write: still say how to resume
-            done = f"? of {n}"
-        raise KeyboardInterrupt(f"interrupted: {done} {what} stored in {os.fspath(store)!r}; run the same command "
-                                "to resume") from None
+            done = f"? of {self.n}"
+        return f"interrupted: {done} {self.what} stored in {self.store!r}; run the same command to resume"
+
+    __repr__ = __str__
 
 
 def _point_coords(coords, n_points):
@@ -177,9 +178,10 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
     writers never share a file) with ``status[i]`` written last; a re-run evaluates only the points
     not yet done. The runner knows nothing about experiments: ``fn`` carries its own seeds.
 
-    A finished store is readable by any Zarr tool: ``xarray.open_zarr(store)`` gives every output that has one
-    shape at all points as a variable over ``point`` (with ``coords`` as its coordinates) beside ``status`` and
-    ``error``; an output whose shape changes from point to point is read per point,
+    A finished store is one dataset over ``point`` (:func:`open_store`, or any Zarr tool: ``xarray.open_zarr(store)``):
+    every output a variable — stacked where it has one shape at every point, else padded to its largest shape
+    with NaN, each point's own shape noted so that the outputs read back exactly — with ``coords`` as its
+    coordinates, beside ``status`` and ``error``; a point's group also reads alone,
     ``xarray.open_zarr(store, group="p7")``. Ctrl-C stops the workers and raises ``KeyboardInterrupt`` with one
     line: how many points are stored, and that the same call resumes.
 
@@ -201,8 +203,8 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
     source : object, optional
         Whose source code is hashed into the store (default ``fn``).
     coords : dict, optional
-        Name → one number or string per point (e.g. each point's ``D``, ``N``, ``P``): the coordinates of the
-        store's ``point`` dimension.
+        Name → one number, string or boolean per point (e.g. each point's ``D``, ``N``, ``P``; NaN where a point has
+        no such parameter): the coordinates of the store's ``point`` dimension.
 
     Returns
     -------
@@ -240,6 +242,8 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
     if not isinstance(store, (str, os.PathLike)) or not str(store).strip():
         check.fail("store", store, "a folder path for a Zarr group")
     st = Store(os.fspath(store), code, (n_points,), allow_mixed, dims=["point"], consolidated=False)
+    if coords and COORDS_ATTR not in st.group.attrs:    # an unfinished store opens with them (open_store)
+        st.group.attrs[COORDS_ATTR] = coords_attr(coords)
     status = st.status()
     todo = [t for t in tasks if status[t.index] != DONE]
     if todo:
@@ -257,8 +261,8 @@ def run_points(fn, n_points, name, attrs=None, store=None, client=None, workers=
         first = next(iter(errors.values()), "not evaluated")
         raise RuntimeError(f"{name}: {int(np.sum(status != DONE))} of {n_points} points are not done in store "
                            f"{os.fspath(store)!r}; first error: {first}")
-    if "stacked" not in st.group.attrs:
-        stack_points(st.group, n_points, coords)
+    if "padded" not in st.group.attrs:                 # also a store finished by a version that did not pad
+        finish(st.group, n_points, coords)
         st.consolidated = True
         st.consolidate()
     return read_points(store)
