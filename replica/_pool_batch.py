@@ -236,13 +236,17 @@ def gaussian_errors(pb, P, beta, lam, model, sp):
     idg_train = idg if Su is s else idg_at(s, s)
     lam_inv = lam * inv
     decay = np.sum(Gd * lam_inv * inv, axis=1) + scale * D * np.sum(s * lam_inv * inv, axis=1)
-    shrink = np.where(kap > 0, lam / np.where(kap > 0, kap, 1.0), max(0.0, 1.0 - M / P))
+    # λ/κ = 1 − (D/P) Σ s/(s + κ) at the fixed point: the identity, not the quotient (see ratio_k below)
+    shrink = np.where(kap > 0, 1.0 - (D / P) * np.sum(s * inv, axis=1), max(0.0, 1.0 - M / P))
     train = 0.5 * (shrink**2 * 2.0 * idg_train + decay)
     out = dict(train_ridge=train, test_ridge=test, test_idg_ridge=idg, kappa_eff=kap, df2=df2)
     if np.isinf(beta):
         out.update(train=train, test=test, test_idg=idg)
     else:
-        ratio_k = kap / lam if lam > 0 else np.full(kap.size, P / (P - M))
+        # κ/λ from the fixed point, λ = κ (1 − (D/P) Σ s/(s + κ)): no division by λ, whose ratio to the absolute
+        # accuracy of a tiny κ (the Newton steps stop at round-off of s) would be meaningless at λ ~ 1e-300
+        ratio_k = (1.0 / (1.0 - (D / P) * np.sum(s * inv, axis=1)) if lam > 0
+                   else np.full(kap.size, P / (P - M)))
         with np.errstate(over="ignore"):      # ∝ 1/β beyond float64 at β ~ 1e-308: refused by the caller, named
             out.update(train=train + M / (2 * beta),
                        test=test + ratio_k * D * np.sum(Cd * inv, axis=1) / (2 * beta),

@@ -241,3 +241,16 @@ REFUSED = refusals(name_not_within_letters, [
 @pytest.mark.parametrize("call, match, limit", REFUSED)
 def test_refused_naming_the_argument(call, match, limit, monkeypatch):
     assert_refused(call, match, limit, monkeypatch)
+
+
+@pytest.mark.parametrize("beta", [100.0, np.inf])
+def test_the_pool_theory_is_continuous_at_vanishing_weight_decay(beta):
+    """At P > M the errors at λ = 1e-100 and 1e-300 are those of λ = 0 (the min-norm limit): κ/λ and λ/κ come from
+    the fixed-point identity λ = κ (1 − (D/P) Σ s/(s + κ)), not from the quotient of a κ that is known only to the
+    round-off of the spectrum (which gave a test error of −7e259 at λ = 1e-300, β = 100)."""
+    pb = linattn.Problem(4, 8, 0.1, tasks=3)
+    ref = replica.stationary(pb, 40, beta, 0.0, law="mp")
+    for lam in (1e-100, 1e-300):
+        th = replica.stationary(pb, 40, beta, lam, law="mp")
+        for name in ("train", "test", "test_idg"):
+            assert getattr(th, name) == pytest.approx(getattr(ref, name), rel=1e-9), (lam, name)
