@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given  # noqa: E402
+from hypothesis import example, given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import linattn  # noqa: E402
@@ -314,3 +314,35 @@ def test_the_solvers_tolerance_and_count_are_checked_where_the_user_gives_them(t
     else:
         contract(replica.kernel_ridge, ("rtol", "maxiter"), data=replica.kernel_data(pb, 12, rng=0, features="linear"),
                  pb=pb, lam=0.1, rtol=tolerance, maxiter=count)
+
+
+# ----------------------------------------------------------------------------- the guards measure what they guard
+@example("value_kq", 3, -15.0, 9.0, "LSODA")        # refused as a stall at t = 31622.8 (a slow escape that converges)
+@given(st.sampled_from(["merged", "value_kq", "value_kq_modes", "merged_heads"]), st.sampled_from([2, 3]),
+       st.floats(-15.0, 0.0), st.floats(0.0, 9.0), st.sampled_from(["LSODA", "Radau", "DOP853"]))
+def test_the_stall_test_refuses_no_flow_the_budget_finishes(kind, D, log_scale, log_span, method):
+    """A legitimate computation refused: whatever flow of the library (``mean_flow`` of every product
+    parametrization from starts down to 1e-15, spans up to 1e9, every method) the integrator finishes within the
+    evaluation budget without the stall test, it finishes with it, to the same numbers. The stall test read progress
+    from the furthest time tried and refused a slow escape from a 1e-15 start that converges; it reads the accepted
+    steps and their states now. (The budget is lowered to 5000 evaluations to keep the examples short.)"""
+    import dynamics
+    from dynamics import _ode
+    from linattn.factorized import Parametrization
+
+    pb = linattn.Problem(D, 2 * D + 1, covariance=np.geomspace(1.0, 0.1, D))
+    par = Parametrization(kind, D, heads=2 if kind == "merged_heads" else 1)
+    args = (pb, par, par.init(10.0**log_scale, 0), np.geomspace(1e-3, 1.0, 5) * 10.0**log_span)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_ode, "MAX_EVALUATIONS", 5_000)
+        mp.setattr(_ode, "STALL_WINDOW", 10**12)            # never judged: the reference without the stall test
+        try:
+            with time_limit(CALL_LIMIT):
+                reference = dynamics.mean_flow(*args, method=method)
+        except linattn.ConvergenceError:
+            return                                          # not finished within the budget: nothing to keep
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_ode, "MAX_EVALUATIONS", 5_000)
+        with time_limit(CALL_LIMIT):
+            flow = dynamics.mean_flow(*args, method=method)
+    np.testing.assert_array_equal(flow.theta, reference.theta)
