@@ -346,3 +346,51 @@ def test_the_stall_test_refuses_no_flow_the_budget_finishes(kind, D, log_scale, 
         with time_limit(CALL_LIMIT):
             flow = dynamics.mean_flow(*args, method=method)
     np.testing.assert_array_equal(flow.theta, reference.theta)
+
+
+#: the factor within which the Markov-chain work guard predicts the CPU time of a call: its constants (measured on
+#: one machine) predict 0.5–1.7× the CPU time over the estimators, sizes and routes below there; ×3 more for another
+#: machine or a loaded one
+COST_FACTOR = 6.0
+
+
+@given(st.sampled_from(["1-mem", "2-mem", "1-gen", "2-gen", "bayes", "true"]), st.sampled_from([2, 3, 5, 10, 30]),
+       st.sampled_from([None, 1, 8, 64]), st.sampled_from(["stationary", "uniform", "onestep"]),
+       st.sampled_from([2, 5, 20, 200]), st.sampled_from([2, 8, 32]), st.sampled_from(["pool", "fresh", "predict"]))
+def test_the_markov_work_guard_predicts_the_real_cost(name, C, K, first, length, n_mc, route):
+    """Guards that undercount: the Monte Carlo bayes was counted at ~1/30 of its cost, so 10⁹ draws were accepted
+    (hours in numba). The guard of ``markov.losses`` / ``log_losses`` / ``predict`` now counts measured nanoseconds;
+    the CPU time of a call (``time.process_time``, after compilation; runs of ~50 ms) is within
+    :data:`COST_FACTOR` of it either way. Before: 30× over for the Monte Carlo bayes at C = 3."""
+    import time
+
+    from linattn import markov
+    from linattn.markov import _chains, _estimators, _loss_curves
+
+    if K is None and (name in ("1-mem", "2-mem") or route == "fresh") or route == "predict" and name == "true":
+        return                                              # no pool to remember or to leave; no oracle to predict
+    C = min(C, 10) if name == "bayes" and K is None and first == "stationary" else C
+    ch = markov.Chains(C=C, concentration=1.0, K=K, first_state=first)
+    if route == "predict":
+        def cost(n):
+            kw = dict(positions=[("states", n * (length - 1.0))], sequences=[("states", n)])
+            return _chains._plan(_estimators.estimator_cost(name, C=C, K=K or 0, first=first, n_mc=n_mc, c_name="C",
+                                                            k_name="K", want=True, **kw))[0]
+    else:
+        def cost(n):
+            return _chains._plan(_loss_curves.work_terms(ch, n, length, 1, route, (name,), n_mc))[0]
+    n_seq = max(2, int(5e7 / (cost(1000) / 1000)))
+
+    def call(n):
+        if route != "predict":
+            return markov.losses(ch, n, length, 0, on=route, names=[name], n_mc=n_mc)
+        s = ch.sample(n, length, 0)
+        start = time.process_time()
+        markov.predict(s.states, name, pool=s.pool if K else None, chains=ch, n_mc=n_mc, rng=0)
+        return time.process_time() - start
+    call(2)                                                 # compiled (or loaded from numba's cache) first
+    start = time.process_time()
+    out = call(n_seq)
+    seconds = out if route == "predict" else time.process_time() - start
+    ratio = seconds * 1e9 / cost(n_seq)
+    assert 1 / COST_FACTOR <= ratio <= COST_FACTOR, (ratio, n_seq)
