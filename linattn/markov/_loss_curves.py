@@ -215,7 +215,7 @@ def losses(chains, n_seq, length, rng, n_pools=1, on="pool", names=None, pseudoc
     if chains.K is not None and on == "pool":
         check.memory(24.0 * n_seq, f"the task index of each of {n_seq} sequences", "n_seq")
     guard_work(work_terms(chains, n_seq, length, n_pools, on, names, n_mc),
-               f"{len(names)} estimators on {n_pools} x {n_seq} sequences of {length} states")
+               f"{len(names)} estimator(s) on {n_pools} x {n_seq} sequences of {length} states")
     gen = rng
     alpha_run, beta_run = kernel_concentration(concentration, C), kernel_concentration(pseudo, C)
     sums = {nm: np.zeros((n_pools, length - 1)) for nm in names}
