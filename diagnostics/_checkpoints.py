@@ -247,7 +247,7 @@ def load_checkpoints(source, names=None, step=None) -> Checkpoints:
     source : str or list of str
         A folder (every ``.npz``, ``.npy``, ``.pt``, ``.pth`` file in it) or a list of files.
     names : list of str, optional
-        Weights to keep (default, ``None``: all names present in every file).
+        Weights to keep, each named once (default, ``None``: all names present in every file).
     step : None, str or callable
         How a file's training step is read. ``None``: the number after a progress word, the strongest present
         (:data:`STEP_WORDS`: ``global_step`` / ``step``, then ``iteration`` / ``iter`` / ``it``, then ``epoch``,
@@ -312,6 +312,7 @@ def load_checkpoints(source, names=None, step=None) -> Checkpoints:
         if (isinstance(names, str) or not isinstance(names, (list, tuple)) or not names
                 or not all(isinstance(n, str) for n in names)):
             check.fail("names", names, "a non-empty list of weight names")
+        check.distinct("names", names)
         missing = [n for n in names if n not in common]
         if missing:
             check.fail("names", missing, f"names present in every checkpoint: {sorted(common)}")

@@ -212,7 +212,7 @@ def evaluate(score_scale, delta, pat, variant, eps, order=2):
         return np.sqrt(var / count)
 
     out["loss_se"] = float(se(per_loss, out["loss"]))
-    out["loss_seen_se"] = float(se(ell, out["loss_seen"], seen)) if n_seen > 1 else math.inf
+    out["loss_seen_se"] = float(se(ell, out["loss_seen"], seen)) if n_seen > 1 else math.nan   # one seen: no spread
     out["p_unseen_se"] = math.sqrt(max(p_unseen * (1 - p_unseen), 0.0) / n)
     out["grad_se"] = se(grad, out["grad"])
     out["hessian_se"] = se(hess, out["hessian"])
@@ -279,7 +279,8 @@ class MarkovMinimalLoss:
     hessian : ndarray (2, 2)
         Second derivatives of ``L`` in ``(β, δ)``.
     loss_se, loss_seen_se, p_unseen_se : float
-        Monte Carlo standard errors (0 for ``method="exact"``).
+        Monte Carlo standard errors (0 for ``method="exact"``, which samples nothing); ``loss_seen_se`` is ``nan``
+        where one sampled sequence only has its target among the context (no spread to estimate it from).
     grad_se : ndarray (2,)
     hessian_se : ndarray (2, 2)
     eps : float

@@ -322,7 +322,9 @@ def mean_flow(pb, parametrization, theta0, times, data=None, lam=0.0, gamma=1.0,
     gamma : float
         Learning rate ``γ > 0``.
     rtol : float
-        Relative tolerance of the integrator (absolute tolerance ``rtol · 1e-3``).
+        Relative tolerance of the integrator (absolute tolerance ``rtol · min(1e-3, max|θ0|)``: a start below
+        ``1e-3`` is resolved to ``rtol`` of its own size, so that a flow escaping a saddle from a tiny start is not
+        stepped over as if it were zero).
     method : {"LSODA", "DOP853", "Radau"}
         scipy integrator. LSODA (default) switches to a stiff method on the long converged tails;
         DOP853 is the non-stiff reference.
@@ -355,7 +357,7 @@ def mean_flow(pb, parametrization, theta0, times, data=None, lam=0.0, gamma=1.0,
         return out
 
     sol = integrate("mean_flow", rhs, (0.0, float(t[-1])), theta0, method=method, t_eval=t, rtol=rtol,
-                     atol=rtol * 1e-3)
+                     atol=_atol(rtol, theta0))
     theta = sol.y.T
     G = par.gamma(theta)
     mc_basis = np.eye(pb.D) if pb.covariance is None or pb.covariance.basis is None else pb.covariance.basis
@@ -364,6 +366,14 @@ def mean_flow(pb, parametrization, theta0, times, data=None, lam=0.0, gamma=1.0,
     test = loss if data is None and lam == 0 else np.array([pb.test_error(g) for g in G])
     return StagedFlow(times=t, loss=loss, test=test, modes=modes, conserved=par.conserved(theta), theta=theta,
                       parametrization=par, nfev=int(sol.nfev))
+
+
+def _atol(rtol, start):
+    """The absolute tolerance of a flow from ``start``: ``rtol · 1e-3``, or ``rtol · max|start|`` for a start
+    below ``1e-3`` (not zero). An absolute tolerance above the state leaves it uncontrolled: Radau from a random start
+    of scale 1e-15 stepped over the saddle's unstable direction and stayed on the plateau at t = 1e9 (LSODA escaped)."""
+    top = float(np.max(np.abs(start), initial=0.0))
+    return rtol * (min(1e-3, top) if top > 0.0 else 1e-3)
 
 
 @dataclass(frozen=True)
@@ -409,6 +419,7 @@ def mode_flow(pb, p0, q0, times, lam=0.0, gamma=1.0, rtol=1e-10) -> ModeFlow:
     lam : float
     gamma : float
     rtol : float
+        Relative tolerance (absolute tolerance ``rtol · min(1e-3, max(|p0|, |q0|))``, as :func:`mean_flow`).
 
     Returns
     -------
@@ -437,6 +448,6 @@ def mode_flow(pb, p0, q0, times, lam=0.0, gamma=1.0, rtol=1e-10) -> ModeFlow:
         return J
 
     sol = integrate("mode_flow", rhs, (0.0, float(t[-1])), np.concatenate([p0, q0]), method="LSODA", t_eval=t,
-                     jac=jac, rtol=rtol, atol=rtol * 1e-3)
+                     jac=jac, rtol=rtol, atol=_atol(rtol, np.concatenate([p0, q0])))
     p, q = sol.y[:D].T, sol.y[D:].T
     return ModeFlow(times=t, p=p, q=q, test=_mode_loss(pb, mc, p * q))

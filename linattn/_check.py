@@ -185,6 +185,33 @@ def choice(name, value, options):
     return value
 
 
+def distinct(name, values):
+    """``values`` (a sequence of hashable entries) if no entry repeats: a repeated name would be computed, summed or
+    returned twice (every argument that lists names: estimator names, weight names, …).
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    values : sequence
+
+    Returns
+    -------
+    sequence
+        ``values`` itself.
+    """
+    seen = set()
+    for v in values:
+        if v in seen:
+            fail(name, list(values), f"distinct entries ({v!r} is repeated: each is computed once)")
+        seen.add(v)
+    return values
+
+
+#: the most axes :func:`asarray` pads to (numpy's own limit is 32 in numpy 1 and 64 in numpy 2)
+MAX_NDIM = 32
+
+
 def asarray(name, value, accepted="an array of real numbers", min_ndim=0):
     """``np.asarray(value)`` with at least ``min_ndim`` axes (leading axes of length 1 added, as
     ``np.atleast_1d``/``np.atleast_2d`` do), refusing ragged or exotic input by ``name`` and ``accepted``:
@@ -198,7 +225,7 @@ def asarray(name, value, accepted="an array of real numbers", min_ndim=0):
     accepted : str
         What the argument accepts, for the message.
     min_ndim : int
-        The fewest axes of the result.
+        The fewest axes of the result, an integer in ``[0, 32]`` (:data:`MAX_NDIM`).
 
     Returns
     -------
@@ -208,8 +235,10 @@ def asarray(name, value, accepted="an array of real numbers", min_ndim=0):
     Raises
     ------
     ValueError
-        ``value`` that numpy cannot make one array of (ragged nested lists), naming ``name``.
+        ``value`` that numpy cannot make one array of (ragged nested lists), naming ``name``; ``min_ndim`` that is
+        not an integer in ``[0, 32]``, naming ``min_ndim``.
     """
+    min_ndim = positive_int("min_ndim", min_ndim, minimum=0, maximum=MAX_NDIM)
     try:
         raw = np.asarray(value)
     except Exception:  # ragged nested lists or exotic input

@@ -64,7 +64,8 @@ class Channel:
         ``I_∞`` (bits), the ``K → ∞`` scale of the information: ``½ [log det Σ_tot − E log det Σ_k]``
         (heteroscedastic, when the prior is sampled) or ``½ Σ log₂(1 + λ_i)`` (closed form).
     capacity_se_bits : float
-        Monte Carlo standard error of ``E log det Σ_k`` in bits (0 for the closed form).
+        Monte Carlo standard error of ``E log det Σ_k`` in bits (0 for the closed form, which samples nothing;
+        ``nan`` for prior moments of one sampled chain: no spread to estimate it from).
     spread : float
         ``V = Σ λ_i/(1 + λ_i)`` (nats²): the variance of ``ξ`` (module docstring).
     n_bigrams : int

@@ -227,7 +227,8 @@ class FeatureTheory:
         Fresh-task (ICL) error of the requested readout (``readout``) at ``N_test``.
     test_se : float
         Its standard error (the sampled contexts and training sets, and with a pool the average over pools; 0 for
-        ``readout="optimal"`` with ``law="gaussian"`` and fresh tasks, and for ``"linear"``).
+        ``readout="optimal"`` with ``law="gaussian"`` and fresh tasks, and for ``"linear"``; ``nan`` for one random
+        pool, ``n_pools=1``: its spread over pools is not computable).
     test_idg, test_idg_se : float or None
         In-distribution error (a task of the training pool) of the requested readout and its standard error
         (``pb.tasks = K``), else ``None``.
@@ -236,7 +237,7 @@ class FeatureTheory:
         readout's data term ``train_fit``, its decay ``½λ|a|²`` and ``½λ‖Γ‖²``, ``‖Γ‖² = ‖Ŵ‖_F`` at the balanced
         decay); ``"linear"``, ``train_linear``; ``None`` for ``"optimal"`` (a population readout has no fit).
     train_se : float or None
-        Its standard error (0 for ``"linear"``, which is not sampled).
+        Its standard error (0 for ``"linear"``, which is not sampled; ``nan`` for one random pool, as ``test_se``).
     train_fit : float
         The trained readout's data term ``½ E mean_μ (y_μ − g(t_μ))²`` on its ``P`` training prompts: the
         memorisation error.
@@ -430,7 +431,9 @@ def _feature_learner_theory(pb, P, lam, N_test, readout, law, decay, pool, n_poo
     def se(key):
         if len(runs) > 1:                       # pool-to-pool spread (carries each pool's sampling error too)
             return mean_se([r[key] for r in runs])[1]
-        return float(runs[0].get(key + "_se", 0.0))
+        if pb.tasks is not None and pool is None:       # one random pool: its spread over pools is not computable
+            return float("nan")
+        return float(runs[0].get(key + "_se", 0.0))      # one given pool or fresh tasks: the contexts' sampling
 
     ut, yt, tt = (float(np.mean([r["moments"][i] for r in runs])) for i in range(3))
     ov = Overlaps(ut=ut, yt=yt, tt=tt, r=0.0 if tt == 0 else float(np.clip(ut / np.sqrt(tt), -1.0, 1.0)))

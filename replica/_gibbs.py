@@ -153,6 +153,19 @@ def decay_pair(lam, model):
     return None if lg == lv else (lg, lv)
 
 
+def _v_scale(pair):
+    """The rescaling ``s = λ_Γ/λ_v`` of the v block for a per-block ``pair``, in the range the eigensystem takes
+    (:data:`spectra._eigensystem.V_SCALE`; beyond it ``s`` or ``1/s`` leaves float64's resolution of the two
+    blocks), else ``ValueError`` naming the user's ``lam``."""
+    with np.errstate(over="ignore", under="ignore"):
+        ratio = pair[0] / pair[1]
+    low, high = 1e-100, 1e100
+    if not low <= ratio <= high:
+        check.fail("lam", pair, f"a pair (lam_Gamma, lam_v) with lam_Gamma / lam_v in [{low:g}, {high:g}] (the exact "
+                   f"Gibbs averages rescale the v block by that ratio; got a ratio of {ratio:.3g})")
+    return V_SCALE("v_scale", ratio)
+
+
 def _shape(name, value):
     """``np.shape(value)`` without converting an array (ragged nested lists: a ValueError naming ``name``)."""
     if isinstance(value, np.ndarray):
@@ -252,7 +265,7 @@ def _gibbs(data, pb, b_arr, l_arr, pair, model, N_test):
             es = _as_eigensystem(data, pb, model, pair=pair)          # g are the eigenvalues of H + Λ
             shift = np.zeros(b_arr.shape)
         else:
-            es = _as_eigensystem(data, pb, model, V_SCALE("v_scale", pair[0] / pair[1]))
+            es = _as_eigensystem(data, pb, model, _v_scale(pair))
             shift = np.full(b_arr.shape, pair[0])
             jacobian = 0.5 * es.problem.D * np.log(es.v_scale)    # log det S, dθ = s^{D/2} dθ'
         B = b_arr

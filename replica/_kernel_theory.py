@@ -204,7 +204,8 @@ def kernel_learner_theory(pb, P, lam, N_test=None, law="finite", pool=None, n_po
                 parts = [matrix_finite(pb, P, lam, features, s[idx], W, task[idx], metrics)
                          for idx in np.array_split(np.arange(len(task)), 4)]
                 ctx_se = mean_se([[q["train"], *q["errors"]] for q in parts], axis=0)[1]
-    mean, se = mean_se(gauss, axis=0)          # se: zeros for one pool
+    # over the pools: nan for one random pool (no spread to estimate it from), 0 for a given pool (no sampling)
+    mean, se = mean_se(gauss, axis=0, single=0.0 if pool is not None else np.nan)
     if law == "finite":         # mean_g[E_Gauss] + mean_f[E_finite − E_Gauss] (the two move together pool to pool)
         diffs = np.array(diffs)
         mean = mean + diffs.mean(axis=0)
@@ -212,7 +213,7 @@ def kernel_learner_theory(pb, P, lam, N_test=None, law="finite", pool=None, n_po
             se = np.hypot(se, mean_se(diffs, axis=0)[1])
         else:
             se = np.hypot(se, ctx_se)
-    if not np.all(np.isfinite(np.r_[mean, se])):
+    if not np.all(np.isfinite(mean)) or np.any(np.isinf(se)):        # a nan se: not computable (one random pool)
         raise ConvergenceError(f"learner_theory: the kernel learner's theory gave non-finite errors at lam = {lam!r} "
                                "(below the resolution of its equations; raise lam)")
     return LearnerTheory(**common, train=float(mean[0]), test=float(mean[1]), test_idg=float(mean[2]),

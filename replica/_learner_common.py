@@ -49,8 +49,10 @@ class LearnerTheory:
     test_idg : float or None
         In-distribution error (``pb.tasks = K``), else ``None``.
     train_se, test_se, test_idg_se : float or None
-        Standard errors of the theory's own averages (sampled contexts, random pools); 0 for ``law="gaussian"``
-        and ``"mp"`` with fresh tasks; ``train_se`` is ``None`` when ``train`` is.
+        Standard errors of the theory's own averages (sampled contexts, random pools); 0 where nothing is sampled
+        (``law="gaussian"`` and ``"mp"`` with fresh tasks or a given pool); ``nan`` where the spread over random
+        pools is not computable: one random pool (``n_pools=1``) without a control variate (the kernel learner's
+        ``law="gaussian"``, the feature learner's every law); ``train_se`` is ``None`` when ``train`` is.
     kappa_eff : float or None
         Effective ridge ``κ`` of the Gaussian theory (mean over pools); ``None`` for ``law="mp"``.
     iterations : int

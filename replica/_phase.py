@@ -233,6 +233,9 @@ def diversity_transition(pb, P, beta, lam, K_values=None, level=None, model="red
     """
     if pb.tasks is not None:
         check.fail("pb", pb, "a Problem with tasks=None (the pool size K is what diversity_transition varies)")
+    if pb.covariance is not None:       # Problem(tasks=K) refuses it, in words about tasks, not this argument
+        check.fail("pb", pb, "a Problem with isotropic inputs (covariance=None): diversity_transition varies the "
+                   "task-pool size K, and task pools are implemented for isotropic inputs only")
     level = CRITERIA[criterion] if level is None else level
     if criterion == "advantage" and not level < 1.0:
         check.fail("level", level, "a number in (0, 1) (the pool advantage lies between 0 and 1)")

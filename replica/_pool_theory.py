@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -150,8 +151,7 @@ def _diag(M):
 class PoolErrors:
     """Errors of the pool theory: ``train``, ``test`` (fresh tasks), ``test_idg`` (Gibbs averages at ``β``),
     their zero-temperature parts ``*_ridge``, the effective ridge ``kappa_eff`` and ``df2`` of the Gaussian theory,
-    the solver ``residual``, and the standard errors ``*_se`` of the average over random pools (0 for a given
-    pool) (floats).
+    the solver ``residual``, and the standard errors ``*_se`` of the average over random pools (floats).
 
     Attributes
     ----------
@@ -164,7 +164,9 @@ class PoolErrors:
     residual : float
         The solver's residual.
     train_se, test_se, test_idg_se : float
-        Standard errors of the average over random pools (0 for a given pool).
+        Standard errors of the average over random pools; ``0`` for a given pool (or ``pool="mp"``) with the
+        Gaussian theory (``law="mp"``, no sampling), ``nan`` where they are not computable: one random pool
+        (``n_pools=1``), or ``law="finite"`` with one pool, drawn or given (its sampled prompt types are one draw).
     iterations : int
         The most iterations any solve behind the result took (the Gaussian theory's root of the effective ridge,
         Brent; the finite-``D`` theory's fixed point, :func:`replica._pool_finite.solve`), over all pools.
@@ -430,7 +432,9 @@ def _pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, n_types, N_te
     out = {k: float(v.mean()) for k, v in g.items()}
     out["residual"] = residual
     out["iterations"] = iterations
-    ses = {k: mean_se(g[k])[1] for k in ("train", "test", "test_idg")}      # 0 for one pool
+    # over the pools drawn: nan for one random pool (no spread to estimate it from); 0 for a given pool or
+    # pool="mp", whose Gaussian theory involves no sampling
+    ses = {k: mean_se(g[k], single=0.0 if pool is not None else np.nan)[1] for k in ("train", "test", "test_idg")}
     if law == "finite":
         n_fin = 1 if pool is not None else n_pools
         diffs = {k: [] for k in keys[:6]}
@@ -448,8 +452,8 @@ def _pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, n_types, N_te
             out[k] += float(np.mean(d))
         if n_fin > 1:
             ses = {k: float(np.hypot(ses[k], mean_se(diffs[k])[1])) for k in ses}
-        else:
-            ses = {k: 0.0 for k in ses}
+        else:       # one pool, drawn or given: the finite-D part (its pool, its sampled prompt types) is one draw
+            ses = {k: math.nan for k in ses}
     elif law == "factor":
         fresh_pb = dataclasses.replace(pb, tasks=None, task_law="gaussian", assignment="random")
         key = float(lam_gamma) if vs == 1.0 else (float(lam_gamma), float(lam_v))
@@ -460,7 +464,7 @@ def _pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, n_types, N_te
         ses = {k: v * factors["test" if k == "test_idg" else k] for k, v in ses.items()}
         out["residual"] = max(out["residual"], residual)
         out["iterations"] = max(out["iterations"], steps)
-    values = [out[k] for k in keys[:6]] + list(ses.values())
+    values = [out[k] for k in keys[:6]] + [v for v in ses.values() if not math.isnan(v)]    # nan: not computable
     if not np.all(np.isfinite(values)):     # errors ∝ 1/β beyond float64 (β ~ 1e-308), or a decay as large
         name, value = ("beta", beta) if np.isfinite(beta) and beta < 1.0 else ("lam", lam)
         check.fail(name, value, "a value at which the pool theory's errors and their standard errors are finite in "

@@ -246,7 +246,8 @@ def _structured_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, n_types
     g = [gauss(pl) for pl in pools]
     keys = [k for k in fin_keys] + [k + "_ridge" for k in fin_keys]
     out = {k: float(np.mean([r[k] for r in g])) for k in keys}
-    ses = {k: (mean_se(np.array([r[k] for r in g]))[1] if len(g) > 1 else 0.0) for k in fin_keys}
+    # nan for one random pool (no spread to estimate it from); 0 for a given pool's Gaussian theory (no sampling)
+    ses = {k: mean_se(np.array([r[k] for r in g]), single=0.0 if pool is not None else np.nan)[1] for k in fin_keys}
     residual, iterations = max(r["residual"] for r in g), 0
     if law == "finite":
         n_fin = 1 if pool is not None else n_pools
@@ -263,7 +264,7 @@ def _structured_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, n_types
         for k in keys:
             out[k] += float(np.mean(diffs[k]))
         ses = ({k: float(np.hypot(ses[k], mean_se(np.array(diffs[k]))[1])) for k in fin_keys} if n_fin > 1
-               else {k: 0.0 for k in fin_keys})
+               else {k: np.nan for k in fin_keys})      # one pool, drawn or given: one draw of the finite-D part
     out.update({k + "_se": v for k, v in ses.items()})
     out.update(residual=residual, iterations=iterations)
     return out

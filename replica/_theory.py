@@ -106,8 +106,10 @@ class StationaryTheory(ToXarray, xarray_coords=("P", "beta", "lam"), xarray_skip
         The context length of the test errors (``None``: the training length ``problem.N``).
     train_se, test_se : float
         Standard errors of ``train`` and ``test`` from sampling inside the theory: with a task pool, the average over
-        random pools (``replica/_pool_theory.py``); 0 where nothing is sampled (fresh tasks, a given pool,
-        ``pool="mp"``).
+        random pools (``replica/_pool_theory.py``); 0 where nothing is sampled (fresh tasks, a given pool or
+        ``pool="mp"`` with ``law="mp"``); ``nan`` where the sampling's error is not computable — one random pool
+        (``n_pools=1``), or ``law="finite"`` with one pool, drawn or given (one draw of its prompt types), or one
+        scrambling of the structured theory's task types (``n_pools=1``): no spread to estimate it from.
     test_idg_se : float or None
         The same for ``test_idg`` (``None`` for fresh tasks).
     test_odg, test_odg_se : float or None

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given  # noqa: E402
+from hypothesis import example, given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import linattn  # noqa: E402
@@ -314,3 +314,83 @@ def test_the_solvers_tolerance_and_count_are_checked_where_the_user_gives_them(t
     else:
         contract(replica.kernel_ridge, ("rtol", "maxiter"), data=replica.kernel_data(pb, 12, rng=0, features="linear"),
                  pb=pb, lam=0.1, rtol=tolerance, maxiter=count)
+
+
+# ----------------------------------------------------------------------------- the guards measure what they guard
+@example("value_kq", 3, -15.0, 9.0, "LSODA")        # refused as a stall at t = 31622.8 (a slow escape that converges)
+@given(st.sampled_from(["merged", "value_kq", "value_kq_modes", "merged_heads"]), st.sampled_from([2, 3]),
+       st.floats(-15.0, 0.0), st.floats(0.0, 9.0), st.sampled_from(["LSODA", "Radau", "DOP853"]))
+def test_the_stall_test_refuses_no_flow_the_budget_finishes(kind, D, log_scale, log_span, method):
+    """A legitimate computation refused: whatever flow of the library (``mean_flow`` of every product
+    parametrization from starts down to 1e-15, spans up to 1e9, every method) the integrator finishes within the
+    evaluation budget without the stall test, it finishes with it, to the same numbers. The stall test read progress
+    from the furthest time tried and refused a slow escape from a 1e-15 start that converges; it reads the accepted
+    steps and their states now. (The budget is lowered to 5000 evaluations to keep the examples short.)"""
+    import dynamics
+    from dynamics import _ode
+    from linattn.factorized import Parametrization
+
+    pb = linattn.Problem(D, 2 * D + 1, covariance=np.geomspace(1.0, 0.1, D))
+    par = Parametrization(kind, D, heads=2 if kind == "merged_heads" else 1)
+    args = (pb, par, par.init(10.0**log_scale, 0), np.geomspace(1e-3, 1.0, 5) * 10.0**log_span)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_ode, "MAX_EVALUATIONS", 5_000)
+        mp.setattr(_ode, "STALL_WINDOW", 10**12)            # never judged: the reference without the stall test
+        try:
+            with time_limit(CALL_LIMIT):
+                reference = dynamics.mean_flow(*args, method=method)
+        except linattn.ConvergenceError:
+            return                                          # not finished within the budget: nothing to keep
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_ode, "MAX_EVALUATIONS", 5_000)
+        with time_limit(CALL_LIMIT):
+            flow = dynamics.mean_flow(*args, method=method)
+    np.testing.assert_array_equal(flow.theta, reference.theta)
+
+
+#: the factor within which the Markov-chain work guard predicts the CPU time of a call: its constants (measured on
+#: one machine) predict 0.5–1.7× the CPU time over the estimators, sizes and routes below there; ×3 more for another
+#: machine or a loaded one
+COST_FACTOR = 6.0
+
+
+@given(st.sampled_from(["1-mem", "2-mem", "1-gen", "2-gen", "bayes", "true"]), st.sampled_from([2, 3, 5, 10, 30]),
+       st.sampled_from([None, 1, 8, 64]), st.sampled_from(["stationary", "uniform", "onestep"]),
+       st.sampled_from([2, 5, 20, 200]), st.sampled_from([2, 8, 32]), st.sampled_from(["pool", "fresh", "predict"]))
+def test_the_markov_work_guard_predicts_the_real_cost(name, C, K, first, length, n_mc, route):
+    """Guards that undercount: the Monte Carlo bayes was counted at ~1/30 of its cost, so 10⁹ draws were accepted
+    (hours in numba). The guard of ``markov.losses`` / ``log_losses`` / ``predict`` now counts measured nanoseconds;
+    the CPU time of a call (``time.process_time``, after compilation; runs of ~50 ms) is within
+    :data:`COST_FACTOR` of it either way. Before: 30× over for the Monte Carlo bayes at C = 3."""
+    import time
+
+    from linattn import markov
+    from linattn.markov import _chains, _estimators, _loss_curves
+
+    if K is None and (name in ("1-mem", "2-mem") or route == "fresh") or route == "predict" and name == "true":
+        return                                              # no pool to remember or to leave; no oracle to predict
+    C = min(C, 10) if name == "bayes" and K is None and first == "stationary" else C
+    ch = markov.Chains(C=C, concentration=1.0, K=K, first_state=first)
+    if route == "predict":
+        def cost(n):
+            kw = dict(positions=[("states", n * (length - 1.0))], sequences=[("states", n)])
+            return _chains._plan(_estimators.estimator_cost(name, C=C, K=K or 0, first=first, n_mc=n_mc, c_name="C",
+                                                            k_name="K", want=True, **kw))[0]
+    else:
+        def cost(n):
+            return _chains._plan(_loss_curves.work_terms(ch, n, length, 1, route, (name,), n_mc))[0]
+    n_seq = max(2, int(5e7 / (cost(1000) / 1000)))
+
+    def call(n):
+        if route != "predict":
+            return markov.losses(ch, n, length, 0, on=route, names=[name], n_mc=n_mc)
+        s = ch.sample(n, length, 0)
+        start = time.process_time()
+        markov.predict(s.states, name, pool=s.pool if K else None, chains=ch, n_mc=n_mc, rng=0)
+        return time.process_time() - start
+    call(2)                                                 # compiled (or loaded from numba's cache) first
+    start = time.process_time()
+    out = call(n_seq)
+    seconds = out if route == "predict" else time.process_time() - start
+    ratio = seconds * 1e9 / cost(n_seq)
+    assert 1 / COST_FACTOR <= ratio <= COST_FACTOR, (ratio, n_seq)

@@ -12,7 +12,7 @@ import numpy as np
 __all__ = ["mean_se"]
 
 
-def mean_se(x, axis=None, single=0.0):
+def mean_se(x, axis=None, single=np.nan):
     """Sample mean and the standard error of the mean of independent values.
 
     The standard error is ``x.std(axis, ddof=1) / np.sqrt(n)``, ``n`` the number of values along ``axis`` (all
@@ -26,8 +26,8 @@ def mean_se(x, axis=None, single=0.0):
     axis : int or None
         The axis the values lie along; ``None``: all of ``x``, flattened.
     single : float
-        The standard error reported for a single value (``n == 1``, see Notes): ``0`` (default) or ``nan``
-        (what the formula itself gives, here without NumPy's warning; a check comparing against it fails).
+        The standard error reported for a single value (``n == 1``, see Notes): ``nan`` (default: not computable,
+        there is no spread to estimate it from) or ``0`` for a caller whose single value is exact (no sampling at all).
 
     Returns
     -------
@@ -40,18 +40,18 @@ def mean_se(x, axis=None, single=0.0):
     Finite values so large that their sum or squares overflow (beyond about ``1e154``) are averaged as
     ``x / max|x|`` and scaled back, so that finite values give a finite mean and standard error.
 
-    One value (``n == 1``) has no spread estimate: ``se`` is then ``single`` (``0`` by default; zeros of the
-    mean's shape for an ``axis``), with no warning. Callers for which a single value must be refused instead
-    have to check ``n`` themselves before calling. No values (``n == 0``) give ``nan`` for both, as NumPy does.
+    One value (``n == 1``) has no spread estimate: ``se`` is then ``single`` (``nan`` by default, never a silent
+    ``0``; of the mean's shape for an ``axis``), with no warning. A public result that can hold one value states
+    the reason of its ``nan`` in its docstring. No values (``n == 0``) give ``nan`` for both, as NumPy does.
 
     Examples
     --------
     >>> mean_se([1.0, 2.0, 3.0, 4.0])
     (2.5, 0.6454972243679028)
     >>> mean_se([5.0])
-    (5.0, 0.0)
-    >>> mean_se([5.0], single=float("nan"))
     (5.0, nan)
+    >>> mean_se([5.0], single=0.0)
+    (5.0, 0.0)
     >>> m, se = mean_se([[1.0, 2.0], [3.0, 6.0]], axis=0)
     >>> m.tolist(), se.tolist()
     ([2.0, 4.0], [1.0, 2.0])

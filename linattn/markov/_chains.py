@@ -147,6 +147,52 @@ def guard_memory(terms, what):
     check.memory(total, what, name)
 
 
+#: the measured cost (ns) of the Markov-chain kernels, by the unit each counts: CPU time of one thread
+#: (``time.process_time``, best of three runs of 0.1–1 s after compilation, on the development machine) of
+#: :func:`~linattn.markov.log_losses`, :func:`~linattn.markov.predict`, :func:`~linattn.markov.losses` and
+#: :meth:`Chains.sample`, divided by the units of the run, rounded up; measured ranges in the comments. The work
+#: guards add them up in ns, the unit of :data:`linattn.check.WORK_LIMIT` (an operation ≈ 1 ns).
+COST_NS = {
+    "sequence": 300.0,      # per sequence and estimator: the kernel's call and set-up (290–460 at length 2)
+    "true": 8.0,            # per position: the oracle's −log T(x_n, x_{n+1}) (5–8)
+    "counts": 16.0,         # per position: 1-gen, 2-gen, bayes of fresh chains (15–17)
+    "reset": 0.35,          # per sequence and C²: the count tables of 1-gen, 2-gen, bayes of fresh chains (0.22–0.32)
+    "onestep": 4.2,         # per position and state: bayes of fresh chains with first_state="onestep" (3.9–4.1)
+    "memory": 40.0,         # per position: 2-mem, bayes of a pool (39)
+    "memory_1": 55.0,       # per position: 1-mem (54)
+    "chain": 1.8,           # per position and pool chain: 2-mem, bayes of a pool (1.7–1.8)
+    "chain_1": 2.2,         # per position and pool chain: 1-mem (2.1)
+    "chain_start": 15.0,    # per sequence and pool chain: the posterior's set-up (1-mem, 2-mem, bayes; 9–15)
+    "row": 2.0,             # predict: per position and state of a row (1.9 at C = 100)
+    "row_chain": 0.5,       # predict: per position, state and pool chain (0.47)
+    "gamma": 75.0,          # one Gamma variate and its exp (Marsaglia–Tsang): a Dirichlet entry (69–85)
+    "fresh": 400.0,         # per fresh chain: its set-up (a sequence of C = 2 states: 850 in all)
+    "mc_state": 100.0,      # Monte Carlo bayes: per draw, position and state (a stationary solve's setup)
+    "mc_solve": 0.3,        # Monte Carlo bayes: per draw, position and C⁴ (C stationary laws of C × C; 0.25–0.3)
+    "step": 12.0,           # a path step (12)
+    "category": 0.5,        # per state of a step's categorical draw (0.42)
+    "law": 0.8,             # the stationary law of a chain (numpy state reduction): per C³ (0.8 at C = 200)
+    "law_rows": 20.0,       # … and per C² of it (the per-state overhead: 6.6 C³ at C = 5, 2.1 C³ at C = 30)
+}
+
+
+def chain_cost(count, C, first_state, c_name):
+    """ns of drawing chains with their first-state laws (:data:`COST_NS`), as monomials of :func:`guard_work`:
+    ``count`` a list of ``(argument, factor)`` (the number of chains), ``C`` named ``c_name``."""
+    ns = COST_NS
+    terms = [(ns["fresh"], count), (ns["gamma"], count + [(c_name, C * C)])]
+    if first_state == "stationary":
+        terms += [(ns["law"], count + [(c_name, C**3)]), (ns["law_rows"], count + [(c_name, C * C)])]
+    else:
+        terms.append((1.0, count + [(c_name, C * C)]))
+    return terms
+
+
+def path_cost(steps, C, c_name):
+    """ns of drawing ``steps`` path steps (a list of ``(argument, factor)``) over ``C`` states (:data:`COST_NS`)."""
+    return [(COST_NS["step"], steps), (COST_NS["category"], steps + [(c_name, C)])]
+
+
 def guard_work(terms, what):
     """:func:`linattn._check.work` of the sum of ``terms`` (operations; :func:`_plan`), naming the argument that
     dominates it."""

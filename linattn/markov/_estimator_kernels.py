@@ -259,8 +259,9 @@ def _seq(x, kind, C, concentration, pseudo, first, n_mc, Tp, logTp, pip, logpip,
 @numba.njit(cache=True)
 def run_estimator(states, kind, C, concentration, pseudo, first, n_mc, seed, stream0, Tp, logTp, pip, logpip, logfp,
                   Ttrue, task, loss, probs, want, total, total_sq, accumulate):
-    """Every sequence of ``states``: write its losses into ``loss[s]`` (and ``probs[s]`` if ``want``), or,
-    if ``accumulate``, add ``ℓ_n − log C`` and its square into ``total`` and ``total_sq``. The Monte Carlo of sequence
+    """Every sequence of ``states``: write its losses into ``loss[s]`` (and ``probs[s]`` if ``want``), and,
+    if ``accumulate``, add ``ℓ_n − log C`` and its square into ``total`` and ``total_sq`` (with a ``loss`` of one row
+    only: each sequence's losses are then not kept). The Monte Carlo of sequence
     ``s`` (bayes, fresh chains, stationary first state) uses the stream ``(seed, stream0 + s)``.
     Returns −1, or ``(s, code)`` information as ``s * 4 + (0 if zero probability else 1)``."""
     n_seq, L = states.shape
@@ -279,7 +280,7 @@ def run_estimator(states, kind, C, concentration, pseudo, first, n_mc, seed, str
     for s in range(n_seq):
         if kind == 4 and first == 0:
             seed_state(seed, stream0 + s, state)
-        row = 0 if accumulate else s
+        row = 0 if accumulate and loss.shape[0] < n_seq else s      # accumulate into a full buffer: keep them too
         bad = _seq(states[s], kind, C, concentration, pseudo, first, n_mc, Tp, logTp, pip, logpip, logfp,
                    Ttrue[task[s]],
                    cnt, cnt2, rowc, w, ll, state, G, T, A, pi, gy, loss[row], probs[s if want else 0], want)
@@ -287,7 +288,7 @@ def run_estimator(states, kind, C, concentration, pseudo, first, n_mc, seed, str
             return s * 4 + (1 if bad == -2 else 0)
         if accumulate:  # shifted by log C (the uniform predictor's loss) against cancellation in the variance
             for n in range(L - 1):
-                d = loss[0, n] - np.log(C)
+                d = loss[row, n] - np.log(C)
                 total[n] += d
                 total_sq[n] += d * d
     return -1

@@ -44,6 +44,7 @@ from linattn import _check as check
 
 from .._arguments import choice, instance, integer, optional, positive, public
 from ._chains import (
+    COST_NS,
     Chains,
     guard_memory,
     guard_work,
@@ -245,13 +246,31 @@ def predict(states, name, pool=None, chains=None, pseudocount=None, n_mc=64, rng
     return _evaluate(states, name, pool, chains, pseudocount, n_mc, rng, want=True)[1]
 
 
-def estimator_cost(name, positions, C, K, first, n_mc, c_name, k_name):
-    """Operations of one estimator over ``positions`` positions (a list of ``(argument, factor)``): ``O(KC + C²)``
-    each, ``O(n_mc C³)`` for the Monte Carlo bayes (fresh chains, stationary first state); as monomials for
-    :func:`~linattn.markov._chains.guard_work`, ``C`` named ``c_name`` and ``K`` named ``k_name``."""
-    if name == "bayes" and K == 0 and first == "stationary":
-        return [(1.0, positions + [("n_mc", n_mc), (c_name, C**3 + C * C)])]
-    return [(1.0, positions + [(k_name, K), (c_name, C)]), (1.0, positions + [(c_name, C * C)])]
+def estimator_cost(name, positions, sequences, C, K, first, n_mc, c_name, k_name, want=False):
+    """ns of one estimator (:data:`~linattn.markov._chains.COST_NS`, measured) over ``positions`` positions of
+    ``sequences`` sequences (lists of ``(argument, factor)``), as monomials of :func:`guard_work`: ``O(K)`` per
+    position over a pool (1-mem, 2-mem, bayes of a pool), ``O(1)`` (1-gen, 2-gen, true, bayes of fresh chains with a
+    uniform first state) or ``O(C)`` (onestep) per position with ``O(C²)`` count tables per sequence, and
+    ``O(n_mc (C² + C⁴))`` per position for the Monte Carlo bayes (fresh chains, stationary first state: per draw a
+    ``C × C`` Dirichlet matrix and ``C`` stationary laws of ``C × C``); ``want``: the predicted rows too. ``C`` is
+    named ``c_name``, ``K`` ``k_name``."""
+    ns = COST_NS
+    if name in ("1-mem", "2-mem") or name == "bayes" and K > 0:
+        one = name == "1-mem"
+        terms = [(ns["sequence"], sequences), (ns["chain_start"], sequences + [(k_name, K)]),
+                 (ns["memory_1" if one else "memory"], positions),
+                 (ns["chain_1" if one else "chain"], positions + [(k_name, K)])]
+        return terms + ([(ns["row_chain"], positions + [(k_name, K), (c_name, C)])] if want else [])
+    if name == "true":
+        return [(ns["sequence"], sequences), (ns["true"], positions)]
+    terms = [(ns["sequence"], sequences), (ns["counts"], positions), (ns["reset"], sequences + [(c_name, C * C)])]
+    if name == "bayes" and first == "onestep":
+        terms.append((ns["onestep"], positions + [(c_name, C)]))
+    elif name == "bayes" and first == "stationary":
+        draws = positions + [("n_mc", n_mc)]
+        terms += [(ns["gamma"], draws + [(c_name, C * C)]), (ns["mc_solve"], draws + [(c_name, float(C) ** 4)]),
+                  (ns["mc_state"], draws + [(c_name, C)])]
+    return terms + ([(ns["row"], positions + [(c_name, C)])] if want else [])
 
 
 def _evaluate(states, name, pool, chains, pseudocount, n_mc, rng, want):
@@ -265,8 +284,9 @@ def _evaluate(states, name, pool, chains, pseudocount, n_mc, rng, want):
                 f"predictions of {n_seq} sequences")
     x = _states(states, C, plan)
     n_seq, L = x.shape
-    guard_work(estimator_cost(name, [("states", n_seq * (L - 1.0))], C, 0 if pool is None else pool.shape[0], first,
-                              n_mc, c_name, "pool"), f"{name} on {n_seq} sequences of {L} states")
+    guard_work(estimator_cost(name, [("states", n_seq * (L - 1.0))], [("states", n_seq)], C,
+                              0 if pool is None else pool.shape[0], first, n_mc, c_name, "pool", want),
+               f"{name} on {n_seq} sequences of {L} states")
     gen = rng                            # a Generator (the decorator's), whether or not this estimator draws from it
     seed = check.seed_int("rng", gen) if name == "bayes" and first == "stationary" else 0
     Tp, logTp, pip, logpip, logfp = pool_layout(pool, C, first)

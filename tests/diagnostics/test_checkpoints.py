@@ -84,6 +84,8 @@ def test_checkpoint_steps_and_names_must_be_meaningful(tmp_path):
         diagnostics.load_checkpoints(str(tmp_path), step=r"s(.*)")
     with pytest.raises(ValueError, match="names must be a non-empty list"):
         diagnostics.load_checkpoints(str(tmp_path), names=[], step=lambda f: len(f))
+    with pytest.raises(ValueError, match=r"names must be distinct entries \('W' is repeated"):   # kept once before
+        diagnostics.load_checkpoints(str(tmp_path), names=["W", "W"], step=lambda f: len(f))
     with pytest.raises(ValueError, match="step must be a callable returning a finite number"):
         diagnostics.load_checkpoints(str(tmp_path), step=lambda f: 10**400)
 

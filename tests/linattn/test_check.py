@@ -35,6 +35,15 @@ def test_the_shared_conversion_keeps_scalars_and_lists():
     assert linattn.markov.first_law(np.full((1, 3, 3), 1 / 3), "stationary").shape == (1, 3)
 
 
+@pytest.mark.parametrize("min_ndim", [2.5, 10**9, -1, True, "2", None])
+def test_asarray_checks_its_own_min_ndim(min_ndim):
+    """``min_ndim`` of 2.5 raised numpy's TypeError, 10⁹ built a shape tuple of 10⁹ entries (8 GB): refused by
+    name, an integer in [0, 32]."""
+    with pytest.raises(ValueError, match=r"^min_ndim must be an integer >= 0 and <= 32"):
+        check.asarray("x", [1.0], min_ndim=min_ndim)
+    assert check.asarray("x", 1.0, min_ndim=32).shape == (1,) * 32
+
+
 def test_integers_beyond_float64_are_refused_by_name():
     """A Python int >= 2**1024 cannot become a float: every real argument refuses it with its name (one check)."""
     with pytest.raises(ValueError, match="noise must be"):

@@ -234,6 +234,61 @@ def test_default_estimators_are_the_exact_ones():
     assert markov.losses(markov.Chains(C=3, concentration=1.0, K=3), 4, 6, rng=0).names == markov.NAMES
 
 
+def test_paired_differences_are_the_differences_on_the_same_sequences():
+    """``LossCurves.diff`` is the mean of ``ℓ^a − ℓ^b`` on the sequences of ``losses`` (one pool: exactly
+    ``chains.sample(n_seq, length, rng)``) with the s.e. of the per-sequence differences, to roundoff; near a tie
+    (2-mem against bayes of the pool) its s.e. is far below either estimator's own."""
+    from linattn._numerics.stats import mean_se
+
+    ch = markov.Chains(C=3, concentration=1.0, K=4)
+    r = markov.losses(ch, 300, 12, rng=5)
+    s = ch.sample(300, 12, rng=5)
+    ll = {nm: markov.log_losses(s.states, nm, pool=s.pool, chains=ch) for nm in POOL_NAMES}
+    for a, b in [("2-mem", "bayes"), ("1-gen", "2-gen"), ("bayes", "1-mem")]:
+        m, se = mean_se(ll[a] - ll[b], 0)
+        d, d_se = r.difference(a, b)
+        np.testing.assert_allclose(d, m, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(d_se, se, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(d, r.mean[a] - r.mean[b], rtol=1e-9, atol=1e-12)
+    d, d_se = r.difference("2-mem", "bayes")
+    assert np.all(d_se[1:] < 0.5 * np.minimum(r.se["2-mem"], r.se["bayes"])[1:])
+    assert d[0] == 0.0 and d_se[0] == 0.0            # at n = 0 both weigh the pool by π_k(x_0): the same predictor
+    pools = markov.losses(ch, 50, 6, rng=5, n_pools=3, names=["2-gen", "bayes"])     # s.e. over pools
+    assert set(pools.diff) == {("2-gen", "bayes")} and np.all(np.isfinite(pools.diff_se[("2-gen", "bayes")]))
+    with pytest.raises(ValueError, match="b must be a name other than"):
+        r.difference("bayes", "bayes")
+    with pytest.raises(ValueError, match="a must be one of"):
+        pools.difference("1-mem", "bayes")
+
+
+def test_repeated_names_are_refused():
+    """``names=['true', 'bayes', 'true']`` added the sums of ``true`` twice (a negative log-loss was returned): a
+    repeated name is refused, naming it."""
+    for chains in (markov.Chains(C=3, concentration=1.0), markov.Chains(C=3, concentration=1.0, K=2)):
+        with pytest.raises(ValueError, match=r"names must be distinct entries \('true' is repeated"):
+            markov.losses(chains, 10, 5, rng=0, names=["true", "bayes", "true"])
+
+
+def test_memorising_names_at_k_infinity_say_why():
+    """At ``K = None`` the memorising estimators were refused with a bare "names must be one of (…)"."""
+    with pytest.raises(ValueError, match=r"'2-mem' is a memorising estimator, which retrieves the sequence's chain "
+                                         r"from a finite pool, and with K=None .* there is no pool"):
+        markov.losses(markov.Chains(C=3, concentration=1.0), 10, 5, rng=0, names=["1-gen", "2-mem"])
+
+
+def test_the_monte_carlo_work_guard_counts_the_real_cost(monkeypatch):
+    """The guard counted ``n_mc (C³ + C²)`` per position for the Monte Carlo bayes, ~1/30 of its measured cost
+    (``C`` stationary laws of ``C × C`` and ``C²`` Gamma variates per draw): under a work limit of 1e9 ns (1 s), 10⁶
+    draws at 18 positions (counted 6.5e8, accepted; about 20 s of numba) are refused naming n_mc."""
+    monkeypatch.setenv("LINATTN_WORK_LIMIT", "1e9")
+    fresh = markov.Chains(C=3, concentration=1.0)
+    with pytest.raises(ValueError, match=r"^linattn\.markov\.losses: n_mc too large"):
+        markov.losses(fresh, 2, 10, rng=0, names=["bayes"], n_mc=10**6)
+    states = fresh.sample(2, 10, rng=0).states
+    with pytest.raises(ValueError, match=r"^linattn\.markov\.log_losses: n_mc too large"):
+        markov.log_losses(states, "bayes", chains=fresh, n_mc=10**6)
+
+
 # ----------------------------------------------------------------------------- bad input
 _CH = markov.Chains(C=3, concentration=1.0, K=2)
 _S = _CH.sample(3, 5, rng=0)

@@ -186,3 +186,15 @@ def test_stationary_theory_per_block_at_finite_temperature():
 
     assert within(th.train, "train") and within(th.test, "test")
     assert not within(common.test, "test")
+
+
+@pytest.mark.parametrize("lam", [(1e300, 1e-300), (1e-300, 1e300), (1e200, 1e-200)])
+def test_a_pair_beyond_the_rescaling_range_names_lam(lam):
+    """``(λ_Γ, λ_v) = (1e300, 1e-300)`` blamed ``v_scale`` (the internal rescaling ``λ_Γ/λ_v`` of the v block, which
+    overflowed to inf): refused naming the user's lam and the ratio's range; a ratio of 1e100 still computes."""
+    pb = linattn.Problem(3, 6, 0.1)
+    data = pb.sample(20, rng=0)
+    with pytest.raises(ValueError, match=r"^replica\.gibbs: lam must be a pair \(lam_Gamma, lam_v\) with lam_Gamma / "
+                                         r"lam_v in \[1e-100, 1e\+100\]"):
+        replica.gibbs(data, pb, 1e3, lam, "full")
+    assert np.isfinite(replica.gibbs(data, pb, 1e3, (1e100, 1.0), "full").test)

@@ -153,6 +153,9 @@ REFUSED = refusals(name_not_within_letters, [
     # hangs: work guards that count what the work costs
     ("diversity-K-many", lambda: replica.diversity_transition(PB_4_8, 200.0, np.inf, 0.01,
                                                               K_values=np.arange(1, 20000)), "K_values"),
+    # anisotropic inputs: refused by Problem(tasks=K) inside, in words about "tasks (got 1)", not the argument
+    ("diversity-anisotropic", lambda: replica.diversity_transition(
+        linattn.Problem(4, 8, 0.1, covariance=[1.0, 0.5, 0.3, 0.2]), 200.0, np.inf, 0.01), "pb"),
 ])
 
 

@@ -326,3 +326,14 @@ def test_pool_learner_theory_at_tiny_lam_was_silently_wrong():
     ``1e-30``) is 0.529: silent wrong values; now the smallest accepted ``lam`` is 1e-20, at that limit."""
     th = replica.learner_theory(PB_POOL, 10.0, 1e-20, n_contexts=256, n_pools=2)
     assert np.isfinite(th.test) and th.train < 1e-18
+
+
+def test_the_documented_smallest_weight_decay_is_accepted():
+    """``λ = LAM_MIN = 1e-20`` is documented as accepted; the feature learner's balanced decay bracketed its root
+    from ``exp(log λ) = 9.999999999999992e-21`` and the checked ridge law refused that internal value, quoting it."""
+    from replica._learner_common import LAM_MIN
+
+    th = learner_theory(linattn.Problem(4, 8, 0.1, link="tanh"), 40, LAM_MIN, learner="feature")
+    assert np.isfinite(th.test) and th.lam == LAM_MIN
+    with pytest.raises(ValueError, match=r"lam must be a real number in \[1e-20, inf\); got 9\.9"):
+        learner_theory(linattn.Problem(4, 8, 0.1, link="tanh"), 40, 9.999999999999992e-21, learner="feature")

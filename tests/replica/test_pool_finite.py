@@ -1,5 +1,7 @@
 """The finite-D pool theory (replica._pool_finite, law="finite" of replica.stationary with a task pool) against exact
 dataset averages, its fresh-task limit (the library's replica theory), and its building blocks."""
+import math
+
 import numpy as np
 import pytest
 from helpers import assert_refused, name_as_word, refusals
@@ -128,7 +130,8 @@ def test_given_pool_and_block_pair_conventions():
     b = replica.stationary(pb, 100, np.inf, (0.01, 0.01), "full", pool=pool)
     assert (a.train, a.test, a.test_idg) == (b.train, b.test, b.test_idg)
     e = pool_theory.pool_errors(pb, 100, np.inf, 0.01, "full", "finite", pool=pool)
-    assert e.test_se == 0.0 and e.test == a.test
+    assert math.isnan(e.test_se) and e.test == a.test     # one draw of the prompt types: its s.e. is not computable
+    assert pool_theory.pool_errors(pb, 100, np.inf, 0.01, "full", "mp", pool=pool).test_se == 0.0   # nothing sampled
     with pytest.raises(ValueError, match="law"):
         replica.stationary(pb, 100, np.inf, 0.01, "full", pool="mp")          # finite law needs the pool's tasks
     with pytest.raises(ValueError, match="n_types"):

@@ -254,3 +254,25 @@ def test_the_pool_theory_is_continuous_at_vanishing_weight_decay(beta):
         th = replica.stationary(pb, 40, beta, lam, law="mp")
         for name in ("train", "test", "test_idg"):
             assert getattr(th, name) == pytest.approx(getattr(ref, name), rel=1e-9), (lam, name)
+
+
+@pytest.mark.parametrize("law", ["finite", "mp"])
+def test_one_random_pool_has_no_standard_error(law):
+    """``replica.stationary`` over one random pool (``n_pools=1``) reported ``test_idg_se = 0`` where the answer moves
+    by ~16 % from seed to seed: the spread over pools is not computable from one pool, so every ``*_se`` is ``nan``;
+    from two pools it is a positive number; a given pool with the Gaussian theory samples nothing (``0``)."""
+    import math
+
+    pb = linattn.Problem(4, 8, 0.1, tasks=3)
+    one = replica.stationary(pb, 40, 1e3, 0.01, law=law, n_pools=1)
+    assert all(math.isnan(v) for v in (one.train_se, one.test_se, one.test_idg_se))
+    seeds = [replica.stationary(pb, 40, 1e3, 0.01, law=law, n_pools=1, rng=r).test_idg for r in range(4)]
+    assert np.std(seeds) > 0.02 * np.mean(seeds)             # the spread that a 0 hid
+    two = replica.stationary(pb, 40, 1e3, 0.01, law=law, n_pools=2)
+    assert all(v > 0 and math.isfinite(v) for v in (two.train_se, two.test_se, two.test_idg_se))
+    given = replica.stationary(pb, 40, 1e3, 0.01, law="mp", pool=pb.sample(10, rng=0).pool)
+    assert (given.train_se, given.test_se, given.test_idg_se) == (0.0, 0.0, 0.0)
+    for learner in ("kernel", "feature"):                     # the learners' pool theories: the same rule
+        th = replica.learner_theory(linattn.Problem(4, 8, 0.1, tasks=3, link="tanh"), 40, 0.01, learner=learner,
+                                    law="gaussian", n_pools=1)
+        assert math.isnan(th.test_se) and math.isnan(th.test_idg_se)

@@ -78,6 +78,11 @@ REFUSED = refusals(name_not_within_letters, [
     # a dict setting given another kind: "train_attention_only() argument after ** must be a mapping, not int"
     ("experiment-dict-setting", lambda: validation.experiments.get("icl_emergence").settings("smoke", copy=3), "copy"),
     ("experiment-dict-setting-none", _run("stationary_N", transition=3), "transition"),
+    # nested lists where a preset is None (P_exact: None in quick) or inside a dict setting were not checked at all
+    # and reached numpy raw ("setting an array element with a sequence")
+    ("experiment-nested-list-none-preset", _run("stationary_N", P_exact=[[10, 20], [30]]), "P_exact"),
+    ("experiment-nested-list-in-dict", _run("stationary_N", transition={"P_exact": [[1], [2, 3]]}), "P_exact"),
+    ("experiment-string-in-dict", _run("stationary_N", transition={"n_exact": "x"}), "n_exact"),
     # experiments' overrides / Settings of another kind than a mapping: AttributeError "'NoneType' object has no
     # attribute 'items'", dict's "'int' object is not iterable"
     ("check-overrides-none", lambda: validation.experiments.get("stationary").check_overrides(None), "overrides"),
@@ -107,6 +112,14 @@ def test_experiment_huge_count_is_refused(experiment, key):
     with pytest.raises(ValueError, match=rf"{key}.*<= {MAX_SCALE * largest}\b"):
         validation.run_experiment(experiment, "smoke", settings={key: 10**12}, progress=False)
     validation.experiments.get(experiment).settings("smoke", **{key: MAX_SCALE * largest})   # the largest accepted
+
+
+def test_every_preset_passes_the_checks_of_its_own_experiment():
+    """The checks of overrides (a None preset leaves the kind to the others; dicts key by key) accept every preset
+    of every experiment as an override of every mode."""
+    for exp in validation.experiments.registry().values():
+        for preset in exp.presets.values():
+            exp.check_overrides(dict(preset))
 
 
 def test_experiment_overrides_of_the_presets_kind_still_pass():

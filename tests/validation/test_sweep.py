@@ -612,6 +612,18 @@ def test_refused_naming_the_argument(call, match, limit, monkeypatch):
     assert_refused(call, match, limit, monkeypatch)
 
 
+@pytest.mark.parametrize("client", ["tcp://x", 3, "executor"])
+def test_a_client_is_a_dask_client(client):
+    """``checked_client(ThreadPoolExecutor())`` passed (it has a ``submit``) and the sweep failed later inside Dask's
+    ``as_completed``: anything but ``None`` or a ``dask.distributed.Client`` is refused naming client."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        with pytest.raises(ValueError, match=r"^client must be None"):
+            sw.checked_client(pool if client == "executor" else client)
+    assert sw.checked_client(None) is None
+
+
 def test_run_points_still_runs():
     assert sw.run_points(_point, 3, "x") == [{"a": 0.0}, {"a": 1.0}, {"a": 2.0}]
 

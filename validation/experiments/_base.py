@@ -373,7 +373,8 @@ class Experiment:
         a finite number where every preset is one (``>= 0`` where every preset is, ``> 0`` for a key in
         :attr:`positive`), a non-empty list where every preset is one, its elements of the kind of the presets'
         elements (:func:`_check_elements`), a string or a dict where every preset is one (or ``None`` for a dict
-        in :attr:`nullable`) (ranges beyond these: the experiment's own checks).
+        in :attr:`nullable`; a dict's keys are checked the same way against the presets' dicts), ``None`` where a
+        preset is (the other presets give the kind) (ranges beyond these: the experiment's own checks).
 
         Parameters
         ----------
@@ -382,32 +383,44 @@ class Experiment:
         if not isinstance(overrides, Mapping):
             check.fail("overrides", overrides, "a dict of setting names to values")
         for key, value in overrides.items():
-            vals = [p[key] for p in cls.presets.values() if key in p]
-            if not vals:
-                continue
-            if all(isinstance(v, bool) for v in vals):
-                check.boolean(key, value)
-            elif all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in vals):
-                low, high = _count_range(key, vals, cls.count_limits.get(key))
-                check.positive_int(key, value, minimum=low, maximum=high)
-            elif all(isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) for v in vals):
-                if key in cls.positive:
-                    check.positive(key, value)
-                elif min(vals) >= 0:    # a time, scale or penalty: refused here, not under an inner name
-                    check.nonnegative(key, value)
-                else:
-                    check.real(key, value)
-            elif all(isinstance(v, (list, tuple)) and len(v) > 0 for v in vals):
-                listed = isinstance(value, (list, tuple, np.ndarray)) and getattr(value, "ndim", 1) > 0
-                if not listed or len(value) == 0:
-                    check.fail(key, value, "a non-empty list (as in the presets)")
-                _check_elements(key, value, [e for v in vals for e in v], cls.count_limits.get(key))
-            elif all(isinstance(v, str) for v in vals):
-                if not isinstance(value, str):
-                    check.fail(key, value, "a string (as in the presets)")
-            elif all(isinstance(v, Mapping) for v in vals):
-                if not isinstance(value, Mapping) and not (value is None and key in cls.nullable):
-                    check.fail(key, value, ("None or " if key in cls.nullable else "") + "a dict (as in the presets)")
+            cls._check_override(key, value, [p[key] for p in cls.presets.values() if key in p], key)
+
+    @classmethod
+    def _check_override(cls, key, value, vals, name):
+        """:meth:`check_overrides` of one setting ``key`` (called ``name`` in messages: ``transition['P_exact']``
+        inside a dict) against its presets' values ``vals``. A preset ``None`` allows ``None`` and leaves the kind to
+        the others; a dict setting is checked key by key against its presets' dicts (keys no preset has, such as
+        keyword arguments passed on, are the experiment's own)."""
+        if value is None and any(v is None for v in vals):
+            return
+        vals = [v for v in vals if v is not None]
+        if not vals:
+            return
+        if all(isinstance(v, bool) for v in vals):
+            check.boolean(name, value)
+        elif all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in vals):
+            low, high = _count_range(key, vals, cls.count_limits.get(key))
+            check.positive_int(name, value, minimum=low, maximum=high)
+        elif all(isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) for v in vals):
+            if key in cls.positive:
+                check.positive(name, value)
+            elif min(vals) >= 0:    # a time, scale or penalty: refused here, not under an inner name
+                check.nonnegative(name, value)
+            else:
+                check.real(name, value)
+        elif all(isinstance(v, (list, tuple)) and len(v) > 0 for v in vals):
+            listed = isinstance(value, (list, tuple, np.ndarray)) and getattr(value, "ndim", 1) > 0
+            if not listed or len(value) == 0:
+                check.fail(name, value, "a non-empty list (as in the presets)")
+            _check_elements(name, value, [e for v in vals for e in v], cls.count_limits.get(key))
+        elif all(isinstance(v, str) for v in vals):
+            if not isinstance(value, str):
+                check.fail(name, value, "a string (as in the presets)")
+        elif all(isinstance(v, Mapping) for v in vals):
+            if not isinstance(value, Mapping) and not (value is None and key in cls.nullable):
+                check.fail(name, value, ("None or " if key in cls.nullable else "") + "a dict (as in the presets)")
+            for sub, v in (value or {}).items():
+                cls._check_override(sub, v, [p[sub] for p in vals if sub in p], f"{name}[{sub!r}]")
 
     # -- the work ---------------------------------------------------------------------------------------
     def points(self, s: Settings) -> list:

@@ -74,7 +74,7 @@ class LearnerRun:
         Test error ``½ E(y_q − ŷ)²`` on fresh prompts (exact for the linear kernel learner, otherwise
         Monte Carlo).
     test_se : float
-        Its standard error (0 when exact).
+        Its standard error (0 when exact; ``nan`` from one Monte Carlo test prompt: no spread to estimate it from).
     relative_test : float
         ``test / (V/2)``: the test error in units of ``E_g(ŷ = 0)``.
     params : dict

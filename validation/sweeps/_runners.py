@@ -54,8 +54,9 @@ MAX_WORKERS = 1024
 
 
 def checked_client(client):
-    """``client`` if it is ``None`` or has a callable ``submit`` (a ``dask.distributed.Client``); else a ValueError
-    naming ``client`` (a string or a number reached ``client.submit``: a raw ``AttributeError``).
+    """``client`` if it is ``None`` or a ``dask.distributed.Client`` (or a subclass); else a ValueError naming
+    ``client``. A string or a number reached ``client.submit`` (a raw ``AttributeError``); an object with a ``submit``
+    of its own, such as a ``concurrent.futures`` executor, passed and failed later inside Dask's ``as_completed``.
 
     Parameters
     ----------
@@ -70,10 +71,18 @@ def checked_client(client):
     Raises
     ------
     ValueError
-        ``client`` neither ``None`` nor an object with a callable ``submit``.
+        ``client`` neither ``None`` nor a ``dask.distributed.Client`` (or the ``[dask]`` extra is not installed).
     """
-    if client is not None and not callable(getattr(client, "submit", None)):
-        check.fail("client", client, "None or a dask.distributed.Client (an object with a submit method)")
+    if client is None:
+        return None
+    try:
+        from distributed import Client
+    except ImportError:
+        check.fail("client", client, "None: a Dask client needs the [dask] extra (pip install 'linattn[dask]'), which "
+                   "is not installed")
+    if not isinstance(client, Client):
+        check.fail("client", client, "None or a dask.distributed.Client (the points run through its submit, "
+                   "as_completed and cancel; for local processes pass workers=N instead)")
     return client
 
 
