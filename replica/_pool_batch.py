@@ -237,7 +237,8 @@ def gaussian_errors(pb, P, beta, lam, model, sp):
     lam_inv = lam * inv
     decay = np.sum(Gd * lam_inv * inv, axis=1) + scale * D * np.sum(s * lam_inv * inv, axis=1)
     # λ/κ = 1 − (D/P) Σ s/(s + κ) at the fixed point: the identity, not the quotient (see ratio_k below)
-    shrink = np.where(kap > 0, 1.0 - (D / P) * np.sum(s * inv, axis=1), max(0.0, 1.0 - M / P))
+    shrink = (np.where(kap > 0, 1.0 - (D / P) * np.sum(s * inv, axis=1), max(0.0, 1.0 - M / P)) if lam > 0
+              else np.where(kap > 0, 0.0, max(0.0, 1.0 - M / P)))
     train = 0.5 * (shrink**2 * 2.0 * idg_train + decay)
     out = dict(train_ridge=train, test_ridge=test, test_idg_ridge=idg, kappa_eff=kap, df2=df2)
     if np.isinf(beta):

@@ -41,9 +41,13 @@ def test_errors_are_zero_where_nothing_is_sampled_and_iterations_are_counted():
     given = replica.stationary(PB, 400, np.inf, 0.01, "full", pool=pool)
     mp = replica.stationary(PB, 400, np.inf, 0.01, "full", law="mp", pool="mp")
     fresh = replica.stationary(linattn.Problem(10, 20, 0.1), 400, np.inf, 0.01, "full")
-    for th in (given, mp):
+    given_mp = replica.stationary(PB, 400, np.inf, 0.01, "full", law="mp", pool=pool)
+    for th in (given_mp, mp):           # the Gaussian theory of a given pool, or of the pool's mp spectrum: no sampling
         assert (th.train_se, th.test_se, th.test_idg_se) == (0.0, 0.0, 0.0)
+    for th in (given, given_mp, mp):
         assert isinstance(th.iterations, int) and th.iterations > 0      # a root or a fixed point was iterated
+    # law="finite" of one given pool: its prompt types are one sampled draw, whose error one draw cannot estimate
+    assert all(np.isnan(x) for x in (given.train_se, given.test_se, given.test_idg_se))
     assert (fresh.train_se, fresh.test_se, fresh.test_idg_se) == (0.0, 0.0, None)
     sampled = replica.stationary(PB, 400, np.inf, 0.01, "full", n_pools=2)
     assert sampled.iterations >= given.iterations > 0 and min(sampled.train_se, sampled.test_se) > 0
