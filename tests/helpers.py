@@ -20,7 +20,7 @@ def assert_mean(samples, expected, k=4.0, label=""):
 
 
 # ----------------------------------------------------------------------------- bad-input sweep
-# Each package's tests/<package>/test_bad_input.py holds a table of its public functions: a valid
+# Each package's tests/<package>/test_<package>_bad_input.py holds a table of its public functions: a valid
 # call and the kind of each argument. The sweep replaces one argument at a time by each bad value
 # of its kind and expects a ValueError whose message names the argument. A new public function
 # joins the sweep by adding a row; test_every_public_name_is_swept checks that none is missing.

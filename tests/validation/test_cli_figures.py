@@ -135,16 +135,10 @@ def test_every_figure_builder_runs(name, tmp_path, capsys):
                             assert np.all(np.isfinite(d[k])), (name, k)
 
 
-def test_fig4_data(tmp_path):
-    figures.make(["fig4"], str(tmp_path), mode="smoke", progress=False)
-    d = np.load(os.path.join(tmp_path, "fig4.npz"))
-    t, test = d["figure[10].times"], d["figure[10].test"]          # the members named by field
-    assert t.shape == test.shape and np.all(np.isfinite(test))
-
-
 def test_validate_runs_and_writes_the_report(tmp_path):
     """`linattn validate --smoke`: every section runs and the report and its JSON are written
-    (smoke settings are too small for the comparisons to mean anything; exit 0 or 1)."""
+    (smoke settings are too small for the comparisons to mean anything; exit 0 or 1). After the figure builders
+    above: the experiments they computed in this process are not computed again."""
     code = cli.main(["validate", "--smoke", "--out", str(tmp_path), "--no-progress"])
     assert code in (0, 1)
     text = (tmp_path / "validation_report.md").read_text()
@@ -153,6 +147,13 @@ def test_validate_runs_and_writes_the_report(tmp_path):
                                            "learners", "learners_scaling", "factorized", "diagnostics", "pools",
                                            "structured_tasks", "markov"}
     assert f"of {len(rows)} comparisons pass" in text
+
+
+def test_fig4_data(tmp_path):
+    figures.make(["fig4"], str(tmp_path), mode="smoke", progress=False)
+    d = np.load(os.path.join(tmp_path, "fig4.npz"))
+    t, test = d["figure[10].times"], d["figure[10].test"]          # the members named by field
+    assert t.shape == test.shape and np.all(np.isfinite(test))
 
 
 def test_gallery_lists_every_registered_figure(tmp_path):
@@ -180,7 +181,7 @@ def test_gallery_lists_every_registered_figure(tmp_path):
 def test_parallel_figures_with_exclusions(tmp_path):
     """`figures all --exclude ... --jobs 2` (what `make run` calls): the figures left in run in two
     spawned processes and are recorded in the manifest and the gallery like serial ones."""
-    keep = {"fig4", "learners_pools"}
+    keep = {"fig4", "staged"}
     others = [n for n in figures.names() if n not in keep]
     paths = figures.make(["all"], str(tmp_path), mode="smoke", progress=False, jobs=2, exclude=others)
     assert {os.path.basename(p).split(".")[0] for p in paths} == keep
@@ -251,6 +252,30 @@ def test_the_report_reuses_what_the_figures_computed(tmp_path):
     stale = Result("flow_curves", "smoke", kept.settings, data=kept.data, meta={**kept.meta, "code_hash": "0" * 16})
     stale.save(path)                                                                 # other source: recomputed
     assert report.reused(str(tmp_path), exp, "smoke") is None
+
+
+def test_the_report_computes_an_experiment_once_per_process(tmp_path, monkeypatch):
+    """Without ``--reuse``, a section whose experiment a figure computed in this process is not computed again (the
+    report and the figure check and draw one result), and the figure drawn after the report reuses the report's."""
+    from validation import experiments
+    from validation._app import report
+    from validation.experiments import get
+
+    calls = []
+    real = experiments.run
+
+    def counted(experiment, mode="quick", **kwargs):
+        calls.append(experiment if isinstance(experiment, str) else experiment.name)
+        return real(experiment, mode, **kwargs)
+
+    monkeypatch.setattr(experiments, "run", counted)
+    monkeypatch.setattr(figures._make, "COMPUTED", {})
+    monkeypatch.setattr(report, "report_sections", lambda: {1: type(get("flow_curves"))})
+    figures.make(["fig4"], str(tmp_path / "a"), mode="smoke", progress=False)
+    assert calls == ["flow_curves"]
+    report.run(str(tmp_path / "b"), mode="smoke", progress=False)
+    assert calls == ["flow_curves"]                                   # the figure's result, checked
+    assert json.loads((tmp_path / "b" / "validation_report.json").read_text())
 
 
 # ----------------------------------------------------------------------------- refusals and extreme arguments

@@ -17,8 +17,7 @@ from tqdm import tqdm
 from linattn import _check as check
 
 from ..experiments import Check, Result, registry
-from ..experiments import run as run_experiment
-from ..gallery import MODES, code_hash, result_path, writable_folder, write_gallery
+from ..gallery import MODES, code_hash, compute, result_path, writable_folder, write_gallery
 from ..gallery import registry as figure_registry
 
 
@@ -135,6 +134,8 @@ def run(out_dir, mode="quick", progress=True, reuse=False):
         Take an experiment's result from the figures already drawn into ``out_dir`` (``out_dir/results``, written
         by :func:`validation.gallery.make`) when it was computed with the same settings by the same source
         (:func:`reused`); ``make run`` draws the figures first, so that no experiment is computed twice.
+        Either way, an experiment is computed once per process (:func:`validation.gallery.compute`): a figure
+        drawn in this process before or after the report draws the result the report checked.
 
     Returns
     -------
@@ -159,7 +160,7 @@ def run(out_dir, mode="quick", progress=True, reuse=False):
         exp = experiments[key]()
         result = reused(out_dir, exp, mode) if reuse else None
         if result is None:
-            result = run_experiment(exp, mode, progress=False)
+            result = compute(exp.name, mode, progress=False)     # once per process: a figure drawn here reuses it
         sections[key] = exp.checks(result)
         rep = Report([row for k in sorted(sections) for row in sections[k]])     # in report order
         path = _write(rep, out_dir, mode, time.time() - t0, done, len(order))     # readable as sections finish

@@ -61,7 +61,7 @@ from ._learners import (
 
 #: the planes of the (N, N_test) diagrams: generalisation (at ``P``) and memorisation (at ``P_memo``)
 PLANES = ("gen", "memo")
-#: parametric-bootstrap draws of the exponent check
+#: parametric-bootstrap draws of the exponent check (quick and full; smoke settings draw 20)
 N_BOOT = 200
 
 
@@ -322,16 +322,16 @@ class LearnersScaling(Experiment):
     presets = {mode: dict(D=D, lam=LAM, **rest) for mode, rest in (
         ("smoke", dict(P=300, P_memo=20, N=[4, 8, 16, 32], N_fit=[4, 32], sim_N=[4, 16, 32], N_train=8,
                        N_test=[8], sim_N_test=[8], plane_N=[4, 8, 16, 32], n_sets=2, n_sets_memo=2,
-                       n_test_prompts=2000)),
+                       n_test_prompts=2000, n_boot=20)),
         ("quick", dict(P=1000, P_memo=20, N=[4, 8, 16, 32, 64, 128], N_fit=[8, 128], sim_N=[4, 8, 32, 64],
                        N_train=16, N_test=[2, 4, 16, 64, 256], sim_N_test=[2, 4, 16, 64, 256],
                        plane_N=[4, 8, 16, 32, 64], n_sets=6, n_sets_memo=6,
-                       n_test_prompts=20_000)),
+                       n_test_prompts=20_000, n_boot=N_BOOT)),
         ("full", dict(P=1000, P_memo=20, N=[2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256], N_fit=[8, 256],
                       sim_N=[2, 4, 8, 16, 32, 64, 128], N_train=16,
                       N_test=[2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512],
                       sim_N_test=[2, 4, 8, 32, 64, 128, 256], plane_N=[2, 4, 8, 16, 32, 64, 128],
-                      n_sets=12, n_sets_memo=16, n_test_prompts=100_000)))}
+                      n_sets=12, n_sets_memo=16, n_test_prompts=100_000, n_boot=N_BOOT)))}
     report_order = 63
 
     @staticmethod
@@ -401,7 +401,7 @@ class LearnersScaling(Experiment):
                 sim = np.array([o[learner] for o in gen], float)
                 sim_se = np.array([o[f"{learner}_se"] for o in gen], float)
                 gam, einf, A = fit_power_law(N[sel], th[sel])
-                g_th, g_sim, g_se = gamma_check(sim_N, sim, sim_se, th[at_N], th_se[at_N])
+                g_th, g_sim, g_se = gamma_check(sim_N, sim, sim_se, th[at_N], th_se[at_N], n_boot=s.n_boot)
                 learners[learner] = LearnerScaling(
                     over_N=th, over_N_se=th_se, fit_gamma=gam, fit_e_inf=einf, fit_amplitude=A, sim_over_N=sim,
                     sim_over_N_se=sim_se, over_N_test=planes[(name, "gen")][learner][row],
@@ -462,7 +462,7 @@ class LearnersScaling(Experiment):
                                   f"link {name}, P={s['P']}, fitted over N ∈ {[int(x) for x in d.sim_N]}",
                                   f"{g_th:.3g}", f"{g_sim:.3g}", f"{g_sim - g_th:+.3g} (± {g_se:.2g})",
                                   bool(abs(g_sim - g_th) <= 3 * g_se),
-                                  f"≤ 3 s.e. of the difference (parametric bootstrap, {N_BOOT} draws)"))
+                                  f"≤ 3 s.e. of the difference (parametric bootstrap, {s['n_boot']} draws)"))
             for plane in PLANES:
                 dec, agr = d.links[name].planes[plane].decided, d.links[name].planes[plane].agrees
                 P = s["P"] if plane == "gen" else s["P_memo"]
