@@ -319,6 +319,10 @@ def real_array(name, value, low=None, low_open=False, allow_inf=False, min_ndim=
     """
     raw = asarray(name, value if not isinstance(value, (str, bytes)) else [value],
                   "a real number or a non-empty array of them", min_ndim)
+    if raw.dtype.kind in "iuf" and raw.size:         # the common case, finite numbers: one conversion, one pass
+        arr = raw.astype(np.float64)
+        if _all_finite(arr) and (low is None or not (arr < low if not low_open else arr <= low).any()):
+            return arr
     finite = np.where(raw == np.inf, 0.0, raw) if allow_inf and raw.dtype.kind in "iuf" else raw
     finite_array(name, finite)
     arr = raw.astype(np.float64)
