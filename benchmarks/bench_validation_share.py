@@ -1,20 +1,35 @@
 """The share of argument validation in the hot paths: the sampler (``Problem.sample``), ``replica.ridge``, the
-Langevin entry (``validation.langevin``) and ``replica.stationary``.
+Langevin entry (``validation.langevin``), and the cheap theory calls ``replica.stationary``,
+``replica.stationary_curve``, ``replica.phase_boundary``, ``spectra.ridge_resolvent`` and ``replica.asymptotic``.
+
+The cases (:func:`cases`): one call each, with the arguments a user writes.
+
+- ``Problem.sample``: 2000 prompts of ``D = N = 40``.
+- ``replica.ridge``: the ridge solution on those prompts, ``λ = 0.1``.
+- ``validation.langevin``: a short Langevin run (``D = 8``, ``N = 16``, ``P = 200``, 20 000 equilibration steps).
+- ``replica.stationary``: the replica theory of fresh tasks at ``D = 10``, ``N = 20``, ``β = ∞``, ``λ = 0.1`` and a
+  new ``P ≈ 400`` at each call (a call of about a millisecond).
+- ``replica.stationary_curve``: the same theory at three values of ``P``.
+- ``replica.phase_boundary``: ``P*`` of the same problem (``λ ≈ 0.01``, a scan of 20 points and Brent's steps).
+- ``spectra.ridge_resolvent``: the resolvent at ``z = −λ'`` of that problem's prompt law, a new ``P ≈ 400`` each call.
+- ``replica.asymptotic``: the ``D → ∞`` errors at one point.
 
 Arguments are checked once, where the user calls in (``linattn/_arguments.py``: the ``@public`` decorator and its
 rules; ``linattn/_check.py`` and ``linattn/_validate.py``: the checks the rules and a few bodies call, the checks of
 results included). Measured directly: every function of ``linattn._check`` and ``linattn._validate`` is wrapped in
 a timer that counts the outermost entry only (a check calling a check is counted once), and each call of a
 ``@public`` wrapper adds the wrapper's own overhead, measured on a decorated no-op in the same run (a profile counts
-the wrapper calls). Share = validation seconds / seconds of the same calls, the median of five repetitions. The
-timers' own cost (two clock reads per outermost check) is counted as validation, so the shares are upper bounds.
-Goal: < 2 % in every case.
+the wrapper calls). Share = validation seconds / seconds of the same calls, the median of five repetitions, each a
+batch of calls of about 50 ms (a call of a millisecond is timed over many, not as one sample of the scheduler's
+pauses). The timers' own cost (two clock reads and a call per outermost check) is counted as validation, so the
+shares are upper bounds. Goal: < 2 % in every case.
 
-Run: ``python benchmarks/bench_validation_share.py`` (about a minute on 2 cores).
+Run: ``python benchmarks/bench_validation_share.py`` (under a minute on 2 cores).
 """
 import cProfile
 import functools
 import inspect
+import itertools
 import pstats
 import statistics
 import time
@@ -23,6 +38,7 @@ import numpy as np
 
 import linattn
 import replica
+import spectra
 import validation
 from linattn import _arguments, _check, _validate
 
@@ -79,22 +95,29 @@ def wrapper_calls(fn):
                if name == "checked" and path.replace("\\", "/").endswith("linattn/_arguments.py"))
 
 
-def validation_share(fn, overhead, repeats=5):
-    """``(validation seconds, total seconds)`` of one call of ``fn``: the repetition of median share."""
+def validation_share(fn, overhead, repeats=5, batch_seconds=0.05):
+    """``(validation seconds, total seconds)`` of one call of ``fn``: the repetition of median share. A repetition
+    is a batch of calls lasting about ``batch_seconds`` (one call of a slow ``fn``), so that a short call's share is
+    not one sample of the scheduler's and the garbage collector's pauses."""
+    t0 = time.perf_counter()
     fn()
+    batch = max(1, round(batch_seconds / max(time.perf_counter() - t0, 1e-9)))
     calls = wrapper_calls(fn)
     runs = []
     for _ in range(repeats):
         _SPENT[0] = 0.0
         t0 = time.perf_counter()
-        fn()
+        for _ in range(batch):
+            fn()
         total = time.perf_counter() - t0
-        runs.append((_SPENT[0] + calls * overhead, total))
+        runs.append(((_SPENT[0] + batch * calls * overhead) / batch, total / batch))
     share = statistics.median(s / t for s, t in runs)
     return next(r for r in runs if r[0] / r[1] == share)
 
 
 def cases():
+    """``(label, call)`` of each case; problems, data and prompt laws are built once, outside the timed calls (a
+    ``linattn.Problem`` checks its own arguments when it is built: that is not the share of the call timed)."""
     pb = linattn.Problem(40, 40, 0.1)
     data = pb.sample(2000, rng=0)
     small = linattn.Problem(8, 16, 0.1)
@@ -103,9 +126,16 @@ def cases():
     yield "replica.ridge (D = N = 40, P = 2000)", lambda: replica.ridge(data, pb, 0.1)
     yield "validation.langevin (D = 8, N = 16, P = 200)", lambda: validation.langevin(
         small_data, small, 100.0, 0.1, n_equilibrate=20_000, n_samples=20, stride=500)
-    fresh = iter(range(400, 10**6))          # a new P each call: the theory's cache is not what is measured
-    yield "replica.stationary (D = 10, N = 20, P ≈ 400)", lambda: replica.stationary(
-        linattn.Problem(10, 20, 0.1), next(fresh), np.inf, 0.1)
+    theory = linattn.Problem(10, 20, 0.1)
+    law = spectra.prompt_law(theory)
+    fresh = itertools.count(400)          # a new P each call: the theory's cache is not what is measured
+    yield "replica.stationary (D = 10, N = 20, P ≈ 400)", lambda: replica.stationary(theory, next(fresh), np.inf, 0.1)
+    yield "replica.stationary_curve (3 values of P)", lambda: replica.stationary_curve(
+        theory, [next(fresh), 1000.5, 2000.0], np.inf, 0.1)
+    yield "replica.phase_boundary (n_scan = 20)", lambda: replica.phase_boundary(
+        theory, np.inf, 0.01 + 1e-9 * next(fresh), n_scan=20)
+    yield "spectra.ridge_resolvent (P ≈ 400)", lambda: spectra.ridge_resolvent(next(fresh), 0.1, law)
+    yield "replica.asymptotic (one point)", lambda: replica.asymptotic(1.0 + 1e-9 * next(fresh), 2.0, 4.0, 0.1, 0.1)
 
 
 def main():

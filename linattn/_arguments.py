@@ -200,6 +200,26 @@ def _named(err, name):
     err._linattn_named = True
 
 
+_UNCHECKED = object()
+#: the values a rule may return for a default once and for all (immutable: every call can share them)
+_CONSTANT_TYPES = (bool, int, float, complex, str, type(None))
+
+
+def _default(name, rule, default):
+    """``(default, checked default)`` of an argument ``name`` with a ``default`` (or none): a default that the rule
+    accepts and turns into an immutable value is checked once, when the function is decorated, not at every call that
+    leaves it out (a Generator, an array or a refused default: :data:`_UNCHECKED`, checked at each call as before)."""
+    if default is inspect.Parameter.empty:
+        return default, _UNCHECKED
+    try:
+        checked = rule.apply(name, default)
+    except Exception:
+        return default, _UNCHECKED
+    if type(checked) not in _CONSTANT_TYPES or type(default) not in _CONSTANT_TYPES:
+        return default, _UNCHECKED
+    return default, checked
+
+
 def public(fn=None, /, **rules):
     """Decorator of a public function or method: check its arguments by :data:`ARGUMENTS` and ``rules``, and name
     the function in every ``ValueError`` its call raises.
@@ -234,8 +254,8 @@ def public(fn=None, /, **rules):
         # ~1 µs); a rule of a positional-only or variadic parameter binds through the signature
         fast = all(params[name].kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
                    for name, _ in plan)
-        steps = [(name, rule, positions.index(name) if name in positions else len(params), params[name].default)
-                 for name, rule in plan]
+        steps = [(name, rule, positions.index(name) if name in positions else len(params),
+                  *_default(name, rule, params[name].default)) for name, rule in plan]
 
         def bind(args, kwargs):
             if not fast:
@@ -245,11 +265,14 @@ def public(fn=None, /, **rules):
                     bound.arguments[name] = rule.apply(name, bound.arguments[name])
                 return bound.args, bound.kwargs
             args = list(args)
-            for name, rule, position, default in steps:
+            for name, rule, position, default, checked in steps:
                 if position < len(args):
                     args[position] = rule.apply(name, args[position])
                 elif name in kwargs:
                     kwargs[name] = rule.apply(name, kwargs[name])
+                elif checked is not _UNCHECKED:
+                    if checked is not default:
+                        kwargs[name] = checked
                 elif default is not inspect.Parameter.empty:
                     kwargs[name] = rule.apply(name, default)
             return args, kwargs

@@ -194,8 +194,14 @@ class Link:
 
     @classmethod
     def _linear(cls, slope=1.0):
-        a = _slope(slope)
-        return cls("linear" if a == 1.0 else f"linear*{a!r}", lambda z: a * np.asarray(z, float), slope=a)
+        return cls._checked_linear(_slope(slope))
+
+    @classmethod
+    def _checked_linear(cls, a):
+        """:meth:`linear` of a checked slope ``a`` (a float in :data:`SLOPE_RANGE` or 0)."""
+        link = cls("linear" if a == 1.0 else f"linear*{a!r}", lambda z: a * np.asarray(z, float))
+        link.slope = a
+        return link
 
     @classmethod
     @public
@@ -356,7 +362,7 @@ def _as_link(link, name="link"):
         return link
     if isinstance(link, str):
         if link == "linear":
-            return Link._linear(1.0)
+            return Link._checked_linear(1.0)
         if link in _NAMED:
             return Link(link, _NAMED[link])
         if link.startswith("hermite:"):

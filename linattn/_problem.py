@@ -305,6 +305,10 @@ class Problem:
         ValueError
             A bad ``N_test``, or anisotropic inputs (``c`` of :attr:`feature_variance` is defined for isotropic ones).
         """
+        return self._test_metric_ratio(N_test)
+
+    def _test_metric_ratio(self, N_test):
+        """:meth:`test_metric_ratio` of a checked ``N_test`` (the library's own calls)."""
         if N_test is None or N_test == self.N:
             return np.ones(2)
         other = dataclasses.replace(self, N=N_test)
@@ -390,16 +394,17 @@ class Problem:
 
     def _error_from_moments(self, overlap, norm):
         """:meth:`test_error_from_moments` of float64 arrays (the library's own calls)."""
-        if np.any(norm < 0):
+        if (norm < 0).any():
             check.fail("norm", norm if norm.size <= 8 else "<array>", "θᵀCθ >= 0 (C is positive definite)")
         try:
-            np.broadcast_shapes(overlap.shape, norm.shape)
+            if overlap.shape != norm.shape:
+                np.broadcast_shapes(overlap.shape, norm.shape)
         except ValueError:
             check.fail("norm", f"<array with shape {norm.shape}>",
                        f"an array whose shape broadcasts with overlap's {overlap.shape}")
         with np.errstate(over="ignore", invalid="ignore"):
             out = 0.5 * (self.label_variance - 2.0 * overlap + norm)
-            if not np.all(np.isfinite(out)):      # 2·overlap overflowed although the error itself may be finite
+            if not np.isfinite(out).all():      # 2·overlap overflowed although the error itself may be finite
                 out = np.where(np.isfinite(out), out, 0.5 * self.label_variance - overlap + 0.5 * norm)
         check.finite_result(out, {"overlap": overlap, "norm": norm}, "the test error")
         return float(out) if out.ndim == 0 else out

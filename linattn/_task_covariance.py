@@ -170,7 +170,7 @@ def as_task_covariance(value, D, name="task_covariance"):
         positive semi-definite: eigenvalues of magnitude ``<= PSD_TOL · λ_max`` are round-off of 0 and set to 0, a
         more negative one is refused.
     D : int
-        The token dimension.
+        The token dimension (a checked one: a Problem's ``D``).
     name : str
         The argument's name in messages.
 
@@ -185,7 +185,6 @@ def as_task_covariance(value, D, name="task_covariance"):
         Naming ``name``: a wrong shape, a non-finite, asymmetric or indefinite matrix, negative or all-zero
         eigenvalues, positive eigenvalues outside ``EIGENVALUE_RANGE``.
     """
-    D = check.positive_int("D", D)
     if value is None:
         return None
     if isinstance(value, TaskCovariance):

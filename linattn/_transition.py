@@ -43,14 +43,20 @@ def relative_gap(train, test):
     ValueError
         Naming ``train`` or ``test``: non-finite, negative, or shapes that do not broadcast.
     """
-    tr, te = train, test
+    return _relative_gap(train, test)
+
+
+def _relative_gap(tr, te):
+    """:func:`relative_gap` of finite float64 arrays or scalars (the library's own calls; the signs and shapes are
+    checked here)."""
     try:
-        np.broadcast_shapes(tr.shape, te.shape)
+        if tr.shape != te.shape:
+            np.broadcast_shapes(tr.shape, te.shape)
     except ValueError:
         check.fail("test", f"<array with shape {te.shape}>", f"an array of the shape of train, {tr.shape}")
-    if np.any(tr < 0):
+    if (tr < 0).any():
         raise ValueError(f"train must be >= 0 (an energy with non-negative terms); got minimum {tr.min()!r}")
-    if np.any(te < 0):
+    if (te < 0).any():
         check.fail("test", f"<values down to {float(te.min())!r}>", "errors E_g >= 0 (a mean squared error)")
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         gap = np.where(tr > 0, (te - tr) / np.where(tr > 0, tr, 1.0), np.inf)

@@ -43,7 +43,7 @@ from linattn._threads import blas_threads
 from linattn._validate import PROBLEM
 
 from ._pool_theory import GAUSS_POOLS, POOL_WORK, blas_work, fresh_limit, pool_sweep, theory_work
-from ._stationary import _stationary
+from ._stationary import _stationary, _theory_of_P
 from ._theory import checked_arguments
 
 
@@ -91,8 +91,10 @@ def phase_boundary(pb, beta, lam, level=5.0, model="reduced", law="finite", P_ra
     per_point = 1e7 if pb.tasks is None else theory_work(pb, 16, law)
     check.work((n_scan + 50) * per_point, f"the theory at {n_scan} + 50 values of P", "n_scan")
 
+    theory = _theory_of_P(pb, beta, lam, model, law)
+
     def gap(P):
-        return _stationary(pb, float(P), beta, lam, model, law).gap
+        return theory(float(P)).gap
 
     grid = np.geomspace(lo, hi, n_scan)
     vals = np.array([gap(P) for P in grid])

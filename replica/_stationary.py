@@ -16,7 +16,7 @@ from linattn._threads import blas_threads
 
 from ._pool_theory import blas_work, pool_arguments, pool_stationary, theory_work
 from ._structured import structured_stationary
-from ._theory import THEORY, StationaryTheory, checked_arguments, fresh_stationary
+from ._theory import THEORY, StationaryTheory, checked_arguments, checked_decay, fresh_stationary, refuse_min_norm
 
 
 @public(n_pools=integer(maximum=10_000), rng=None, **THEORY)      # each pool: one D x D eigenproblem
@@ -103,6 +103,20 @@ def _stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correl
     return fresh_stationary(pb, P, beta, lam, model, law, channel, N_test, lw)
 
 
+def _theory_of_P(pb, beta, lam, model="reduced", law="finite", channel="correlated", N_test=None):
+    """``P ↦`` :func:`_stationary` ``(pb, P, beta, lam, …)`` along a curve in ``P``: for fresh isotropic tasks ``λ``
+    and the law are checked once, here, and only what depends on ``P`` at each point."""
+    if pb.tasks is not None or pb.task_covariance is not None:
+        return lambda P: _stationary(pb, P, beta, lam, model, law, channel, N_test=N_test)
+    lam, lw, M = checked_decay(pb, lam, model, law, channel)
+
+    def at(P):
+        refuse_min_norm(P, beta, lam, M)
+        return fresh_stationary(pb, P, beta, lam, model, law, channel, N_test, lw)
+
+    return at
+
+
 @dataclass(frozen=True, eq=False)
 class StationaryCurve(ToXarray, xarray_dim="P"):
     """Theory along a list of ``P`` values (arrays), with the worst solver residual (``test_idg`` and, at
@@ -169,7 +183,8 @@ def stationary_curve(pb, P_values, beta, lam, model="reduced", law="finite", cha
     # each point solves the saddle-point equations (~1.5 ms); with a pool, one pool theory of 16 pools
     per_point = 1e7 if pb.tasks is None else theory_work(pb, 16, law)
     check.work(per_point * Ps.size, f"the theory at {Ps.size} values of P", "P_values")
-    pts = [_stationary(pb, float(P), beta, lam, model, law, channel, N_test=N_test) for P in Ps]
+    theory = _theory_of_P(pb, beta, lam, model, law, channel, N_test)
+    pts = [theory(float(P)) for P in Ps]
     return StationaryCurve(P=Ps, train=np.array([p.train for p in pts]), test=np.array([p.test for p in pts]),
                            gap=np.array([p.gap for p in pts]),
                            free_energy=(None if any(p.free_energy is None for p in pts)

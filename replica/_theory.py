@@ -31,6 +31,7 @@ regression with structured data: Loureiro et al., NeurIPS 2021; elliptical data:
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +40,7 @@ import linattn
 from linattn import _check as check
 from linattn._arguments import choice, public, real
 from linattn._results import ToXarray, short_repr
+from linattn._transition import _relative_gap
 from linattn._validate import PROBLEM
 from spectra._prompt_law import CHANNELS, LAWS, fresh_law
 from spectra._resolvent import _block_overlaps, _ridge_resolvent, _teacher_overlap
@@ -149,6 +151,14 @@ def checked_arguments(pb, P, beta, lam, model, law, channel):
     """``(λ, prompt law)`` of the stationary theories: ``λ`` and ``law`` checked against the problem, ``P``, ``β`` and
     the model (checked before: :data:`THEORY`); ``λ`` is a number, or the pair ``(λ_Γ, λ_v)`` when the two differ, and
     the prompt law is ``None`` with a pool."""
+    lam, lw, M = checked_decay(pb, lam, model, law, channel)
+    refuse_min_norm(P, beta, lam, M)
+    return lam, lw
+
+
+def checked_decay(pb, lam, model, law, channel):
+    """``(λ, prompt law, M)``: the part of :func:`checked_arguments` that does not depend on ``P`` and ``β`` (a curve
+    in ``P`` checks it once, and :func:`refuse_min_norm` at each ``P``)."""
     lam_gamma, lam_v = check.block_lambdas(lam, model)
     lam = lam_gamma if lam_gamma == lam_v else (lam_gamma, lam_v)
     if pb.tasks is not None:
@@ -157,10 +167,15 @@ def checked_arguments(pb, P, beta, lam, model, law, channel):
     else:
         lw = fresh_law(pb, model, check.choice("law", law, LAWS), channel)
         M = lw.M
+    return lam, lw, M
+
+
+def refuse_min_norm(P, beta, lam, M):
+    """Refuse ``λ = 0`` at finite ``β`` below ``P = M`` (``lam`` as :func:`checked_decay` returns it)."""
+    lam_gamma = lam[0] if isinstance(lam, tuple) else lam
     if lam_gamma == 0 and P < M and np.isfinite(beta):
         raise ValueError(f"lam must be > 0 at finite beta when P < M = {M} (the Gibbs measure is not "
                          f"normalisable in the null space of H); got lam = 0 with P = {P}")
-    return lam, lw
 
 
 def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="correlated",
@@ -205,10 +220,10 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
     S = _block_overlaps(rr.a[None], rr.a[None], om[None], om[None], np.array([rho]), np.array([rho]), lw, P)[0, 0]
     sigma2 = np.real(S)
     w = lw.weights
-    ratio = pb.test_metric_ratio(N_test)[:lw.n_blocks]
+    ratio = pb._test_metric_ratio(N_test)[:lw.n_blocks]
     kappa = lw.metric * ratio               # the test metric at the evaluation length N_test (θ̃ = √c θ units)
     et = 0.5 * rr.eps * float(w @ ((lw.y2 - rho * lw.fy) * om))
-    eg = float(pb.test_error_from_moments(np.sqrt(pb.teacher_norm2) * rho, ratio[0] * rho**2 + float(kappa @ sigma2)))
+    eg = float(_test_error(pb, np.sqrt(pb.teacher_norm2) * rho, ratio[0] * rho**2 + float(kappa @ sigma2)))
     r = rr.r
     dims = np.asarray(lw.block_dims, float)
     # residual of the σ equations (the r and ρ equations are solved to rr.residual / exactly)
@@ -230,12 +245,28 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
         if not np.all(np.isfinite([train, test, F])):        # the thermal terms ∝ 1/β beyond float64
             check.fail("beta", beta, "a value at which the thermal terms (∝ 1/beta) of the errors and of the free "
                                      "energy are finite in float64")
-    gap = linattn.relative_gap(train, test)
+    gap = _gap(train, test)
     order = OrderParameters(rho=rho, sigma2=sigma2, r=r, a=rr.a, eps=rr.eps, L=rr.L)
     return StationaryTheory(problem=pb, P=P, beta=beta, lam=lam_given, model=model, law=law, train=float(train),
                             test=float(test), train_ridge=float(et), test_ridge=float(eg), free_energy=float(F),
                             gap=float(gap), order=order, converged=True, iterations=rr.iterations,
                             residual=max(rr.residual, res_sigma), N_test=N_test)
+
+
+def _test_error(pb, overlap, norm):
+    """:meth:`linattn.Problem.test_error_from_moments` of two numbers the theory computed: checked by the public
+    method only when one is not finite (its message names the argument), else straight to the formula."""
+    if not (math.isfinite(overlap) and math.isfinite(norm)):
+        return pb.test_error_from_moments(overlap, norm)
+    return pb._error_from_moments(np.float64(overlap), np.float64(norm))
+
+
+def _gap(train, test):
+    """:func:`linattn.relative_gap` of two numbers the theory computed: checked by the public function only when one
+    is not finite (its message names the argument), else straight to the formula (which refuses negative errors)."""
+    if not (math.isfinite(train) and math.isfinite(test)):
+        return linattn.relative_gap(train, test)
+    return _relative_gap(np.float64(train), np.float64(test))
 
 
 @public(rho=real(low=-1e150, high=1e150), **THEORY)        # ρ² and the energies stay finite

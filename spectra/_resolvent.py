@@ -370,8 +370,7 @@ def _block_overlaps(nu1, nu2, om1, om2, rho1, rho2, law, P):
         A[..., idx, idx] += q * (nu1[:, None, :] * half) * (nu2[None, :, :] * half)
         b = (rhs * half * half)[..., None]
     culprits = {"om1": om1, "om2": om2, "nu1": nu1, "nu2": nu2, "rho1": rho1, "rho2": rho2}
-    A = check.finite_result(A, culprits, "the block overlaps' linear system")
-    b = check.finite_result(b, culprits, "the block overlaps' linear system")
+    A, b = check.finite_results((A, b), culprits, "the block overlaps' linear system")
     try:
         S = np.linalg.solve(A, b)[..., 0]
     except np.linalg.LinAlgError:        # e.g. ν = 0 and ω = 0: q ν₁ν₂ S − G S = rhs has no unique solution
