@@ -67,17 +67,19 @@ ROWS += [
     Row("kernel_ridge", replica.kernel_ridge, dict(data=KDATA, pb=PB, lam=0.1, rtol=1e-8, maxiter=100, N_test=7),
         dict(data="prompts", pb="problem", lam="positive", rtol="tol", maxiter="posint", N_test="posint")),
     Row("learner_theory", replica.learner_theory, dict(pb=PB_TANH, P=20, lam=0.1, learner="kernel", law="gaussian",
-                                                       N_test=7),
-        dict(pb="problem", P="positive", lam="positive", learner="choice", law="choice", N_test="posint")),
+                                                       N_test=7, progress=False),
+        dict(pb="problem", P="positive", lam="positive", learner="choice", law="choice", N_test="posint",
+             progress="bool")),
     Row("learner_theory_feature", replica.learner_theory,
         dict(pb=PB_POOL, P=20, lam=0.1, learner="feature", law="finite", n_pools=1, n_contexts=64, rng=0),
         dict(pb="problem", P="positive", lam="positive", learner="choice", law="choice", n_pools="posint",
              n_contexts="posint", rng="seed")),
     Row("feature_learner_theory", replica.feature_learner_theory,
         dict(pb=PB_POOL, P=20, lam=0.1, N_test=5, readout="optimal", law="finite", decay="balanced", n_pools=1,
-             n_contexts=64, rng=0, max_iter=50, tol=1e-8),
+             n_contexts=64, rng=0, max_iter=50, tol=1e-8, progress=False),
         dict(pb="problem", P="positive", lam="positive", N_test="posint", readout="choice", law="choice",
-             decay="choice", n_pools="posint", n_contexts="posint", rng="seed", max_iter="posint", tol="tol")),
+             decay="choice", n_pools="posint", n_contexts="posint", rng="seed", max_iter="posint", tol="tol",
+             progress="bool")),
 ]
 
 # the feature theory's overlaps of a given Γ; the Gaussian channel of the Markov-chain bottleneck (C = 3, d = 2)
