@@ -68,6 +68,7 @@ from tqdm import tqdm
 
 from linattn import _check as check
 from linattn._arguments import Rule, array, choice, nonnegative, optional, public, real, seed
+from linattn._check import PROGRESS_DELAY
 from linattn._results import ToXarray, short_repr
 from linattn._threads import blas_threads
 from linattn._validate import PROBLEM
@@ -208,8 +209,6 @@ DATASETS = Rule(f"0 (no band) or an integer >= 2 and <= {MAX_DATASETS}", _datase
 #: distinct rescaled times whose poles are solved in one parallel call (memory: about 2 × CHUNK × 32 points × the law's
 #: nodes complex numbers, 16 MiB at 1024 nodes)
 CHUNK = 16
-#: seconds after which a call shows its progress bar (a shorter call stays silent)
-PROGRESS_DELAY = 2.0
 #: operations one sampled dataset of the band counts for its Python-level work (sampling, the eigensystem, the flow)
 TRIP_OPS = 10 * check.PYTHON_TRIP
 

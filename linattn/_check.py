@@ -32,6 +32,9 @@ def _is_bool(value):
     return isinstance(value, (bool, np.bool_))
 
 
+#: seconds after which a call's progress bar shows (``tqdm(..., delay=PROGRESS_DELAY)``): a shorter call stays silent
+PROGRESS_DELAY = 2.0
+
 #: largest integer argument accepted anywhere (every integer of float64's exact range): a size, count or step
 #: beyond it cannot be used in arithmetic with floats (``OverflowError`` deep inside) nor fit in memory
 MAX_INT = 2**53

@@ -60,9 +60,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from tqdm import tqdm
 
 from linattn import _check as check
 from linattn._arguments import integer, public, seed
+from linattn._check import PROGRESS_DELAY
 from linattn._numerics.stats import mean_se
 from linattn._results import ToXarray, python_scalars, short_repr
 from linattn._validate import PROBLEM
@@ -338,8 +340,13 @@ MAX_DATASETS = 10**6
 
 
 @public(pb=PROBLEM, n_datasets=integer(minimum=2, maximum=MAX_DATASETS), rng=seed())
-def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0, N_test=None) -> "DatasetAverage":
+def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0, N_test=None,
+                    progress=True) -> "DatasetAverage":
     """``⟨E_t⟩`` and ``⟨E_g⟩`` of ``n_datasets`` independent training sets, with means and s.e.
+
+    Cost: one dataset sampled and its Hessian eigendecomposed (``O(P M² + M³)``, ``M`` parameters) per dataset,
+    linear in ``n_datasets``; about 12 ms a dataset at ``D = 12``, ``N = 30``, ``P = 150``, ``model="full"``
+    (the 100 datasets of the default, 1.2 s on a shared 2-core machine).
 
     Parameters
     ----------
@@ -357,6 +364,8 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0, N_
         The ``seed`` of the datasets (a Generator gives one draw of it).
     N_test : int, optional
         Context length of the test prompts (``>= 1``; default ``None``: ``N``), as in :func:`gibbs`.
+    progress : bool
+        Show a progress bar (over the datasets) when the call lasts more than two seconds.
 
     Returns
     -------
@@ -381,7 +390,8 @@ def dataset_average(pb, P, beta, lam, n_datasets=100, model="reduced", rng=0, N_
     tr, te = np.empty(n_datasets), np.empty(n_datasets)
     idg = np.empty(n_datasets) if pb.tasks is not None else None
     odg = np.empty(n_datasets) if pb.task_covariance is not None else None
-    for i in range(n_datasets):
+    for i in tqdm(range(n_datasets), desc=f"dataset average {model}, P = {P}", disable=not progress, leave=False,
+                  delay=PROGRESS_DELAY):
         g = _gibbs(pb.sample(P, rng=(rng, P, i)), pb, b_arr, l_arr, pair, model, N_test)
         tr[i], te[i] = float(g.train), float(g.test)
         if idg is not None:

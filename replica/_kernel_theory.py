@@ -97,10 +97,12 @@ and the ridge law of the linear map (:func:`replica._ridge_law.ridge_law`) in :m
 from __future__ import annotations
 
 import numpy as np
+from tqdm import tqdm
 
 import linattn
 from linattn import _check as check
 from linattn import _links as links
+from linattn._check import PROGRESS_DELAY
 from linattn._errors import ConvergenceError
 from linattn._kernel_errors import kernel_moments, n_features
 from linattn._numerics.stats import mean_se
@@ -124,14 +126,14 @@ def _equivalent_problem(pb, features):
 
 
 def kernel_learner_theory(pb, P, lam, N_test=None, law="finite", pool=None, n_pools=8, n_contexts=None,
-                          rng=0) -> LearnerTheory:
+                          rng=0, progress=False) -> LearnerTheory:
     r"""Dataset-averaged train and test errors of the trained kernel learner (module docstring); the public entry
     point is :func:`replica.learner_theory` (``learner="kernel"``), which documents the arguments and checks them but
     ``law``, ``pool`` and ``n_contexts``, checked here.
 
     Parameters
     ----------
-    pb, P, lam, N_test, law, pool, n_pools, n_contexts, rng
+    pb, P, lam, N_test, law, pool, n_pools, n_contexts, rng, progress
         As in :func:`replica.learner_theory` (``n_pools`` an int, ``rng`` an int seed).
 
     Returns
@@ -186,7 +188,9 @@ def kernel_learner_theory(pb, P, lam, N_test=None, law="finite", pool=None, n_po
     gauss, diffs, kappas, its, resid = [], [], [], 0, 0.0
     n_finite = 1 if pool is not None else n_pools
     ctx_se = np.zeros(3)
-    for j, W in enumerate(pools):
+    bar = dict(desc=f"kernel learner theory, {len(pools)} pools", disable=not progress, leave=False,
+               delay=PROGRESS_DELAY)
+    for j, W in enumerate(tqdm(pools, **bar)):
         km = kernel_moments(pb, features, pool=W)
         kt = kernel_moments(pb, features, pool=W, N=N_test) if N_test not in (None, pb.N) else km
         metrics = [metric_fresh, (kt.S, kt.B, kt.V)]

@@ -19,10 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
+from tqdm import tqdm
 
 from linattn import _check as check
 from linattn import _validate as validate
 from linattn._arguments import array, boolean, integer, positive, public, tolerance
+from linattn._check import PROGRESS_DELAY
 from linattn._results import short_repr
 from linattn._validate import PROMPTS
 
@@ -259,8 +261,13 @@ def _lanczos(matvec, M, steps, rng):
 
 
 @public(steps=integer(minimum=2), n_probes=integer(), rescale=boolean())
-def slq_spectrum(data, pb, steps=80, n_probes=4, rescale=True, model="reduced", rng=None) -> SpectralEstimate:
+def slq_spectrum(data, pb, steps=80, n_probes=4, rescale=True, model="reduced", rng=None,
+                 progress=True) -> SpectralEstimate:
     """Stochastic Lanczos quadrature estimate of the spectrum of ``H`` (or ``H/c``).
+
+    Cost: ``n_probes × steps`` Hessian-vector products, each ``O(P M)`` (``M`` parameters), linear in the probes;
+    measured at ``D = N = 200`` (``M = 4·10⁴``), ``P = 400``, default settings (4 probes of 80 steps): 81 s on a
+    shared 2-core machine under a load average of about 9 (about 20 s a probe).
 
     Parameters
     ----------
@@ -274,6 +281,8 @@ def slq_spectrum(data, pb, steps=80, n_probes=4, rescale=True, model="reduced", 
         Divide by ``c``.
     model : {"reduced", "full"}
     rng : None, int or Generator
+    progress : bool
+        Show a progress bar (over the probes) when the call lasts more than two seconds.
 
     Returns
     -------
@@ -287,7 +296,8 @@ def slq_spectrum(data, pb, steps=80, n_probes=4, rescale=True, model="reduced", 
                "n_probes or steps")
     scale = 1.0 / pb.feature_variance if rescale else 1.0
     nodes, weights = [], []
-    for _ in range(n_probes):
+    for _ in tqdm(range(n_probes), desc=f"slq spectrum, M = {M}", disable=not progress, leave=False,
+                  delay=PROGRESS_DELAY):
         n, w = _lanczos(lambda t: scale * _hessian_matvec(data, t, model), M, min(steps, M), rng)
         nodes.append(n)
         weights.append(w / n_probes)

@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from tqdm import tqdm
 
 from linattn import _check as check
+from linattn._check import PROGRESS_DELAY
 
 from .._arguments import choice, instance, integer, optional, positive, public
 from .._numerics.stats import mean_se
@@ -147,7 +149,7 @@ def work_terms(chains, n_seq, length, n_pools, on, names, n_mc):
 
 @public(chains=instance(Chains, "a linattn.markov.Chains"), n_seq=None, on=choice(("pool", "fresh")),
         pseudocount=optional(positive()), n_mc=integer())
-def losses(chains, n_seq, length, rng, n_pools=1, on="pool", names=None, pseudocount=None, n_mc=64):
+def losses(chains, n_seq, length, rng, n_pools=1, on="pool", names=None, pseudocount=None, n_mc=64, progress=True):
     r"""Mean log-loss vs position of the ideal estimators on sequences of the Markov-chain task
     (:mod:`linattn.markov._estimators`; arXiv:2604.12151, their Fig. of estimator losses).
 
@@ -156,7 +158,9 @@ def losses(chains, n_seq, length, rng, n_pools=1, on="pool", names=None, pseudoc
     (the pool drawn first, then ``Chains(C, α, None, first_state).sample`` from the same generator), the
     memorizing estimators and bayes still using the pool (bayes is then the Bayes predictor of the
     *training* law, evaluated out of distribution). ``K = None``: fresh chains, ``n_pools = 1``.
-    The sums run in numba over blocks of sequences; the numbers do not depend on the block size.
+    The sums run in numba over blocks of sequences; the numbers do not depend on the block size. Cost: linear in
+    ``n_pools · n_seq · (length − 1)`` for each estimator, the Monte Carlo bayes ``n_mc C⁴`` times more per position
+    (``names``: 0.1 s for the default estimators at ``C = 10``, ``L = 102``, 2000 sequences; 89 s with it).
 
     Parameters
     ----------
@@ -185,6 +189,9 @@ def losses(chains, n_seq, length, rng, n_pools=1, on="pool", names=None, pseudoc
         1-gen's ``β`` (default ``α``).
     n_mc : int
         Posterior draws per position of bayes for ``K = None``, ``first_state="stationary"``.
+    progress : bool
+        Show a progress bar (over the sequences of all pools, once per estimator; it advances a block of up to
+        4096 sequences at a time) when the call lasts more than two seconds.
 
     Returns
     -------
@@ -223,45 +230,48 @@ def losses(chains, n_seq, length, rng, n_pools=1, on="pool", names=None, pseudoc
     d_sums = {pr: np.zeros((n_pools, length - 1)) for pr in pairs}      # of ℓ^a − ℓ^b, paired on each sequence
     d_sq = {pr: np.zeros((n_pools, length - 1)) for pr in pairs}
     kept = np.empty((len(names), block, length - 1))                  # each estimator's losses of the block
-    for p in range(n_pools):
-        fresh = chains.K is None or on == "fresh"
-        if chains.K is not None:
-            pool = chains._draw(chains.K, gen)          # its memory is in the guard above
-            with blame_concentration(concentration):
-                layout = pool_layout(pool, C, first)
-        else:
-            pool, layout = None, pool_layout(None, C, first)
-        if fresh:
-            seed_chain = check.seed_int("rng", gen)
-        else:
-            task = gen.integers(chains.K, size=n_seq).astype(np.int64)
-            pool_cum, first_cum = np.cumsum(pool, axis=-1), np.cumsum(named_first_law("T", pool, first), axis=-1)
-        seed_path = check.seed_int("rng", gen)
-        seed_mc = check.seed_int("rng", gen)
-        for start in range(0, n_seq, block):
-            stop = min(n_seq, start + block)
-            x = np.empty((stop - start, length), dtype=np.int64)
-            if fresh:
-                own = np.empty((stop - start, C, C))
-                draw_chains_kernel(concentration, seed_chain, start, own)
-                own_task = np.arange(stop - start, dtype=np.int64)
+    with tqdm(total=n_pools * n_seq * len(names), desc=f"markov losses, {n_pools} x {n_seq} sequences",
+              disable=not progress, leave=False, delay=PROGRESS_DELAY) as bar:
+        for p in range(n_pools):
+            fresh = chains.K is None or on == "fresh"
+            if chains.K is not None:
+                pool = chains._draw(chains.K, gen)          # its memory is in the guard above
                 with blame_concentration(concentration):
-                    first_own = named_first_law("T", own, first)
-                paths_kernel(np.cumsum(own, axis=-1), np.cumsum(first_own, axis=-1), own_task, seed_path, start, x)
+                    layout = pool_layout(pool, C, first)
             else:
-                own, own_task = pool, task[start:stop]
-                paths_kernel(pool_cum, first_cum, own_task, seed_path, start, x)
-            dummy = np.empty((1, 1, C))
-            for i, nm in enumerate(names):
-                code = run_estimator(x, KIND_CODES[nm], C, alpha_run, beta_run, FIRST_CODES[first], n_mc, seed_mc,
-                                     start, *layout, own, own_task, kept[i, :stop - start], dummy, False,
-                                     sums[nm][p], sq[nm][p], True)
-                if code != -1:
-                    fail_kernel(code, nm, chains, offset=start)
-            for a, b in pairs:
-                d = kept[names.index(a), :stop - start] - kept[names.index(b), :stop - start]
-                d_sums[a, b][p] += d.sum(0)
-                d_sq[a, b][p] += (d * d).sum(0)
+                pool, layout = None, pool_layout(None, C, first)
+            if fresh:
+                seed_chain = check.seed_int("rng", gen)
+            else:
+                task = gen.integers(chains.K, size=n_seq).astype(np.int64)
+                pool_cum, first_cum = np.cumsum(pool, axis=-1), np.cumsum(named_first_law("T", pool, first), axis=-1)
+            seed_path = check.seed_int("rng", gen)
+            seed_mc = check.seed_int("rng", gen)
+            for start in range(0, n_seq, block):
+                stop = min(n_seq, start + block)
+                x = np.empty((stop - start, length), dtype=np.int64)
+                if fresh:
+                    own = np.empty((stop - start, C, C))
+                    draw_chains_kernel(concentration, seed_chain, start, own)
+                    own_task = np.arange(stop - start, dtype=np.int64)
+                    with blame_concentration(concentration):
+                        first_own = named_first_law("T", own, first)
+                    paths_kernel(np.cumsum(own, axis=-1), np.cumsum(first_own, axis=-1), own_task, seed_path, start, x)
+                else:
+                    own, own_task = pool, task[start:stop]
+                    paths_kernel(pool_cum, first_cum, own_task, seed_path, start, x)
+                dummy = np.empty((1, 1, C))
+                for i, nm in enumerate(names):
+                    code = run_estimator(x, KIND_CODES[nm], C, alpha_run, beta_run, FIRST_CODES[first], n_mc, seed_mc,
+                                         start, *layout, own, own_task, kept[i, :stop - start], dummy, False,
+                                         sums[nm][p], sq[nm][p], True)
+                    if code != -1:
+                        fail_kernel(code, nm, chains, offset=start)
+                    bar.update(stop - start)
+                for a, b in pairs:
+                    d = kept[names.index(a), :stop - start] - kept[names.index(b), :stop - start]
+                    d_sums[a, b][p] += d.sum(0)
+                    d_sq[a, b][p] += (d * d).sum(0)
     mean, se = {}, {}
     for nm in names:
         m = sums[nm] / n_seq                                   # mean of ℓ_n − log C, per pool

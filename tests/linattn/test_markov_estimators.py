@@ -425,3 +425,22 @@ def test_estimators_at_huge_concentration_are_uniform():
     for name in r.names:
         np.testing.assert_allclose(r.mean[name], math.log(3), rtol=1e-12)
         assert np.all(np.isfinite(r.se[name]))
+
+
+def test_losses_progress_bar_shows_on_long_calls_only(monkeypatch, capsys):
+    from linattn.markov import _loss_curves
+
+    ch = markov.Chains(C=3, concentration=1.0, K=4)
+    quiet = markov.losses(ch, 50, 15, rng=7)
+    assert "markov losses" not in capsys.readouterr().err            # short: silent
+    monkeypatch.setattr(_loss_curves, "PROGRESS_DELAY", 0.0)           # every call counts as long
+    shown = markov.losses(ch, 50, 15, rng=7)
+    assert "markov losses" in capsys.readouterr().err
+    silent = markov.losses(ch, 50, 15, rng=7, progress=False)
+    assert capsys.readouterr().err == ""
+    for r in (shown, silent):                                          # the bar changes no number
+        for name in quiet.names:
+            np.testing.assert_array_equal(r.mean[name], quiet.mean[name])
+            np.testing.assert_array_equal(r.se[name], quiet.se[name])
+    with pytest.raises(ValueError, match="progress"):
+        markov.losses(ch, 50, 15, rng=7, progress="yes")

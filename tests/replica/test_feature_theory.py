@@ -376,3 +376,16 @@ def test_mixture_power_is_scale_free():
         assert np.isfinite(value) and value == pytest.approx(ref, rel=1e-12)
     ref = feature_mixture.mixture_readout_power(TANH, 1.0, 0.5, n_contexts=64)
     assert feature_mixture.mixture_readout_power(TANH, 1e-120, 0.5e-240, n_contexts=64) == pytest.approx(ref, rel=1e-12)
+
+
+def test_feature_theory_progress_bar_over_the_pools(monkeypatch, capsys):
+    from replica import _feature_theory
+
+    pb = linattn.Problem(4, 8, 0.0, link="tanh", tasks=3)
+    kw = dict(law="gaussian", n_contexts=256, n_pools=2)
+    monkeypatch.setattr(_feature_theory, "PROGRESS_DELAY", 0.0)           # every call counts as long
+    shown = replica.feature_learner_theory(pb, 300, 0.01, **kw)
+    assert "feature learner theory, 2 pools" in capsys.readouterr().err
+    silent = replica.feature_learner_theory(pb, 300, 0.01, progress=False, **kw)
+    assert capsys.readouterr().err == ""
+    assert (shown.test, shown.test_idg, shown.train) == (silent.test, silent.test_idg, silent.train)

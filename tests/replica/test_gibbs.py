@@ -142,3 +142,19 @@ REFUSED = refusals(name_as_word, [
 @pytest.mark.parametrize("call, match, limit", REFUSED)
 def test_refused_naming_the_argument(call, match, limit, monkeypatch):
     assert_refused(call, match, limit, monkeypatch)
+
+
+def test_dataset_average_progress_bar_shows_on_long_calls_only(monkeypatch, capsys):
+    from replica import _gibbs
+
+    pb = linattn.Problem(3, 4, 0.1)
+    quiet = replica.dataset_average(pb, 10, 100.0, 0.1, n_datasets=3)
+    assert "dataset average" not in capsys.readouterr().err          # short: silent
+    monkeypatch.setattr(_gibbs, "PROGRESS_DELAY", 0.0)                  # every call counts as long
+    shown = replica.dataset_average(pb, 10, 100.0, 0.1, n_datasets=3)
+    assert "dataset average" in capsys.readouterr().err
+    silent = replica.dataset_average(pb, 10, 100.0, 0.1, n_datasets=3, progress=False)
+    assert capsys.readouterr().err == ""
+    for r in (shown, silent):                                           # the bar changes no number
+        np.testing.assert_array_equal(r.train, quiet.train)
+        np.testing.assert_array_equal(r.test, quiet.test)

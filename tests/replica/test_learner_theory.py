@@ -337,3 +337,19 @@ def test_the_documented_smallest_weight_decay_is_accepted():
     assert np.isfinite(th.test) and th.lam == LAM_MIN
     with pytest.raises(ValueError, match=r"lam must be a real number in \[1e-20, inf\); got 9\.9"):
         learner_theory(linattn.Problem(4, 8, 0.1, link="tanh"), 40, 9.999999999999992e-21, learner="feature")
+
+
+@pytest.mark.parametrize("learner", ["kernel", "feature"])
+def test_progress_bar_over_the_pools(learner, monkeypatch, capsys):
+    from replica import _feature_theory, _kernel_theory
+
+    pb = linattn.Problem(4, 8, 0.0, link="tanh", tasks=3)
+    kw = dict(learner=learner, law="gaussian", n_contexts=256, n_pools=2)
+    for module in (_kernel_theory, _feature_theory):
+        monkeypatch.setattr(module, "PROGRESS_DELAY", 0.0)               # every call counts as long
+    shown = learner_theory(pb, 300, 0.01, **kw)
+    assert f"{learner} learner theory" in capsys.readouterr().err
+    silent = learner_theory(pb, 300, 0.01, progress=False, **kw)
+    assert capsys.readouterr().err == ""
+    assert (shown.train, shown.test, shown.test_idg, shown.test_se) == (silent.train, silent.test, silent.test_idg,
+                                                                        silent.test_se)   # the bar changes no number

@@ -44,3 +44,22 @@ def test_structured_tasks_record_every_error_law():
     assert run.test_odg_mean.shape == (3,) and run.test_idg_sd.shape == (3,)
     iso = validation.descent_from_random_inits(DATA, PB, 0.1, [0, 3], 0.01, 0.1, 2, rng=0)
     assert iso.test_odg is None and iso.test_idg is None
+
+
+def test_progress_bar_over_the_steps_shows_on_long_calls_only(monkeypatch, capsys):
+    import numpy as np
+
+    from validation.simulators import _gradient_descent
+
+    data = PB.sample(20, rng=0)
+    kw = dict(lam=0.1, steps=[0, 5, 50], lr=0.01, init_sd=0.1, n_init=3, rng=0)
+    quiet = validation.descent_from_random_inits(data, PB, **kw)
+    assert "gradient descent" not in capsys.readouterr().err            # short: silent
+    monkeypatch.setattr(_gradient_descent, "PROGRESS_DELAY", 0.0)        # every call counts as long
+    shown = validation.descent_from_random_inits(data, PB, **kw)
+    assert "gradient descent, 3 initialisations" in capsys.readouterr().err
+    silent = validation.descent_from_random_inits(data, PB, progress=False, **kw)
+    assert capsys.readouterr().err == ""
+    for run in (shown, silent):                                          # the bar changes no number
+        np.testing.assert_array_equal(run.train, quiet.train)
+        np.testing.assert_array_equal(run.test, quiet.test)

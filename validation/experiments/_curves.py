@@ -350,7 +350,8 @@ class FlowCurves(Experiment):
         lr = 0.5 / (es.lambda_max + s.lam)
         t_marks = np.geomspace(max(lr, 1e-2), s.t_max, s.n_marks)
         steps = np.unique(np.round(t_marks / lr).astype(int))
-        run = descent_from_random_inits(data, pb, s.lam, steps, lr, s.sigma0, s.n_init, rng=(seed, P, 1), model="full")
+        run = descent_from_random_inits(data, pb, s.lam, steps, lr, s.sigma0, s.n_init, rng=(seed, P, 1), model="full",
+                                        progress=False)
         asym = replica.stationary(pb, P, np.inf, s.lam, "full")
         # gd columns: _GD_COLUMNS; asymptote: train, test
         return {"times": times, "train": cur.train, "train_sd": cur.train_sd, "test": cur.test, "test_sd": cur.test_sd,

@@ -95,7 +95,7 @@ def kernel_theory(pb, P, N_test=None, law="finite", n_pools=1, lam=LAM):
     test_idg_se)`` (``test_idg`` NaN without a pool), from :func:`replica.learner_theory`."""
     n = KERNEL_CONTEXTS if pb.tasks is None else POOL_CONTEXTS
     th = learner_theory(pb, P, lam, learner="kernel", N_test=N_test, law=law, n_pools=n_pools,
-                        n_contexts=None if law == "mp" else n)
+                        n_contexts=None if law == "mp" else n, progress=False)
     return _theory_dict(th)
 
 
@@ -107,7 +107,7 @@ def feature_theory(pb, P, N_test=None, law="finite", n_pools=1, lam=LAM, readout
     and its 5-hinge readout fitted on the ``P`` training values of ``t``; ``"optimal"``: the optimal readout
     ``E_train[y|t]`` of ``Γ̂`` (the baseline). Fresh tasks, or ``n_pools`` random pools."""
     th = feature_learner_theory(pb, P, lam, N_test=N_test, readout=readout, law=law, n_contexts=FEATURE_CONTEXTS,
-                                n_pools=n_pools)
+                                n_pools=n_pools, progress=False)
     out = _theory_dict(th)
     out["test_optimal"] = float(th.test_optimal)
     return out
@@ -439,8 +439,8 @@ class Learners(Experiment):
         if kind == "check_kernel":
             P = s.check_P_kernel
             runs = [kernel_learner(pb, P, s.lam, rng=(62, P, r)) for r in range(s.check_n_kernel)]
-            th = learner_theory(pb, P, s.lam, learner="kernel", n_contexts=2**14)
-            mp = learner_theory(pb, P, s.lam, learner="kernel", law="mp")
+            th = learner_theory(pb, P, s.lam, learner="kernel", n_contexts=2**14, progress=False)
+            mp = learner_theory(pb, P, s.lam, learner="kernel", law="mp", progress=False)
             return {"test": np.array([r.test for r in runs]), "train": np.array([r.train for r in runs]),
                     "theory": np.array([th.test, th.train]), "theory_se": np.array([th.test_se, th.train_se]),
                     "mp": np.array([mp.test, mp.train])}

@@ -293,14 +293,15 @@ class MarkovEstimators(Experiment):
         part = point["part"]
         if part == "fresh":
             ch = markov.Chains(C=C, concentration=CONCENTRATION, first_state="stationary")
-            r = markov.losses(ch, s.n_seq, s.length, rng=(24, 1), names=["1-gen", "2-gen", "true"])
+            r = markov.losses(ch, s.n_seq, s.length, rng=(24, 1), names=["1-gen", "2-gen", "true"], progress=False)
             star = markov.matched_pseudocount(C, CONCENTRATION)
             out = {f"fresh_{k}": r.mean[k] for k in r.names} | {f"fresh_{k}_se": r.se[k] for k in r.names}
             betas = np.geomspace(CONCENTRATION / 4, 16 * star, s.n_beta)
             out["beta"] = betas
             out["beta_total"] = np.array([markov.losses(ch, s.n_seq, s.length, rng=(24, 1), names=["1-gen"],
-                                                        pseudocount=b).mean["1-gen"].sum() for b in betas])
-            rs = markov.losses(ch, s.n_seq, s.length, rng=(24, 1), names=["1-gen"], pseudocount=star)
+                                                        pseudocount=b, progress=False).mean["1-gen"].sum()
+                                           for b in betas])
+            rs = markov.losses(ch, s.n_seq, s.length, rng=(24, 1), names=["1-gen"], pseudocount=star, progress=False)
             out["fresh_1-gen*"], out["fresh_1-gen*_se"] = rs.mean["1-gen"], rs.se["1-gen"]
             # the oracle per sequence, averaged over positions (s.e. over sequences, not positions)
             smp = ch.sample(s.n_seq, s.length, rng=(24, 2))
@@ -343,7 +344,8 @@ class MarkovEstimators(Experiment):
                 H_pi = -np.sum(np.where(pi > 0, pi * np.log(pi), 0.0), axis=-1)
             return {"chain_weighted_entropy": np.sum(pi * H_rows, axis=-1), "chain_pi_entropy": H_pi}
         ch = markov.Chains(C=C, concentration=CONCENTRATION, K=point["K"], first_state="stationary")
-        r = markov.losses(ch, s.n_seq_pool, s.length, rng=(24, 7, point["K"]), n_pools=s.n_pools, on=point["on"])
+        r = markov.losses(ch, s.n_seq_pool, s.length, rng=(24, 7, point["K"]), n_pools=s.n_pools, on=point["on"],
+                          progress=False)
         tag = f"K{point['K']}_{point['on']}"
         return {f"{tag}_{k}": r.mean[k] for k in r.names} | {f"{tag}_{k}_se": r.se[k] for k in r.names}
 

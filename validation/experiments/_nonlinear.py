@@ -253,7 +253,7 @@ class NonlinearErrors(Experiment):
             return self._check_point(s, point)
         pb = _problem(point["link"], s.D, s.N)
         if "P" in point:
-            a = replica.dataset_average(pb, point["P"], s.beta, s.lam, s.n_datasets, MODEL, rng=81)
+            a = replica.dataset_average(pb, point["P"], s.beta, s.lam, s.n_datasets, MODEL, rng=81, progress=False)
             return {"train": a.train_mean, "train_se": a.train_se, "test": a.test_mean, "test_se": a.test_se}
         P, Pt = self.grids(s)
         out = {"unit": pb.label_variance / 2}
@@ -280,7 +280,7 @@ class NonlinearErrors(Experiment):
         pb, P = linattn.Problem(s.D, s.N, 0.0, link=point["link"]), point["P"]
         law = spectra.prompt_law(pb, MODEL)
         tol = 1.0 / pb.n_params(MODEL) + max(abs(v) for v in law.moment_errors.values())
-        avg = replica.dataset_average(pb, P, s.beta, s.lam, s.check_datasets, MODEL, rng=103)
+        avg = replica.dataset_average(pb, P, s.beta, s.lam, s.check_datasets, MODEL, rng=103, progress=False)
         th = replica.stationary(pb, P, s.beta, s.lam, MODEL)
         eq = replica.stationary(pb.surrogate(), P, s.beta, s.lam, MODEL)
         values = (tol, th.train, th.test, avg.train_mean, avg.train_se, avg.test_mean, avg.test_se, eq.train, eq.test)

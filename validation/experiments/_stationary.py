@@ -423,7 +423,7 @@ class StationaryErrors(Experiment):
             return {"P": cur.P, "train": cur.train, "test": cur.test, "P_star": np.nan if star is None else star}
         P = point["P"]
         if point["kind"] == "exact":
-            avg = replica.dataset_average(pb, P, s.beta, s.lam, s.n_exact, s.model, rng=seed)
+            avg = replica.dataset_average(pb, P, s.beta, s.lam, s.n_exact, s.model, rng=seed, progress=False)
             return {"train": avg.train, "test": avg.test}
         lkw = dict(n_chains=1)
         lkw.update(s.langevin_kw or {})

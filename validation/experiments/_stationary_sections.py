@@ -134,7 +134,7 @@ def replica_point(settings, point):
     ``rng=(51, P, i)``), the replica theory and its Marchenko–Pastur version, ``β = 10³``, ``λ = 0.01``."""
     (D, N, sig), model = REPLICA_CASES[point["case"]]
     pb, P = linattn.Problem(D, N, sig), point["P"]
-    avg = replica.dataset_average(pb, P, BETA, LAM, settings["n_datasets"], model, rng=51)
+    avg = replica.dataset_average(pb, P, BETA, LAM, settings["n_datasets"], model, rng=51, progress=False)
     th = replica.stationary(pb, P, BETA, LAM, model)
     mp = replica.stationary(pb, P, BETA, LAM, model, law="mp")
     return dict(train=avg.train_mean, train_se=avg.train_se, test=avg.test_mean, test_se=avg.test_se,
