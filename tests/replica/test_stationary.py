@@ -130,3 +130,21 @@ def test_pool_theory_at_zero_decay_is_the_min_norm_limit():
 def test_invalid_input_that_was_accepted_is_refused_by_name(call, name):
     with pytest.raises(ValueError, match=f"^{CALLED}{name} must"):
         call()
+
+
+def test_stationary_curve_progress_bar_shows_on_long_calls_only(monkeypatch, capsys):
+    """A bar over the values of P, shown once a curve has run two seconds; it changes no number."""
+    from replica import _stationary
+
+    pb = linattn.Problem(4, 8, 0.1)
+    P = [10.0, 40.0, 160.0]
+    quiet = replica.stationary_curve(pb, P, np.inf, 0.1)
+    assert "stationary curve" not in capsys.readouterr().err           # short: silent
+    monkeypatch.setattr(_stationary, "PROGRESS_DELAY", 0.0)             # every call counts as long
+    shown = replica.stationary_curve(pb, P, np.inf, 0.1)
+    assert "stationary curve" in capsys.readouterr().err
+    silent = replica.stationary_curve(pb, P, np.inf, 0.1, progress=False)
+    assert capsys.readouterr().err == ""
+    for r in (shown, silent):
+        for name in ("train", "test", "gap"):
+            np.testing.assert_array_equal(getattr(r, name), getattr(quiet, name))

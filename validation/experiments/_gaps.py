@@ -247,7 +247,7 @@ class _GapSweep(Experiment):
                 if theory:
                     pb = linattn.Problem(D, N)
                     Pt = np.geomspace(P_grid[0], P_grid[-1], 120)
-                    gap = replica.stationary_curve(pb, Pt, np.inf, s.lam, s.model).gap
+                    gap = replica.stationary_curve(pb, Pt, np.inf, s.lam, s.model, progress=False).gap
                     row["P_star_theory"] = replica.phase_boundary(pb, np.inf, s.lam, model=s.model)
                 curves.append(GapCurves(D=D, N=N, theory_P=Pt, theory_gap=gap, **{
                     k: sw[k] for k in _SWEEP_FIELDS + ("contrast_q16", "contrast_median", "contrast_q84",
@@ -377,7 +377,7 @@ class PhaseDiagram(Experiment):
         pb = linattn.Problem(point["D"], point["N"])
         guess = replica.phase_boundary(pb, np.inf, s.lam, model="full")
         if point["kind"] == "map":
-            gap = replica.stationary_curve(pb, self.grids(s)["P_grid"], np.inf, s.lam, "full").gap
+            gap = replica.stationary_curve(pb, self.grids(s)["P_grid"], np.inf, s.lam, "full", progress=False).gap
             return {"gap": gap, "Pstar_theory": np.nan if guess is None else guess}
         if guess is None:
             return {"boundary": np.array([np.nan, np.nan, np.nan])}

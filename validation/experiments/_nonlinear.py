@@ -258,11 +258,11 @@ class NonlinearErrors(Experiment):
         P, Pt = self.grids(s)
         out = {"unit": pb.label_variance / 2}
         if point["link"] == "linear":
-            cur = replica.stationary_curve(pb, Pt, s.beta, s.lam, MODEL)
+            cur = replica.stationary_curve(pb, Pt, s.beta, s.lam, MODEL, progress=False)
             return {**out, "train": cur.train, "test": cur.test}
         for tag, q in (("surrogate", pb.surrogate()), ("law", pb)):
-            c = replica.stationary_curve(q, Pt, s.beta, s.lam, MODEL)
-            at = replica.stationary_curve(q, P.astype(float), s.beta, s.lam, MODEL)
+            c = replica.stationary_curve(q, Pt, s.beta, s.lam, MODEL, progress=False)
+            at = replica.stationary_curve(q, P.astype(float), s.beta, s.lam, MODEL, progress=False)
             out.update({f"{tag}_train": c.train, f"{tag}_test": c.test, f"{tag}_at_P_train": at.train,
                         f"{tag}_at_P_test": at.test})
         return out

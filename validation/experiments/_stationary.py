@@ -418,7 +418,7 @@ class StationaryErrors(Experiment):
             P_theory = _grids(s.P_theory, None, None)[0]
             M = pb.n_params(s.model)
             theory_P = np.array([P for P in P_theory if not (s.lam == 0 and abs(P - M) < 1e-9)])
-            cur = replica.stationary_curve(pb, theory_P, s.beta, s.lam, s.model)
+            cur = replica.stationary_curve(pb, theory_P, s.beta, s.lam, s.model, progress=False)
             star = replica.phase_boundary(pb, s.beta, s.lam, model=s.model)
             return {"P": cur.P, "train": cur.train, "test": cur.test, "P_star": np.nan if star is None else star}
         P = point["P"]
