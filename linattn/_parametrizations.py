@@ -90,7 +90,8 @@ class Parametrization:
     @classmethod
     def checked(cls, value, D):
         """``value`` if it is a :class:`Parametrization` of dimension ``D`` (else ``ValueError`` naming
-        ``parametrization``)."""
+        ``parametrization``, or ``D`` when it is not an integer >= 1)."""
+        D = check.positive_int("D", D)
         if not isinstance(value, cls) or value.D != D:
             check.fail("parametrization", value, f"a linattn.factorized.Parametrization with D = {D}")
         return value
