@@ -108,6 +108,9 @@ def phase(kl, candidates=PHASES):
     """
     if not isinstance(kl, dict):
         check.fail("kl", kl, "a dict estimator name -> per-position KL")
+    if not isinstance(candidates, (tuple, list, np.ndarray)) or not all(isinstance(n, str) for n in candidates):
+        check.fail("candidates", candidates, "a tuple of estimator names (str)")
+    check.distinct("candidates", candidates)
     names = [n for n in candidates if n in kl]
     if not names:
         check.fail("kl", f"<dict with keys {sorted(kl)}>", f"a dict with at least one of {list(candidates)}")
