@@ -145,7 +145,7 @@ def attention_order_parameters(first, second, states):
         ``(PTA, IHA, IHA_tot)``; ``IHA`` is ``nan`` only if no query has a match (then there is none to attend).
     """
     A1, A2 = first, second
-    x = np.asarray(states)
+    x = check.asarray("states", states, "a 2-d integer array (n, T)")
     if x.ndim != 2 or x.dtype.kind not in "iu":
         check.fail("states", f"<array {x.shape} {x.dtype}>", "a 2-d integer array (n, T)")
     n, T = x.shape

@@ -480,7 +480,7 @@ def long_time_limit(data, pb, lam, model="reduced", init=None, N_test=None) -> L
     LongTimeLimit
     """
     es, lam_c, label = decay_system(data, pb, lam, model)
-    if init is not None and (np.ndim(init) == 0):
+    if init is not None and check.asarray("init", init, "None or an array θ0").ndim == 0:
         check.fail("init", init, "None or an array θ0 (a random initialisation has no single limit)")
     return _long_time_limit(es, lam_c, label, _init(es, init)[0], N_test)
 

@@ -204,3 +204,10 @@ def test_phase_checks_its_candidates():
     for bad in (0, None, 2.5, [[1]], "1-gen", ("1-gen", "1-gen")):
         with pytest.raises(ValueError, match=r"^diagnostics\.markov\.phase: candidates must be"):
             phase(kl, bad)
+
+
+def test_ragged_states_are_named():
+    """attention_order_parameters with ragged states raised numpy's 'setting an array element with a sequence'."""
+    A = np.full((2, 5, 5), 0.2)
+    with pytest.raises(ValueError, match=r"^diagnostics\.markov\.attention_order_parameters: states must be"):
+        attention_order_parameters(A, A, [[0, 1], [1]])

@@ -142,3 +142,10 @@ REFUSED = refusals(name_as_word, [
 @pytest.mark.parametrize("call, match, limit", REFUSED)
 def test_refused_naming_the_argument(call, match, limit, monkeypatch):
     assert_refused(call, match, limit, monkeypatch)
+
+
+def test_ragged_block_pair_is_named():
+    """gibbs with a tuple lam holding a ragged entry raised numpy's 'setting an array element with a sequence'."""
+    pb = linattn.Problem(3, 4, 0.1)
+    with pytest.raises(ValueError, match=r"^replica\.gibbs: lam must be a tuple"):
+        replica.gibbs(pb.sample(5, rng=0), pb, 10.0, ([[1.0], [1.0, 2.0]], 1.0), model="full")
