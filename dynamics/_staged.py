@@ -48,7 +48,7 @@ from linattn._parametrizations import Parametrization, dataset_objective, popula
 from linattn._results import short_repr
 from linattn._validate import PROBLEM
 
-from ._ode import integrate
+from ._ode import check_rates, integrate
 
 
 @dataclass(frozen=True)
@@ -254,20 +254,6 @@ def _per_mode(name, value, D):
 
 
 # ----------------------------------------------------------------------------- exact mean flows
-#: largest decay rate ``γ λ`` (and ``γ``) of a flow: the integrator's Jacobian is squared in its error control, which
-#: overflows float64 beyond ~1e150 (the flow then ran 10⁵ evaluations, minutes, before its ConvergenceError)
-MAX_RATE = 1e150
-
-
-def _rates(gamma, lam):
-    """Refuse ``γ`` or ``γ λ`` beyond :data:`MAX_RATE`, naming the larger factor."""
-    if gamma > MAX_RATE:
-        check.fail("gamma", gamma, f"a learning rate <= {MAX_RATE:g} (the flow's Jacobian is squared in float64)")
-    if gamma * lam > MAX_RATE:
-        check.fail("lam", lam, f"a weight decay with gamma * lam <= {MAX_RATE:g} (the flow's Jacobian is squared in "
-                   f"float64; gamma = {gamma:g})")
-
-
 def _increasing(t):
     """Checked output times ``t`` (a float array ``>= 0``), refused unless 1-d and strictly increasing."""
     if t.ndim != 1 or np.any(np.diff(t) <= 0):
@@ -357,7 +343,7 @@ def mean_flow(pb, parametrization, theta0, times, data=None, lam=0.0, gamma=1.0,
     if theta0.ndim != 1:
         check.fail("theta0", f"<array with shape {theta0.shape}>", f"an array of shape ({par.n_params},)")
     t = _increasing(times)
-    _rates(gamma, lam)
+    check_rates(gamma, lam)
     obj = population_objective(pb) if data is None else dataset_objective(data, pb)
     try:                                        # the start itself: named as the caller's theta0, not as Γ
         obj.value(par.gamma(theta0[None])[0])
@@ -444,7 +430,7 @@ def mode_flow(pb, p0, q0, times, lam=0.0, gamma=1.0, rtol=1e-10) -> ModeFlow:
     D = pb.D
     p0, q0 = (_per_mode(name, value, D) for name, value in (("p0", p0), ("q0", q0)))
     t = _increasing(times)
-    _rates(gamma, lam)
+    check_rates(gamma, lam)
     b, h = mc.b, mc.h
 
     def rhs(_, y):
