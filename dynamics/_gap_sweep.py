@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 import linattn
 from linattn import _check as check
-from linattn._arguments import array, integer, nonnegative, optional, public, seed
+from linattn._arguments import array, integer, nonnegative, optional, positive, public, seed
 from linattn._results import short_repr
 from linattn._validate import PROBLEM
 from spectra._eigensystem import _eigensystem
@@ -76,7 +76,7 @@ class Sweep:
 
 
 @public(pb=PROBLEM, P_values=array(ndim=1, min_ndim=1), lam=nonnegative(), n_datasets=integer(maximum=10**6),
-        time=optional(nonnegative()), rng=seed())
+        time=optional(positive()), rng=seed())
 def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng=0, progress=False) -> Sweep:
     """ΔEr and contrast ratio against ``P`` (module docstring).
 
@@ -90,7 +90,8 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng
         Training sets per ``P``.
     model : {"reduced", "full"}
     time : float, optional
-        Flow time ``t`` (``γ = 1``, ``θ_0 = 0``); ``None`` for the long-time limit.
+        Flow time ``t > 0`` (``γ = 1``, ``θ_0 = 0``: at ``t = 0``, ``Γ = 0`` has no contrast ratio); ``None`` for the
+        long-time limit.
     rng : int
         Training set ``i`` at ``P`` uses ``rng = (seed, P, i)``.
     progress : bool
@@ -133,6 +134,9 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng
                 G, _ = linattn.unpack(cv.params[0], pb.D, model)
                 tr[i, j], te[i, j] = cv.train[0], cv.test[0]
                 gap[i, j] = linattn.relative_gap(tr[i, j], te[i, j])
+                if not np.any(G):     # Γ(t) = γ t b + … from θ0 = 0 underflows to 0 at t ~ 1e-300
+                    check.fail("time", time, "a flow time > 0 at which Γ(t) is not 0 in float64 (the contrast ratio "
+                               "is undefined at Γ = 0, the start θ0 = 0)")
                 con[i, j] = linattn.contrast_ratio(G)
             bar.update()
     bar.close()
