@@ -41,9 +41,10 @@ class Sweep:
     P : ndarray (n_P,)
         Prompts per training set.
     gap_mean, gap_sd, gap_median, gap_q16, gap_q84 : ndarray (n_P,)
-        Mean, standard deviation, median and 16 %/84 % quantiles of ``ΔEr`` over the training sets.
+        Mean, standard deviation, median and 16 %/84 % quantiles of ``ΔEr`` over the training sets (``gap_sd``:
+        ``nan`` for one training set, which has no spread to estimate; ``inf`` where a gap is infinite).
     contrast_mean, contrast_sd : ndarray (n_P,)
-        Mean and standard deviation of the contrast ratio.
+        Mean and standard deviation of the contrast ratio (``contrast_sd``: ``nan`` for one training set).
     train_mean, test_mean : ndarray (n_P,)
         Mean ``E_t`` and ``E_g``.
     gap_all, contrast_all, train_all, test_all : ndarray (n_P, n_datasets)
@@ -144,9 +145,11 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng
     safe = np.where(finite[:, None], gap, 0.0)
     scale = np.maximum(np.max(np.abs(safe), axis=1, keepdims=True), 1e-300)  # avoids overflow of x²
     gmean = np.where(finite, (safe / scale).mean(1) * scale[:, 0], np.inf)
-    gsd = np.where(finite, ((safe / scale).std(1, ddof=1) if n_datasets > 1 else 0.0) * scale[:, 0], np.inf)
+    # one training set has no spread to estimate: nan, never 0
+    gsd = (np.where(finite, (safe / scale).std(1, ddof=1) * scale[:, 0], np.inf) if n_datasets > 1
+           else np.full(Ps.size, np.nan))
     q16, q50, q84 = np.quantile(gap, [0.16, 0.5, 0.84], axis=1, method="inverted_cdf")
     return Sweep(P=Ps, gap_mean=gmean, gap_sd=gsd, gap_median=q50, gap_q16=q16, gap_q84=q84,
-                 contrast_mean=con.mean(1), contrast_sd=con.std(1, ddof=1) if n_datasets > 1 else np.zeros(Ps.size),
+                 contrast_mean=con.mean(1), contrast_sd=con.std(1, ddof=1) if n_datasets > 1 else np.full(Ps.size, np.nan),
                  train_mean=tr.mean(1), test_mean=te.mean(1), gap_all=gap, contrast_all=con, train_all=tr,
                  test_all=te, lam=lam, model=model, time=time)
