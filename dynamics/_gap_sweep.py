@@ -149,7 +149,8 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng
     gsd = (np.where(finite, (safe / scale).std(1, ddof=1) * scale[:, 0], np.inf) if n_datasets > 1
            else np.full(Ps.size, np.nan))
     q16, q50, q84 = np.quantile(gap, [0.16, 0.5, 0.84], axis=1, method="inverted_cdf")
+    csd = con.std(1, ddof=1) if n_datasets > 1 else np.full(Ps.size, np.nan)
     return Sweep(P=Ps, gap_mean=gmean, gap_sd=gsd, gap_median=q50, gap_q16=q16, gap_q84=q84,
-                 contrast_mean=con.mean(1), contrast_sd=con.std(1, ddof=1) if n_datasets > 1 else np.full(Ps.size, np.nan),
+                 contrast_mean=con.mean(1), contrast_sd=csd,
                  train_mean=tr.mean(1), test_mean=te.mean(1), gap_all=gap, contrast_all=con, train_all=tr,
                  test_all=te, lam=lam, model=model, time=time)
