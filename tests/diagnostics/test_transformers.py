@@ -178,3 +178,14 @@ def test_halfway_step_and_emergence_check_their_arguments():
                              (dict(steps=np.arange(5)), 1, r"run\.loss"), ({}, 7, "smooth")):
         with pytest.raises(ValueError, match=rf"^diagnostics\.emergence: {name} must be"):
             emergence(dataclasses.replace(run, **kw), smooth=smooth)
+
+
+def test_study_table_of_one_seed_has_nan_spreads():
+    """EmergenceStudy.table reported sd = 0 over a single seed, a spread it cannot estimate."""
+    from validation.simulators import EmergenceStudy
+
+    ev = emergence(_run(), smooth=1)
+    for seeds, finite in (((0,), False), ((0, 1), True)):
+        study = EmergenceStudy(task="x", depths=(1,), seeds=seeds, steps=np.arange(1, 7), loss={1: np.ones((1, 6))},
+                               events={1: [ev] * len(seeds)}, baseline=0.0)
+        assert all(np.isfinite(sd) == finite for *_, sd in study.table())
