@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _check as check
-from ._arguments import public
+from ._arguments import public, public_class
 from ._results import short_repr
 
 #: largest feature |s_i x_q,j| (and |y2 x_q|, |y_q|) accepted: the Hessian, Gram matrix and energies use their
@@ -32,6 +32,7 @@ def _readonly(a):
     return a
 
 
+@public_class
 @dataclass(frozen=True, eq=False)
 class Prompts:
     """Sufficient statistics of ``P`` training prompts.

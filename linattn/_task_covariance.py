@@ -49,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _check as check
-from ._arguments import boolean, instance, integer, public
+from ._arguments import boolean, instance, integer, public, public_class
 from ._task_moments import TaskMoments, error_from_moments
 
 #: relative asymmetry accepted for a task covariance matrix (symmetrised), and the relative size
@@ -60,6 +60,7 @@ PSD_TOL = 1e-10
 EIGENVALUE_RANGE = (1e-50, 1e50)
 
 
+@public_class
 class TaskCovariance:
     """A task covariance ``S = U diag(s) Uᵀ``, positive semi-definite (immutable; build with
     :func:`as_task_covariance`).

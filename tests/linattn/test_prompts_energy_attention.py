@@ -153,9 +153,9 @@ def test_ragged_lam_and_oversized_queries_are_named():
     for fn in (train_energy, train_gradient):
         with pytest.raises(ValueError, match=rf"^linattn\.{fn.__name__}: lam must be .*uneven shape"):
             fn(data, np.eye(3), [[1.0], [1.0, 2.0]])
-    with pytest.raises(ValueError, match="^xq must be values whose features"):
+    with pytest.raises(ValueError, match=r"^linattn\.Prompts: xq must be values whose features"):
         Prompts(data.s, data.xq * 1e200, data.yq, data.y2)
-    with pytest.raises(ValueError, match="^s must be values whose features"):
+    with pytest.raises(ValueError, match=r"^linattn\.Prompts: s must be values whose features"):
         Prompts(data.s * 1e200, data.xq, data.yq, data.y2)
-    with pytest.raises(ValueError, match="^task must be"):
+    with pytest.raises(ValueError, match=r"^linattn\.Prompts: task must be"):
         Prompts(data.s, data.xq, data.yq, pool=np.ones((2, 3)), task=[[0], [0, 1]])
