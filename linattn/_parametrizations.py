@@ -89,6 +89,7 @@ class Parametrization:
                      f"rank={self.rank}")
 
     @classmethod
+    @public(D=None)
     def checked(cls, value, D):
         """``value`` if it is a :class:`Parametrization` of dimension ``D`` (else ``ValueError`` naming
         ``parametrization``, or ``D`` when it is not an integer >= 1)."""

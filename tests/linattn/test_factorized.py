@@ -190,5 +190,5 @@ def test_checked_names_a_bad_dimension():
     par = Parametrization("merged", 3)
     assert Parametrization.checked(par, 3) is par
     for D in (np.ones(3), np.array([]), "x", 0):
-        with pytest.raises(ValueError, match="D must be an integer"):
+        with pytest.raises(ValueError, match=r"^linattn\.factorized\.Parametrization\.checked: D must be an integer"):
             Parametrization.checked(par, D)
