@@ -108,6 +108,9 @@ def phase(kl, candidates=PHASES):
     """
     if not isinstance(kl, dict):
         check.fail("kl", kl, "a dict estimator name -> per-position KL")
+    if not isinstance(candidates, (tuple, list, np.ndarray)) or not all(isinstance(n, str) for n in candidates):
+        check.fail("candidates", candidates, "a tuple of estimator names (str)")
+    check.distinct("candidates", candidates)
     names = [n for n in candidates if n in kl]
     if not names:
         check.fail("kl", f"<dict with keys {sorted(kl)}>", f"a dict with at least one of {list(candidates)}")
@@ -142,7 +145,7 @@ def attention_order_parameters(first, second, states):
         ``(PTA, IHA, IHA_tot)``; ``IHA`` is ``nan`` only if no query has a match (then there is none to attend).
     """
     A1, A2 = first, second
-    x = np.asarray(states)
+    x = check.asarray("states", states, "a 2-d integer array (n, T)")
     if x.ndim != 2 or x.dtype.kind not in "iu":
         check.fail("states", f"<array {x.shape} {x.dtype}>", "a 2-d integer array (n, T)")
     n, T = x.shape

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linattn import _check as check
-from linattn._arguments import choice, instance, integer, public
+from linattn._arguments import array, choice, instance, integer, public
 from linattn._results import short_repr
 
 from ._measures import effective_rank, subspace_distance
@@ -62,7 +62,7 @@ def _smooth(x, k):
     return np.convolve(x, np.ones(k), mode="same") / c
 
 
-@public
+@public(steps=array(ndim=1), x=array(ndim=1), k=integer(minimum=-check.MAX_INT))
 def halfway_step(steps, x, k):
     """First step at which the smoothed ``x`` has covered half of its way from its first to its last value.
 
@@ -82,6 +82,10 @@ def halfway_step(steps, x, k):
     """
     from ._transitions import crossing_times
 
+    if x.shape != steps.shape or x.size < 1:
+        check.fail("x", f"<array with shape {x.shape}>", f"a non-empty array of the shape of steps, {steps.shape}")
+    if k > x.size:
+        check.fail("k", k, f"an integer <= the number of records, {x.size}")
     s = _smooth(x, k)
     below = s[-1] < s[0]
     return float(crossing_times(steps, s, 0.5 * (s[0] + s[-1]), below=below))
@@ -140,15 +144,23 @@ def emergence(run: TransformerRun, circuit="qk", skip=1, smooth=5) -> Emergence:
     -------
     Emergence
     """
-    C = getattr(run, circuit)
+    steps = check.finite_array("run.steps", run.steps, ndim=1)
+    T = steps.size
+    loss = check.finite_array("run.loss", run.loss, shape=(T,))
+    if T < 1 or np.any(loss <= 0):
+        check.fail("run.loss", "<array>", f"a non-empty array of {T} losses > 0 (their logarithm is read)")
+    C = check.finite_array(f"run.{circuit}", getattr(run, circuit),
+                           shape=(T, run.layers, run.heads, run.d_model, run.d_model))
+    if smooth > T:
+        check.fail("smooth", smooth, f"an integer <= the number of records, {T}")
     skip = check.nonneg_int("skip", skip, maximum=run.d_model - 1)
     marg = effective_rank(C, skip=skip).mean(axis=2)                     # (T, layers)
     dist = np.stack([np.mean([subspace_distance(C[:, l, h], C[-1, l, h]) for h in range(run.heads)], axis=0)
                      for l in range(run.layers)], axis=1)
     ms = np.stack([_smooth(marg[:, l], smooth) for l in range(run.layers)], axis=1)
-    ln_loss = _smooth(np.log(run.loss), smooth)
-    return Emergence(loss_step=halfway_step(run.steps, np.log(run.loss), smooth),
-                     loss_steepest=float(steepest_changes(ln_loss, run.steps, n=1)[0]),
-                     distance_step=np.array([halfway_step(run.steps, dist[:, l], smooth) for l in range(run.layers)]),
-                     dip_step=run.steps[np.argmin(ms, axis=0)].astype(float),
+    ln_loss = _smooth(np.log(loss), smooth)
+    return Emergence(loss_step=halfway_step(steps, np.log(loss), smooth),
+                     loss_steepest=float(steepest_changes(ln_loss, steps, n=1)[0]),
+                     distance_step=np.array([halfway_step(steps, dist[:, l], smooth) for l in range(run.layers)]),
+                     dip_step=steps[np.argmin(ms, axis=0)].astype(float),
                      dip_depth=np.minimum(ms[0], ms[-1]) - ms.min(axis=0), marginalised=marg, subspace_distance=dist)

@@ -291,8 +291,9 @@ def averaged_curves(pb, P, lam, times, gamma=1.0, init=None, law="finite", chann
                    "dynamics.gradient_flow")
     sigma0 = 0.0 if init is None else init
     t = times
-    if t.ndim != 1 or np.any(t < 0):
-        check.fail("times", f"<array with shape {t.shape}, minimum {t.min()!r}>", "a 1-d array of times >= 0")
+    if t.ndim != 1 or t.size == 0 or np.any(t < 0):
+        check.fail("times", f"<array with shape {t.shape}{f', minimum {t.min()!r}' if t.size else ''}>",
+                   "a non-empty 1-d array of times >= 0")
     # each time point solves the law's resolvent (a few ms): 10⁸ points would be days
     check.work(1e7 * t.size, f"the curves at {t.size} times (a resolvent solve each)", "times")
     if n_datasets:

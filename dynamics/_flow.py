@@ -365,7 +365,8 @@ def gradient_flow(data, pb, lam, times, gamma=1.0, init=None, model="reduced", r
     t = np.atleast_1d(check.finite_array("times", times))
     check.memory(per_time * t.size, f"{what} at {t.size} times", "times")
     if t.ndim != 1 or np.any(t < 0):
-        check.fail("times", f"<array with shape {t.shape}, minimum {t.min()!r}>", "a 1-d array of times >= 0")
+        check.fail("times", f"<array with shape {t.shape}{f', minimum {t.min()!r}' if t.size else ''}>",
+                   "a 1-d array of times >= 0")
     theta0, sigma0 = _init(es, init)
     return _gradient_flow(es, lam_c, label, t, gamma, theta0, sigma0, return_params, N_test, lam)
 
@@ -479,7 +480,7 @@ def long_time_limit(data, pb, lam, model="reduced", init=None, N_test=None) -> L
     LongTimeLimit
     """
     es, lam_c, label = decay_system(data, pb, lam, model)
-    if init is not None and (np.ndim(init) == 0):
+    if init is not None and check.asarray("init", init, "None or an array θ0").ndim == 0:
         check.fail("init", init, "None or an array θ0 (a random initialisation has no single limit)")
     return _long_time_limit(es, lam_c, label, _init(es, init)[0], N_test)
 

@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 import linattn
 from linattn import _check as check
-from linattn._arguments import array, integer, nonnegative, optional, public, seed
+from linattn._arguments import array, integer, nonnegative, optional, positive, public, seed
 from linattn._results import short_repr
 from linattn._validate import PROBLEM
 from spectra._eigensystem import _eigensystem
@@ -41,9 +41,10 @@ class Sweep:
     P : ndarray (n_P,)
         Prompts per training set.
     gap_mean, gap_sd, gap_median, gap_q16, gap_q84 : ndarray (n_P,)
-        Mean, standard deviation, median and 16 %/84 % quantiles of ``ΔEr`` over the training sets.
+        Mean, standard deviation, median and 16 %/84 % quantiles of ``ΔEr`` over the training sets (``gap_sd``:
+        ``nan`` for one training set, which has no spread to estimate; ``inf`` where a gap is infinite).
     contrast_mean, contrast_sd : ndarray (n_P,)
-        Mean and standard deviation of the contrast ratio.
+        Mean and standard deviation of the contrast ratio (``contrast_sd``: ``nan`` for one training set).
     train_mean, test_mean : ndarray (n_P,)
         Mean ``E_t`` and ``E_g``.
     gap_all, contrast_all, train_all, test_all : ndarray (n_P, n_datasets)
@@ -76,7 +77,7 @@ class Sweep:
 
 
 @public(pb=PROBLEM, P_values=array(ndim=1, min_ndim=1), lam=nonnegative(), n_datasets=integer(maximum=10**6),
-        time=optional(nonnegative()), rng=seed())
+        time=optional(positive()), rng=seed())
 def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng=0, progress=False) -> Sweep:
     """ΔEr and contrast ratio against ``P`` (module docstring).
 
@@ -90,7 +91,8 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng
         Training sets per ``P``.
     model : {"reduced", "full"}
     time : float, optional
-        Flow time ``t`` (``γ = 1``, ``θ_0 = 0``); ``None`` for the long-time limit.
+        Flow time ``t > 0`` (``γ = 1``, ``θ_0 = 0``: at ``t = 0``, ``Γ = 0`` has no contrast ratio); ``None`` for the
+        long-time limit.
     rng : int
         Training set ``i`` at ``P`` uses ``rng = (seed, P, i)``.
     progress : bool
@@ -133,6 +135,9 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng
                 G, _ = linattn.unpack(cv.params[0], pb.D, model)
                 tr[i, j], te[i, j] = cv.train[0], cv.test[0]
                 gap[i, j] = linattn.relative_gap(tr[i, j], te[i, j])
+                if not np.any(G):     # Γ(t) = γ t b + … from θ0 = 0 underflows to 0 at t ~ 1e-300
+                    check.fail("time", time, "a flow time > 0 at which Γ(t) is not 0 in float64 (the contrast ratio "
+                               "is undefined at Γ = 0, the start θ0 = 0)")
                 con[i, j] = linattn.contrast_ratio(G)
             bar.update()
     bar.close()
@@ -140,9 +145,12 @@ def gap_sweep(pb, P_values, lam, n_datasets=100, model="reduced", time=None, rng
     safe = np.where(finite[:, None], gap, 0.0)
     scale = np.maximum(np.max(np.abs(safe), axis=1, keepdims=True), 1e-300)  # avoids overflow of x²
     gmean = np.where(finite, (safe / scale).mean(1) * scale[:, 0], np.inf)
-    gsd = np.where(finite, ((safe / scale).std(1, ddof=1) if n_datasets > 1 else 0.0) * scale[:, 0], np.inf)
+    # one training set has no spread to estimate: nan, never 0
+    gsd = (np.where(finite, (safe / scale).std(1, ddof=1) * scale[:, 0], np.inf) if n_datasets > 1
+           else np.full(Ps.size, np.nan))
     q16, q50, q84 = np.quantile(gap, [0.16, 0.5, 0.84], axis=1, method="inverted_cdf")
+    csd = con.std(1, ddof=1) if n_datasets > 1 else np.full(Ps.size, np.nan)
     return Sweep(P=Ps, gap_mean=gmean, gap_sd=gsd, gap_median=q50, gap_q16=q16, gap_q84=q84,
-                 contrast_mean=con.mean(1), contrast_sd=con.std(1, ddof=1) if n_datasets > 1 else np.zeros(Ps.size),
+                 contrast_mean=con.mean(1), contrast_sd=csd,
                  train_mean=tr.mean(1), test_mean=te.mean(1), gap_all=gap, contrast_all=con, train_all=tr,
                  test_all=te, lam=lam, model=model, time=time)

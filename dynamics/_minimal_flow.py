@@ -17,7 +17,7 @@ from linattn._results import python_scalars, short_repr
 
 from ._minimal_loss import COMMON, evaluate, finite_evaluate, resolve_method
 from ._minimal_sequences import sequence_patterns
-from ._ode import integrate
+from ._ode import check_rates, integrate
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,7 @@ def markov_minimal_flow(score_scale0, delta0, C, N, concentration, times, first_
     t = times
     if t.size == 0 or np.any(t < 0) or np.any(np.diff(t) <= 0):
         check.fail("times", t.tolist(), "a non-empty increasing 1-d array of times >= 0")
+    check_rates(gamma)
     method = resolve_method(C, N, first_state, method, n_mc)
     d_s = delta0 if delta_saddle is None else delta_saddle
     pat = sequence_patterns(C, N, concentration, first_state, method, n_mc, rng)

@@ -17,6 +17,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.integrate._ivp.ivp import METHODS
 
+from linattn import _check as check
 from linattn._errors import ConvergenceError
 
 #: right-hand-side evaluations an integration may take before it is declared not to converge (a flow that blows up,
@@ -238,3 +239,17 @@ def _at_start(t0, y0, kw):
     return OdeResult(t=t, y=np.repeat(y0[:, None], t.size, axis=1), sol=None, t_events=[np.zeros(0)] * n_events,
                      y_events=[np.zeros((0, y0.size))] * n_events, nfev=0, njev=0, nlu=0, status=0,
                      message="empty time span: the initial state", success=True)
+
+
+#: largest decay rate ``γ λ`` (and ``γ``) of a flow: the integrator's Jacobian is squared in its error control, which
+#: overflows float64 beyond ~1e150 (the flow then ran 10⁵ evaluations, minutes, before its ConvergenceError)
+MAX_RATE = 1e150
+
+
+def check_rates(gamma, lam=0.0):
+    """Refuse ``γ`` or ``γ λ`` beyond :data:`MAX_RATE`, naming the larger factor."""
+    if gamma > MAX_RATE:
+        check.fail("gamma", gamma, f"a learning rate <= {MAX_RATE:g} (the flow's Jacobian is squared in float64)")
+    if gamma * lam > MAX_RATE:
+        check.fail("lam", lam, f"a weight decay with gamma * lam <= {MAX_RATE:g} (the flow's Jacobian is squared in "
+                   f"float64; gamma = {gamma:g})")

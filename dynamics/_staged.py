@@ -48,7 +48,7 @@ from linattn._parametrizations import Parametrization, dataset_objective, popula
 from linattn._results import short_repr
 from linattn._validate import PROBLEM
 
-from ._ode import integrate
+from ._ode import check_rates, integrate
 
 
 @dataclass(frozen=True)
@@ -343,6 +343,7 @@ def mean_flow(pb, parametrization, theta0, times, data=None, lam=0.0, gamma=1.0,
     if theta0.ndim != 1:
         check.fail("theta0", f"<array with shape {theta0.shape}>", f"an array of shape ({par.n_params},)")
     t = _increasing(times)
+    check_rates(gamma, lam)
     obj = population_objective(pb) if data is None else dataset_objective(data, pb)
     try:                                        # the start itself: named as the caller's theta0, not as Γ
         obj.value(par.gamma(theta0[None])[0])
@@ -429,6 +430,7 @@ def mode_flow(pb, p0, q0, times, lam=0.0, gamma=1.0, rtol=1e-10) -> ModeFlow:
     D = pb.D
     p0, q0 = (_per_mode(name, value, D) for name, value in (("p0", p0), ("q0", q0)))
     t = _increasing(times)
+    check_rates(gamma, lam)
     b, h = mc.b, mc.h
 
     def rhs(_, y):

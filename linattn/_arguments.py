@@ -188,7 +188,8 @@ def public_name(fn) -> str:
              and vars(module).get(head) is owner and head in vars(module).get("__all__", ())]
     module = (min(found, key=lambda name: (name.split(".")[0] != home, name.count("."), len(name))) if found
               else ".".join(p for p in fn.__module__.split(".") if not p.startswith("_")))
-    return f"{module}.{fn.__qualname__}"
+    qualname = fn.__qualname__.removesuffix(".__init__")       # a constructor is called by its class's name
+    return f"{module}.{qualname}"
 
 
 def _named(err, name):
@@ -298,3 +299,14 @@ def public(fn=None, /, **rules):
         return checked
 
     return decorate if fn is None else decorate(fn)
+
+
+def public_class(cls):
+    """Class decorator of a public class whose constructor checks its arguments itself (a dataclass's
+    ``__post_init__``): every ``ValueError`` of ``cls(…)`` names the class first (``linattn.Problem: D must be …``),
+    as :func:`public` names a function. No rule of :data:`ARGUMENTS` is applied: the constructor's own checks and
+    messages stand."""
+    init = cls.__init__
+    off = {name: None for name in inspect.signature(init).parameters if name in ARGUMENTS}
+    cls.__init__ = public(init, **off)
+    return cls

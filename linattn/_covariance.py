@@ -33,12 +33,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import _check as check
-from ._arguments import public, real
+from ._arguments import public, public_class, real
 
 #: relative asymmetry and eigenvalue floor accepted for a covariance matrix
 SYM_TOL = 1e-10
 
 
+@public_class
 class Covariance:
     """An input covariance ``Σ = U diag(s) Uᵀ`` (immutable; build with :func:`as_covariance`).
 

@@ -23,7 +23,7 @@ from ._validate import PROMPTS
 def _check(data, Gamma, lam, v):
     """The arguments that depend on each other: ``lam`` (a pair only with ``v``), ``Gamma`` and ``v`` of the
     dimension of ``data``."""
-    if np.ndim(lam) == 0:
+    if check.asarray("lam", lam, "a number >= 0, or a pair (lam_Gamma, lam_v) when v is given").ndim == 0:
         lam = check.nonnegative("lam", lam)
         lam = (lam, lam)
     elif v is None or np.shape(lam) != (2,):

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _check as check
-from ._arguments import public
+from ._arguments import public, public_class
 from ._numerics import quadrature
 from ._results import short_repr
 
@@ -144,6 +144,7 @@ def _hermite_coefficients(coef):
     return c
 
 
+@public_class
 class Link:
     """A link function ``f`` of a single-index task (module docstring).
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from . import _check as check
 from . import _validate as validate
-from ._arguments import positive, public
+from ._arguments import positive, public, public_class
 from ._prompts import Prompts
 from ._results import short_repr
 from ._validate import PROBLEM, PROMPTS
@@ -50,6 +50,7 @@ KINDS = ("merged", "value_kq", "value_kq_modes", "separate_kq", "merged_heads")
 CODES = {k: i for i, k in enumerate(KINDS)}
 
 
+@public_class
 @dataclass(frozen=True)
 class Parametrization:
     """A map ``θ ↦ Γ(θ)`` (module docstring for the kinds).
@@ -88,9 +89,11 @@ class Parametrization:
                      f"rank={self.rank}")
 
     @classmethod
+    @public(D=None)
     def checked(cls, value, D):
         """``value`` if it is a :class:`Parametrization` of dimension ``D`` (else ``ValueError`` naming
-        ``parametrization``)."""
+        ``parametrization``, or ``D`` when it is not an integer >= 1)."""
+        D = check.positive_int("D", D)
         if not isinstance(value, cls) or value.D != D:
             check.fail("parametrization", value, f"a linattn.factorized.Parametrization with D = {D}")
         return value

@@ -34,7 +34,7 @@ import numpy as np
 
 from . import _check as check
 from . import _law
-from ._arguments import array, boolean, public
+from ._arguments import array, boolean, public, public_class
 from ._covariance import Covariance, as_covariance
 from ._links import SLOPE_RANGE, Link, _as_link, _radial_moments
 from ._results import short_repr
@@ -65,6 +65,7 @@ class ICLSolution:
     test_error: float
 
 
+@public_class
 @dataclass(frozen=True)
 class Problem:
     """Dimensions and label noise of the in-context regression problem.

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _check as check
-from ._arguments import public
+from ._arguments import public, public_class
 from ._results import short_repr
 
 #: largest feature |s_i x_q,j| (and |y2 x_q|, |y_q|) accepted: the Hessian, Gram matrix and energies use their
@@ -32,6 +32,7 @@ def _readonly(a):
     return a
 
 
+@public_class
 @dataclass(frozen=True, eq=False)
 class Prompts:
     """Sufficient statistics of ``P`` training prompts.
@@ -73,15 +74,15 @@ class Prompts:
         object.__setattr__(self, "s", _readonly(s))
         object.__setattr__(self, "xq", _readonly(xq))
         object.__setattr__(self, "yq", _readonly(yq))
-        xmax = float(np.abs(xq).max())
-        for name, a in (("s", s), ("yq", yq)):
-            _feature_scale(name, float(np.abs(a).max()) * (xmax if name == "s" else 1.0))
+        xmax, smax = float(np.abs(xq).max()), float(np.abs(s).max())
+        _feature_scale("xq" if xmax > smax else "s", smax * xmax)      # the larger factor of s x_qᵀ is named
+        _feature_scale("yq", float(np.abs(yq).max()))
         if self.y2 is not None:
             y2 = check.finite_array("y2", self.y2, shape=(P,))
             if np.any(y2 < 0):
                 raise ValueError("y2 must be non-negative (it is a mean of squared labels); "
                                  f"got minimum {y2.min()!r}")
-            _feature_scale("y2", float(y2.max()) * xmax)
+            _feature_scale("xq" if xmax > float(y2.max()) else "y2", float(y2.max()) * xmax)
             object.__setattr__(self, "y2", _readonly(y2))
         if (self.pool is None) != (self.task is None):
             raise ValueError("pool and task must be given together (or both None); got "
@@ -91,7 +92,7 @@ class Prompts:
             pool = check.finite_array("pool", self.pool, ndim=2)
             if pool.shape[1] != D or pool.shape[0] < 1:
                 check.fail("pool", f"<array with shape {pool.shape}>", f"an array of shape (K, {D}), K >= 1")
-            task = np.asarray(self.task)
+            task = check.asarray("task", self.task, f"{P} integer indices into pool")
             if (task.shape != (P,) or not np.issubdtype(task.dtype, np.integer) or task.min() < 0
                     or task.max() >= pool.shape[0]):
                 check.fail("task", f"<array with shape {task.shape}, dtype {task.dtype}>",

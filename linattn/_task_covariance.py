@@ -49,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _check as check
-from ._arguments import boolean, integer, public
+from ._arguments import boolean, instance, integer, public, public_class
 from ._task_moments import TaskMoments, error_from_moments
 
 #: relative asymmetry accepted for a task covariance matrix (symmetrised), and the relative size
@@ -60,6 +60,7 @@ PSD_TOL = 1e-10
 EIGENVALUE_RANGE = (1e-50, 1e50)
 
 
+@public_class
 class TaskCovariance:
     """A task covariance ``S = U diag(s) Uᵀ``, positive semi-definite (immutable; build with
     :func:`as_task_covariance`).
@@ -141,12 +142,16 @@ class TaskCovariance:
         U = np.eye(self.D)[:, keep] if self.basis is None else self.basis[:, keep]
         return U * np.sqrt(self.spectrum[keep])
 
+    @public(g=None)
     def tasks(self, g) -> np.ndarray:
         """Tasks ``w = F g`` (one row per row of ``g``) from standard normals ``g`` of shape ``(n, r)``: ``N(0, S)``."""
-        return np.asarray(g, float) @ self.factor.T
+        g = check.finite_array("g", g, shape=(None, self.rank))
+        return g @ self.factor.T
 
+    @public(gen=instance(np.random.Generator, "a numpy.random.Generator"), n=integer(minimum=0))
     def draw(self, gen, n) -> np.ndarray:
         """``n`` tasks ``w ~ N(0, S)`` (shape ``(n, D)``) from the generator ``gen`` (``n · r`` standard normals)."""
+        check.memory(8.0 * n * (self.rank + self.D), f"{n} tasks of dimension {self.D}", "n")
         return self.tasks(gen.standard_normal((n, self.rank)))
 
 
@@ -261,6 +266,7 @@ def low_rank_covariance(D, r, rng=None, rotate=True) -> TaskCovariance:
     """
     if r > D:
         check.fail("r", r, f"an integer in [1, D = {D}] (the rank of the task covariance)")
+    check.memory(8.0 * 2 * D, f"a spectrum of {D} eigenvalues", "D")
     spectrum = np.r_[np.full(r, D / r), np.zeros(D - r)]
     if not rotate or r == D:          # r = D: S = I in any basis (the isotropic problem, stored as None)
         return TaskCovariance(spectrum)

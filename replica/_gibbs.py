@@ -148,7 +148,8 @@ def decay_pair(lam, model):
     """
     if not isinstance(lam, tuple):
         return None
-    if len(lam) != 2 or any(np.ndim(x) != 0 for x in lam):
+    pair = "a tuple (lam_Gamma, lam_v) of two numbers"
+    if len(lam) != 2 or any(check.asarray("lam", x, pair).ndim != 0 for x in lam):
         check.fail("lam", lam, "a tuple (lam_Gamma, lam_v) of two numbers (a tuple is a per-block pair; pass a list "
                    "or an array to evaluate several values of one common lam)")
     lg, lv = check.block_lambdas(lam, model)

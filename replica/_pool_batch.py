@@ -246,8 +246,14 @@ def gaussian_errors(pb, P, beta, lam, model, sp):
     else:
         # κ/λ from the fixed point, λ = κ (1 − (D/P) Σ s/(s + κ)): no division by λ, whose ratio to the absolute
         # accuracy of a tiny κ (the Newton steps stop at round-off of s) would be meaningless at λ ~ 1e-300
-        ratio_k = (1.0 / (1.0 - (D / P) * np.sum(s * inv, axis=1)) if lam > 0
-                   else np.full(kap.size, P / (P - M)))
+        # … except where that identity cancels to round-off: λ ≪ κ (P < M, where κ stays O(1) as λ → 0 and the
+        # quotient κ/λ is exact to the accuracy of κ)
+        if lam > 0:
+            identity = 1.0 - (D / P) * np.sum(s * inv, axis=1)
+            with np.errstate(divide="ignore", over="ignore"):
+                ratio_k = np.where(identity > 1e-6, 1.0 / np.where(identity > 1e-6, identity, 1.0), kap / lam)
+        else:
+            ratio_k = np.full(kap.size, P / (P - M))
         with np.errstate(over="ignore"):      # ∝ 1/β beyond float64 at β ~ 1e-308: refused by the caller, named
             out.update(train=train + M / (2 * beta),
                        test=test + ratio_k * D * np.sum(Cd * inv, axis=1) / (2 * beta),

@@ -298,6 +298,10 @@ def _tabulate(alpha, pb, law, model, n_grid):
     q = lw.M / P
     at_threshold = abs(P - lw.M) <= 1e-9 * lw.M
     atom = _zero_atom(alpha, model, pb)
+    if q > 1e200:       # the support lies at x ~ q, beyond the resolvent's float64 range (no grid resolves it anyway)
+        check.fail("alpha", alpha, f"a sample ratio whose continuous spectrum the tabulation grid resolves (M/P = "
+                   f"{q:.3g}: its support lies at x ~ M/P, of mass {1 - atom:.3g}, beyond the resolvent's float64 "
+                   "range)")
     # stage 1: a coarse pass up to a bound beyond the largest eigenvalue the law allows
     x_max = 1.5 * float(np.max(lw.xi)) * (1.0 + np.sqrt(q)) ** 2 + 1.0
     x, cum, rho = _integrate_on_sqrt_grid(x_max, max(64, n_grid // 4), P, lw, at_threshold)

@@ -521,7 +521,7 @@ def _scale_and_decay(model, v_scale, lam):
         check.fail("v_scale", v_scale, "1 for model='reduced' (there is no v block to rescale)")
     if lam is None:
         return v_scale, None
-    if np.ndim(lam) == 0:
+    if check.asarray("lam", lam, "None or a pair (lam_Gamma, lam_v) of numbers > 0").ndim == 0:
         check.fail("lam", lam, "None or a pair (lam_Gamma, lam_v) of numbers > 0 (the eigensystem of H + diag(lam); "
                    "a common decay needs no eigensystem of its own)")
     lg, lv = check.block_lambdas(lam, model)

@@ -137,7 +137,7 @@ class PromptLaw:
         """
         if self.n_blocks < 2:
             check.fail("model", self.model, "'full' for a per-block weight decay")
-        if np.shape(lam) != (2,):
+        if check.asarray("lam", lam, "a pair (lam_Gamma, lam_v) of numbers > 0").shape != (2,):
             check.fail("lam", lam, "a pair (lam_Gamma, lam_v) of numbers > 0")
         return self._with_block_decay(check.positive("lam[0]", lam[0]), check.positive("lam[1]", lam[1]))
 

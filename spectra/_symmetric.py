@@ -85,7 +85,7 @@ def symmetric_eigenvalues(A, overwrite=False, method="auto") -> np.ndarray:
     numpy.linalg.LinAlgError
         LAPACK did not converge.
     """
-    A = np.asarray(A)
+    A = check.asarray("A", A, "a non-empty square matrix")
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] == 0:
         check.fail("A", f"<array of shape {A.shape}>", "a non-empty square matrix")
     if not np.issubdtype(A.dtype, np.number) or np.iscomplexobj(A):

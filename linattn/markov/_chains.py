@@ -35,7 +35,7 @@ from scipy import special
 
 from linattn import _check as check
 
-from .._arguments import choice, integer, public
+from .._arguments import choice, integer, public, public_class
 from .._random_kernels import next_normal_polar, next_uniform, seed_state
 from .._results import python_scalars, short_repr
 
@@ -384,6 +384,7 @@ class Sample:
     task: np.ndarray
 
 
+@public_class
 @dataclass(frozen=True)
 class Chains:
     r"""The law of the Markov-chain task of arXiv:2604.12151 (module docstring).

@@ -194,3 +194,20 @@ def test_bad_inputs_of_training(torch, kw, words):
     args.update(kw)
     with pytest.raises(ValueError, match=words):
         train_markov_transformer(**args)
+
+
+def test_phase_checks_its_candidates():
+    """phase iterated candidates unchecked: a number raised TypeError ('not iterable'), a nested list 'unhashable
+    type'; a repeated name is refused like every list of names."""
+    kl = {"1-gen": [0.3, 0.2], "2-gen": [0.4, 0.01]}
+    assert phase(kl, ("1-gen", "2-gen")) == "2-gen"
+    for bad in (0, None, 2.5, [[1]], "1-gen", ("1-gen", "1-gen")):
+        with pytest.raises(ValueError, match=r"^diagnostics\.markov\.phase: candidates must be"):
+            phase(kl, bad)
+
+
+def test_ragged_states_are_named():
+    """attention_order_parameters with ragged states raised numpy's 'setting an array element with a sequence'."""
+    A = np.full((2, 5, 5), 0.2)
+    with pytest.raises(ValueError, match=r"^diagnostics\.markov\.attention_order_parameters: states must be"):
+        attention_order_parameters(A, A, [[0, 1], [1]])

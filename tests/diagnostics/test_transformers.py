@@ -148,3 +148,44 @@ def test_copy_task_dip_and_early_distance_fall_over_three_seeds():
     assert all(np.all(e.dip_step < e.loss_step) for e in two)
     # the 1-layer model cannot copy in context (loss ≈ 2 nats); the 2-layer one can (< 0.2)
     assert np.all(st.loss[1][:, -5:].mean(1) > 1.0) and np.all(st.loss[2][:, -5:].mean(1) < 0.2)
+
+
+def _run(T=6, D=3):
+    traj = np.stack([np.eye(D) * (1 + 0.1 * k) + 0.01 * k * np.ones((D, D)) for k in range(T)])
+    return TransformerRun(task="x", layers=1, heads=1, d_model=D, seed=0, steps=np.arange(1, T + 1),
+                          loss=np.linspace(1, 0.1, T), qk=traj[:, None, None], ov=traj[:, None, None])
+
+
+def test_halfway_step_and_emergence_check_their_arguments():
+    """halfway_step took its arrays unchecked (a scalar x raised IndexError, an empty one IndexError, k = 1e12 a
+    MemoryError, a float k numpy's TypeError), and emergence read a TransformerRun of misshapen circuits (AxisError)
+    or more smoothing records than records: each is a ValueError naming the argument."""
+    import dataclasses
+
+    from diagnostics import halfway_step
+
+    steps, x = np.arange(6.0), np.linspace(0.0, 1.0, 6)
+    assert halfway_step(steps, x, 1) == pytest.approx(2.5)
+    assert halfway_step(steps, x, -1) == halfway_step(steps, x, 0) == halfway_step(steps, x, 1)
+    for bad, name in (((steps, 0.5, 1), "x"), ((steps, x[:5], 1), "x"), ((steps, [], 1), "x"),
+                      ((steps, x, 10**12), "k"), ((steps, x, 2.5), "k"), ((steps, x, None), "k"),
+                      ((0.0, x, 1), "steps")):
+        with pytest.raises(ValueError, match=rf"^diagnostics\.halfway_step: {name} must be"):
+            halfway_step(*bad)
+    run = _run()
+    assert np.isfinite(emergence(run, smooth=1).loss_step)
+    for kw, smooth, name in ((dict(qk=run.qk[:, 0]), 1, r"run\.qk"), (dict(loss=np.zeros(6)), 1, r"run\.loss"),
+                             (dict(steps=np.arange(5)), 1, r"run\.loss"), ({}, 7, "smooth")):
+        with pytest.raises(ValueError, match=rf"^diagnostics\.emergence: {name} must be"):
+            emergence(dataclasses.replace(run, **kw), smooth=smooth)
+
+
+def test_study_table_of_one_seed_has_nan_spreads():
+    """EmergenceStudy.table reported sd = 0 over a single seed, a spread it cannot estimate."""
+    from validation.simulators import EmergenceStudy
+
+    ev = emergence(_run(), smooth=1)
+    for seeds, finite in (((0,), False), ((0, 1), True)):
+        study = EmergenceStudy(task="x", depths=(1,), seeds=seeds, steps=np.arange(1, 7), loss={1: np.ones((1, 6))},
+                               events={1: [ev] * len(seeds)}, baseline=0.0)
+        assert all(np.isfinite(sd) == finite for *_, sd in study.table())

@@ -259,3 +259,10 @@ def test_structured_tasks_are_refused_by_name():
     with pytest.raises(ValueError, match="pb must be a Problem with isotropic tasks") as err:
         dynamics.averaged_curves(pb, 100, 0.01, [0.0, 1.0])
     assert "dynamics.gradient_flow" in str(err.value)
+
+
+def test_empty_times_are_refused_by_name():
+    """averaged_curves with times=[] raised IndexError deep in the theory."""
+    pb = linattn.Problem(3, 4, 0.1)
+    with pytest.raises(ValueError, match=r"^dynamics\.averaged_curves: times must be a non-empty 1-d array"):
+        dynamics.averaged_curves(pb, 5, 0.01, np.array([]), progress=False)

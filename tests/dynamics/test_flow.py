@@ -205,3 +205,18 @@ REFUSED = refusals(name_as_word, [
 @pytest.mark.parametrize("call, match, limit", REFUSED)
 def test_refused_naming_the_argument(call, match, limit, monkeypatch):
     assert_refused(call, match, limit, monkeypatch)
+
+
+def test_empty_two_dimensional_times_are_named():
+    """gradient_flow with an empty 2-d times raised numpy's 'zero-size array to reduction operation' while writing
+    its own refusal."""
+    pb = linattn.Problem(3, 4, 0.1)
+    with pytest.raises(ValueError, match=r"^dynamics\.gradient_flow: times must be a 1-d array"):
+        dynamics.gradient_flow(pb.sample(5, rng=0), pb, 0.01, np.zeros((0, 2)))
+
+
+def test_ragged_init_of_the_long_time_limit_is_named():
+    """long_time_limit with a ragged init raised numpy's 'setting an array element with a sequence'."""
+    pb = linattn.Problem(3, 4, 0.1)
+    with pytest.raises(ValueError, match=r"^dynamics\.long_time_limit: init must be"):
+        dynamics.long_time_limit(pb.sample(5, rng=0), pb, 0.01, init=[[1.0], [1.0, 2.0]])

@@ -63,3 +63,25 @@ def test_gap_sweep_guards_count_python_trips_and_results(P_values, n_datasets, w
         monkeypatch.setenv("LINATTN_MEMORY_LIMIT", str(MiB))
     with pytest.raises(ValueError, match=r"\bn_datasets\b"):
         dynamics.gap_sweep(PB, P_values, 0.1, n_datasets=n_datasets)
+
+
+def test_flow_time_zero_is_refused_naming_time():
+    """gap_sweep at time = 0 (or 1e-300, where Γ(t) underflows to 0) refused naming an internal Gamma."""
+    import linattn
+
+    pb = linattn.Problem(3, 4, 0.1)
+    for t in (0.0, 1e-300):
+        with pytest.raises(ValueError, match=r"^dynamics\.gap_sweep: time must be"):
+            dynamics.gap_sweep(pb, [5], 0.01, n_datasets=2, time=t)
+    assert np.all(np.isfinite(dynamics.gap_sweep(pb, [5], 0.01, n_datasets=2, time=1e-10).contrast_mean))
+
+
+def test_one_training_set_has_nan_spreads():
+    """gap_sweep with n_datasets = 1 reported gap_sd = contrast_sd = 0, a spread it cannot estimate."""
+    import linattn
+
+    sw = dynamics.gap_sweep(linattn.Problem(3, 4, 0.1), [5, 20], 0.01, n_datasets=1)
+    assert np.all(np.isnan(sw.gap_sd)) and np.all(np.isnan(sw.contrast_sd))
+    assert np.all(np.isfinite(sw.gap_mean)) and np.all(np.isfinite(sw.contrast_mean))
+    sw2 = dynamics.gap_sweep(linattn.Problem(3, 4, 0.1), [5, 20], 0.01, n_datasets=2)
+    assert np.all(np.isfinite(sw2.gap_sd)) and np.all(sw2.contrast_sd >= 0)

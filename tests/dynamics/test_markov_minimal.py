@@ -282,3 +282,10 @@ def test_minimal_model_at_huge_concentration_is_the_iid_limit(concentration):
         assert r.p_unseen == pytest.approx(8 / 27, abs=1e-12)
         assert r.loss == pytest.approx(limit.loss, abs=1e-10)
         np.testing.assert_allclose(r.grad, limit.grad, atol=1e-12)
+
+
+def test_flow_refuses_a_rate_beyond_float64_at_once():
+    """markov_minimal_flow at gamma = 1e300 ran its integrator for minutes (the Jacobian squared overflows) before
+    failing; it is refused at once, naming gamma."""
+    with pytest.raises(ValueError, match=r"^dynamics\.markov_minimal_flow: gamma must be a learning rate <= 1e\+150"):
+        dynamics.markov_minimal_flow(0.1, 0.1, 3, 4, 1.0, np.array([0.0, 1.0]), gamma=1e300, n_mc=200, rng=0)

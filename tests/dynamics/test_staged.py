@@ -250,3 +250,21 @@ def test_staged_dynamics_name_their_arguments():
     with pytest.raises(linattn.ConvergenceError, match="^mean_flow: the integrator.* before t = 1e\\+300") as info:
         dynamics.mean_flow(pb, par, par.init(0.1, 0), [0.0, 1e300])
     assert "times" in str(info.value) and "LSODA" not in str(info.value)
+
+
+def test_flows_refuse_rates_beyond_float64_at_once():
+    """mode_flow and mean_flow at lam = 1e300 (or gamma = 1e300) ran 10⁵ integrator evaluations, minutes, before a
+    ConvergenceError; a rate γλ up to 1e100 still computes (the modes collapse to 0), beyond 1e150 it is refused at
+    once, naming lam or gamma."""
+    from linattn import Covariance
+
+    pb = linattn.Problem(3, 4, covariance=Covariance(np.array([1.0, 2.0, 0.5])))
+    par = Parametrization("value_kq", 3)
+    theta0, t = par.init(0.1, rng=0), np.array([0.0, 1.0, 2.0])
+    p0 = np.full(3, 0.1)
+    assert dynamics.mode_flow(pb, p0, p0, t, lam=1e100).test[-1] == pytest.approx(pb.test_error(np.zeros((3, 3))))
+    for kw, name in ((dict(lam=1e300), "lam"), (dict(gamma=1e300), "gamma"), (dict(gamma=1e100, lam=1e100), "lam")):
+        with pytest.raises(ValueError, match=rf"^dynamics\.mode_flow: {name} must be"):
+            dynamics.mode_flow(pb, p0, p0, t, **kw)
+        with pytest.raises(ValueError, match=rf"^dynamics\.mean_flow: {name} must be"):
+            dynamics.mean_flow(pb, par, theta0, t, **kw)

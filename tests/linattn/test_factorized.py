@@ -182,3 +182,13 @@ def test_factorized_products_that_overflow_name_their_argument():
             call()
     with pytest.raises(ValueError, match=r"^linattn\.relative_gap: test must be an array of the shape of train"):
         linattn.relative_gap([1.0, 2.0], [1.0, 2.0, 3.0])
+
+
+def test_checked_names_a_bad_dimension():
+    """Parametrization.checked compared D as given: an array D raised numpy's 'truth value of an array is
+    ambiguous'."""
+    par = Parametrization("merged", 3)
+    assert Parametrization.checked(par, 3) is par
+    for D in (np.ones(3), np.array([]), "x", 0):
+        with pytest.raises(ValueError, match=r"^linattn\.factorized\.Parametrization\.checked: D must be an integer"):
+            Parametrization.checked(par, D)

@@ -322,9 +322,9 @@ def test_a_link_that_fails_or_leaves_float64_is_refused_by_name():
     for link, words in ((lambda z: 1 / 0, "raised ZeroDivisionError"), (lambda z: z + "a", "raised UFuncTypeError"),
                         (lambda z: 1e-200 * z, "magnitude between"), (lambda z: 1e200 + 0 * z, "magnitude between"),
                         ("hermite:\u00b2", "k an integer"), ("hermite:" + "9" * 5000, "k an integer")):
-        with pytest.raises(ValueError, match=f"^link must .*{words}"):
+        with pytest.raises(ValueError, match=rf"^linattn\.Problem: link must .*{words}"):
             linattn.Problem(3, 4, link=link)
-    with pytest.raises(ValueError, match="^noise must be > 0 when the link is 0"):
+    with pytest.raises(ValueError, match=r"^linattn\.Problem: noise must be > 0 when the link is 0"):
         linattn.Problem(3, 4, link=lambda z: 0 * z)
     assert linattn.Problem(3, 4, 0.1, link=lambda z: 0 * z).teacher_norm2 == 0.0
 

@@ -153,3 +153,18 @@ def test_moments_indices_and_estimates_are_validated():
 def test_invalid_input_that_was_accepted_is_refused_by_name(call, name):
     with pytest.raises(ValueError, match=f"^{CALLED}{name} must"):
         call()
+
+
+def test_constructors_name_their_class():
+    """A refused constructor argument named the argument but not the class (Problem(0, 4): 'D must be …'): every
+    public class that checks its arguments names itself first, as a function does."""
+    from linattn import factorized, markov, pools
+
+    for call, name in ((lambda: linattn.Problem(0, 4), r"linattn\.Problem: D"),
+                       (lambda: linattn.Prompts(np.ones((2, 3)), np.ones((2, 2)), np.ones(2)), r"linattn\.Prompts: xq"),
+                       (lambda: linattn.Covariance([-1.0, 2.0]), r"linattn\.Covariance: spectrum"),
+                       (lambda: pools.TaskCovariance([-1.0]), r"linattn\.pools\.TaskCovariance: spectrum"),
+                       (lambda: markov.Chains(1, 1.0), r"linattn\.markov\.Chains: C"),
+                       (lambda: factorized.Parametrization("x", 3), r"linattn\.factorized\.Parametrization: kind")):
+        with pytest.raises(ValueError, match=rf"^{name} must be"):
+            call()

@@ -143,3 +143,19 @@ REFUSED = refusals(name_not_within_words_or_after_a_dot, [
 @pytest.mark.parametrize("call, match, limit", REFUSED)
 def test_refused_naming_the_argument(call, match, limit, monkeypatch):
     assert_refused(call, match, limit, monkeypatch)
+
+
+def test_ragged_lam_and_oversized_queries_are_named():
+    """A ragged lam reached train_energy and train_gradient as numpy's 'setting an array element with a sequence',
+    and Prompts blamed s when the huge factor of the features s x_qᵀ was xq."""
+    pb = Problem(3, 4, 0.1)
+    data = pb.sample(5, rng=0)
+    for fn in (train_energy, train_gradient):
+        with pytest.raises(ValueError, match=rf"^linattn\.{fn.__name__}: lam must be .*uneven shape"):
+            fn(data, np.eye(3), [[1.0], [1.0, 2.0]])
+    with pytest.raises(ValueError, match=r"^linattn\.Prompts: xq must be values whose features"):
+        Prompts(data.s, data.xq * 1e200, data.yq, data.y2)
+    with pytest.raises(ValueError, match=r"^linattn\.Prompts: s must be values whose features"):
+        Prompts(data.s * 1e200, data.xq, data.yq, data.y2)
+    with pytest.raises(ValueError, match=r"^linattn\.Prompts: task must be"):
+        Prompts(data.s, data.xq, data.yq, pool=np.ones((2, 3)), task=[[0], [0, 1]])

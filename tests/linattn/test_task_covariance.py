@@ -276,3 +276,27 @@ def test_property_bad_task_covariances_are_refused_by_name(D, kind, seed):
         kw = dict(link="tanh") if kind == "link" else dict(covariance=np.linspace(0.5, 1.5, D))
     with pytest.raises(ValueError, match="task_covariance"):
         linattn.Problem(D, 4, 0.1, task_covariance=bad, **kw)
+
+
+def test_tasks_and_draw_check_their_arguments():
+    """TaskCovariance.tasks took NaN or wrongly shaped normals silently (NaN tasks, or a numpy shape error),
+    draw raised AttributeError for a seed in place of a Generator and MemoryError for a huge n; and
+    low_rank_covariance(10**12, 1) raised MemoryError: each is a ValueError naming the argument."""
+    S = pools.low_rank_covariance(4, 2, rng=0)
+    g = np.random.default_rng(1).standard_normal((3, 2))
+    assert np.array_equal(S.tasks(g), g @ S.factor.T)
+    assert S.draw(np.random.default_rng(2), 5).shape == (5, 4)
+    assert S.draw(np.random.default_rng(2), 0).shape == (0, 4)
+    for bad in (np.full((3, 2), np.nan), np.ones((3, 3)), "x", [[1.0], [1.0, 2.0]]):
+        with pytest.raises(ValueError, match=r"TaskCovariance\.tasks: g must be"):
+            S.tasks(bad)
+    for gen in (0, None, "x"):
+        with pytest.raises(ValueError, match=r"TaskCovariance\.draw: gen must be a numpy\.random\.Generator"):
+            S.draw(gen, 3)
+    for n in (-1, 2.5, np.nan):
+        with pytest.raises(ValueError, match=r"TaskCovariance\.draw: n must be"):
+            S.draw(np.random.default_rng(0), n)
+    with pytest.raises(ValueError, match=r"TaskCovariance\.draw: n too large"):
+        S.draw(np.random.default_rng(0), 10**12)
+    with pytest.raises(ValueError, match=r"^linattn\.pools\.low_rank_covariance: D too large"):
+        pools.low_rank_covariance(10**12, 1, rotate=False)

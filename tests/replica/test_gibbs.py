@@ -158,3 +158,10 @@ def test_dataset_average_progress_bar_shows_on_long_calls_only(monkeypatch, caps
     for r in (shown, silent):                                           # the bar changes no number
         np.testing.assert_array_equal(r.train, quiet.train)
         np.testing.assert_array_equal(r.test, quiet.test)
+
+
+def test_ragged_block_pair_is_named():
+    """gibbs with a tuple lam holding a ragged entry raised numpy's 'setting an array element with a sequence'."""
+    pb = linattn.Problem(3, 4, 0.1)
+    with pytest.raises(ValueError, match=r"^replica\.gibbs: lam must be a tuple"):
+        replica.gibbs(pb.sample(5, rng=0), pb, 10.0, ([[1.0], [1.0, 2.0]], 1.0), model="full")

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import linattn
+import replica
 from replica import _pool_batch as batch
 from replica import _pool_theory as pool_theory
 
@@ -51,3 +52,14 @@ def test_nested_pools_are_slices_of_the_largest():
         for j in (0, 5):
             largest = pool_theory.draw_theory_pool(dataclasses.replace(big, task_law=law), 1, j)
             np.testing.assert_array_equal(largest[:5], pool_theory.draw_theory_pool(pb, 1, j))
+
+
+def test_thermal_error_below_the_interpolation_threshold_scales_as_one_over_lam():
+    """At P < M and finite β the thermal error grows as κ/λ; the identity λ/κ = 1 − (D/P) Σ s/(s + κ) cancels to
+    round-off there, which gave test = −2.6e14 at λ = 1e-300 (refused naming test) and a 1e-5 relative error at
+    λ = 1e-12: λ · test is constant as λ → 0 (law='factor' and 'mp')."""
+    pb = linattn.Problem(3, 4, noise=0.1, tasks=2)
+    for law in ("factor", "mp"):
+        scaled = [lam * replica.stationary(pb, 5, 100.0, lam, law=law, n_pools=2).test
+                  for lam in (1e-12, 1e-20, 1e-300)]
+        assert scaled == pytest.approx([scaled[0]] * 3, rel=1e-8)

@@ -37,3 +37,14 @@ def test_spectral_cdf_is_a_distribution_function():
     pb = linattn.Problem(3, 4, 0.1)
     assert np.array_equal(spectra.cdf([100.0, 1e300], 0.5, pb, law="mp"), [1.0, 1.0])
     assert spectra.kolmogorov_distance(np.full(9, 50.0), 0.5, pb, law="mp") <= 1.0
+
+
+def test_tiniest_alpha_is_refused_naming_alpha():
+    """At alpha = 1e-300 the tabulation's grid reached x ~ M/P = 1e300, where the block resolvent raised a
+    ConvergenceError naming no argument; it is refused naming alpha, as every alpha whose spectrum no grid
+    resolves."""
+    pb = linattn.Problem(3, 4, 0.1)
+    for call in (lambda: spectra.support_edges(1e-300, pb), lambda: spectra.spectral_cdf(1e-300, pb),
+                 lambda: spectra.cdf(np.array([1.0]), 1e-300, pb)):
+        with pytest.raises(ValueError, match=r"^spectra\.\w+: alpha must be a sample ratio whose continuous spectrum"):
+            call()

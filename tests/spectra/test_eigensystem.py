@@ -27,3 +27,10 @@ REFUSED = refusals(name_as_word, [
 @pytest.mark.parametrize("call, match, limit", REFUSED)
 def test_refused_naming_the_argument(call, match, limit, monkeypatch):
     assert_refused(call, match, limit, monkeypatch)
+
+
+def test_ragged_block_decay_is_named():
+    """A ragged lam reached eigensystem as numpy's 'setting an array element with a sequence'."""
+    pb = linattn.Problem(3, 4, 0.1)
+    with pytest.raises(ValueError, match=r"^spectra\.eigensystem: lam must be .*uneven shape"):
+        spectra.eigensystem(pb.sample(5, rng=0), pb, model="full", lam=[[1.0], [1.0, 2.0]])

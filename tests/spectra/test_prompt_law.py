@@ -18,3 +18,10 @@ REFUSED = refusals(name_as_word, [
 @pytest.mark.parametrize("call, match, limit", REFUSED)
 def test_refused_naming_the_argument(call, match, limit, monkeypatch):
     assert_refused(call, match, limit, monkeypatch)
+
+
+def test_ragged_block_decay_is_named():
+    """PromptLaw.with_block_decay of a ragged lam raised numpy's 'setting an array element with a sequence'."""
+    law = spectra.prompt_law(linattn.Problem(3, 4, 0.1), model="full", n_nodes=64, log2_points=10)
+    with pytest.raises(ValueError, match=r"^spectra\.PromptLaw\.with_block_decay: lam must be a pair"):
+        law.with_block_decay([[1.0], [1.0, 2.0]])

@@ -74,3 +74,9 @@ def test_symmetric_eigenvalues_memory_guard(method):
 def test_symmetric_eigenvalues_small_still_exact():
     A = np.diag([3.0, 1.0, 2.0])
     np.testing.assert_array_equal(symmetric_eigenvalues(A), [1.0, 2.0, 3.0])
+
+
+def test_ragged_matrix_is_named():
+    """symmetric_eigenvalues of a ragged nested list raised numpy's 'setting an array element with a sequence'."""
+    with pytest.raises(ValueError, match=r"^spectra\.symmetric_eigenvalues: A must be a non-empty square matrix"):
+        symmetric_eigenvalues([[1.0], [1.0, 2.0]])

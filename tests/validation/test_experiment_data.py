@@ -228,3 +228,16 @@ def test_a_legacy_file_holds_the_numbers_of_a_fresh_run(name):
             np.testing.assert_allclose(old[k], new[k], rtol=LEGACY_RTOL.get(name, 1e-10), atol=0, err_msg=k)
         else:
             np.testing.assert_array_equal(old[k], new[k], err_msg=k)
+
+
+def test_load_of_a_foreign_npz_names_the_path(tmp_path):
+    """ExperimentData.load of a readable .npz of another layout blamed an internal 'arrays'; on the base class it
+    raised dataclasses' TypeError."""
+    registry()
+    cls = next(c for c in ExperimentData.__subclasses__() if c.__name__ == "ReplicaSection")
+    path = str(tmp_path / "foreign.npz")
+    np.savez(path, a=np.arange(3))
+    with pytest.raises(ValueError, match=r"^path '.*foreign\.npz' is not data of ReplicaSection"):
+        cls.load(path)
+    with pytest.raises(ValueError, match="must be called on the data class of an experiment"):
+        ExperimentData.load(path)

@@ -323,3 +323,10 @@ def test_feature_test_error_refuses_another_problem():
             feature_test_error(other, run, n_test_prompts=100)
     e, se = feature_test_error(pb, run, N_test=16, n_test_prompts=100, rng=1)
     assert np.isfinite(e) and se > 0
+
+
+def test_binned_readout_error_names_a_huge_test_context():
+    """binned_readout_error at N_test = 1e12 with a nonlinear link refused naming the sampler's internal pb.N."""
+    pb = linattn.Problem(3, 4, 0.1, link="tanh")
+    with pytest.raises(ValueError, match=r"^N_test too large"):
+        binned_readout_error(pb, 0.3 * np.eye(3), n=2000, bins=10, N_test=10**12)

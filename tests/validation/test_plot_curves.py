@@ -61,3 +61,27 @@ def test_bad_input_names_the_argument(ax, kwargs, name):
 def test_ax_must_be_axes():
     with pytest.raises(ValueError, match="ax must be a matplotlib Axes"):
         plot_curves(None, X, theory=1 / X)
+
+
+def test_panel_letters_and_result_path_check_their_arguments():
+    """panel_letters called .text on whatever axes held (AttributeError for a number or None) and iterated labels
+    unchecked (TypeError); result_path joined a non-path out_dir (os.path's TypeError)."""
+    from validation.gallery import panel_letters, result_path
+
+    fig, axs = plt.subplots(1, 2)
+    try:
+        assert [t.get_text() for t in panel_letters(axs)] == ["(a)", "(b)"]
+        for axes in (None, 0.5, "abc", [axs[0], None], [[axs[0]], [axs[0], axs[1]]]):
+            with pytest.raises(ValueError, match=r"^axes must be"):
+                panel_letters(axes)
+        for labels in (1.0, ["(a)"], ["(a)", 2], "ab"):
+            with pytest.raises(ValueError, match=r"^labels must be"):
+                panel_letters(axs, labels=labels)
+        with pytest.raises(ValueError, match=r"^size must be"):
+            panel_letters(axs, size=float("nan"))
+    finally:
+        plt.close(fig)
+    assert result_path("out", "spectra", "quick").endswith("spectra-quick.npz")
+    for bad in (None, 1.0, ["out"]):
+        with pytest.raises(ValueError, match=r"^out_dir must be"):
+            result_path(bad, "spectra", "quick")

@@ -363,7 +363,14 @@ class ExperimentData:
         """
         from ._result_io import read_npz
 
-        return cls.from_arrays(read_npz(path))
+        if not dataclasses.is_dataclass(cls):
+            raise ValueError(f"ExperimentData.load must be called on the data class of an experiment (a dataclass "
+                             f"deriving from ExperimentData); got {cls.__name__}")
+        arrays = read_npz(path)
+        try:
+            return cls.from_arrays(arrays)
+        except ValueError as err:           # a readable .npz of another layout: one error naming the file
+            raise ValueError(f"path {str(path)!r} is not data of {cls.__name__} written by save: {err}") from None
 
     def __eq__(self, other):
         if type(other) is not type(self):

@@ -28,6 +28,11 @@ def result_path(out_dir, experiment, mode):
     str
         ``out_dir/results/<experiment>-<mode>.npz``.
     """
+    if not isinstance(out_dir, (str, os.PathLike)):
+        check.fail("out_dir", out_dir, "a folder path (str or os.PathLike)")
+    for name, value in (("experiment", experiment), ("mode", mode)):
+        if not isinstance(value, str):
+            check.fail(name, value, "a str")
     return os.path.join(out_dir, RESULTS_FOLDER, f"{experiment}-{mode}.npz")
 
 
@@ -171,7 +176,20 @@ def panel_letters(axes, labels=None, x=-0.12, y=1.04, size=11):
     -------
     list of matplotlib.text.Text
     """
-    axes = list(np.ravel(axes))
-    labels = labels or [f"({chr(ord('a') + i)})" for i in range(len(axes))]
+    from matplotlib.axes import Axes
+
+    try:
+        axes = list(np.ravel(np.array(axes, dtype=object)))
+    except ValueError:                   # ragged nested lists
+        axes = [None]
+    if not all(isinstance(ax, Axes) for ax in axes):
+        check.fail("axes", f"<{type(axes).__name__}>", "a sequence of matplotlib Axes (or an array of them)")
+    if labels is None:
+        labels = [f"({chr(ord('a') + i)})" for i in range(len(axes))]
+    elif (not isinstance(labels, (list, tuple)) or len(labels) < len(axes)
+          or not all(isinstance(lab, str) for lab in labels)):
+        check.fail("labels", labels, f"None or a sequence of at least {len(axes)} str")
+    x, y = check.real("x", x), check.real("y", y)
+    size = check.positive("size", size)
     return [ax.text(x, y, lab, transform=ax.transAxes, fontweight="bold", fontsize=size, va="bottom", ha="left")
             for ax, lab in zip(axes, labels)]

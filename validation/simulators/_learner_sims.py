@@ -488,6 +488,9 @@ def binned_readout_error(pb, Gamma, n=1_000_000, bins=500, rng=0, N_test=None, p
         fit_pool = check.finite_array("fit_pool", fit_pool, shape=(None, pb.D))
     N_test = check.n_test(N_test)
     pbt = pb if N_test is None or N_test == pb.N else dataclasses.replace(pb, N=N_test)
+    if pbt is not pb and not pb.link.is_linear:      # the labels of a batch of 64 test contexts (the sampler's block)
+        check.memory(8.0 * 4 * 64 * N_test, f"a batch of 64 test prompts of a nonlinear link (N_test = {N_test})",
+                     "N_test")
     check.memory(8.0 * n * (_prompt_floats(pbt, pool) + (_prompt_floats(pb, fit_pool) if separate else 0) + 8),
                  f"{n} test prompts" + (" and as many fitting prompts" if separate else "")
                  + " with their attention outputs, labels and order", "n")

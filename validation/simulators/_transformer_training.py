@@ -408,7 +408,8 @@ class EmergenceStudy:
     baseline: float
 
     def table(self) -> list:
-        """Rows ``(depth, layer, quantity, mean, sd)`` over seeds: loss step, distance step, dip step and depth.
+        """Rows ``(depth, layer, quantity, mean, sd)`` over seeds: loss step, distance step, dip step and depth
+        (``sd`` is ``nan`` for one seed, which has no spread to estimate).
 
         Returns
         -------
@@ -418,13 +419,13 @@ class EmergenceStudy:
         for L in self.depths:
             ev = self.events[L]
             ls = np.array([e.loss_step for e in ev])
-            rows.append((L, None, "loss half-way step", ls.mean(), ls.std(ddof=1) if ls.size > 1 else 0.0))
+            rows.append((L, None, "loss half-way step", ls.mean(), ls.std(ddof=1) if ls.size > 1 else np.nan))
             st = np.array([e.loss_steepest for e in ev])
-            rows.append((L, None, "loss steepest step", st.mean(), st.std(ddof=1) if st.size > 1 else 0.0))
+            rows.append((L, None, "loss steepest step", st.mean(), st.std(ddof=1) if st.size > 1 else np.nan))
             for q in ("distance_step", "dip_step", "dip_depth"):
                 v = np.array([getattr(e, q) for e in ev])                       # (seeds, layers)
                 for layer in range(L):
-                    sd = v[:, layer].std(ddof=1) if len(ev) > 1 else 0.0
+                    sd = v[:, layer].std(ddof=1) if len(ev) > 1 else np.nan     # one seed: no spread
                     rows.append((L, layer + 1, q.replace("_", " "), v[:, layer].mean(), sd))
         return rows
 
