@@ -430,6 +430,7 @@ class LearnersScaling(Experiment):
 
     def checks(self, r):
         s, d = r.settings, r.data
+        n_boot = s["n_boot"] if "n_boot" in s else N_BOOT        # results saved by 0.1.0 drew N_BOOT at every mode
         M = n_features(s["D"], "hermite2") ** 2
         t_gen = student_t(s["n_sets"])
         rows = []
@@ -462,7 +463,7 @@ class LearnersScaling(Experiment):
                                   f"link {name}, P={s['P']}, fitted over N ∈ {[int(x) for x in d.sim_N]}",
                                   f"{g_th:.3g}", f"{g_sim:.3g}", f"{g_sim - g_th:+.3g} (± {g_se:.2g})",
                                   bool(abs(g_sim - g_th) <= 3 * g_se),
-                                  f"≤ 3 s.e. of the difference (parametric bootstrap, {s['n_boot']} draws)"))
+                                  f"≤ 3 s.e. of the difference (parametric bootstrap, {n_boot} draws)"))
             for plane in PLANES:
                 dec, agr = d.links[name].planes[plane].decided, d.links[name].planes[plane].agrees
                 P = s["P"] if plane == "gen" else s["P_memo"]
