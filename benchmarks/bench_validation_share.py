@@ -23,9 +23,10 @@ the wrapper calls). Share = validation seconds / seconds of the same calls, the 
 batch of calls of about 50 ms (a call of a millisecond is timed over many, not as one sample of the scheduler's
 pauses). A random generator built from a seed inside a check (``numpy.random.default_rng``: the call needs it with
 or without the check) counts as the call's work, not as validation. Two shares are printed: ``upper``, with the
-timers' own cost counted as validation, and ``share``, with the part of each timer that falls inside the interval it measures (a clock read, the ``try``, the extra call layer)
-subtracted: that part is calibrated in the same run on a timed no-op (the seconds the timer books for it, less the
-no-op's own call) and multiplied by the outermost checks counted. Goal: ``share`` < 2 % in every case.
+timers' own cost counted as validation, and ``share``, with the part of each timer that falls inside the interval
+it measures (a clock read, the ``try``, the extra call layer) subtracted: that part is calibrated in the same run
+on a timed no-op (the seconds the timer books for it, less the no-op's own call) and multiplied by the outermost
+checks counted. Goal: ``share`` < 2 % in every case.
 
 Run: ``python benchmarks/bench_validation_share.py`` (under a minute on 2 cores).
 """
