@@ -293,13 +293,6 @@ def _solve(pb, P, beta, lam_gamma, lam_v, model, Z, U, moments, N_test=None, met
                                f"relative residual {res_c:.3g}; P = {P:g}, M = {M}: close to the interpolation "
                                "threshold?)")
     C = c.reshape(Dz, Dz)
-    ev = np.linalg.eigvalsh(0.5 * (C + C.T))
-    if ev[0] < -1e-8 * max(float(np.abs(ev).max()), np.finfo(float).tiny):
-        # the spectral radius of L reached 1: C = Σ_k L^k(A0) diverges, and C − L(C) = A0 has only a solution that
-        # is not a covariance — the error over datasets is infinite (close to the interpolation threshold P ~ M)
-        check.fail("lam", float(lam_gamma), f"larger at P = {P:g} near M = {M}: the covariance over datasets of the "
-                   "finite-D pool theory diverges there (its equation has no positive semi-definite solution); "
-                   "raise lam, move P away from M, or use law='factor'")
     # mean over types of E_r[ω² e], e = σ² + (r/D) b2 + r zᵀCz (s ω̃ = ω: no s² overflow at λ ~ 1e300)
     fit = float(kernels.fit_error(qf, b2, kernels.quadratic_forms(ZT, C), r, wr, float(D), float(pb.noise**2),
                                   scale, P))

@@ -200,14 +200,3 @@ def test_pool_finite_validates_its_arguments():
             pool_finite.solve(**args)
     with pytest.raises(ValueError, match="n_types"):
         pool_finite.check_types(100)
-
-
-def test_divergent_dataset_covariance_is_refused_naming_lam():
-    """Close to the interpolation threshold the covariance equation of the finite-D pool theory has only a solution
-    that is not positive semi-definite: it returned a test error from it (11.6 at P = 8, M = 9, λ = 1e-6) or
-    refused naming an internal norm; it is refused naming lam, and a point away from the threshold still computes."""
-    pb = linattn.Problem(3, 4, noise=0.1, tasks=2)
-    for P, beta, lam in ((8, np.inf, 0.0), (8, np.inf, 1e-6), (5, 100.0, 1e-6), (5, 100.0, 1e-300)):
-        with pytest.raises(ValueError, match=r"^replica\.stationary: lam must be larger at P = \d+ near M = 9"):
-            replica.stationary(pb, P, beta, lam, n_pools=2)
-    assert np.isfinite(replica.stationary(pb, 20, np.inf, 0.0, n_pools=2).test)
