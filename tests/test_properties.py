@@ -360,8 +360,15 @@ COST_FACTOR = 6.0
 def test_the_markov_work_guard_predicts_the_real_cost(name, C, K, first, length, n_mc, route):
     """Guards that undercount: the Monte Carlo bayes was counted at ~1/30 of its cost, so 10⁹ draws were accepted
     (hours in numba). The guard of ``markov.losses`` / ``log_losses`` / ``predict`` now counts measured nanoseconds;
-    the CPU time of a call (``time.process_time``, after compilation; runs of ~50 ms) is within
-    :data:`COST_FACTOR` of it either way. Before: 30× over for the Monte Carlo bayes at C = 3."""
+    the CPU time of a call (``time.process_time``, the smaller of two runs of ~50 ms, after compilation and after
+    one untimed call of the same size) is within :data:`COST_FACTOR` of it either way. Before: 30× over for the
+    Monte Carlo bayes at C = 3.
+
+    The untimed call of the same size: the first call of a process that writes ~100 MB of predictions pays the
+    operating system's first touch of that memory (page faults and zeroing, measured up to 6.5× the steady CPU time
+    of ``predict`` at C = 30, K = 64, n_mc = 8, length 20, and 0.7× on the next call). That cost is proportional to the bytes
+    written, which the memory guard bounds, not to the work the work guard counts. The smaller of two runs sheds
+    another process's interference (a busy machine inflates CPU time through shared caches)."""
     import time
 
     from linattn import markov
@@ -388,9 +395,11 @@ def test_the_markov_work_guard_predicts_the_real_cost(name, C, K, first, length,
         start = time.process_time()
         markov.predict(s.states, name, pool=s.pool if K else None, chains=ch, n_mc=n_mc, rng=0)
         return time.process_time() - start
+    def seconds(n):
+        start = time.process_time()
+        out = call(n)
+        return out if route == "predict" else time.process_time() - start
     call(2)                                                 # compiled (or loaded from numba's cache) first
-    start = time.process_time()
-    out = call(n_seq)
-    seconds = out if route == "predict" else time.process_time() - start
-    ratio = seconds * 1e9 / cost(n_seq)
+    call(n_seq)                                             # the output's memory touched once (see the docstring)
+    ratio = min(seconds(n_seq), seconds(n_seq)) * 1e9 / cost(n_seq)
     assert 1 / COST_FACTOR <= ratio <= COST_FACTOR, (ratio, n_seq)
