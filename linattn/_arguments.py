@@ -66,14 +66,14 @@ def real(low=None, high=None, low_open=False, high_open=False, allow_inf=False) 
 
 def positive(allow_inf=False) -> Rule:
     """A real number ``> 0`` (``inf`` only with ``allow_inf``)."""
-    return Rule("a real number > 0" + (" (inf allowed)" if allow_inf else ""),
-                lambda name, v: check.positive(name, v, allow_inf=allow_inf))
+    return Rule("a real number > 0" + (" (inf allowed)" if allow_inf else ""),         # check.positive, one call
+                lambda name, v: check.real(name, v, low=0.0, low_open=True, allow_inf=allow_inf))
 
 
 def nonnegative(allow_inf=False) -> Rule:
     """A real number ``>= 0`` (``inf`` only with ``allow_inf``)."""
-    return Rule("a real number >= 0" + (" (inf allowed)" if allow_inf else ""),
-                lambda name, v: check.nonnegative(name, v, allow_inf=allow_inf))
+    return Rule("a real number >= 0" + (" (inf allowed)" if allow_inf else ""),        # check.nonnegative
+                lambda name, v: check.real(name, v, low=0.0, allow_inf=allow_inf))
 
 
 def choice(options) -> Rule:

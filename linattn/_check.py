@@ -10,6 +10,8 @@ This module imports nothing of the library: the checks of the library's own obje
 """
 from __future__ import annotations
 
+import cmath
+import functools
 import math
 import numbers
 import os
@@ -166,13 +168,22 @@ def finite_results(values, culprits, what):
     return values
 
 
+def all_finite(*values):
+    """Whether every entry of every array of ``values`` is finite (a result guard's test; on ``False`` the caller
+    names the culprit with :func:`finite_result`)."""
+    return all(_all_finite(np.asarray(v)) for v in values)
+
+
 def _all_finite(value):
     """Whether every entry of the array ``value`` is finite."""
-    if value.dtype.kind == "f":             # one or a few floats: ~0.2–0.5 µs in Python, ~3 µs through numpy
+    kind = value.dtype.kind                 # one or a few floats: ~0.2–0.5 µs in Python, ~2–3 µs through numpy
+    if kind == "f":
         if value.size == 1:
             return math.isfinite(value.item())
         if value.size <= 16:
             return all(map(math.isfinite, value.ravel().tolist()))
+    elif kind == "c" and value.size <= 16:
+        return all(map(cmath.isfinite, value.ravel().tolist()))
     return bool(np.isfinite(value).all())
 
 
@@ -320,6 +331,14 @@ def real_array(name, value, low=None, low_open=False, allow_inf=False, min_ndim=
     -------
     ndarray (float64)
     """
+    if (type(value) in (list, tuple) and 0 < len(value) <= 16 and type(min_ndim) is int and 0 <= min_ndim <= 1
+            and all(type(v) is float or type(v) is int and -MAX_INT <= v <= MAX_INT for v in value)):
+        # a short list of Python numbers (a few values of P, β or λ): checked as floats, one array built; anything
+        # else (NaN, a bound crossed, bools, big integers) takes the general path below and its message
+        floats = [float(v) for v in value]
+        if all(map(math.isfinite, floats)) and (low is None or not any(v < low or low_open and v == low
+                                                                       for v in floats)):
+            return np.array(floats)
     raw = asarray(name, value if not isinstance(value, (str, bytes)) else [value],
                   "a real number or a non-empty array of them", min_ndim)
     if raw.dtype.kind in "iuf" and raw.size:         # the common case, finite numbers: one conversion, one pass
@@ -388,6 +407,13 @@ def memory_limit() -> int:
         if not (np.isfinite(limit) and limit > 0):
             fail("LINATTN_MEMORY_LIMIT (environment variable)", env, "a number of bytes > 0")
         return int(limit)
+    return _physical_memory_limit()
+
+
+@functools.lru_cache(maxsize=1)
+def _physical_memory_limit():
+    """80 % of this machine's physical memory (read once a process: two ``sysconf`` calls cost ~10 µs, and a
+    single call of the Langevin entry plans a dozen allocations)."""
     try:
         return int(0.8 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX

@@ -28,6 +28,7 @@ References
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -393,6 +394,12 @@ class Problem:
         """
         return self._error_from_moments(overlap, norm)
 
+    def _error_from_floats(self, overlap, norm):
+        """:meth:`test_error_from_moments` of two finite floats with ``norm >= 0`` (the theories' own scalar calls:
+        the caller tests that the result is finite, and calls the public method to name the culprit when not)."""
+        out = 0.5 * (self.label_variance - 2.0 * overlap + norm)
+        return out if math.isfinite(out) else 0.5 * self.label_variance - overlap + 0.5 * norm
+
     def _error_from_moments(self, overlap, norm):
         """:meth:`test_error_from_moments` of float64 arrays (the library's own calls)."""
         if (norm < 0).any():
@@ -405,9 +412,9 @@ class Problem:
                        f"an array whose shape broadcasts with overlap's {overlap.shape}")
         with np.errstate(over="ignore", invalid="ignore"):
             out = 0.5 * (self.label_variance - 2.0 * overlap + norm)
-            if not np.isfinite(out).all():      # 2·overlap overflowed although the error itself may be finite
+            if not check.all_finite(out):       # 2·overlap overflowed although the error itself may be finite
                 out = np.where(np.isfinite(out), out, 0.5 * self.label_variance - overlap + 0.5 * norm)
-        check.finite_result(out, {"overlap": overlap, "norm": norm}, "the test error")
+                check.finite_result(out, {"overlap": overlap, "norm": norm}, "the test error")
         return float(out) if out.ndim == 0 else out
 
     @public

@@ -18,6 +18,8 @@ or rises above it again at the end).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _check as check
@@ -49,6 +51,9 @@ def relative_gap(train, test):
 def _relative_gap(tr, te):
     """:func:`relative_gap` of finite float64 arrays or scalars (the library's own calls; the signs and shapes are
     checked here)."""
+    if isinstance(tr, float) and isinstance(te, float) and tr >= 0 and te >= 0:   # two numbers: no array round trip
+        tr, te = float(tr), float(te)
+        return (te - tr) / tr if tr > 0 else math.inf          # Python floats: an overflow is +inf, as below
     try:
         if tr.shape != te.shape:
             np.broadcast_shapes(tr.shape, te.shape)

@@ -429,12 +429,15 @@ def _pool_errors(pb, P, beta, lam, model, law, pool, n_pools, rng, n_types, N_te
             drawn_here = True
         sp = pool_batch.spectra(pb, model, pool_batch.pool_moments(pb, pools), vs, N_test)
         g, residual, iterations = pool_batch.gaussian_errors(pb, P, beta, lam_gamma, model, sp)
-    out = {k: float(v.mean()) for k, v in g.items()}
+    # standard errors over the pools drawn: nan for one random pool (no spread to estimate it from); 0 for a given
+    # pool or pool="mp", whose Gaussian theory involves no sampling
+    with np.errstate(over="ignore", invalid="ignore"):     # beyond float64: refused below, by name
+        out = {k: float(v.mean()) for k, v in g.items()}
+    finite = all(np.isfinite(v).all() for v in g.values())
+    ses = {k: mean_se(g[k], single=0.0 if pool is not None else np.nan)[1] if finite else math.nan
+           for k in ("train", "test", "test_idg")}
     out["residual"] = residual
     out["iterations"] = iterations
-    # over the pools drawn: nan for one random pool (no spread to estimate it from); 0 for a given pool or
-    # pool="mp", whose Gaussian theory involves no sampling
-    ses = {k: mean_se(g[k], single=0.0 if pool is not None else np.nan)[1] for k in ("train", "test", "test_idg")}
     if law == "finite":
         n_fin = 1 if pool is not None else n_pools
         diffs = {k: [] for k in keys[:6]}

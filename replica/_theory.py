@@ -212,18 +212,23 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
         log_jacobian = 0.5 * pb.D * np.log(lam[0] / lam[1])        # dθ = (λ_Γ/λ_v)^{D/2} dθ'
         lam = lam[0]
     c = pb.feature_variance
-    with np.errstate(over="ignore"):
-        lp = float(check.finite_result(np.float64(lam) / c, {"lam": lam}, "λ/c (the weight decay in H/c units)"))
+    lp = float(lam) / float(c)          # Python floats: an overflow is inf (no warning), refused by name
+    if not math.isfinite(lp):
+        check.finite_result(lp, {"lam": lam}, "λ/c (the weight decay in H/c units)")
     rr = _ridge_resolvent(P, lp, lw)
     om = rr.omega_t
     rho = float(_teacher_overlap(rr.L, om, lw))
-    S = _block_overlaps(rr.a[None], rr.a[None], om[None], om[None], np.array([rho]), np.array([rho]), lw, P)[0, 0]
+    overlap_args = (rr.a[None], rr.a[None], om[None], om[None], np.array([rho]), np.array([rho]), lw, P)
+    S = _block_overlaps(*overlap_args, guard=False)[0, 0]      # guarded below, through the norm it enters
     sigma2 = np.real(S)
     w = lw.weights
     ratio = pb._test_metric_ratio(N_test)[:lw.n_blocks]
     kappa = lw.metric * ratio               # the test metric at the evaluation length N_test (θ̃ = √c θ units)
     et = 0.5 * rr.eps * float(w @ ((lw.y2 - rho * lw.fy) * om))
-    eg = float(_test_error(pb, np.sqrt(pb.teacher_norm2) * rho, ratio[0] * rho**2 + float(kappa @ sigma2)))
+    norm = ratio[0] * rho**2 + float(kappa @ sigma2)
+    if not math.isfinite(norm):         # the overlaps' guard names the culprit of a non-finite S
+        _block_overlaps(*overlap_args)
+    eg = _test_error(pb, np.sqrt(pb.teacher_norm2) * rho, norm)
     r = rr.r
     dims = np.asarray(lw.block_dims, float)
     # residual of the σ equations (the r and ρ equations are solved to rr.residual / exactly)
@@ -241,8 +246,10 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
         train = et + M / (2 * beta)
         test = eg + float(kappa @ (dims * r)) / (2 * beta)
         V = float(dims @ (-np.log(r) + lp * r - 1.0)) / M + (P / M) * float(w @ -np.log(rr.eps * om))
-        F = et - M / (2 * beta) * np.log(2 * np.pi / beta) + M / (2 * beta) * (np.log(c) + V) - log_jacobian / beta
-        if not np.all(np.isfinite([train, test, F])):        # the thermal terms ∝ 1/β beyond float64
+        with np.errstate(over="ignore", invalid="ignore"):   # beyond float64: refused below, by name
+            F = (et - M / (2 * beta) * np.log(2 * np.pi / beta) + M / (2 * beta) * (np.log(c) + V)
+                 - log_jacobian / beta)
+        if not (math.isfinite(train) and math.isfinite(test) and math.isfinite(F)):   # thermal terms ∝ 1/β
             check.fail("beta", beta, "a value at which the thermal terms (∝ 1/beta) of the errors and of the free "
                                      "energy are finite in float64")
     gap = _gap(train, test)
@@ -254,11 +261,15 @@ def fresh_stationary(pb, P, beta, lam, model="reduced", law="finite", channel="c
 
 
 def _test_error(pb, overlap, norm):
-    """:meth:`linattn.Problem.test_error_from_moments` of two numbers the theory computed: checked by the public
-    method only when one is not finite (its message names the argument), else straight to the formula."""
-    if not (math.isfinite(overlap) and math.isfinite(norm)):
-        return pb.test_error_from_moments(overlap, norm)
-    return pb._error_from_moments(np.float64(overlap), np.float64(norm))
+    """:meth:`linattn.Problem.test_error_from_moments` of two numbers the theory computed, as a float: the formula
+    in floats when both are finite, ``norm >= 0`` and the error finite; else the public method, whose message names
+    the argument."""
+    overlap, norm = float(overlap), float(norm)
+    if math.isfinite(overlap) and math.isfinite(norm) and norm >= 0:
+        out = pb._error_from_floats(overlap, norm)
+        if math.isfinite(out):
+            return out
+    return float(pb.test_error_from_moments(overlap, norm))
 
 
 def _gap(train, test):

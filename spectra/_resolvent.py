@@ -340,8 +340,10 @@ def block_overlaps(nu1, nu2, om1, om2, rho1, rho2, law: PromptLaw, P):
     return _block_overlaps(nu1, nu2, om1, om2, rho1, rho2, law, P)
 
 
-def _block_overlaps(nu1, nu2, om1, om2, rho1, rho2, law, P):
-    """:func:`block_overlaps` of checked arrays (``nu`` (n, B), ``om`` (n, K), ``rho`` (n,), real or complex)."""
+def _block_overlaps(nu1, nu2, om1, om2, rho1, rho2, law, P, guard=True):
+    """:func:`block_overlaps` of checked arrays (``nu`` (n, B), ``om`` (n, K), ``rho`` (n,), real or complex).
+    ``guard=False``: the caller tests the finiteness of what it builds from the result and calls again with the
+    guard to name the culprit (a non-finite system gives a non-finite solution or a ``LinAlgError``)."""
     w, xi, q = law.weights, law.xi, law._ratios(P)
     B = law.n_blocks
     cplx = any(np.any(a.imag != 0) for a in (nu1, nu2, om1, om2, rho1, rho2))
@@ -370,13 +372,17 @@ def _block_overlaps(nu1, nu2, om1, om2, rho1, rho2, law, P):
         A[..., idx, idx] += q * (nu1[:, None, :] * half) * (nu2[None, :, :] * half)
         b = (rhs * half * half)[..., None]
     culprits = {"om1": om1, "om2": om2, "nu1": nu1, "nu2": nu2, "rho1": rho1, "rho2": rho2}
-    A, b = check.finite_results((A, b), culprits, "the block overlaps' linear system")
     try:
-        S = np.linalg.solve(A, b)[..., 0]
+        with np.errstate(invalid="ignore", over="ignore"):
+            S = np.linalg.solve(A, b)[..., 0]
     except np.linalg.LinAlgError:        # e.g. ν = 0 and ω = 0: q ν₁ν₂ S − G S = rhs has no unique solution
+        check.finite_results((A, b), culprits, "the block overlaps' linear system")
         check.fail("nu1", "<a pair (nu1, nu2, om1, om2) whose linear system is singular>",
                    "values for which q_i nu1_i nu2_i S_i - E[xi_i xi_j omega1 omega2] S_j = rhs_i has one solution")
-    return check.finite_result(S, culprits, "the block overlaps")
+    if guard and not check.all_finite(A, b, S):     # one test of the system and its solution; the culprit named
+        check.finite_results((A, b), culprits, "the block overlaps' linear system")
+        check.finite_result(S, culprits, "the block overlaps")
+    return S
 
 
 @public(P=positive(), law=LAW)

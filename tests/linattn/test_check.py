@@ -1,10 +1,13 @@
 """The argument checks every package uses (``linattn._check``): numbers beyond float64, results that overflow,
 the shared array conversion."""
 import fractions
+import math
 
 import numpy as np
 import pytest
 from helpers import CALLED, assert_refused, name_not_within_letters, name_not_within_words_or_after_a_dot, refusals
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 import linattn
 from linattn import _check as check
@@ -79,3 +82,39 @@ def test_a_result_that_overflows_names_the_argument_that_made_it():
         with pytest.raises(ValueError, match=f"^{CALLED}{name} must be small enough"):
             call()
     assert np.isfinite(pb.test_error(1e10 * np.eye(3)))          # large but representable: a value
+
+
+
+class _List(list):
+    """A list that ``real_array`` does not recognise as one (its fast path takes ``list`` and ``tuple`` only)."""
+
+
+class _Tuple(tuple):
+    """A tuple that ``real_array`` does not recognise as one."""
+
+
+def _outcome(call):
+    try:
+        out = call()
+    except ValueError as err:
+        return "refused", str(err)
+    return repr((out.dtype, out.shape, out.tolist()))
+
+
+_EDGES = st.sampled_from([0.0, -0.0, 1.0, 0.5, 2.0, -1.0, math.inf, -math.inf, math.nan, 0, 1, 2**53, 2**53 + 1])
+
+
+@given(st.lists(st.one_of(_EDGES, st.floats(), st.integers(-2**60, 2**60), st.booleans()), min_size=0, max_size=20),
+       st.sampled_from([None, 0.0, 1.0]), st.booleans(), st.booleans(), st.sampled_from([0, 1]), st.booleans())
+@example([1.0, 3.0], 1.0, True, False, 1, False)         # a bound met where it is open
+@example([0, 2.5], 0.0, True, False, 0, True)
+@example([2.0, math.inf], 1.0, False, True, 1, False)      # inf where it is allowed
+@example([2**53 + 1], None, False, False, 0, False)        # an integer beyond 2**53
+@example([True, 2.0], None, False, False, 0, False)         # a bool
+def test_real_array_of_a_short_list_is_what_the_general_path_gives(values, low, low_open, allow_inf, min_ndim, tup):
+    """``real_array`` checks a short list of Python numbers without building an array first; its value, or its
+    refusal with the same message, is the one of the general path (the same list, not recognised as one)."""
+    kw = dict(low=low, low_open=low_open, allow_inf=allow_inf, min_ndim=min_ndim)
+    given, general = (tuple(values), _Tuple(values)) if tup else (values, _List(values))
+    fast = _outcome(lambda: check.real_array("x", given, **kw))
+    assert fast == _outcome(lambda: check.real_array("x", general, **kw))

@@ -301,6 +301,10 @@ class Chain:
                      "n_samples")
         if (n_samples - 1) * stride > check.MAX_INT:
             check.fail("stride", stride, f"such that (n_samples - 1) * stride <= 2**53 (n_samples = {n_samples})")
+        return self._standard_errors(dt, n_samples, stride, n_chains)
+
+    def _standard_errors(self, dt, n_samples, stride, n_chains):
+        """:meth:`standard_errors` of checked arguments."""
         d = np.arange(n_samples)
         ct, cg = self._autocovariance(dt, d * stride)
         wts = np.where(d == 0, n_samples, 2.0 * (n_samples - d))
@@ -398,6 +402,11 @@ def chain(data, pb, beta, lam, gamma=1.0, model="reduced", device=None) -> Chain
     -------
     Chain
     """
+    return _chain(data, pb, *_chain_arguments(data, pb, beta, lam, gamma, model), model, device)
+
+
+def _chain_arguments(data, pb, beta, lam, gamma, model):
+    """``(β, λ_Γ, λ_v, γ)`` of :func:`chain`, checked (with the prompts against the problem and the model)."""
     validate.problem_data(data, pb, model)
     beta = check.positive("beta", beta)
     lam_gamma, lam_v = check.block_lambdas(lam, model)
@@ -406,6 +415,11 @@ def chain(data, pb, beta, lam, gamma=1.0, model="reduced", device=None) -> Chain
     if lam_gamma == 0 and data.P < M:
         raise ValueError(f"lam must be > 0 when P < M (P={data.P}, M={M}): the Gibbs measure is not "
                          "normalisable and Langevin dynamics does not equilibrate; got lam = 0")
+    return beta, lam_gamma, lam_v, gamma
+
+
+def _chain(data, pb, beta, lam_gamma, lam_v, gamma, model, device):
+    """:func:`chain` of checked arguments (:func:`_chain_arguments`)."""
     if lam_gamma != lam_v:             # per-block decay: the eigenbasis of H + Λ itself (numpy)
         lam = (lam_gamma, lam_v)
         es = eigensystem(data, pb, model, lam=lam)
@@ -445,10 +459,18 @@ def choose_dt(ch: Chain, n_samples, stride, n_chains=1) -> float:
     n_samples = check.positive_int("n_samples", n_samples)
     stride = check.positive_int("stride", stride)
     n_chains = check.positive_int("n_chains", n_chains)
+    check.memory(8.0 * 4 * n_samples * ch.M, f"autocovariances at {n_samples} lags of {ch.M} modes", "n_samples")
+    if (n_samples - 1) * stride > check.MAX_INT:
+        check.fail("stride", stride, f"such that (n_samples - 1) * stride <= 2**53 (n_samples = {n_samples})")
+    return _choose_dt(ch, n_samples, stride, n_chains)
+
+
+def _choose_dt(ch, n_samples, stride, n_chains):
+    """:func:`choose_dt` of checked arguments."""
     dt = 1.0 / (ch.gamma * ch.lambda_max)
     for _ in range(60):
-        bt, bg = ch.bias(dt)
-        st, sg = ch.standard_errors(dt, n_samples, stride, n_chains)
+        bt, bg = ch._bias(dt)
+        st, sg = ch._standard_errors(dt, n_samples, stride, n_chains)
         if abs(bt) <= BIAS_FRACTION * st and abs(bg) <= BIAS_FRACTION * sg:
             return dt
         dt *= 0.5
@@ -541,7 +563,7 @@ class LangevinResult:
 def _protocol_step(ch, dt, n_samples, stride, n_chains):
     """``dt`` checked against the stability bound, or chosen (``None``)."""
     if dt is None:
-        return choose_dt(ch, n_samples, stride, n_chains)
+        return _choose_dt(ch, n_samples, stride, n_chains)
     return ch.checked_dt(dt)
 
 
@@ -674,7 +696,7 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
     >>> bool(abs(run.train.mean() - run.exact_train) < 5 * run.train_se_exact)
     True
     """
-    validate.problem_data(data, pb, model)
+    beta, lam_gamma, lam_v, gamma = _chain_arguments(data, pb, beta, lam, gamma, model)
     n_equilibrate = check.nonneg_int("n_equilibrate", n_equilibrate)
     n_samples = check.positive_int("n_samples", n_samples)
     stride = check.positive_int("stride", stride)
@@ -700,11 +722,12 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
     check.work(float(n_chains) * (n_equilibrate + (n_samples - 1) * stride) * M * (M if basis == "parameter" else 1),
                f"{n_chains} chains x {n_equilibrate + (n_samples - 1) * stride} steps of {M} parameters",
                "n_equilibrate, n_samples, stride or n_chains")
-    ch = chain(data, pb, beta, lam, gamma, model, device=device)
+    check.memory(8.0 * 4 * n_samples * M, f"autocovariances at {n_samples} lags of {M} modes", "n_samples")
+    ch = _chain(data, pb, beta, lam_gamma, lam_v, gamma, model, device)
     dt = _protocol_step(ch, dt, n_samples, stride, n_chains)
     theta0 = np.zeros(M) if init is None else check.finite_array("init", init, shape=(M,))
     eta0 = ch.V.T @ theta0
-    st, sg = ch.standard_errors(dt, n_samples, stride, n_chains)
+    st, sg = ch._standard_errors(dt, n_samples, stride, n_chains)
     tr_bias, te_bias, ok = _check_equilibration(ch, dt, n_equilibrate, eta0, (st, sg), on_unequilibrated)
     if dev is None:
         samples = _run_chains(ch, dt, eta0, n_equilibrate, n_samples, stride, n_chains, rng, basis, progress)
@@ -719,7 +742,7 @@ def langevin(data, pb, beta, lam, gamma=1.0, dt=None, n_equilibrate=100_000, n_s
                    "steps (or a larger n_equilibrate)")
     train, test = ch._errors(samples)
     idg, odg = (None if m is None else m.error(samples) for m in (ch.es.idg, ch.es.odg))
-    bt, bg = ch.bias(dt)
+    bt, bg = ch._bias(dt)
     return LangevinResult(train=train, test=test, dt=float(dt), gamma=ch.gamma, beta=ch.beta, lam=ch.lam, model=model,
                           basis=basis, n_equilibrate=n_equilibrate, stride=stride, exact_train=ch.gibbs_train,
                           exact_test=ch.gibbs_test, bias_train=bt, bias_test=bg, train_se_exact=st,
