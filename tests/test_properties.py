@@ -367,8 +367,8 @@ def test_the_markov_work_guard_predicts_the_real_cost(name, C, K, first, length,
     The untimed call of the same size: the first call of a process that writes ~100 MB of predictions pays the
     operating system's first touch of that memory (page faults and zeroing, measured up to 6.5× the steady CPU time
     of ``predict`` at C = 30, K = 64, n_mc = 8, length 20, and 0.7× on the next call). That cost is proportional to
-    the bytes written, which the memory guard bounds, not to the work the work guard counts. The smaller of two runs sheds
-    another process's interference (a busy machine inflates CPU time through shared caches)."""
+    the bytes written, which the memory guard bounds, not to the work the work guard counts. The smaller of two
+    runs sheds another process's interference (a busy machine inflates CPU time through shared caches)."""
     import time
 
     from linattn import markov
