@@ -474,8 +474,10 @@ def _choose_dt(ch, n_samples, stride, n_chains):
         if abs(bt) <= BIAS_FRACTION * st and abs(bg) <= BIAS_FRACTION * sg:
             return dt
         dt *= 0.5
-    raise linattn.ConvergenceError("choose_dt: no step found with discretisation bias below the sampling error "
-                                   f"after 60 halvings (dt = {dt:.3g})")
+    raise linattn.ConvergenceError(
+        f"choose_dt: no step found with discretisation bias below the sampling error after 60 halvings (dt = "
+        f"{dt:.3g}; lam = {ch.lam}, eigenvalues of A from {float(ch.a.min()):.3g} to {ch.lambda_max:.3g}): a chain "
+        "this ill-conditioned needs more steps than a run can take; raise lam, or pass dt to langevin")
 
 
 @dataclass(frozen=True, eq=False)
