@@ -173,10 +173,32 @@ def hermite_features(X, features="hermite2"):
     D = X.shape[-1]
     check.memory(8.0 * 3 * (X.size // max(D, 1)) * _n_features(D), f"the {_n_features(D)} features of "
                  f"{X.size // max(D, 1)} tokens", "X")
-    a, b = np.triu_indices(D, 1)
     with np.errstate(over="ignore"):
-        out = np.concatenate([X, (X * X - 1.0) / np.sqrt(2.0), X[..., a] * X[..., b]], axis=-1)
+        out = feature_map(X, features)
     return check.finite_result(out, {"X": X}, "its quadratic features")
+
+
+def feature_map(X, features):
+    """:func:`hermite_features` of a checked array (sampled tokens: the library's own calls)."""
+    if features == "linear":
+        return X
+    a, b = np.triu_indices(X.shape[-1], 1)
+    return np.concatenate([X, (X * X - 1.0) / np.sqrt(2.0), X[..., a] * X[..., b]], axis=-1)
+
+
+def context_features(X, y, features):
+    """``s_φ = (1/N) Σ_n y_n φ(x_n)`` of each context (tokens ``X`` (P, N, D), labels ``y`` (P, N)), without the
+    ``(P, N, F)`` features: the quadratic block from ``M = Xᵀ diag(y) X / N`` per context (``M_aa − ȳ`` over ``√2`` on
+    the diagonal, ``M_ab`` above it, row-major as :func:`hermite_features`). Sampled tokens: not checked."""
+    N = X.shape[-2]
+    linear = np.einsum("...n,...nd->...d", y, X) / N
+    if features == "linear":
+        return linear
+    D = X.shape[-1]
+    M = np.matmul((X * y[..., None]).swapaxes(-1, -2), X) / N
+    a, b = np.triu_indices(D, 1)
+    diag = (np.einsum("...aa->...a", M) - y.mean(axis=-1)[..., None]) / np.sqrt(2.0)
+    return np.concatenate([linear, diag, M[..., a, b]], axis=-1)
 
 
 def trace_direction(D) -> np.ndarray:

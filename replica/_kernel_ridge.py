@@ -36,7 +36,14 @@ from linattn import _check as check
 from linattn import _sampling as sampling
 from linattn._arguments import choice, instance, integer, positive, public, tolerance
 from linattn._errors import ConvergenceError
-from linattn._kernel_errors import FEATURES, hermite_features, kernel_moments, kernel_test_error, n_features
+from linattn._kernel_errors import (
+    FEATURES,
+    context_features,
+    feature_map,
+    kernel_moments,
+    kernel_test_error,
+    n_features,
+)
 from linattn._numerics.cg import NotCertified, certified_cg
 from linattn._results import short_repr
 from linattn._threads import blas_threads
@@ -125,8 +132,8 @@ def kernel_data(pb, P, rng=None, features="hermite2") -> KernelData:
     for lo in range(0, P, batch):
         hi = min(P, lo + batch)
         tok = sampling.sample_tokens(pb, hi - lo, gen, w=W[lo:hi])
-        s[lo:hi] = np.einsum("pn,pnf->pf", tok.y, hermite_features(tok.X, features)) / N
-        phi[lo:hi] = hermite_features(tok.xq, features)
+        s[lo:hi] = context_features(tok.X, tok.y, features)
+        phi[lo:hi] = feature_map(tok.xq, features)
         yq[lo:hi] = tok.yq
     return KernelData(s=s, phi=phi, yq=yq, pool=pool, features=features, N=N, link=pb.link, noise=float(pb.noise))
 

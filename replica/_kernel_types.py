@@ -13,7 +13,7 @@ from scipy import special
 
 from linattn import _check as check
 from linattn import _sampling as sampling
-from linattn._kernel_errors import block_directions, hermite_features, n_features
+from linattn._kernel_errors import block_directions, context_features, n_features
 from linattn._numerics import quadrature
 
 #: Gauss–Jacobi nodes per half of c ∈ [−1, 1] (the label moments given |x_q|²)
@@ -134,7 +134,7 @@ def _contexts(pb, W, rng, features):
     for lo in range(0, W.shape[0], batch):
         hi = min(W.shape[0], lo + batch)
         tok = sampling.sample_tokens(pb, hi - lo, rng, w=W[lo:hi])
-        yield lo, hi, np.einsum("pn,pnf->pf", tok.y, hermite_features(tok.X, features)) / N
+        yield lo, hi, context_features(tok.X, tok.y, features)
 
 
 def _block_norms(s, D, features):

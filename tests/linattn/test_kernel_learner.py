@@ -28,7 +28,7 @@ from scipy import integrate, stats
 import linattn
 from linattn import _kernel_errors as kernel_errors
 from linattn import _sampling as sampling
-from linattn._kernel_errors import block_directions
+from linattn._kernel_errors import block_directions, context_features
 from linattn._numerics import quadrature
 from linattn.kernel_learner import kernel_test_error, n_features
 from validation import hermite_features, kernel_learner
@@ -318,3 +318,19 @@ def test_block_directions_unit_rows_unchanged():
     U = block_directions(w)
     np.testing.assert_allclose(np.linalg.norm(U, axis=-1), 1.0, rtol=1e-14)
 
+
+
+@pytest.mark.parametrize("features", ["hermite2", "linear"])
+def test_context_features_are_the_label_weighted_mean_of_the_features(features):
+    """The theory and the data builders take ``s_φ = (1/N) Σ_n y_n φ(x_n)`` from ``Xᵀ diag(y) X`` without the
+    ``(P, N, F)`` features: equal to the definition to round-off (bit for bit for the linear map, the baseline that
+    must equal the linear-attention model)."""
+    rng = np.random.default_rng(3)
+    for D, N, P in ((1, 3, 4), (6, 7, 5), (20, 40, 8)):
+        X, y = rng.standard_normal((P, N, D)), rng.standard_normal((P, N))
+        defined = np.einsum("pn,pnf->pf", y, hermite_features(X, features)) / N
+        got = context_features(X, y, features)
+        assert got.shape == defined.shape
+        if features == "linear":
+            np.testing.assert_array_equal(got, defined)
+        np.testing.assert_allclose(got, defined, rtol=0, atol=1e-14 * np.abs(defined).max())

@@ -49,7 +49,7 @@ import linattn
 from linattn import _check as check
 from linattn import _sampling as sampling
 from linattn import _validate as validate
-from linattn._kernel_errors import FEATURES, hermite_features  # noqa: F401  (the one feature map; re-exported)
+from linattn._kernel_errors import FEATURES, context_features, feature_map, hermite_features  # noqa: F401 (re-exported)
 from linattn._numerics.stats import mean_se
 from linattn._readout import fit_readout, quantile_knots, readout  # noqa: F401  (the readout's class; re-exported)
 from linattn._results import short_repr
@@ -119,9 +119,7 @@ def _kernel_prompts(pb, P, rng, features, batch=512, tasks=None):
     for start in range(0, P, batch):
         n = min(batch, P - start)
         tok = sampling.sample_tokens(pb, n, rng, None if tasks is None else tasks[start:start + n])
-        phi = hermite_features(tok.X, features)
-        s = np.einsum("pn,pnf->pf", tok.y, phi) / pb.N
-        parts.append((s, hermite_features(tok.xq, features), tok.yq))
+        parts.append((context_features(tok.X, tok.y, features), feature_map(tok.xq, features), tok.yq))
     return linattn.Prompts(s=np.concatenate([p[0] for p in parts]), xq=np.concatenate([p[1] for p in parts]),
                            yq=np.concatenate([p[2] for p in parts]))
 
