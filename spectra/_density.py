@@ -30,7 +30,7 @@ from linattn._results import short_repr
 from linattn._validate import PROBLEM
 
 from ._prompt_law import LAWS, fresh_law
-from ._resolvent import _away_from_zero, _block_resolvent
+from ._resolvent import _block_resolvent, away_from_zero
 
 #: relative resolution of ``Im m`` on the real axis: the fixed point is solved to a relative
 #: residual of 1e-11, so an imaginary part below 1e-9 |m| is not resolved from zero (it is the
@@ -114,7 +114,7 @@ def stieltjes(z, alpha, pb, law="finite", model="reduced", derivative=False):
     dm : ndarray complex, only with ``derivative=True``
     """
     P, lw = alpha * pb.D**2, fresh_law(pb, model, law)
-    res = _block_resolvent(_away_from_zero("z", z, P, lw), P, lw)       # z = 0 refused for P <= M (the atom's pole)
+    res = _block_resolvent(away_from_zero("z", z, P, lw), P, lw)       # z = 0 refused for P <= M (the atom's pole)
     return (res.m, res.dm) if derivative else res.m
 
 

@@ -153,7 +153,7 @@ LAW = instance(PromptLaw, "a spectra.PromptLaw (see spectra.prompt_law)")
 SOLVER = dict(tol=tolerance(), maxit=integer(maximum=10**6))
 
 
-def _away_from_zero(name, z, P, law):
+def away_from_zero(name, z, P, law):
     """``z`` as a complex array, refused (naming ``name``) closer than :data:`Z_MIN` to 0 when ``P <= M``."""
     zz = check.finite_array(name, z, allow_complex=True)
     if P <= law.M and np.any(np.abs(zz) < Z_MIN):
@@ -192,7 +192,7 @@ def block_resolvent(z, P, law: PromptLaw, tol: float = TOL, maxit: int = MAXIT) 
     -------
     Resolvent
     """
-    return _block_resolvent(_away_from_zero("z", z, P, law), P, law, tol, maxit)
+    return _block_resolvent(away_from_zero("z", z, P, law), P, law, tol, maxit)
 
 
 def _block_resolvent(z, P, law, tol=TOL, maxit=MAXIT):
@@ -400,7 +400,7 @@ def data_transforms(z, P, law: PromptLaw) -> DataTransforms:
     -------
     DataTransforms
     """
-    return _data_transforms(_away_from_zero("z", z, P, law), P, law)
+    return _data_transforms(away_from_zero("z", z, P, law), P, law)
 
 
 def _data_transforms(z, P, law):
@@ -432,7 +432,7 @@ def pair_overlaps(z1, z2, P, law: PromptLaw):
     S : ndarray (n, B)
         Block overlaps.
     """
-    z1, z2 = _away_from_zero("z1", z1, P, law), _away_from_zero("z2", z2, P, law)
+    z1, z2 = away_from_zero("z1", z1, P, law), away_from_zero("z2", z2, P, law)
     if z1.shape != z2.shape:
         check.fail("z2", f"<array with shape {z2.shape}>", f"an array of the shape of z1, {z1.shape}")
     d1, d2 = _data_transforms(z1, P, law), _data_transforms(z2, P, law)

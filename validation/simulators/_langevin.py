@@ -294,14 +294,7 @@ class Chain:
         (float, float)
         """
         dt = self.checked_dt(dt)
-        n_samples = check.positive_int("n_samples", n_samples)
-        stride = check.positive_int("stride", stride)
-        n_chains = check.positive_int("n_chains", n_chains)
-        check.memory(8.0 * 4 * n_samples * self.M, f"autocovariances at {n_samples} lags of {self.M} modes",
-                     "n_samples")
-        if (n_samples - 1) * stride > check.MAX_INT:
-            check.fail("stride", stride, f"such that (n_samples - 1) * stride <= 2**53 (n_samples = {n_samples})")
-        return self._standard_errors(dt, n_samples, stride, n_chains)
+        return self._standard_errors(dt, *_checked_protocol(self.M, n_samples, stride, n_chains))
 
     def _standard_errors(self, dt, n_samples, stride, n_chains):
         """:meth:`standard_errors` of checked arguments."""
@@ -456,13 +449,19 @@ def choose_dt(ch: Chain, n_samples, stride, n_chains=1) -> float:
     """
     if not isinstance(ch, Chain):
         raise ValueError(f"ch must be a validation.Chain (see validation.chain); got {type(ch).__name__}")
+    return _choose_dt(ch, *_checked_protocol(ch.M, n_samples, stride, n_chains))
+
+
+def _checked_protocol(M, n_samples, stride, n_chains):
+    """``(n_samples, stride, n_chains)`` of a sampling protocol, checked (the autocovariances of ``M`` modes at
+    ``n_samples`` lags fit in memory; the lags fit the kernels' step counter)."""
     n_samples = check.positive_int("n_samples", n_samples)
     stride = check.positive_int("stride", stride)
     n_chains = check.positive_int("n_chains", n_chains)
-    check.memory(8.0 * 4 * n_samples * ch.M, f"autocovariances at {n_samples} lags of {ch.M} modes", "n_samples")
+    check.memory(8.0 * 4 * n_samples * M, f"autocovariances at {n_samples} lags of {M} modes", "n_samples")
     if (n_samples - 1) * stride > check.MAX_INT:
         check.fail("stride", stride, f"such that (n_samples - 1) * stride <= 2**53 (n_samples = {n_samples})")
-    return _choose_dt(ch, n_samples, stride, n_chains)
+    return n_samples, stride, n_chains
 
 
 def _choose_dt(ch, n_samples, stride, n_chains):
