@@ -141,6 +141,16 @@ def blas_threads(work: float):
     return _threads(_choose(work))
 
 
+def whole_call():
+    """The BLAS threads of an entry point made of many mid-sized BLAS calls with Python work between them (a theory
+    averaged over contexts, pools or readouts): one decision for the whole call, the free cores — all of them on an
+    idle machine, where its larger products gain from a second thread, and never more than are free beside other
+    work, where every call would otherwise wait for a busy core (``benchmarks/bench_public_threads.py``: the kernel
+    learner's theory over task pools at ``D = 10`` took 15 s with OpenBLAS's default beside one busy process and
+    7 s on one thread). Nothing changes under the user's control or inside another decision."""
+    return _threads(_choose(PARALLEL_WORK))
+
+
 @contextlib.contextmanager
 def _threads(n):
     """The block of :func:`blas_threads` with ``n`` threads (``None``: BLAS as it is)."""

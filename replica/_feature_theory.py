@@ -137,6 +137,7 @@ from linattn._check import PROGRESS_DELAY
 from linattn._errors import ConvergenceError
 from linattn._numerics.stats import mean_se
 from linattn._results import short_repr
+from linattn._threads import whole_call
 
 from ._feature_mixture import N_T, N_Z, mixture_errors, mixture_memory
 from ._feature_overlaps import Overlaps
@@ -399,8 +400,9 @@ def feature_learner_theory(pb, P, lam, N_test=None, readout="trained", law="fini
     linattn.ConvergenceError
         The ``λ_eff`` fixed point or the ridge theory did not converge.
     """
-    return _feature_learner_theory(pb, P, lam, N_test, readout, law, decay, pool, n_pools, n_contexts, rng, max_iter,
-                                   tol, n_knots, progress)
+    with whole_call():                      # many mid-sized products over readouts and pools (linattn.threads)
+        return _feature_learner_theory(pb, P, lam, N_test, readout, law, decay, pool, n_pools, n_contexts, rng,
+                                       max_iter, tol, n_knots, progress)
 
 
 def _feature_learner_theory(pb, P, lam, N_test, readout, law, decay, pool, n_pools, n_contexts, rng, max_iter, tol,

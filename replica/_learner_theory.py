@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from linattn import _check as check
 from linattn._arguments import choice, integer, optional, public, seed
-from linattn._threads import blas_threads
+from linattn._threads import whole_call
 
 from ._feature_theory import LAWS as FEATURE_LAWS
 from ._feature_theory import _feature_learner_theory
@@ -103,7 +103,7 @@ def learner_theory(pb, P, lam, learner="kernel", N_test=None, law="finite", pool
     """
     if n_pools is None:
         n_pools = 8 if learner == "kernel" else 4
-    with blas_threads(2.0 * float(pb.D) ** 3):           # many small products (linattn.threads)
+    with whole_call():                      # many mid-sized products over contexts and pools (linattn.threads)
         if learner == "feature":
             return _feature(pb, P, lam, N_test, law, pool, n_pools, n_contexts, rng, progress)
         return kernel_learner_theory(pb, P, lam, N_test=N_test, law=law, pool=pool, n_pools=n_pools,

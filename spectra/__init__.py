@@ -3,7 +3,7 @@ and the theoretical laws (Marchenko–Pastur and the finite-D random-scale law).
 
 Public names
 ------------
-hessian_eigenvalues, hessian_dense            exact spectra (Gram/Hadamard path for P < M)
+hessian_eigenvalues, hessian_dense            exact spectra (Gram/Hadamard path for P <= M)
 slq_spectrum, hessian_matvec                  matrix-free stochastic Lanczos quadrature
 density, cdf, spectral_cdf, stieltjes,        laws: law in {"finite", "mp"}, model in {"reduced", "full"}
 zero_atom, support_edges, kolmogorov_distance

@@ -2,11 +2,13 @@ r"""Exact eigenvalues of the empirical Hessian ``H = (1/P) Σ_μ h_μ h_μᵀ``.
 
 Two exact paths (conventions §2):
 
-* ``P < M`` — the nonzero spectrum of ``H`` equals that of the ``P × P`` Gram matrix
+* ``P <= M`` — the nonzero spectrum of ``H`` equals that of the ``P × P`` Gram matrix
   ``G = F Fᵀ / P``, built without features as a Hadamard product
   ``(S Sᵀ [+ y2 y2ᵀ]) ∘ (X_q X_qᵀ) / P`` in ``O(P² D)``; the other ``M − P`` eigenvalues are
-  exactly zero and are returned as zeros.
-* ``P >= M`` — ``H = Fᵀ F / P`` itself (numpy evaluates ``Fᵀ F`` as a symmetric rank-k update,
+  exactly zero and are returned as zeros. At ``P = M`` both matrices are ``M × M``: the Gram matrix costs
+  ``O(M² D)`` to form instead of the ``O(M³)`` of ``Fᵀ F`` (at ``D = 100``, ``M = 10⁴``: ~1 s instead of ~35 s on
+  one core).
+* ``P > M`` — ``H = Fᵀ F / P`` itself (numpy evaluates ``Fᵀ F`` as a symmetric rank-k update,
   BLAS ``syrk``), with the feature rows processed in batches of at most ``max_bytes`` so that
   memory stays bounded for large ``P``; then all eigenvalues by LAPACK's two-stage reduction
   (:func:`spectra.symmetric_eigenvalues`; ``numpy.linalg.eigvalsh`` where it is not available).
@@ -82,7 +84,7 @@ def hessian_eigenvalues(data, pb, rescale=True, model="reduced", method="auto", 
         Divide by ``c`` (mean eigenvalue → 1 for the reduced model).
     model : {"reduced", "full"}
     method : {"auto", "gram", "dense", "naive"}
-        ``auto`` picks ``gram`` for ``P < M`` and ``dense`` otherwise.
+        ``auto`` picks ``gram`` for ``P <= M`` and ``dense`` otherwise.
     device : None, str or torch.device
         ``None``: numpy/LAPACK on this machine's cores. ``"cuda"``, ``"cuda:N"`` or ``"cpu"``: the torch route
         (``spectra/_device.py``; the ``[torch]`` extra): the Gram or dense matrix formed and diagonalised there in
@@ -104,7 +106,7 @@ def hessian_eigenvalues(data, pb, rescale=True, model="reduced", method="auto", 
     validate.problem_data(data, pb, model)
     P, M = data.P, pb.n_params(model)
     if method == "auto":
-        method = "gram" if P < M else "dense"
+        method = "gram" if P <= M else "dense"
     n = P if method == "gram" else M
     if device is not None:
         if method == "naive":

@@ -11,16 +11,14 @@ from linattn import _check as check
 
 from ..experiments._base import MODES
 from ..sweeps._runners import process_pool
+from ._costs import COSTS
 from ._page import MANIFEST, record, write_gallery
 from ._registry import registry
 from ._saving import save, save_result, style, writable_folder
 
-#: figures that take longest in quick mode (measured in a fresh-clone ``make run``: phase ≈ 50 s, fig2, fig3 and
-#: factorized_gap ≈ 60 s, fig5 ≈ 50 s each beside the report; fig2 and fig3 have since taken over the points of the
-#: report sections langevin, transition and replica, which the report no longer computes — not measured again);
-#: ``make(..., jobs > 1)`` starts them first so that no long figure runs alone at the end
-LONG_FIRST = ("phase", "fig2", "fig3", "factorized_gap", "fig5", "fig6", "learners", "learners_scaling",
-              "nonlinear_errors")
+#: the figures by their measured quick-mode cost, longest first (:data:`._costs.COSTS`): ``make(..., jobs > 1)`` starts
+#: them in this order, so that no long figure runs alone at the end
+LONG_FIRST = tuple(sorted(COSTS, key=lambda name: -COSTS[name][0]))
 
 
 def _importable(module):
@@ -142,9 +140,8 @@ def make(selected, out_dir: str, mode: str = "quick", progress: bool = True, sto
         ``store/<experiment>/<mode>`` (a Zarr group) and the figure is drawn from it; a second call
         evaluates nothing that is done (optional extra ``[dask]``).
     jobs : int
-        Figures computed at once, each in its own worker process (loky) with one BLAS thread (``make run``
-        uses 2 on two cores, after running ``fig1`` — one dense ``10⁴ × 10⁴`` eigenproblem — alone on
-        both cores).
+        Figures computed at once, each in its own worker process (loky) with one BLAS thread, the longest first
+        (:data:`LONG_FIRST`; ``make run`` uses 2 on two cores).
     exclude : sequence of str
         Figure names to leave out (e.g. ``all`` but ``fig1``; refused, naming ``exclude``, where none of
         ``selected`` is left). With ``jobs > 1`` the per-figure progress bars are replaced by one bar over the figures.
