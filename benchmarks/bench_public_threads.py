@@ -21,6 +21,7 @@ import importlib
 import inspect
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -156,11 +157,12 @@ def warm_cases(candidates, threshold):
 
 
 def measure(cases, rounds):
-    """Default, one thread and all threads for each case: best of ``rounds`` (3 for calls under 2 s)."""
+    """Default, one thread and all threads for each case: best of ``rounds`` (at least 5 for calls under 1 s, 3 under
+    2 s: a short call's run-to-run spread on a shared machine is about 10 %)."""
     n = threads.cores()
     worst = 0.0
     for name, args, kwargs, page, warm in cases:
-        call, r = _call(name, args, kwargs), max(rounds, 3 if warm < 2.0 else 1)
+        call, r = _call(name, args, kwargs), max(rounds, 5 if warm < 1.0 else 3 if warm < 2.0 else 1)
         call()                                                  # warm again (and the machine's condition settles)
         t_default = timed(call, r)
         with threadpool_limits(limits=1, user_api="blas"):
@@ -216,6 +218,7 @@ def main():
     candidates = sorted(((k, v) for k, v in CALLS.items() if v[0] > a.threshold), key=lambda kv: -kv[1][0])
     print(f"\n{len(candidates)} public names with a call over {a.threshold} s; each called again:")
     cases = warm_cases(candidates, a.threshold)
+    print(f"runnable threads now: {threads._read_loadavg().split()[3]} (this process counts one)")
     for condition in ("idle", "busy"):
         if a.only and condition != a.only:
             continue
@@ -232,6 +235,8 @@ def main():
         finally:
             if busy is not None:
                 busy.kill()
+    os.chdir(ROOT)
+    shutil.rmtree(workspace, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -108,3 +108,24 @@ def test_averaged_curves_decides_once_for_the_whole_call(pristine, monkeypatch):
     dynamics.averaged_curves(pb, 40, 0.01, [0.5, 1.0], model="full", n_datasets=2, progress=False)
     assert len(seen) >= 4 and set(seen) == {(1,) * len(seen[0])}
     assert set(_blas_counts()) == {2}
+
+
+def test_the_learner_theories_decide_once_for_the_whole_call(pristine, monkeypatch):
+    """The learners' theories are many mid-sized products over contexts, readouts and pools (at D = 10 each below the
+    threshold of a managed call on its own): one decision for the whole call, the free cores — two on an idle
+    machine, one beside a busy process (OpenBLAS's default took 2.1x the one-thread time there) — and the count is
+    restored after."""
+    from replica import _feature_theory, _kernel_theory
+
+    seen = []
+    for module, name in ((_feature_theory, "_one_pool"), (_kernel_theory, "matrix_finite")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, real=real, **k: seen.append(_blas_counts()) or real(*a, **k))
+    pb = linattn.Problem(4, 8, 0.01, link="relu", tasks=4)
+    for load, expected in (("0.00 0.00 0.00 1/120 999", 2), ("1.00 1.00 1.00 2/120 999", 1)):
+        monkeypatch.setattr(threads, "_read_loadavg", lambda load=load: load)
+        seen.clear()
+        replica.feature_learner_theory(pb, 100, 0.01, n_pools=1, progress=False)
+        replica.learner_theory(pb, 100, 0.01, n_pools=1, n_contexts=2**10, progress=False)
+        assert seen and set(seen) == {(expected,) * len(seen[0])}, (load, seen)
+        assert set(_blas_counts()) == {2}
