@@ -1,4 +1,6 @@
 """linattn._threads: BLAS threads chosen per routine, the user's choice kept."""
+import os
+
 import numpy as np
 import pytest
 from helpers import assert_refused, name_as_word, refusals
@@ -20,6 +22,7 @@ def pristine(monkeypatch):
         monkeypatch.delenv(v, raising=False)
     blas = ThreadpoolController().select(user_api="blas")
     monkeypatch.setattr(threads, "cores", lambda: 2)
+    monkeypatch.setattr(threads, "_own_runnable", lambda: 0)          # none of this process's threads polls
     with threadpool_limits(limits=2, user_api="blas"):
         first = _blas_counts()                                          # what the module saw when it first looked
         monkeypatch.setattr(threads, "_blas", lambda: (blas, first))
@@ -39,6 +42,43 @@ def test_small_work_runs_on_one_thread_and_large_on_the_free_cores(pristine, mon
         assert set(_blas_counts()) == {1}
         assert threads.choose(threads.PARALLEL_WORK) is None                                # the outermost decides
     assert set(_blas_counts()) == {2}                                                       # restored
+
+
+def test_this_process_polling_workers_are_not_other_work(pristine, monkeypatch):
+    """Right after a multi-threaded BLAS call, this process's idle BLAS worker keeps polling (runnable) for a while:
+    it is not counted as a busy core; another process's runnable thread is."""
+    monkeypatch.setattr(threads, "_read_loadavg", lambda: "1.00 1.00 1.00 2/120 999")     # the caller + one more
+    monkeypatch.setattr(threads, "_own_runnable", lambda: 1)                                # ... which is our own
+    assert threads.free_cores() == 2 and threads.choose(threads.PARALLEL_WORK) == 2
+    monkeypatch.setattr(threads, "_own_runnable", lambda: 0)                                # ... another process's
+    assert threads.free_cores() == 1 and threads.choose(threads.PARALLEL_WORK) == 1
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads /proc/self/task (Linux)")
+def test_own_runnable_threads_are_read():
+    """The count of this process's other runnable threads sees a thread that computes (in BLAS, without the GIL)."""
+    import threading
+    import time
+
+    A = np.ones((400, 400))
+    done = threading.Event()
+
+    def compute():
+        while not done.is_set():
+            A @ A
+
+    t = threading.Thread(target=compute)
+    t.start()
+    try:
+        counts = []
+        deadline = time.perf_counter() + 5.0
+        while time.perf_counter() < deadline and not any(counts):
+            counts.append(threads._own_runnable())
+            time.sleep(0.002)
+    finally:
+        done.set()
+        t.join()
+    assert any(c >= 1 for c in counts), counts
 
 
 def test_without_proc_loadavg_all_cores(pristine, monkeypatch):
