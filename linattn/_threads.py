@@ -80,8 +80,9 @@ def free_cores() -> int:
 
     The kernel's count of runnable threads includes the caller; this process's other runnable threads are not
     counted: after a multi-threaded BLAS call its worker threads keep polling for new work for a while (50–350 ms
-    measured with OpenBLAS on 2 cores), and they are the threads the next call runs on, not other work. The smallest
-    of three reads is used (a thread that wakes for a moment does not count).
+    measured with OpenBLAS on 2 cores), and they are the threads the next call runs on, not other work. (Threads of
+    this process that compute beside the call, e.g. a threaded scheduler's, are not counted either: that is the
+    process's own choice.) The smallest of three reads is used (a thread that wakes for a moment does not count).
     """
     n = cores()
     try:
