@@ -22,7 +22,6 @@ import inspect
 import os
 import pathlib
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +34,9 @@ sys.path[:0] = [str(ROOT)]                      # the packages before tests/, wh
 sys.path.append(str(ROOT / "tests"))
 from test_docs_run import blocks, missing_extras  # noqa: E402
 from test_public_face import PUBLIC  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _common import conditions  # noqa: E402
 
 from linattn import _threads as threads  # noqa: E402
 
@@ -219,22 +221,10 @@ def main():
     print(f"\n{len(candidates)} public names with a call over {a.threshold} s; each called again:")
     cases = warm_cases(candidates, a.threshold)
     print(f"runnable threads now: {threads._read_loadavg().split()[3]} (this process counts one)")
-    for condition in ("idle", "busy"):
-        if a.only and condition != a.only:
-            continue
-        busy = None
-        if condition == "busy":
-            busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-            time.sleep(2.0)
-        try:
-            print(f"\n{condition} ({threads.cores()} cores; load average {os.getloadavg()[0]:.2f}; "
-                  f"free cores now {threads.free_cores()})")
-            print(f"{'case':48s} {'page':22s} {'default':>8s} {'one':>8s} {'all':>8s}   default/best [s]")
-            worst = measure(cases, a.rounds)
-            print(f"worst default/best: {worst:.2f} (goal <= 1.10)")
-        finally:
-            if busy is not None:
-                busy.kill()
+    for _ in conditions(a.only):
+        print(f"{'case':48s} {'page':22s} {'default':>8s} {'one':>8s} {'all':>8s}   default/best [s]")
+        worst = measure(cases, a.rounds)
+        print(f"worst default/best: {worst:.2f} (goal <= 1.10)")
     os.chdir(ROOT)
     shutil.rmtree(workspace, ignore_errors=True)
 

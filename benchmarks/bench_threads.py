@@ -35,7 +35,6 @@ threads to it).
 """
 import argparse
 import os
-import subprocess
 import sys
 import time
 
@@ -44,6 +43,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, os.path.dirname(__file__))
 import bench_pools  # noqa: E402
+from _common import conditions  # noqa: E402
 
 import linattn  # noqa: E402
 import replica  # noqa: E402
@@ -144,22 +144,10 @@ def main():
         cases.append((*eigenvalue_case(10_000), 1))
     cases.append((*pool_figure(a.datasets), 1))
     cases.append((*averaged_curves_case(), 1))
-    for condition in ("idle", "busy"):
-        if a.only and condition != a.only:
-            continue
-        busy = None
-        if condition == "busy":
-            busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-            time.sleep(2.0)
-        try:
-            print(f"\n{condition} ({threads.cores()} cores; load average {os.getloadavg()[0]:.2f}; "
-                  f"free cores now {threads.free_cores()})")
-            print(f"{'case':34s} {'default':>9s} {'one':>9s} {'all':>9s}   default/best [s]")
-            measure(cases, a.rounds)
-            end_to_end(a.rounds)
-        finally:
-            if busy is not None:
-                busy.kill()
+    for _ in conditions(a.only):
+        print(f"{'case':34s} {'default':>9s} {'one':>9s} {'all':>9s}   default/best [s]")
+        measure(cases, a.rounds)
+        end_to_end(a.rounds)
 
 
 if __name__ == "__main__":
