@@ -11,6 +11,7 @@ from linattn._kernel_errors import block_directions, fresh_blocks, trace_directi
 from linattn._numerics.fixed_point import anderson
 from linattn._numerics.stats import mean_se
 
+from . import _fresh_kernels as kernels
 from ._kernel_types import block_dims, fresh_types, label_moments, query_scales, unit_rows
 from ._linear_solve import solve_covariance
 from ._pool_theory import effective_ridge
@@ -76,8 +77,8 @@ def fresh_finite(pb, P, lam, features, N_test, n_contexts, seed, n_groups=4):
     node = types["node"]
 
     def solve(sel, scale):
-        return solve_fresh(types["sig"][sel], types["p"][sel][:, None, :] * mco[node[sel]], Ey2[node[sel]],
-                           scale * types["weight"][sel], rho, wR, d, metric, P, lam)
+        return solve_fresh(types["sig"][sel], types["p"][sel], node[sel], mco, Ey2, scale * types["weight"][sel], rho,
+                           wR, d, metric, P, lam)
 
     full = solve(slice(None), 1.0)
     groups = [solve(types["group"] == g, float(n_groups)) for g in range(n_groups)]
@@ -85,43 +86,38 @@ def fresh_finite(pb, P, lam, features, N_test, n_contexts, seed, n_groups=4):
     return full, se
 
 
-def solve_fresh(sig, Y, Ey2, wc, rho, wR, d, metric, P, lam):
+def solve_fresh(sig, p, node, mco, Ey2, wc, rho, wR, d, metric, P, lam):
     """The scalar equations of the fresh-task theory (:mod:`replica._kernel_theory`) on one sample of context types:
-    ``sig`` (n, nb), ``Y = p_l m_l`` (n, n_R, nb), ``Ey2`` (n, n_R), context weights ``wc`` (summing to 1)."""
+    ``sig`` and ``p`` (n, nb), each context's ``node`` of ``r`` (n,), the label moments per node ``mco``
+    (n_nodes, n_R, nb) and ``Ey2`` (n_nodes, n_R), context weights ``wc`` (summing to 1). The sums over contexts and
+    query scales are the loops of :mod:`replica._fresh_kernels`."""
     nb = d.size
     dd = np.outer(d, d)
-    wt = wc[:, None] * wR                                      # weights of the (context, R) types
-
-    def omega(a):
-        return 1.0 / (1.0 + (sig @ a @ rho.T) / P)           # (n, n_R)
+    sigT, pT, mcoT, Ey2T = (np.ascontiguousarray(np.moveaxis(x, 0, -1), dtype=float) for x in (sig, p, mco, Ey2))
+    rho, wc, wR = (np.ascontiguousarray(x, dtype=float) for x in (rho, wc, wR))
+    node = np.ascontiguousarray(node, dtype=np.int64)
 
     def resolvent(loga):
-        E = sig.T @ (omega(np.exp(loga).reshape(nb, nb)) * wt) @ rho       # E[ω ρ_k σ_l]
+        E = kernels.resolvent_sums(sigT, np.exp(loga).reshape(nb, nb), rho, wc, wR, P)     # E[ω ρ_k σ_l]
         return -np.log(lam + E / dd).ravel()
 
-    fp = anderson(resolvent, -np.log(lam + np.outer(wc @ sig, d) / dd).ravel(), TOLERANCE, MAX_ITERATIONS,
+    fp = anderson(resolvent, -np.log(lam + np.outer(sigT @ wc, d) / dd).ravel(), TOLERANCE, MAX_ITERATIONS,
                   valid=lambda v: bool(np.all(np.isfinite(v))))
     loga, its, res = fp.x, fp.iterations, fp.residual
     if not fp.converged:
         raise ConvergenceError(f"learner theory: the resolvent fixed point did not converge in {MAX_ITERATIONS} "
                                f"iterations (residual {res:.3g}; P = {P:g}, lam = {lam:g})")
     a = np.exp(loga).reshape(nb, nb)
-    om = omega(a)
-    gam = np.diag(a) * np.einsum("nj,njl->l", om * wt, Y) / d
-    e0 = Ey2 - 2.0 * Y @ gam + (sig * (gam**2 / d)) @ rho.T
-    w2 = om * om * wt                                         # ω² weights over (context, R)
-    b0 = sig.T @ (w2 * e0) @ rho / dd
-    n = sig.shape[0]
-    X = (sig[:, :, None] * sig[:, None, :]).reshape(n, nb * nb)          # σ_l σ_m
-    Z = (rho[:, :, None] * rho[:, None, :]).reshape(-1, nb * nb)         # ρ_k ρ_o
-    T = (X.T @ w2 @ Z).reshape(nb, nb, nb, nb).transpose(0, 2, 1, 3) / dd[:, :, None, None]   # [l, k, m, o]
+    gam = np.diag(a) * kernels.label_sums(sigT, a, rho, wc, wR, pT, node, mcoT, P) / d
+    b0, T, S, f0 = kernels.residual_moments(sigT, a, rho, wc, wR, pT, node, mcoT, Ey2T, gam, d.astype(float), P)
+    b0 = b0 / dd
+    T = T.transpose(0, 2, 1, 3) / dd[:, :, None, None]           # [l, k, m, o]
     coef = a * a / P
     L = np.eye(nb * nb) - (coef[:, :, None, None] * T).reshape(nb * nb, nb * nb)
     rhs = (coef * b0).ravel()
     C = np.linalg.solve(L, rhs).reshape(nb, nb)
     res_c = float(np.max(np.abs(L @ C.ravel() - rhs)) / max(float(np.max(np.abs(rhs))), 1e-300))
-    e = e0 + sig @ C @ rho.T
-    fit = float(np.sum(w2 * e))
+    fit = f0 + float(np.sum(C * S))                              # Σ ω² w (e0 + σᵀ C ρ)
     norm2 = float(np.sum(gam**2 * d) + np.sum(C * dd))
     St, Bt, Vt = metric
     test = 0.5 * (Vt - 2.0 * float(np.sum(Bt * gam * d)) + float(np.sum(St * gam**2 * d))

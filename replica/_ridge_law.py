@@ -176,8 +176,7 @@ def _ridge_law(pb, P, lam, pool, centre, n, rng):
         ft = fresh_blocks(label_pb, "linear")
         metric = tuple(np.array(x)[:1] for x in (ft.S, ft.B)) + (ft.V,)
         node = types["node"]
-        out = solve_fresh(types["sig"], types["p"][:, None, :] * mco[node], Ey2[node], types["weight"], rho, wR, d,
-                          metric, P, lam)
+        out = solve_fresh(types["sig"], types["p"], node, mco, Ey2, types["weight"], rho, wR, d, metric, P, lam)
         mean, cov = float(out["gamma"][0]) * np.eye(D), float(out["C"][0, 0]) * np.eye(D)
         resolvent = float(out["a"][0, 0]) * np.eye(D)
     else:
