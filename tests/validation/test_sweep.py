@@ -1,5 +1,6 @@
 """validation.sweep: deterministic seeds, serial = local processes = Dask, resumable Zarr store,
 recorded failures, code-version guard, and bad input."""
+import math
 import os
 import subprocess
 import sys
@@ -280,6 +281,35 @@ def test_faults_of_some_points_leave_the_others_done(tmp_path, workers):
         assert "SystemExit" in str(errors[1]) and "None" in str(errors[3]) and "OutputError" in str(errors[4])
         if workers > 1:
             assert "WorkerDied" in str(errors[2])
+
+
+def _dies_at_zero(a, rng):
+    """Grid function: the worker evaluating ``a = 0`` dies."""
+    import os as _os
+
+    if a == 0:
+        _os._exit(9)
+    return {"y": float(a)}
+
+
+def test_the_points_a_dead_worker_took_with_it_are_retried_together(monkeypatch):
+    """A worker that dies breaks its pool, losing every point in flight or waiting: they are evaluated again together
+    and halved where no point completes, so the culprit among 12 points is found in at most 2 + 2 log₂ 12 = 10 pool
+    starts (one fresh process per lost point took 13), and it alone is recorded as failed."""
+    starts = []
+    real = runners._in_processes
+
+    def counted(blob, runner, tasks, workers, sink, bar):
+        starts.append(len(tasks))
+        return real(blob, runner, tasks, workers, sink, bar)
+
+    monkeypatch.setattr(runners, "_in_processes", counted)
+    grid = {"a": list(range(12))}
+    ds = sw.sweep(_dies_at_zero, grid, workers=2)
+    status = dict(zip(ds["a"].values.tolist(), ds["status"].values[:, 0].tolist()))
+    assert status[0] == sw.FAILED and "WorkerDied" in str(ds["error"].values[0, 0])
+    assert all(status[a] == sw.DONE for a in range(1, 12))
+    assert starts[0] == 12 and len(starts) <= 2 + 2 * math.ceil(math.log2(12)), starts
 
 
 def test_grid_values_must_be_distinct_scalars():
