@@ -2,8 +2,8 @@
 #   make install - set up .venv with the extras [test,dask,docs] and nothing else (the setup of `make test`)
 #   make run   - set up .venv, regenerate the seed figures (quick settings) and the validation report in figures/
 #                (the figures in two single-threaded processes, the longest first — fig1's dense 10^4 x 10^4
-#                eigenproblems on one core beside the others keep both cores busy: 8 min 40 s against 9 min 44 s with
-#                fig1 first alone on both, quiet 2-core machine; then the validation report from the results the
+#                eigenproblems on one core beside the others keep both cores busy: 6 min 36 s from a fresh clone on a
+#                quiet 2-core machine, install included; then the validation report from the results the
 #                figures kept: every section's experiment is drawn by a figure, so no number is computed twice)
 #   make test  - set up .venv, run the test suite (two pytest-xdist workers with one BLAS thread each, work
 #                stealing so that the long statistical tests do not leave one worker idle at the end;
