@@ -16,6 +16,7 @@ Run: .venv/bin/python benchmarks/bench_public_threads.py [--threshold S] [--roun
 [--only idle|busy] (no thread variable may be set).
 """
 import argparse
+import contextlib
 import functools
 import importlib
 import inspect
@@ -27,6 +28,7 @@ import tempfile
 import time
 import traceback
 
+import numpy as np
 from threadpoolctl import threadpool_limits
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -137,10 +139,6 @@ def _in_fresh_folder(fn):
             os.chdir(cwd)
 
 
-def timed(fn, rounds):
-    return min(_in_fresh_folder(fn) for _ in range(rounds))
-
-
 def _call(name, args, kwargs):
     return lambda: CALLS_ENTRY[name](*args, **kwargs)
 
@@ -159,18 +157,26 @@ def warm_cases(candidates, threshold):
 
 
 def measure(cases, rounds):
-    """Default, one thread and all threads for each case: best of ``rounds`` (at least 5 for calls under 1 s, 3 under
-    2 s: a short call's run-to-run spread on a shared machine is about 10 %)."""
+    """Default, one thread and all threads for each case: the best of ``rounds`` (at least 3; 5 for calls under 1 s)
+    of each, the three settings interleaved round by round in a rotating order, so that a drift of the machine's
+    condition, or a first timing in a quieter or busier moment, does not fall on one setting. Timed one setting after
+    the other, with one round for calls over 2 s, the same call differed by up to 25 % between settings that do not
+    change its arithmetic (``markov.losses`` is numba and numpy with no BLAS product: 1.23 in one run, 1.00 in the
+    next)."""
     n = threads.cores()
+    settings = {"default": contextlib.nullcontext, "one": lambda: threadpool_limits(limits=1, user_api="blas"),
+                "all": lambda: threadpool_limits(limits=n, user_api="blas")}
+    order = list(settings)
     worst = 0.0
     for name, args, kwargs, page, warm in cases:
-        call, r = _call(name, args, kwargs), max(rounds, 5 if warm < 1.0 else 3 if warm < 2.0 else 1)
+        call, r = _call(name, args, kwargs), max(rounds, 5 if warm < 1.0 else 3)
         call()                                                  # warm again (and the machine's condition settles)
-        t_default = timed(call, r)
-        with threadpool_limits(limits=1, user_api="blas"):
-            t_one = timed(call, r)
-        with threadpool_limits(limits=n, user_api="blas"):
-            t_all = timed(call, r)
+        best = dict.fromkeys(settings, np.inf)
+        for k in range(r):
+            for key in order[k % 3:] + order[: k % 3]:
+                with settings[key]():
+                    best[key] = min(best[key], _in_fresh_folder(call))
+        t_default, t_one, t_all = best["default"], best["one"], best["all"]
         ratio = t_default / min(t_default, t_one, t_all)
         worst = max(worst, ratio)
         print(f"{name:48s} {page:22s} {t_default:8.3f} {t_one:8.3f} {t_all:8.3f}   {ratio:5.2f}"
