@@ -28,7 +28,6 @@ import tempfile
 import time
 import traceback
 
-import numpy as np
 from threadpoolctl import threadpool_limits
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -171,9 +170,9 @@ def measure(cases, rounds):
     for name, args, kwargs, page, warm in cases:
         call, r = _call(name, args, kwargs), max(rounds, 5 if warm < 1.0 else 3)
         call()                                                  # warm again (and the machine's condition settles)
-        best = dict.fromkeys(settings, np.inf)
+        best = dict.fromkeys(settings, float("inf"))
         for k in range(r):
-            for key in order[k % 3:] + order[: k % 3]:
+            for key in order[k % len(order):] + order[: k % len(order)]:
                 with settings[key]():
                     best[key] = min(best[key], _in_fresh_folder(call))
         t_default, t_one, t_all = best["default"], best["one"], best["all"]

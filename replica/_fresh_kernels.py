@@ -21,9 +21,15 @@ from numba import njit
 
 
 @njit(cache=True, fastmath=True, error_model="numpy")
-def _omega(sigT, q, out):
-    """``out_i = 1/(1 + Σ_l σ_il q_l)`` for every context ``i``."""
+def _omega(sigT, a, rho, j, P, q, out):
+    """``out_i = ω_ij = 1/(1 + σ_iᵀ A ρ_j / P)`` for every context ``i`` at the query scale ``j`` (``q`` a buffer of
+    ``n_b``: ``A ρ_j / P``)."""
     nb, n = sigT.shape
+    for l in range(nb):
+        acc = 0.0
+        for k in range(nb):
+            acc += a[l, k] * rho[j, k]
+        q[l] = acc / P
     for i in range(n):
         out[i] = 0.0
     for l in range(nb):
@@ -43,12 +49,7 @@ def resolvent_sums(sigT, a, rho, wc, wR, P):
     q = np.empty(nb)
     om = np.empty(n)
     for j in range(m):
-        for l in range(nb):
-            acc = 0.0
-            for k in range(nb):
-                acc += a[l, k] * rho[j, k]
-            q[l] = acc / P
-        _omega(sigT, q, om)
+        _omega(sigT, a, rho, j, P, q, om)
         for i in range(n):
             om[i] *= wc[i]
         for l in range(nb):
@@ -71,12 +72,7 @@ def label_sums(sigT, a, rho, wc, wR, pT, node, mcoT, P):
     q = np.empty(nb)
     om = np.empty(n)
     for j in range(m):
-        for l in range(nb):
-            acc = 0.0
-            for k in range(nb):
-                acc += a[l, k] * rho[j, k]
-            q[l] = acc / P
-        _omega(sigT, q, om)
+        _omega(sigT, a, rho, j, P, q, om)
         for l in range(nb):
             z = 0.0
             for i in range(n):
@@ -108,12 +104,8 @@ def residual_moments(sigT, a, rho, wc, wR, pT, node, mcoT, Ey2T, gam, d, P):
     e0 = np.empty(n)
     for j in range(m):
         for l in range(nb):
-            acc = 0.0
-            for k in range(nb):
-                acc += a[l, k] * rho[j, k]
-            q[l] = acc / P
             g[l] = gam[l] * gam[l] / d[l] * rho[j, l]
-        _omega(sigT, q, W)
+        _omega(sigT, a, rho, j, P, q, W)
         for i in range(n):
             W[i] = wc[i] * wR[j] * W[i] * W[i]
             e0[i] = Ey2T[j, node[i]]

@@ -93,9 +93,12 @@ def solve_fresh(sig, p, node, mco, Ey2, wc, rho, wR, d, metric, P, lam):
     query scales are the loops of :mod:`replica._fresh_kernels`."""
     nb = d.size
     dd = np.outer(d, d)
-    sigT, pT, mcoT, Ey2T = (np.ascontiguousarray(np.moveaxis(x, 0, -1), dtype=float) for x in (sig, p, mco, Ey2))
-    rho, wc, wR = (np.ascontiguousarray(x, dtype=float) for x in (rho, wc, wR))
-    node = np.ascontiguousarray(node, dtype=np.int64)
+    # writable C-ordered float copies (contexts last) and a float P: one compiled signature of each loop (read-only
+    # arrays or an int P compiled others)
+    sigT, pT, mcoT, Ey2T = (np.array(np.moveaxis(x, 0, -1), dtype=float, order="C") for x in (sig, p, mco, Ey2))
+    rho, wc, wR = (np.array(x, dtype=float, order="C") for x in (rho, wc, wR))
+    node = np.array(node, dtype=np.int64, order="C")
+    P = float(P)
 
     def resolvent(loga):
         E = kernels.resolvent_sums(sigT, np.exp(loga).reshape(nb, nb), rho, wc, wR, P)     # E[ω ρ_k σ_l]

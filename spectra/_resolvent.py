@@ -210,8 +210,9 @@ def _block_resolvent(z, P, law, tol=TOL, maxit=MAXIT):
     residual = np.empty(n)
     iterations = np.empty(n, np.int64)
     q = law._ratios(P)
-    _kernels.resolvent_many(x, eta, law.weights, np.ascontiguousarray(law.xi), q, float(tol), int(maxit),
-                            r, dr, status, residual, iterations)
+    # writable C-ordered copies: one compiled signature of the kernels (a law's read-only xi compiled a second one)
+    w, xi = (np.array(a, dtype=float, order="C") for a in (law.weights, law.xi))
+    _kernels.resolvent_many(x, eta, w, xi, q, float(tol), int(maxit), r, dr, status, residual, iterations)
     bad = np.flatnonzero(status != _kernels.STATUS_OK)
     if bad.size:
         j = bad[0]

@@ -325,21 +325,22 @@ def feature_learner(pb, P, lam, rng=None, n_knots=5, max_steps=20_000, tol=1e-10
     data = pb.sample(P, gen) if pool is None else sampling.sample_tokens(pb, P, gen, tasks).prompts()
     H = data.features()
     gamma = np.zeros(D * D)
+    y = np.array(data.yq, dtype=float)      # writable: one compiled signature (read-only labels compiled another)
     if knots == "labels" or n_knots == 0:
         knots = np.linspace(-2.0, 2.0, n_knots) * float(np.std(data.yq)) if n_knots else np.zeros(0)
         a = np.zeros(n_knots + 2)
         a[1] = 1.0
-        loss, _, converged = _descend(H, data.yq, knots, gamma, a, lam, max_steps, 0.1, tol)
+        loss, _, converged = _descend(H, y, knots, gamma, a, lam, max_steps, 0.1, tol)
     else:
         a = np.array([0.0, 1.0])
-        _, _, first = _descend(H, data.yq, np.zeros(0), gamma, a, lam, max_steps, 0.1, tol)
+        _, _, first = _descend(H, y, np.zeros(0), gamma, a, lam, max_steps, 0.1, tol)
         knots = quantile_knots(H @ gamma, n_knots)
         if second_stage == "readout":
             a = fit_readout(H @ gamma, data.yq, knots, lam)
             second = True
         else:
             a = np.concatenate([a, np.zeros(n_knots)])
-            _, _, second = _descend(H, data.yq, knots, gamma, a, lam, max_steps, 0.1, tol)
+            _, _, second = _descend(H, y, knots, gamma, a, lam, max_steps, 0.1, tol)
         converged = first and second
     fit = 0.5 * float(np.mean((data.yq - readout(H @ gamma, a, knots)) ** 2))
     loss = fit + 0.5 * lam * (float(gamma @ gamma) + float(a @ a))

@@ -318,27 +318,30 @@ def _dispatch(fn, tasks, client, workers, sink, progress, runner, done_before, o
 def _retry_lost(blob, runner, lost, workers, sink, bar, error_of, on_died, halve=False):
     """Evaluate again the points ``lost`` with a dead worker (a dead worker breaks its whole pool: every point in
     flight or waiting is lost with it). A timed-out point is recorded at once (``on_died``, not run again); the others
-    run together on fresh processes, and a batch of which no point completes is halved, until the point whose worker
-    dies runs alone and is recorded (``halve``: the first batch is halved at once, its points having just been lost
-    all together). One point that kills its worker costs about ``2 log₂`` of the lost points in pool starts."""
+    run on fresh processes, in halves: a batch that loses more than one point again is halved, until the point whose
+    worker dies runs alone and is recorded (``halve``: the lost points are halved before their first run, as they
+    were just lost together; else they first run together). Only the half holding the culprit loses points, so one
+    point that kills its worker costs at most ``1 + 2⌈log₂ k⌉`` pool starts for ``k`` lost points."""
+    def record(t, error):
+        on_died(t, error)
+        bar.update()
+
     batches = _halves(list(lost)) if halve and len(lost) > 1 else [list(lost)]
     while batches:
         batch = []
         for t in batches.pop():
             error = error_of(t)
-            if error != WORKER_DIED:
-                on_died(t, error)
-                bar.update()
+            if error != WORKER_DIED:                   # stopped at its timeout: not again
+                record(t, error)
             else:
                 batch.append(t)
         if not batch:
             continue
-        again = _in_processes(blob, runner, batch, workers if len(batch) > 1 else 1, sink, bar)
+        again = _in_processes(blob, runner, batch, workers, sink, bar)
         if len(batch) == 1:
-            if again:                              # its worker died when it ran alone
-                on_died(batch[0], error_of(batch[0]))
-                bar.update()
-        elif len(again) == len(batch):             # nothing completed: look for the culprit in each half
+            if again:                                  # its worker died when it ran alone
+                record(batch[0], error_of(batch[0]))
+        elif len(again) > 1:                           # look for the culprit in each half
             batches += _halves(again)
         elif again:
             batches.append(again)
@@ -386,19 +389,19 @@ def process_pool(workers, n_tasks):
 
 def _in_processes(blob, runner, tasks, workers, sink, bar):
     """Evaluate ``tasks`` on ``workers`` fresh processes (:func:`process_pool`); return the tasks lost to a dead
-    worker."""
-    broken = []
+    worker, in the order of ``tasks``."""
+    broken = set()
     with process_pool(workers, len(tasks)) as pool:
-        futures = {pool.submit(_call_by_value, runner, blob, t): t for t in tasks}
+        futures = {pool.submit(_call_by_value, runner, blob, t): i for i, t in enumerate(tasks)}
         for fut in cf.as_completed(futures):
             try:
                 result = fut.result()
             except cf.process.BrokenProcessPool:
-                broken.append(futures[fut])
+                broken.add(futures[fut])
                 continue
             sink(*result)
             bar.update()
-    return broken
+    return [tasks[i] for i in sorted(broken)]
 
 
 def serial_points(fn, todo, write, progress):
