@@ -29,7 +29,7 @@ REFUSED = refusals(name_as_word, [
     # circuits that overflow
     ("qk-circuit", lambda: diagnostics.qk_circuit(np.ones((4, 4)) * 1e200, np.ones((4, 4)) * 1e200), "W_Q"),
     ("ov-circuit", lambda: diagnostics.ov_circuit(np.ones((4, 4)) * 1e200, np.ones((4, 4)) * 1e200), "W_O"),
-    ("qk-circuit-memory", lambda: diagnostics.qk_circuit(np.ones((1000, 1, 20000)), np.ones((1000, 1, 20000))),
+    ("qk-circuit-memory", lambda: diagnostics.qk_circuit(np.ones((10, 1, 20000)), np.ones((10, 1, 20000))),
      "W_Q"),
     ("checkpoints", lambda: diagnostics.Checkpoints(np.array([0, 1]), {"W": np.ones((3, 2, 2))}), "weights"),
 ]) + refusals(name_not_within_letters, [

@@ -128,7 +128,7 @@ PB_4_8 = linattn.Problem(4, 8, 0.1)
 
 
 REFUSED = refusals(name_as_word, [
-    ("averaged-curves", lambda: dynamics.averaged_curves(PB_4_8, 20, 0.1, np.ones(10**8)), "times"),
+    ("averaged-curves", lambda: dynamics.averaged_curves(PB_4_8, 20, 0.1, np.ones(2 * 10**6)), "times"),
 ])
 
 

@@ -233,7 +233,8 @@ def run_chain(c, code, D, H, R, theta0, online, S, XQ, YQ, batch, root, U, rotat
         else:
             loss = loss_gradient(S, XQ, YQ, Gam, G, 0, S.shape[0])
         if t % record == 0 and j < n_rec:
-            out_theta[c, j] = theta
+            for i in range(n):                 # element by element: a slice assignment compiles numba's
+                out_theta[c, j, i] = theta[i]  # shape-mismatch message (its string formatting, ~5 s per process)
             out_loss[c, j] = loss
             j += 1
         if t == n_steps:

@@ -237,6 +237,20 @@ def _loss_grad(H, y, knots, gamma, a, lam, g_gamma, g_a):
     return loss
 
 
+@njit(cache=True, inline="always")
+def _axpy(x, c, g):
+    """``x += c g`` in place (``c g`` rounded first, as ``x -= lr * g`` in numpy)."""
+    for j in range(x.size):
+        x[j] += c * g[j]
+
+
+@njit(cache=True, inline="always")
+def _copy(x, src):
+    """``x[:] = src``."""
+    for j in range(x.size):
+        x[j] = src[j]
+
+
 @njit(cache=True)
 def _descend(H, y, knots, gamma, a, lam, max_steps, lr, tol):
     """Full-batch gradient descent with the adaptive step of the module docstring (in place).
@@ -246,22 +260,24 @@ def _descend(H, y, knots, gamma, a, lam, max_steps, lr, tol):
     ng = np.empty_like(gamma)
     na = np.empty_like(a)
     loss = _loss_grad(H, y, knots, gamma, a, lam, g_gamma, g_a)
+    # element by element throughout: array expressions and slice assignments compile numba's shape-mismatch message
+    # (its string formatting, ~8 s per process that compiles this kernel)
     for step in range(max_steps):
         old_g, old_a = gamma.copy(), a.copy()
-        gamma -= lr * g_gamma
-        a -= lr * g_a
+        _axpy(gamma, -lr, g_gamma)
+        _axpy(a, -lr, g_a)
         new = _loss_grad(H, y, knots, gamma, a, lam, ng, na)
         if new < loss:
             improvement = loss - new
             loss = new
-            g_gamma[:] = ng
-            g_a[:] = na
+            _copy(g_gamma, ng)
+            _copy(g_a, na)
             lr *= 1.2
             if improvement <= tol * abs(loss):
                 return loss, step + 1, True
         else:
-            gamma[:] = old_g
-            a[:] = old_a
+            _copy(gamma, old_g)
+            _copy(a, old_a)
             lr *= 0.5
             if lr < 1e-14:
                 return loss, step + 1, True      # no descent direction left at double precision
