@@ -182,6 +182,22 @@ def _call_by_value(runner, blob, task):
     return runner(_UNPICKLED[key], task)
 
 
+def _running_marker(folder, task):
+    return os.path.join(folder, "running-" + "_".join(map(str, task.index)))
+
+
+def _call_marked(folder, runner, blob, task):
+    """Worker side: :func:`_call_by_value` with a marker file in ``folder`` while the point runs. A worker that dies
+    leaves its marker, so the driver knows which points were running when the pool broke (the others never ran, or
+    finished: they cannot have killed a worker)."""
+    path = _running_marker(folder, task)
+    open(path, "w").close()
+    try:
+        return _call_by_value(runner, blob, task)
+    finally:             # not reached when the process dies: the marker stays for the driver
+        os.remove(path)
+
+
 #: the error recorded for a point whose worker process died (os._exit, a signal, the kernel's OOM killer)
 WORKER_DIED = "WorkerDied: the worker process evaluating this point died (killed, out of memory, or os._exit)"
 
@@ -256,9 +272,9 @@ def execute(fn, todo, client, workers, sink, progress, runner=run_task, done_bef
     """Run the tasks ``todo``; ``runner(fn, task)`` returns what ``sink`` takes (``run_task``: the outputs,
     for the driver to keep or write; ``run_and_write``: a status, the worker having written).
     ``done_before``: evaluations of this run already done by the driver (counted by the progress bar).
-    A worker that dies takes no other point with it: the points it broke are retried together on fresh processes,
-    halving a batch where none completes (:func:`_retry_lost`), and a point whose worker dies when it runs alone
-    is recorded by ``on_died(task, error)`` (default: failed with :data:`WORKER_DIED`). ``timeout`` (seconds): a
+    A worker that dies takes no other point with it: the points that were running when its pool broke run again
+    alone, the others together on a fresh pool (:func:`_retry_lost`), and a point whose worker dies when it runs
+    alone is recorded by ``on_died(task, error)`` (default: failed with :data:`WORKER_DIED`). ``timeout`` (seconds): a
     point still running after it is stopped with its worker (never in this process: with a timeout,
     ``workers = 1`` runs in one worker process) and recorded failed with a ``Timeout`` error, without a retry.
     ``isolate``: evaluate in worker processes even for ``workers = 1``."""
@@ -309,48 +325,38 @@ def _dispatch(fn, tasks, client, workers, sink, progress, runner, done_before, o
                 bar.update()
     else:
         blob = _by_value(fn)                          # functions of a notebook, `python -c` or a loaded file work too
-        broken = _in_processes(blob, runner, tasks, workers, sink, bar)
-        _retry_lost(blob, runner, broken, workers, sink, bar, lambda t: _death_error(t, timeout, folder), on_died,
-                    halve=len(broken) == len(tasks))
+        lost, running = _in_processes(blob, runner, tasks, workers, sink, bar)
+        _retry_lost(blob, runner, lost, running, workers, sink, bar, lambda t: _death_error(t, timeout, folder),
+                    on_died)
     bar.close()
 
 
-def _retry_lost(blob, runner, lost, workers, sink, bar, error_of, on_died, halve=False):
+def _retry_lost(blob, runner, lost, running, workers, sink, bar, error_of, on_died):
     """Evaluate again the points ``lost`` with a dead worker (a dead worker breaks its whole pool: every point in
-    flight or waiting is lost with it). A timed-out point is recorded at once (``on_died``, not run again); the others
-    run on fresh processes, in halves: a batch that loses more than one point again is halved, until the point whose
-    worker dies runs alone and is recorded (``halve``: the lost points are halved before their first run, as they
-    were just lost together; else they first run together). Only the half holding the culprit loses points, so one
-    point that kills its worker costs at most ``1 + 2⌈log₂ k⌉`` pool starts for ``k`` lost points."""
+    flight or waiting is lost with it); ``running``: those of them that were running when it broke (at most one per
+    worker; only they can have killed it). A timed-out point is recorded at once (``on_died``, not run again). Each
+    running point runs again alone, on a pool of its own, and is recorded if its worker dies again; the others run
+    together on a fresh pool, and if that pool breaks too (another point that kills its worker), the same again.
+    Where no lost point was marked running, each runs alone. One point that kills its worker costs at most
+    ``workers + 1`` more pool starts, whatever the number of points lost with it."""
     def record(t, error):
         on_died(t, error)
         bar.update()
 
-    batches = _halves(list(lost)) if halve and len(lost) > 1 else [list(lost)]
-    while batches:
-        batch = []
-        for t in batches.pop():
+    while lost:
+        alone, together = [], []
+        suspects = {id(t) for t in (running or lost)}   # none marked (a worker that died before it started a
+        # point): every lost point runs alone, which always ends
+        for t in lost:
             error = error_of(t)
             if error != WORKER_DIED:                   # stopped at its timeout: not again
                 record(t, error)
             else:
-                batch.append(t)
-        if not batch:
-            continue
-        again = _in_processes(blob, runner, batch, workers, sink, bar)
-        if len(batch) == 1:
-            if again:                                  # its worker died when it ran alone
-                record(batch[0], error_of(batch[0]))
-        elif len(again) > 1:                           # look for the culprit in each half
-            batches += _halves(again)
-        elif again:
-            batches.append(again)
-
-
-def _halves(tasks):
-    """The two halves of ``tasks``, the first last (it runs first: the points of a pool start in order)."""
-    half = len(tasks) // 2
-    return [tasks[half:], tasks[:half]]
+                (alone if id(t) in suspects else together).append(t)
+        for t in alone:
+            if _in_processes(blob, runner, [t], 1, sink, bar)[0]:     # its worker died again: the culprit
+                record(t, error_of(t))
+        lost, running = _in_processes(blob, runner, together, workers, sink, bar) if together else ([], [])
 
 
 @contextlib.contextmanager
@@ -389,19 +395,27 @@ def process_pool(workers, n_tasks):
 
 def _in_processes(blob, runner, tasks, workers, sink, bar):
     """Evaluate ``tasks`` on ``workers`` fresh processes (:func:`process_pool`); return the tasks lost to a dead
-    worker, in the order of ``tasks``."""
+    worker and, of those, the ones that were running when the pool broke (both in the order of ``tasks``)."""
+    import shutil
+    import tempfile
+
     broken = set()
-    with process_pool(workers, len(tasks)) as pool:
-        futures = {pool.submit(_call_by_value, runner, blob, t): i for i, t in enumerate(tasks)}
-        for fut in cf.as_completed(futures):
-            try:
-                result = fut.result()
-            except cf.process.BrokenProcessPool:
-                broken.add(futures[fut])
-                continue
-            sink(*result)
-            bar.update()
-    return [tasks[i] for i in sorted(broken)]
+    folder = tempfile.mkdtemp(prefix="linattn-sweep-running-")
+    try:
+        with process_pool(workers, len(tasks)) as pool:
+            futures = {pool.submit(_call_marked, folder, runner, blob, t): i for i, t in enumerate(tasks)}
+            for fut in cf.as_completed(futures):
+                try:
+                    result = fut.result()
+                except cf.process.BrokenProcessPool:
+                    broken.add(futures[fut])
+                    continue
+                sink(*result)
+                bar.update()
+        lost = [tasks[i] for i in sorted(broken)]
+        return lost, [t for t in lost if os.path.exists(_running_marker(folder, t))]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def serial_points(fn, todo, write, progress):
