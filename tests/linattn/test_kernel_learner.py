@@ -295,7 +295,7 @@ REFUSED = refusals(name_not_within_words_or_after_a_dot, [
     ("hermite-features-D0", lambda: kernel_errors.hermite_features(np.ones((2, 0))), "X"),
 ]) + refusals(name_as_word, [
     ("trace-direction", lambda: kernel_errors.trace_direction(10**9), "D"),
-    ("hermite-features", lambda: linattn.kernel_learner.hermite_features(np.ones((2000, 1000))), "X"),
+    ("hermite-features", lambda: linattn.kernel_learner.hermite_features(np.ones((4000, 1000))), "X"),
 ])
 
 

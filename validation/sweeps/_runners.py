@@ -195,7 +195,8 @@ def _call_marked(folder, runner, blob, task):
     try:
         return _call_by_value(runner, blob, task)
     finally:             # not reached when the process dies: the marker stays for the driver
-        os.remove(path)
+        with contextlib.suppress(OSError):
+            os.remove(path)
 
 
 #: the error recorded for a point whose worker process died (os._exit, a signal, the kernel's OOM killer)
@@ -337,16 +338,19 @@ def _retry_lost(blob, runner, lost, running, workers, sink, bar, error_of, on_di
     worker; only they can have killed it). A timed-out point is recorded at once (``on_died``, not run again). Each
     running point runs again alone, on a pool of its own, and is recorded if its worker dies again; the others run
     together on a fresh pool, and if that pool breaks too (another point that kills its worker), the same again.
-    Where no lost point was marked running, each runs alone. One point that kills its worker costs at most
-    ``workers + 1`` more pool starts, whatever the number of points lost with it."""
+    Where no lost point was marked running, each runs alone; where a point timed out, the others run together.
+    One point that kills its worker while it runs costs at most ``workers + 1`` more pool starts, whatever the
+    number of points lost with it (one that dies after its point, sending a result back, is found by more)."""
     def record(t, error):
         on_died(t, error)
         bar.update()
 
     while lost:
         alone, together = [], []
-        suspects = {id(t) for t in (running or lost)}   # none marked (a worker that died before it started a
-        # point): every lost point runs alone, which always ends
+        if any(error_of(t) != WORKER_DIED for t in lost):
+            suspects = set()       # a timeout broke the pool: the points running beside it are not suspects
+        else:                      # none marked (a worker that died before it started a point): each runs alone
+            suspects = {id(t) for t in (running or lost)}
         for t in lost:
             error = error_of(t)
             if error != WORKER_DIED:                   # stopped at its timeout: not again
