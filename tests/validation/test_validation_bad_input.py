@@ -74,8 +74,8 @@ ROWS = [
     Row("mean_and_se", validation.mean_and_se, dict(x=X, tol=50.0), dict(x="array_shape", tol="positive")),
     Row("integrated_time", validation.integrated_time, dict(x=X, c=5.0), dict(x="array_shape", c="positive")),
     Row("autocorrelation", validation.autocorrelation, dict(x=X), dict(x="array_shape")),
-    Row("run_experiment", validation.run_experiment, dict(experiment="spectra", mode="smoke", progress=False,
-                                                         workers=1),
+    Row("run_experiment", validation.run_experiment, dict(experiment="pools_phase", mode="smoke", progress=False,
+                                                         workers=1),      # any experiment; this one runs in 0.3 s
         dict(experiment="choice", mode="choice", progress="bool", workers="posint")),
     Row("rank_dynamics", validation.rank_dynamics,
         dict(spectrum=[1.0, 0.5], N=5, a0=1e-2, rtol=0.05, span=1.5, lr=0.1, batch=4, n_chains=1, record=5,
