@@ -182,15 +182,16 @@ def _call_by_value(runner, blob, task):
     return runner(_UNPICKLED[key], task)
 
 
-def _running_marker(folder, task):
-    return os.path.join(folder, "running-" + "_".join(map(str, task.index)))
+def _marker(folder, kind, task):
+    """The path of ``task``'s marker file of ``kind`` ("running", "timeout") in ``folder``."""
+    return os.path.join(folder, f"{kind}-" + "_".join(map(str, task.index)))
 
 
 def _call_marked(folder, runner, blob, task):
     """Worker side: :func:`_call_by_value` with a marker file in ``folder`` while the point runs. A worker that dies
     leaves its marker, so the driver knows which points were running when the pool broke (the others never ran, or
     finished: they cannot have killed a worker)."""
-    path = _running_marker(folder, task)
+    path = _marker(folder, "running", task)
     open(path, "w").close()
     try:
         return _call_by_value(runner, blob, task)
@@ -232,17 +233,13 @@ def die_with_parent(parent):
     threading.Thread(target=watch, daemon=True, name="linattn-parent-watch").start()
 
 
-def _timeout_marker(folder, task):
-    return os.path.join(folder, "timeout-" + "_".join(map(str, task.index)))
-
-
 def _with_timeout(runner, timeout, folder, fn, task):
     """Worker side: ``runner(fn, task)`` stopped after ``timeout`` seconds. ``faulthandler``'s watchdog is a C thread:
     it ends the worker process even inside compiled code that never returns to the interpreter, after writing the
     point's Python traceback to its marker file, from which the driver records the timeout."""
     import faulthandler
 
-    path = _timeout_marker(folder, task)
+    path = _marker(folder, "timeout", task)
     try:
         with open(path, "w") as fh:
             faulthandler.dump_traceback_later(timeout, exit=True, file=fh)
@@ -257,7 +254,7 @@ def _with_timeout(runner, timeout, folder, fn, task):
 def _death_error(task, timeout, folder):
     """What to record for a point whose worker died: a timeout when its marker holds a traceback."""
     if timeout is not None:
-        path = _timeout_marker(folder, task)
+        path = _marker(folder, "timeout", task)
         if os.path.exists(path) and os.path.getsize(path) > 0:
             with open(path, errors="replace") as fh:      # one block per thread, innermost frame first:
                 blocks = re.split(r"\n(?=\S)", fh.read())   # the point's thread is the one in _with_timeout
@@ -347,12 +344,12 @@ def _retry_lost(blob, runner, lost, running, workers, sink, bar, error_of, on_di
 
     while lost:
         alone, together = [], []
-        if any(error_of(t) != WORKER_DIED for t in lost):
+        errors = [error_of(t) for t in lost]
+        if any(e != WORKER_DIED for e in errors):
             suspects = set()       # a timeout broke the pool: the points running beside it are not suspects
         else:                      # none marked (a worker that died before it started a point): each runs alone
             suspects = {id(t) for t in (running or lost)}
-        for t in lost:
-            error = error_of(t)
+        for t, error in zip(lost, errors):
             if error != WORKER_DIED:                   # stopped at its timeout: not again
                 record(t, error)
             else:
@@ -417,7 +414,7 @@ def _in_processes(blob, runner, tasks, workers, sink, bar):
                 sink(*result)
                 bar.update()
         lost = [tasks[i] for i in sorted(broken)]
-        return lost, [t for t in lost if os.path.exists(_running_marker(folder, t))]
+        return lost, [t for t in lost if os.path.exists(_marker(folder, "running", t))]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
